@@ -1,0 +1,5 @@
+import sys
+
+from specadvisor.cli.main import main
+
+sys.exit(main())

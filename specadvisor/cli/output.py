@@ -1,0 +1,31 @@
+"""Shared rendering helpers for the CLI: JSON for scripts, a rich console for people."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from pydantic import BaseModel
+
+
+def to_jsonable(obj: Any) -> Any:
+    if isinstance(obj, BaseModel):
+        return obj.model_dump(mode="json")
+    if isinstance(obj, (list, tuple)):
+        return [to_jsonable(o) for o in obj]
+    if isinstance(obj, dict):
+        return {k: to_jsonable(v) for k, v in obj.items()}
+    return obj
+
+
+def print_json(obj: Any) -> None:
+    json.dump(to_jsonable(obj), sys.stdout, indent=2, default=str)
+    sys.stdout.write("\n")
+
+
+def console():
+    """A rich console on stdout (imported lazily: rich costs start-up time)."""
+    from rich.console import Console
+
+    return Console(highlight=False)

