@@ -1,0 +1,1 @@
+"""vLLM engine layer."""
