@@ -1,0 +1,204 @@
+"""A sweep plan: the baseline plus candidate methods x N values, as arms of a Session.
+
+The plan IS a session in state "planned", so the store can persist it before anything runs and a
+resumed sweep reads back exactly what was planned. Editing helpers keep arm ids stable.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from specadvisor.domain import Advice, Arm, Session, SweepSettings
+from specadvisor.errors import InputError
+from specadvisor.sweep.arms import arm_id, family_key, family_label, is_parallel, resolve_method, server_key
+
+# Rough costs for the time estimate; overridable per plan because a GPU and a CPU differ by 100x.
+DEFAULT_STARTUP_S = 90.0
+DEFAULT_TOKENS_PER_S = 50.0  # output tokens/s of ONE request stream without speculation
+
+
+class SweepPlan(BaseModel):
+    """An editable sweep: `session.arms` are the arms, `session.settings` how each is measured."""
+
+    model_config = ConfigDict(validate_assignment=True)
+
+    session: Session
+    startup_estimate_s: float = DEFAULT_STARTUP_S
+    tokens_per_s_estimate: float = DEFAULT_TOKENS_PER_S
+
+    # ------------------------------------------------------------------ views
+
+    @property
+    def settings(self) -> SweepSettings:
+        return self.session.settings
+
+    @property
+    def arms(self) -> list[Arm]:
+        return self.session.arms
+
+    def launches(self) -> int:
+        """Server launches the full grid needs: arms that differ only in concurrency share one."""
+        return len({server_key(a) for a in self.session.arms})
+
+    def estimate_seconds(self) -> float:
+        """Start-up per launch plus, per arm, the tokens to generate over the expected rate."""
+        s = self.settings
+        total = self.launches() * self.startup_estimate_s
+        for arm in self.session.arms:
+            requests = s.warmup + s.num_prompts * max(1, s.trials)
+            streams = max(1, min(arm.concurrency, s.num_prompts))
+            total += requests * s.output_len / (self.tokens_per_s_estimate * streams)
+        return total
+
+    # ------------------------------------------------------------------ edits
+
+    def add_arm(
+        self,
+        method: str | None,
+        n: int | None = None,
+        extra: dict[str, Any] | None = None,
+        *,
+        label: str | None = None,
+        concurrency: int | None = None,
+    ) -> list[Arm]:
+        """Add one configuration (method None = the baseline) at every concurrency level of the plan
+        (or only at `concurrency`). Returns the arms added; an arm already planned is not duplicated."""
+        levels = [concurrency] if concurrency else list(self.settings.concurrency)
+        template = _arm_template(method, n, extra or {})
+        added: list[Arm] = []
+        multi = self._multi(levels)
+        for level in levels:
+            arm = template.model_copy(update={"concurrency": level})
+            arm.id = arm_id(None if arm.is_baseline else _family_name(arm), arm.n, level, multi)
+            arm.label = label or _label(arm, multi)
+            same_id = next((a for a in self.session.arms if a.id == arm.id), None)
+            if same_id is not None and server_key(same_id) == server_key(arm):
+                continue
+            if same_id is not None:  # another family with the same name (e.g. other ngram lookup sizes)
+                arm.id = f"{arm.id}-{hashlib.sha1(family_key(arm).encode()).hexdigest()[:6]}"
+            self.session.arms.append(arm)
+            added.append(arm)
+        return added
+
+    def remove_arm(self, arm_id_: str) -> None:
+        before = len(self.session.arms)
+        self.session.arms = [a for a in self.session.arms if a.id != arm_id_]
+        if len(self.session.arms) == before:
+            raise InputError(f"no arm {arm_id_!r} in this plan", hint="use one of: " + ", ".join(a.id for a in self.arms))
+
+    def set_concurrency(self, levels: list[int]) -> None:
+        """Re-expand every configuration over new concurrency levels (ids get a -cN suffix when >1 level)."""
+        if not levels or any(c < 1 for c in levels):
+            raise InputError("concurrency levels must be positive integers", hint="e.g. --concurrency 1,8")
+        configs: dict[str, Arm] = {}
+        for arm in self.session.arms:
+            configs.setdefault(server_key(arm), arm)
+        self.session.settings = self.settings.model_copy(update={"concurrency": sorted(set(levels))})
+        self.session.concurrency = self.settings.concurrency[0]
+        self.session.arms = []
+        for arm in configs.values():
+            extra = {k: v for k, v in (arm.speculative_config or {}).items() if k not in ("method", "num_speculative_tokens")}
+            method = None if arm.is_baseline else arm.speculative_config["method"]
+            for new in self.add_arm(method, arm.n, extra):
+                new.server_args = list(arm.server_args)
+
+    def update_settings(self, **changes: Any) -> None:
+        """Change measurement settings (trials, output_len, temperature, prompt source/count...)."""
+        if "concurrency" in changes:
+            self.set_concurrency(list(changes.pop("concurrency")))
+        merged = self.settings.model_dump() | changes
+        self.session.settings = SweepSettings.model_validate(merged)
+        self.session.temperature = self.settings.temperature
+
+    def _multi(self, levels: list[int]) -> bool:
+        return len(set(self.settings.concurrency) | set(levels)) > 1
+
+
+# ---------------------------------------------------------------------- constructors
+
+
+def plan_from_methods(
+    model: str,
+    methods: list[tuple[str, dict]],
+    n_values: list[int],
+    settings: SweepSettings,
+    baseline: bool = True,
+    *,
+    drafter: str | None = None,
+) -> SweepPlan:
+    """A grid: each (method id, extra speculative-config keys) at every N, plus the baseline."""
+    if not model:
+        raise InputError("no model given", hint="pass --model MODEL")
+    if methods and not n_values:
+        raise InputError("no N values given", hint="pass --n 1,3,5")
+    if any(n < 1 for n in n_values):
+        raise InputError(f"N must be >= 1, got {n_values}", hint="num_speculative_tokens counts draft tokens per step")
+    plan = SweepPlan(session=_new_session(model, settings, drafter))
+    if baseline:
+        plan.add_arm(None)
+    for method_id, extra in methods:
+        for n in sorted(set(n_values)):
+            plan.add_arm(method_id, n, extra)
+    if not plan.arms:
+        raise InputError("the plan has no arms", hint="add --method or keep the baseline")
+    return plan
+
+
+def plan_from_advice(advice: Advice, *, model: str, settings: SweepSettings, max_arms: int | None = None) -> SweepPlan:
+    """The advisor's candidates over their N grids. With max_arms, every candidate keeps its largest N
+    first (the predictor needs it), then smaller N are added round-robin by candidate score."""
+    plan = SweepPlan(session=_new_session(model, settings, None))
+    plan.session.advice = advice
+    plan.session.vllm_version = advice.vllm_version
+    plan.add_arm(None)
+    ranked = sorted(advice.candidates, key=lambda c: -c.score)
+    queues = []
+    for cand in ranked:
+        method, extra = resolve_method(cand.method, {k: v for k, v in cand.speculative_config.items() if k not in ("method", "num_speculative_tokens")})
+        if cand.parallel_drafting:
+            extra.setdefault("parallel_drafting", True)
+        queues.append([(method, n, extra) for n in sorted(set(cand.n_grid), reverse=True)])
+        if cand.drafter and plan.session.drafter is None:
+            plan.session.drafter = cand.drafter
+    budget = None if max_arms is None else max(0, max_arms - 1)
+    while any(queues) and (budget is None or budget > 0):
+        for queue in queues:
+            if not queue or (budget is not None and budget <= 0):
+                continue
+            method, n, extra = queue.pop(0)
+            if plan.add_arm(method, n, extra) and budget is not None:
+                budget -= 1
+    return plan
+
+
+def _new_session(model: str, settings: SweepSettings, drafter: str | None) -> Session:
+    return Session(
+        model=model,
+        drafter=drafter,
+        temperature=settings.temperature,
+        concurrency=settings.concurrency[0] if settings.concurrency else 1,
+        settings=settings,
+        status="planned",
+    )
+
+
+def _arm_template(method: str | None, n: int | None, extra: dict[str, Any]) -> Arm:
+    if method is None:
+        return Arm(id="baseline", label="baseline (no speculation)")
+    if n is None or n < 1:
+        raise InputError(f"{method}: N must be >= 1", hint="num_speculative_tokens counts draft tokens per step")
+    vllm_method, keys = resolve_method(method, extra)
+    config = {"method": vllm_method, **keys, "num_speculative_tokens": n}
+    return Arm(id="", label="", method=vllm_method, n=n, speculative_config=config, parallel_drafting=is_parallel(vllm_method, config))
+
+
+def _family_name(arm: Arm) -> str:
+    return family_label(arm).replace("(", "").replace(")", "")
+
+
+def _label(arm: Arm, multi_concurrency: bool) -> str:
+    base = "baseline (no speculation)" if arm.is_baseline else f"{family_label(arm)} N={arm.n}"
+    return f"{base} @c{arm.concurrency}" if multi_concurrency else base
