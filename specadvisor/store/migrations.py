@@ -1,0 +1,127 @@
+"""Ordered schema migrations, applied on every open (sqlite-utils' built-in Migrations).
+
+A migration, once released, is frozen: change the schema only by appending a new function. The
+names recorded in `_sqlite_migrations` tell which schema a file has; a name this build does not
+know means a newer specadvisor wrote the file, and the store refuses to touch it.
+"""
+
+from __future__ import annotations
+
+from sqlite_utils import Database
+from sqlite_utils.migrations import Migrations
+
+MIGRATION_SET = "specadvisor"
+
+migrations = Migrations(MIGRATION_SET)
+
+
+@migrations(name="m001_create_tables")
+def m001_create_tables(db: Database) -> None:
+    """Schema v1: a session row with JSON for nested parts; arms, results, raw counts, samples as rows."""
+    db.execute(
+        """
+        CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            name TEXT NOT NULL DEFAULT '',
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            status TEXT NOT NULL,
+            model TEXT NOT NULL DEFAULT '',
+            drafter TEXT,
+            workload TEXT NOT NULL,
+            temperature REAL NOT NULL,
+            concurrency INTEGER NOT NULL,
+            hardware_fingerprint TEXT NOT NULL DEFAULT '',
+            vllm_version TEXT,
+            notes TEXT NOT NULL DEFAULT '',
+            hardware_json TEXT NOT NULL,
+            settings_json TEXT NOT NULL,
+            model_profile_json TEXT,
+            advice_json TEXT,
+            recommendation_json TEXT,
+            provenance_json TEXT NOT NULL
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE arms (
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            arm_id TEXT NOT NULL,
+            position INTEGER NOT NULL,
+            label TEXT NOT NULL,
+            method TEXT,
+            n INTEGER,
+            concurrency INTEGER NOT NULL,
+            arm_json TEXT NOT NULL,
+            PRIMARY KEY (session_id, arm_id)
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE arm_results (
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            arm_id TEXT NOT NULL,
+            status TEXT NOT NULL,
+            output_throughput REAL,
+            mean_acceptance_length REAL,
+            acceptance_rate REAL,
+            num_drafts INTEGER,
+            num_draft_tokens INTEGER,
+            num_accepted_tokens INTEGER,
+            vllm_version TEXT,
+            finished_at TEXT,
+            result_json TEXT NOT NULL,
+            PRIMARY KEY (session_id, arm_id)
+        )
+        """
+    )
+    # Raw per-position counts (accepted, drafts), not only the ratio, so that arms and sessions
+    # can be pooled or re-tested later.
+    db.execute(
+        """
+        CREATE TABLE position_counts (
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            arm_id TEXT NOT NULL,
+            position INTEGER NOT NULL,
+            accepted INTEGER NOT NULL,
+            drafts INTEGER NOT NULL,
+            rate REAL NOT NULL,
+            ci_low REAL,
+            ci_high REAL,
+            PRIMARY KEY (session_id, arm_id, position)
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE samples (
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            arm_id TEXT NOT NULL,
+            t REAL NOT NULL,
+            sample_json TEXT NOT NULL,
+            UNIQUE (session_id, arm_id, t)
+        )
+        """
+    )
+
+
+@migrations(name="m002_origin_columns_and_indexes")
+def m002_origin_columns_and_indexes(db: Database) -> None:
+    """Schema v2: origin and bundle hash as columns (import de-duplication), indexes for lookups."""
+    db.execute("ALTER TABLE sessions ADD COLUMN origin TEXT NOT NULL DEFAULT 'local'")
+    db.execute("ALTER TABLE sessions ADD COLUMN bundle_sha256 TEXT")
+    db.execute(
+        "UPDATE sessions SET origin = coalesce(json_extract(provenance_json, '$.origin'), 'local'), "
+        "bundle_sha256 = json_extract(provenance_json, '$.bundle_sha256')"
+    )
+    db.execute("CREATE INDEX idx_sessions_created_at ON sessions(created_at)")
+    db.execute("CREATE INDEX idx_sessions_model ON sessions(model)")
+    db.execute("CREATE INDEX idx_sessions_hardware ON sessions(hardware_fingerprint)")
+    db.execute("CREATE INDEX idx_sessions_bundle_sha256 ON sessions(bundle_sha256)")
+
+
+def known_migration_names() -> list[str]:
+    """Every migration this build knows, in order (all are pending on an empty database)."""
+    return [m.name for m in migrations.pending(Database(memory=True))]

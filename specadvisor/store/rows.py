@@ -1,0 +1,134 @@
+"""Translate between domain models and table rows.
+
+Queryable figures get columns; nested parts are stored as the model's own JSON so that a stored
+session validates back into exactly the Session that was saved.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel
+
+from specadvisor.domain import Arm, ArmResult, MetricsSample, PositionStats, Session
+
+
+def dump(model: BaseModel | None) -> str | None:
+    return None if model is None else model.model_dump_json()
+
+
+def load(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
+def session_row(session: Session) -> dict[str, Any]:
+    return {
+        "id": session.id,
+        "name": session.name,
+        "created_at": session.created_at.isoformat(),
+        "updated_at": session.updated_at.isoformat(),
+        "status": session.status,
+        "model": session.model,
+        "drafter": session.drafter,
+        "workload": session.workload.value,
+        "temperature": session.temperature,
+        "concurrency": session.concurrency,
+        "hardware_fingerprint": session.hardware_fingerprint,
+        "vllm_version": session.vllm_version,
+        "notes": session.notes,
+        "hardware_json": dump(session.hardware),
+        "settings_json": dump(session.settings),
+        "model_profile_json": dump(session.model_profile),
+        "advice_json": dump(session.advice),
+        "recommendation_json": dump(session.recommendation),
+        "provenance_json": dump(session.provenance),
+        "origin": session.provenance.origin,
+        "bundle_sha256": session.provenance.bundle_sha256,
+    }
+
+
+def arm_row(session_id: str, position: int, arm: Arm) -> dict[str, Any]:
+    return {
+        "session_id": session_id,
+        "arm_id": arm.id,
+        "position": position,
+        "label": arm.label,
+        "method": arm.method,
+        "n": arm.n,
+        "concurrency": arm.concurrency,
+        "arm_json": dump(arm),
+    }
+
+
+def result_row(session_id: str, result: ArmResult) -> dict[str, Any]:
+    """The result without its per-position stats, which live in position_counts."""
+    return {
+        "session_id": session_id,
+        "arm_id": result.arm_id,
+        "status": result.status.value,
+        "output_throughput": result.output_throughput,
+        "mean_acceptance_length": result.mean_acceptance_length,
+        "acceptance_rate": result.acceptance_rate,
+        "num_drafts": result.num_drafts,
+        "num_draft_tokens": result.num_draft_tokens,
+        "num_accepted_tokens": result.num_accepted_tokens,
+        "vllm_version": result.vllm_version,
+        "finished_at": result.finished_at.isoformat() if result.finished_at else None,
+        "result_json": result.model_copy(update={"per_position": []}).model_dump_json(),
+    }
+
+
+def position_rows(session_id: str, result: ArmResult) -> list[dict[str, Any]]:
+    return [{"session_id": session_id, "arm_id": result.arm_id, **p.model_dump()} for p in result.per_position]
+
+
+def sample_row(session_id: str, sample: MetricsSample) -> dict[str, Any]:
+    return {"session_id": session_id, "arm_id": sample.arm_id, "t": sample.t, "sample_json": dump(sample)}
+
+
+def result_from_rows(result_json: str, positions: list[dict[str, Any]]) -> ArmResult:
+    data = json.loads(result_json)
+    data["per_position"] = [
+        PositionStats(
+            position=p["position"],
+            accepted=p["accepted"],
+            drafts=p["drafts"],
+            rate=p["rate"],
+            ci_low=p["ci_low"],
+            ci_high=p["ci_high"],
+        )
+        for p in positions
+    ]
+    return ArmResult.model_validate(data)
+
+
+def session_from_rows(
+    row: dict[str, Any], arms: list[Arm], results: list[ArmResult], samples: list[MetricsSample]
+) -> Session:
+    return Session.model_validate(
+        {
+            "id": row["id"],
+            "name": row["name"],
+            "created_at": row["created_at"],
+            "updated_at": row["updated_at"],
+            "status": row["status"],
+            "model": row["model"],
+            "drafter": row["drafter"],
+            "workload": row["workload"],
+            "temperature": row["temperature"],
+            "concurrency": row["concurrency"],
+            "hardware_fingerprint": row["hardware_fingerprint"],
+            "vllm_version": row["vllm_version"],
+            "notes": row["notes"],
+            "hardware": load(row["hardware_json"]),
+            "settings": load(row["settings_json"]),
+            "model_profile": load(row["model_profile_json"]),
+            "advice": load(row["advice_json"]),
+            "recommendation": load(row["recommendation_json"]),
+            "provenance": load(row["provenance_json"]),
+            "arms": arms,
+            "results": results,
+            "samples": samples,
+        }
+    )

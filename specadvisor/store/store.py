@@ -1,0 +1,301 @@
+"""The SQLite session store: one file, WAL mode, migrated on open, safe to share between threads.
+
+The TUI calls the store from worker threads, so the single connection is opened with
+check_same_thread=False and every public method holds one re-entrant lock. Every write is its own
+transaction: a finished arm is on disk before the next one starts. A file the store cannot
+trust (corrupt, locked, written by a newer specadvisor, someone else's database) is reported as a
+StoreError naming the file and is never overwritten or migrated down.
+"""
+
+from __future__ import annotations
+
+import functools
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any, Callable, TypeVar
+
+from sqlite_utils import Database
+
+from specadvisor import settings
+from specadvisor.domain import Arm, ArmResult, MetricsSample, Recommendation, Session, utcnow
+from specadvisor.errors import InputError, StoreError
+from specadvisor.store import rows
+from specadvisor.store.migrations import MIGRATION_SET, known_migration_names, migrations
+from specadvisor.store.summary import SessionSummary, summarize
+
+_T = TypeVar("_T")
+SESSION_STATUSES = ("planned", "running", "interrupted", "finished")
+_MIGRATIONS_TABLE = "_sqlite_migrations"
+
+
+def _sqlite_error(path: Path, exc: sqlite3.Error) -> StoreError:
+    text = str(exc)
+    if "locked" in text or "busy" in text:
+        return StoreError(f"database {path} is locked by another process", hint="close the other specadvisor and retry")
+    if isinstance(exc, sqlite3.DatabaseError) and ("not a database" in text or "malformed" in text or "corrupt" in text):
+        return StoreError(
+            f"database {path} is corrupted ({text})",
+            hint="move the file aside to keep it; specadvisor then starts a new one, or pass --db PATH",
+        )
+    if "readonly" in text or "unable to open" in text or "disk I/O" in text:
+        return StoreError(f"database {path} cannot be written ({text})", hint="check the file's permissions and free disk space, or pass --db PATH")
+    return StoreError(f"database {path}: {text}", hint="pass --db PATH to use another database")
+
+
+def _guarded(method: Callable[..., _T]) -> Callable[..., _T]:
+    """Hold the store's lock and turn sqlite errors into one-line StoreErrors naming the file."""
+
+    @functools.wraps(method)
+    def wrapper(self: "Store", *args: Any, **kwargs: Any) -> _T:
+        with self._lock:
+            if self._db is None:
+                raise StoreError(f"database {self.path} is closed", hint="open the store again")
+            try:
+                return method(self, *args, **kwargs)
+            except sqlite3.Error as exc:
+                raise _sqlite_error(self.path, exc) from exc
+
+    return wrapper
+
+
+class Store:
+    """Sessions on disk. Open with Store.open(); use from any thread."""
+
+    def __init__(self, path: Path, db: Database):
+        self.path = path
+        self._db: Database | None = db
+        self._lock = threading.RLock()
+
+    # ------------------------------------------------------------------ opening
+
+    @classmethod
+    def open(cls, path: Path | None = None, *, busy_timeout_s: float = 5.0) -> "Store":
+        """Open (creating if needed) and migrate the database at `path` (default: the user data dir)."""
+        path = Path(path) if path is not None else settings.paths().database
+        path = path.expanduser()
+        if path.exists() and not path.is_file():
+            raise StoreError(f"database {path} is not a regular file", hint="pass --db with a file path")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create the folder for database {path}: {exc.strerror}", hint="pass --db PATH in a writable folder") from exc
+        conn = None
+        try:
+            conn = sqlite3.connect(str(path), timeout=busy_timeout_s, check_same_thread=False)
+            db = Database(conn)
+            _check_schema(path, db)
+            db.execute("PRAGMA foreign_keys = ON")
+            migrations.apply(db)
+            db.enable_wal()
+        except sqlite3.Error as exc:
+            if conn is not None:
+                conn.close()
+            raise _sqlite_error(path, exc) from exc
+        except StoreError:
+            if conn is not None:
+                conn.close()
+            raise
+        return cls(path, db)
+
+    @_guarded
+    def close(self) -> None:
+        assert self._db is not None
+        self._db.close()
+        self._db = None
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._db is not None:
+            self.close()
+
+    @property
+    def db(self) -> Database:
+        assert self._db is not None, "store is closed"
+        return self._db
+
+    @_guarded
+    def schema_migrations(self) -> list[str]:
+        """Names of the migrations applied to this file, in order."""
+        return [m.name for m in migrations.applied(self.db)]
+
+    # ------------------------------------------------------------------ writing
+
+    @_guarded
+    def save_session(self, session: Session) -> None:
+        """Upsert the session and everything in it. Arms, results and samples absent from `session`
+        are kept: a runner writing arms as they finish and a view saving notes must not erase each other.
+        """
+        with self.db.atomic():
+            self._upsert("sessions", rows.session_row(session), ("id",))
+            for position, arm in enumerate(session.arms):
+                self._upsert("arms", rows.arm_row(session.id, position, arm), ("session_id", "arm_id"))
+            for result in session.results:
+                self._write_result(session.id, result)
+            for sample in session.samples:
+                self._upsert("samples", rows.sample_row(session.id, sample), ("session_id", "arm_id", "t"))
+
+    @_guarded
+    def save_arm_result(self, session_id: str, result: ArmResult) -> None:
+        with self.db.atomic():
+            self._require(session_id)
+            self._write_result(session_id, result)
+            self._touch(session_id)
+
+    @_guarded
+    def add_samples(self, session_id: str, samples: list[MetricsSample]) -> None:
+        with self.db.atomic():
+            self._require(session_id)
+            for sample in samples:
+                self._upsert("samples", rows.sample_row(session_id, sample), ("session_id", "arm_id", "t"))
+
+    @_guarded
+    def set_recommendation(self, session_id: str, rec: Recommendation | None) -> None:
+        with self.db.atomic():
+            self._require(session_id)
+            self.db.execute("UPDATE sessions SET recommendation_json = ? WHERE id = ?", [rows.dump(rec), session_id])
+            self._touch(session_id)
+
+    @_guarded
+    def set_status(self, session_id: str, status: str) -> None:
+        if status not in SESSION_STATUSES:
+            raise InputError(f"unknown session status {status!r}", hint=f"use one of {', '.join(SESSION_STATUSES)}")
+        with self.db.atomic():
+            self._require(session_id)
+            self.db.execute("UPDATE sessions SET status = ? WHERE id = ?", [status, session_id])
+            self._touch(session_id)
+
+    @_guarded
+    def delete_session(self, session_id: str) -> None:
+        with self.db.atomic():
+            self._require(session_id)
+            for table in ("samples", "position_counts", "arm_results", "arms"):
+                self.db.execute(f"DELETE FROM {table} WHERE session_id = ?", [session_id])
+            self.db.execute("DELETE FROM sessions WHERE id = ?", [session_id])
+
+    # ------------------------------------------------------------------ reading
+
+    @_guarded
+    def get_session(self, id_or_prefix: str) -> Session:
+        return self._load(self.resolve_id(id_or_prefix))
+
+    @_guarded
+    def resolve_id(self, id_or_prefix: str) -> str:
+        """The full id of the one session whose id is, or starts with, `id_or_prefix`."""
+        prefix = id_or_prefix.strip()
+        if not prefix:
+            raise InputError("empty session id", hint="give a session id or a unique prefix (see `specadvisor sessions list`)")
+        if self._exists(prefix):
+            return prefix
+        found = [r[0] for r in self.db.execute("SELECT id FROM sessions WHERE substr(id, 1, ?) = ? LIMIT 6", [len(prefix), prefix])]
+        if not found:
+            raise InputError(f"no session matches {prefix!r}", hint="see `specadvisor sessions list` for the ids")
+        if len(found) > 1:
+            shown = ", ".join(f[: len(prefix) + 4] for f in found[:5])
+            raise InputError(f"session id prefix {prefix!r} is ambiguous ({shown}...)", hint="type more characters of the id")
+        return found[0]
+
+    @_guarded
+    def has_session(self, session_id: str) -> bool:
+        return self._exists(session_id)
+
+    @_guarded
+    def find_by_bundle(self, bundle_sha256: str) -> Session | None:
+        row = self.db.execute("SELECT id FROM sessions WHERE bundle_sha256 = ? LIMIT 1", [bundle_sha256]).fetchone()
+        return self._load(row[0]) if row else None
+
+    @_guarded
+    def list_sessions(self) -> list[SessionSummary]:
+        """Newest first; samples are not loaded."""
+        ids = [r[0] for r in self.db.execute("SELECT id FROM sessions")]
+        summaries = [summarize(self._load(i, with_samples=False)) for i in ids]
+        return sorted(summaries, key=lambda s: s.created_at, reverse=True)
+
+    @_guarded
+    def find_sessions(self, *, model: str | None = None, hardware_fingerprint: str | None = None) -> list[Session]:
+        """Sessions matching every given filter, newest first (the advisor's local evidence)."""
+        where, params = [], []
+        if model is not None:
+            where.append("model = ?")
+            params.append(model)
+        if hardware_fingerprint is not None:
+            where.append("hardware_fingerprint = ?")
+            params.append(hardware_fingerprint)
+        sql = "SELECT id FROM sessions" + (" WHERE " + " AND ".join(where) if where else "")
+        sessions = [self._load(r[0]) for r in self.db.execute(sql, params)]
+        return sorted(sessions, key=lambda s: s.created_at, reverse=True)
+
+    # ------------------------------------------------------------------ internals (lock held)
+
+    def _exists(self, session_id: str) -> bool:
+        return self.db.execute("SELECT 1 FROM sessions WHERE id = ?", [session_id]).fetchone() is not None
+
+    def _require(self, session_id: str) -> None:
+        if not self._exists(session_id):
+            raise InputError(f"no session {session_id!r} in {self.path}", hint="save the session first")
+
+    def _touch(self, session_id: str) -> None:
+        self.db.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", [utcnow().isoformat(), session_id])
+
+    def _upsert(self, table: str, row: dict[str, Any], key: tuple[str, ...]) -> None:
+        """INSERT ... ON CONFLICT DO UPDATE keeps the rowid, hence the insertion order we list by."""
+        columns = list(row)
+        updates = ", ".join(f"{c} = excluded.{c}" for c in columns if c not in key)
+        sql = (
+            f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)}) "
+            f"ON CONFLICT ({', '.join(key)}) DO UPDATE SET {updates}"
+        )
+        self.db.execute(sql, [row[c] for c in columns])
+
+    def _write_result(self, session_id: str, result: ArmResult) -> None:
+        self._upsert("arm_results", rows.result_row(session_id, result), ("session_id", "arm_id"))
+        self.db.execute("DELETE FROM position_counts WHERE session_id = ? AND arm_id = ?", [session_id, result.arm_id])
+        for row in rows.position_rows(session_id, result):
+            self._upsert("position_counts", row, ("session_id", "arm_id", "position"))
+
+    def _query(self, sql: str, params: list[Any]) -> list[dict[str, Any]]:
+        return list(self.db.query(sql, params))
+
+    def _load(self, session_id: str, *, with_samples: bool = True) -> Session:
+        found = self._query("SELECT * FROM sessions WHERE id = ?", [session_id])
+        if not found:
+            raise InputError(f"no session {session_id!r} in {self.path}", hint="see `specadvisor sessions list` for the ids")
+        arms = [
+            Arm.model_validate_json(r["arm_json"])
+            for r in self._query("SELECT arm_json FROM arms WHERE session_id = ? ORDER BY position, rowid", [session_id])
+        ]
+        positions: dict[str, list[dict[str, Any]]] = {}
+        for p in self._query("SELECT * FROM position_counts WHERE session_id = ? ORDER BY arm_id, position", [session_id]):
+            positions.setdefault(p["arm_id"], []).append(p)
+        results = [
+            rows.result_from_rows(r["result_json"], positions.get(r["arm_id"], []))
+            for r in self._query("SELECT arm_id, result_json FROM arm_results WHERE session_id = ? ORDER BY rowid", [session_id])
+        ]
+        samples = []
+        if with_samples:
+            samples = [
+                MetricsSample.model_validate_json(r["sample_json"])
+                for r in self._query("SELECT sample_json FROM samples WHERE session_id = ? ORDER BY rowid", [session_id])
+            ]
+        return rows.session_from_rows(found[0], arms, results, samples)
+
+
+def _check_schema(path: Path, db: Database) -> None:
+    """Refuse files this build must not migrate: newer schemas and other programs' databases."""
+    tables = set(db.table_names())  # reads the header: raises DatabaseError on a non-SQLite file
+    if not tables or tables == {_MIGRATIONS_TABLE}:
+        return
+    if _MIGRATIONS_TABLE not in tables or "sessions" not in tables:
+        raise StoreError(
+            f"{path} is an SQLite database but not a specadvisor one",
+            hint="pass --db with a new file name; the file was left untouched",
+        )
+    applied = [m.name for m in migrations.applied(db)]
+    unknown = [name for name in applied if name not in known_migration_names()]
+    if unknown:
+        raise StoreError(
+            f"database {path} was written by a newer specadvisor (schema {unknown[-1]} in set {MIGRATION_SET})",
+            hint="upgrade specadvisor, or pass --db PATH to use another database; the file was left untouched",
+        )

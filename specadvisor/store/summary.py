@@ -1,0 +1,102 @@
+"""Derived figures of a stored session: speedup per arm, the best arm, the one-line summary.
+
+Kept pure (no database) so that the store's listing, `sessions compare` and the TUI agree.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel
+
+from specadvisor.domain import Arm, ArmResult, ArmStatus, Session
+
+_USABLE = (ArmStatus.ok, ArmStatus.stopped_early)
+
+
+class SessionSummary(BaseModel):
+    """One row of `sessions list`: enough to pick a session without loading its samples."""
+
+    id: str
+    name: str = ""
+    created_at: datetime
+    status: str
+    model: str = ""
+    drafter: str | None = None
+    workload: str = ""
+    gpu: str = ""
+    vllm_version: str | None = None
+    arms: int = 0
+    best_arm: str | None = None
+    best_speedup: float | None = None
+    origin: str = "local"
+
+
+def _throughput(result: ArmResult | None) -> float | None:
+    if result is None or result.status not in _USABLE or not result.output_throughput:
+        return None
+    return result.output_throughput
+
+
+def baseline_throughput(session: Session, concurrency: int) -> float | None:
+    """Throughput of the no-speculation arm measured at the same concurrency."""
+    for arm in session.arms:
+        if arm.is_baseline and arm.concurrency == concurrency:
+            value = _throughput(session.result_for(arm.id))
+            if value is not None:
+                return value
+    return None
+
+
+def arm_speedup(session: Session, arm: Arm) -> float | None:
+    """Output throughput relative to the baseline at the arm's concurrency (None: cannot tell)."""
+    value = _throughput(session.result_for(arm.id))
+    base = baseline_throughput(session, arm.concurrency)
+    if value is None or base is None:
+        return None
+    return value / base
+
+
+def best_arm(session: Session) -> tuple[Arm | None, float | None]:
+    """The recommended arm if there is a recommendation, else the fastest measured speculative arm.
+
+    Returns (arm, speedup); (None, None) when nothing usable was measured. "Do not speculate"
+    resolves to the baseline arm with speedup 1.0.
+    """
+    rec = session.recommendation
+    arms = {a.id: a for a in session.arms}
+    if rec is not None:
+        if rec.arm_id in arms:
+            arm = arms[rec.arm_id]
+            return arm, rec.speedup if rec.speedup is not None else arm_speedup(session, arm)
+        if rec.do_not_speculate:
+            baseline = next((a for a in session.arms if a.is_baseline), None)
+            return baseline, 1.0 if baseline else None
+    scored = [(arm_speedup(session, a), _throughput(session.result_for(a.id)), a) for a in session.arms if not a.is_baseline]
+    with_speedup = [s for s in scored if s[0] is not None]
+    if with_speedup:
+        speedup, _, arm = max(with_speedup, key=lambda s: s[0])
+        return arm, speedup
+    with_throughput = [s for s in scored if s[1] is not None]
+    if with_throughput:
+        return max(with_throughput, key=lambda s: s[1])[2], None
+    return None, None
+
+
+def summarize(session: Session) -> SessionSummary:
+    arm, speedup = best_arm(session)
+    return SessionSummary(
+        id=session.id,
+        name=session.name,
+        created_at=session.created_at,
+        status=session.status,
+        model=session.model,
+        drafter=session.drafter,
+        workload=session.workload.value,
+        gpu=session.hardware.gpu_label,
+        vllm_version=session.vllm_version,
+        arms=len(session.arms),
+        best_arm=arm.label if arm else None,
+        best_speedup=speedup,
+        origin=session.provenance.origin,
+    )
