@@ -1,0 +1,323 @@
+"""Measure one arm on an already-running server, as a stream of sweep events.
+
+Order of work: warmups (excluded from everything), then per trial a /metrics snapshot, the load,
+live samples about once a second, and a closing snapshot. Spec figures come only from the deltas
+around measured trials, so warmups and the time between trials never count.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+
+import httpx
+
+from specadvisor.bench import stats
+from specadvisor.bench.loadgen import LoadResult, RequestRecord, make_client, run_load
+from specadvisor.bench.metrics import (
+    KV_CACHE_USAGE,
+    RUNNING,
+    WAITING,
+    MetricsSnapshot,
+    SpecDelta,
+    acceptance,
+    delta,
+    scrape,
+)
+from specadvisor.bench.prompts import PromptSet
+from specadvisor.bench.server import reset_prefix_cache, server_version
+from specadvisor.domain import (
+    Arm,
+    ArmFinished,
+    ArmResult,
+    ArmStatus,
+    MeasurementWarning,
+    MetricsSample,
+    MetricsSampled,
+    Progress,
+    SweepEvent,
+    SweepSettings,
+    WarmupStarted,
+    utcnow,
+)
+from specadvisor.errors import SpecAdvisorError
+
+MAX_WINDOWS = 10  # batch means for the single-trial throughput interval
+
+
+async def measure_arm(
+    *,
+    base_url: str,
+    model_name: str,
+    arm: Arm,
+    settings: SweepSettings,
+    prompts: PromptSet,
+    api_key: str | None = None,
+    sample_interval_s: float = 1.0,
+) -> AsyncIterator[SweepEvent]:
+    """Yield WarmupStarted, Progress, MetricsSampled, MeasurementWarning, then exactly one ArmFinished.
+
+    ArmFinished carries status `failed` (with `error`) when no measured request completed.
+    """
+    run = _ArmRun(base_url, model_name, arm, settings, prompts, api_key, sample_interval_s)
+    async for event in run.events():
+        yield event
+
+
+class _ArmRun:
+    def __init__(self, base_url, model_name, arm, settings, prompts, api_key, sample_interval_s):
+        self.base_url = base_url.rstrip("/")
+        self.model_name = model_name
+        self.arm = arm
+        self.settings = settings
+        self.prompts = prompts
+        self.api_key = api_key
+        self.interval = sample_interval_s
+        self.warnings: list[str] = []
+        self.loads: list[LoadResult] = []
+        self.deltas: list[SpecDelta] = []
+        self.completed = 0
+        self.total = len(prompts.prompts) * max(1, settings.trials)
+        self.first_snapshot: MetricsSnapshot | None = None
+        self.measure_t0 = 0.0
+        self.tokens_so_far = 0
+        self.metrics_ok = True
+
+    def _warn(self, message: str) -> MeasurementWarning:
+        self.warnings.append(message)
+        return MeasurementWarning(arm_id=self.arm.id, message=message)
+
+    async def events(self) -> AsyncIterator[SweepEvent]:
+        started_at = utcnow()
+        if not self.prompts.prompts:
+            yield self._finished(started_at, None, error="the prompt set is empty")
+            return
+        for note in self.prompts.notes:
+            yield self._warn(note)
+        if self.prompts.synthetic and not any("synthetic" in n for n in self.prompts.notes):
+            yield self._warn("synthetic prompts: acceptance is biased versus real traffic")
+        concurrency = max(1, self.arm.concurrency)
+        load_client = make_client(concurrency)
+        side_client = httpx.AsyncClient(timeout=30.0)  # /metrics and control calls never queue behind load
+        try:
+            version = await server_version(self.base_url, side_client, self.api_key)
+            async for event in self._warmup(load_client, concurrency):
+                yield event
+            for trial in range(max(1, self.settings.trials)):
+                async for event in self._trial(trial, load_client, side_client, concurrency):
+                    yield event
+        finally:
+            await load_client.aclose()
+            await side_client.aclose()
+        yield self._finished(started_at, version)
+
+    async def _warmup(self, client: httpx.AsyncClient, concurrency: int) -> AsyncIterator[SweepEvent]:
+        n = self.settings.warmup
+        if n <= 0:
+            return
+        yield WarmupStarted(arm_id=self.arm.id, requests=n)
+        pool = self.prompts.prompts
+        warm = self.prompts.model_copy(update={"prompts": [pool[i % len(pool)] for i in range(n)]})
+        result = await run_load(
+            base_url=self.base_url, model_name=self.model_name, prompts=warm, output_len=self.settings.output_len,
+            temperature=self.settings.temperature, seed=self.settings.seed, concurrency=min(concurrency, n),
+            api_key=self.api_key, client=client,
+        )
+        if result.failed == n:
+            yield self._warn(f"all {n} warmup requests failed: {result.records[0].error}")
+
+    async def _trial(self, trial: int, client, side, concurrency: int) -> AsyncIterator[SweepEvent]:
+        # Reset also before the first trial: the warmups just cached some of these prompts.
+        reset = await reset_prefix_cache(self.base_url, side, self.api_key)
+        if not reset and trial == 1:
+            yield self._warn("prefix cache not reset between trials (the server needs VLLM_SERVER_DEV_MODE=1): later trials may be flattered")
+        before = await self._scrape(side)
+        if trial == 0:
+            self.first_snapshot = before
+            self.measure_t0 = time.perf_counter()
+        if before is None:
+            yield self._warn("cannot read /metrics: no acceptance figures and no foreign-traffic check for this trial")
+
+        def on_done(rec: RequestRecord) -> None:
+            self.completed += 1
+            self.tokens_so_far += rec.completion_tokens if rec.ok else 0
+
+        task = asyncio.create_task(
+            run_load(
+                base_url=self.base_url, model_name=self.model_name, prompts=self.prompts,
+                output_len=self.settings.output_len, temperature=self.settings.temperature,
+                seed=self.settings.seed, concurrency=concurrency, request_rate=self.settings.request_rate,
+                api_key=self.api_key, on_done=on_done, client=client,
+            )
+        )
+        try:
+            while not task.done():
+                await asyncio.wait({task}, timeout=self.interval)
+                if task.done():
+                    break
+                yield self._progress()
+                sample = await self._sample(side)
+                if sample is not None:
+                    yield MetricsSampled(sample=sample)
+            load = task.result()
+        finally:
+            if not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+        after = await self._scrape(side)
+        self.loads.append(load)
+        yield self._progress()
+        final_sample = self._sample_from(after)
+        if final_sample is not None:
+            yield MetricsSampled(sample=final_sample)
+        for message in self._trial_warnings(trial, load, before, after):
+            yield self._warn(message)
+
+    def _trial_warnings(self, trial: int, load: LoadResult, before, after) -> list[str]:
+        label = f"trial {trial + 1}: " if self.settings.trials > 1 else ""
+        out = []
+        if load.failed:
+            first_error = next(r.error for r in load.records if not r.ok)
+            out.append(f"{label}{load.failed} of {len(load.records)} requests failed (first: {first_error})")
+        clamped = [r for r in load.records if r.clamped]
+        if clamped:
+            out.append(
+                f"{label}{len(clamped)} requests returned {clamped[0].completion_tokens} tokens instead of "
+                f"{self.settings.output_len}: output clamped (prompt too long for max_model_len?)"
+            )
+        if before is not None and after is not None:
+            d = delta(before, after)
+            self.deltas.append(d)
+            if d.requests_succeeded != len(load.records):
+                out.append(
+                    f"{label}the server finished {d.requests_succeeded} requests while {len(load.records)} were sent: "
+                    "foreign traffic (or lost requests) polluted the counters"
+                )
+            if d.preemptions:
+                out.append(f"{label}{d.preemptions} preemptions: KV cache too small for this concurrency")
+        return out
+
+    async def _scrape(self, side: httpx.AsyncClient) -> MetricsSnapshot | None:
+        try:
+            return await scrape(self.base_url, client=side, api_key=self.api_key)
+        except SpecAdvisorError:
+            return None
+
+    async def _sample(self, side: httpx.AsyncClient) -> MetricsSample | None:
+        return self._sample_from(await self._scrape(side))
+
+    def _sample_from(self, snap: MetricsSnapshot | None) -> MetricsSample | None:
+        if snap is None or self.first_snapshot is None:
+            return None
+        d = delta(self.first_snapshot, snap)
+        return MetricsSample(
+            arm_id=self.arm.id,
+            t=time.perf_counter() - self.measure_t0,
+            generation_tokens=d.generation_tokens,
+            num_drafts=d.num_drafts,
+            num_draft_tokens=d.num_draft_tokens,
+            num_accepted_tokens=d.num_accepted_tokens,
+            accepted_per_position=[float(x) for x in d.accepted_per_position],
+            requests_running=snap.gauge(RUNNING),
+            requests_waiting=snap.gauge(WAITING),
+            kv_cache_usage=snap.gauge(KV_CACHE_USAGE),
+        )
+
+    def _progress(self) -> Progress:
+        elapsed = time.perf_counter() - self.measure_t0
+        tput = self.tokens_so_far / elapsed if elapsed > 0 and self.tokens_so_far else None
+        return Progress(arm_id=self.arm.id, completed=self.completed, total=self.total, output_throughput=tput)
+
+    def _finished(self, started_at, version: str | None, error: str | None = None) -> ArmFinished:
+        result = summarize(self.arm.id, self.loads, self.deltas, self.settings.output_len)
+        result.started_at, result.finished_at, result.vllm_version = started_at, utcnow(), version
+        result.warnings = list(self.warnings)
+        if error or result.completed == 0:
+            result.status = ArmStatus.failed
+            result.error = error or "no measured request completed: " + "; ".join(self.warnings[-1:])
+        return ArmFinished(result=result)
+
+
+def summarize(arm_id: str, loads: list[LoadResult], deltas: list[SpecDelta], output_len: int) -> ArmResult:
+    """Aggregate trials into one ArmResult: latencies over all requests, throughput over trials."""
+    records = [r for load in loads for r in load.records]
+    ok = [r for r in records if r.ok]
+    duration = sum(load.duration_s for load in loads)
+    out_tokens = sum(r.completion_tokens for r in ok)
+    trial_tputs = [load.output_throughput for load in loads if load.output_throughput is not None]
+    if len(trial_tputs) >= 2:
+        ci = stats.mean_ci(trial_tputs)
+    elif loads:
+        ci = stats.mean_ci(window_throughputs(loads[0]))
+    else:
+        ci = None
+    result = ArmResult(
+        arm_id=arm_id,
+        completed=len(ok),
+        failed=len(records) - len(ok),
+        duration_s=duration or None,
+        output_tokens=out_tokens,
+        input_tokens=sum(r.prompt_tokens for r in ok),
+        output_throughput=out_tokens / duration if duration > 0 else None,
+        output_throughput_ci=ci,
+        request_throughput=len(ok) / duration if duration > 0 else None,
+        achieved_request_rate=_mean([load.achieved_rate for load in loads if load.achieved_rate > 0]),
+        trials=trial_tputs,
+        ttft_ms=stats.latency_stats([r.ttft_s * 1000 for r in ok if r.ttft_s is not None]),
+        tpot_ms=stats.latency_stats([r.tpot_s * 1000 for r in ok if r.tpot_s is not None]),
+        itl_ms=stats.latency_stats([x * 1000 for r in ok for x in r.itl_s]),
+        e2el_ms=stats.latency_stats([r.latency_s * 1000 for r in ok]),
+    )
+    if deltas and deltas[0].spec_enabled:
+        total = _sum_deltas(deltas)
+        mean_al, rate, per_pos = acceptance(total)
+        result.num_drafts, result.num_draft_tokens = total.num_drafts, total.num_draft_tokens
+        result.num_accepted_tokens = total.num_accepted_tokens
+        result.mean_acceptance_length, result.acceptance_rate, result.per_position = mean_al, rate, per_pos
+    return result
+
+
+def window_throughputs(load: LoadResult, max_windows: int = MAX_WINDOWS) -> list[float]:
+    """Output tokens/s in equal time windows (batch means), spreading each request's tokens over its chunks.
+
+    Adjacent windows are correlated, so the t interval over them is a lower bound on the real
+    spread; more trials give an honest interval.
+    """
+    n = min(max_windows, int(load.duration_s))
+    if n < 2:
+        return []
+    width = load.duration_s / n
+    tokens = [0.0] * n
+    for r in load.ok_records:
+        if r.ttft_s is None:
+            continue
+        times = [r.start_s + r.ttft_s]
+        for gap in r.itl_s:
+            times.append(times[-1] + gap)
+        per_chunk = r.completion_tokens / len(times)
+        for t in times:
+            idx = min(n - 1, max(0, int((t - load.start_s) / width)))
+            tokens[idx] += per_chunk
+    return [x / width for x in tokens]
+
+
+def _sum_deltas(deltas: list[SpecDelta]) -> SpecDelta:
+    width = max(len(d.accepted_per_position) for d in deltas)
+    return SpecDelta(
+        spec_enabled=True,
+        num_drafts=sum(d.num_drafts for d in deltas),
+        num_draft_tokens=sum(d.num_draft_tokens for d in deltas),
+        num_accepted_tokens=sum(d.num_accepted_tokens for d in deltas),
+        accepted_per_position=[
+            sum(d.accepted_per_position[i] for d in deltas if i < len(d.accepted_per_position)) for i in range(width)
+        ],
+        generation_tokens=sum(d.generation_tokens for d in deltas),
+        prompt_tokens=sum(d.prompt_tokens for d in deltas),
+        requests_succeeded=sum(d.requests_succeeded for d in deltas),
+        seconds=sum(d.seconds for d in deltas),
+    )
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None

@@ -1,0 +1,148 @@
+"""Read vLLM's Prometheus /metrics and turn before/after snapshots into speculation figures.
+
+Counters are cumulative since the server started and are split by `engine` (and `position`,
+`finished_reason`) labels, so a measurement is always a delta of sums over engines. The formulas
+are vLLM's own (vllm/v1/spec_decode/metrics.py, `vllm bench serve`), so our numbers agree with
+theirs on the same run.
+"""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+from prometheus_client.parser import text_string_to_metric_families
+from pydantic import BaseModel, Field
+
+from specadvisor.bench.stats import wilson
+from specadvisor.domain import PositionStats
+from specadvisor.errors import EngineError, InputError
+
+DRAFTS = "vllm:spec_decode_num_drafts_total"
+DRAFT_TOKENS = "vllm:spec_decode_num_draft_tokens_total"
+ACCEPTED = "vllm:spec_decode_num_accepted_tokens_total"
+ACCEPTED_PER_POS = "vllm:spec_decode_num_accepted_tokens_per_pos_total"
+GENERATION_TOKENS = "vllm:generation_tokens_total"
+PROMPT_TOKENS = "vllm:prompt_tokens_total"
+REQUEST_SUCCESS = "vllm:request_success_total"
+RUNNING = "vllm:num_requests_running"
+WAITING = "vllm:num_requests_waiting"
+KV_CACHE_USAGE = "vllm:kv_cache_usage_perc"
+PREEMPTIONS = "vllm:num_preemptions_total"
+
+
+class MetricsSnapshot(BaseModel):
+    """Sample values summed over every label set (engines), with the per-label splits we need."""
+
+    values: dict[str, float] = Field(default_factory=dict)
+    accepted_per_pos: dict[int, float] = Field(default_factory=dict)
+    success_by_reason: dict[str, float] = Field(default_factory=dict)
+    taken_at: float = Field(default_factory=time.monotonic)
+
+    @property
+    def spec_enabled(self) -> bool:
+        """vLLM registers the spec-decode counters only when speculation is configured."""
+        return DRAFTS in self.values
+
+    def get(self, name: str, default: float = 0.0) -> float:
+        return self.values.get(name, default)
+
+    def gauge(self, name: str) -> float | None:
+        return self.values.get(name)
+
+
+class SpecDelta(BaseModel):
+    """What happened on the server between two snapshots (counters only, all engines)."""
+
+    spec_enabled: bool = False
+    num_drafts: int = 0
+    num_draft_tokens: int = 0
+    num_accepted_tokens: int = 0
+    accepted_per_position: list[int] = Field(default_factory=list)
+    generation_tokens: int = 0
+    prompt_tokens: int = 0
+    requests_succeeded: int = 0
+    preemptions: int = 0
+    seconds: float = 0.0
+
+
+def parse_metrics(text: str) -> MetricsSnapshot:
+    """Parse Prometheus exposition text; `_created` timestamps and histogram buckets are dropped."""
+    snap = MetricsSnapshot()
+    try:
+        families = list(text_string_to_metric_families(text))
+    except Exception as exc:  # the parser raises ValueError/TypeError/IndexError on garbage
+        raise InputError(f"/metrics text could not be parsed: {exc}", hint="point --endpoint at a vLLM server") from exc
+    for family in families:
+        for sample in family.samples:
+            name = sample.name
+            if name.endswith("_created") or name.endswith("_bucket"):
+                continue
+            snap.values[name] = snap.values.get(name, 0.0) + float(sample.value)
+            if name == ACCEPTED_PER_POS and "position" in sample.labels:
+                pos = int(sample.labels["position"])
+                snap.accepted_per_pos[pos] = snap.accepted_per_pos.get(pos, 0.0) + float(sample.value)
+            elif name == REQUEST_SUCCESS:
+                reason = sample.labels.get("finished_reason", "")
+                snap.success_by_reason[reason] = snap.success_by_reason.get(reason, 0.0) + float(sample.value)
+    return snap
+
+
+async def scrape(base_url: str, client: httpx.AsyncClient | None = None, api_key: str | None = None) -> MetricsSnapshot:
+    """GET {base_url}/metrics and parse it; an unreachable server is an EngineError (one line)."""
+    url = base_url.rstrip("/") + "/metrics"
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    own = client is None
+    http = client or httpx.AsyncClient(timeout=10.0)
+    try:
+        response = await http.get(url, headers=headers, timeout=10.0)
+    except httpx.HTTPError as exc:
+        raise EngineError(f"cannot read {url}: {type(exc).__name__}", hint="check that the vLLM server is up") from exc
+    finally:
+        if own:
+            await http.aclose()
+    if response.status_code != 200:
+        raise EngineError(
+            f"{url} answered HTTP {response.status_code}",
+            hint="vLLM exposes /metrics unless --disable-log-stats is set; remove that flag",
+        )
+    return parse_metrics(response.text)
+
+
+def _d(after: float, before: float) -> int:
+    return max(0, round(after - before))
+
+
+def delta(before: MetricsSnapshot, after: MetricsSnapshot) -> SpecDelta:
+    positions = sorted(set(before.accepted_per_pos) | set(after.accepted_per_pos))
+    return SpecDelta(
+        spec_enabled=after.spec_enabled,
+        num_drafts=_d(after.get(DRAFTS), before.get(DRAFTS)),
+        num_draft_tokens=_d(after.get(DRAFT_TOKENS), before.get(DRAFT_TOKENS)),
+        num_accepted_tokens=_d(after.get(ACCEPTED), before.get(ACCEPTED)),
+        accepted_per_position=[
+            _d(after.accepted_per_pos.get(p, 0.0), before.accepted_per_pos.get(p, 0.0)) for p in positions
+        ],
+        generation_tokens=_d(after.get(GENERATION_TOKENS), before.get(GENERATION_TOKENS)),
+        prompt_tokens=_d(after.get(PROMPT_TOKENS), before.get(PROMPT_TOKENS)),
+        requests_succeeded=_d(after.get(REQUEST_SUCCESS), before.get(REQUEST_SUCCESS)),
+        preemptions=_d(after.get(PREEMPTIONS), before.get(PREEMPTIONS)),
+        seconds=max(0.0, after.taken_at - before.taken_at),
+    )
+
+
+def acceptance(d: SpecDelta) -> tuple[float | None, float | None, list[PositionStats]]:
+    """(mean acceptance length incl. the bonus token, acceptance rate, per-position stats).
+
+    None when speculation is off or nothing was drafted: a 1.0 there would read as "measured, bad".
+    """
+    if not d.spec_enabled or d.num_drafts == 0:
+        return None, None, []
+    mean_al = 1.0 + d.num_accepted_tokens / d.num_drafts
+    rate = d.num_accepted_tokens / d.num_draft_tokens if d.num_draft_tokens else None
+    per_pos = []
+    for i, accepted in enumerate(d.accepted_per_position):
+        k = min(accepted, d.num_drafts)
+        lo, hi = wilson(k, d.num_drafts)
+        per_pos.append(PositionStats(position=i, accepted=accepted, drafts=d.num_drafts, rate=accepted / d.num_drafts, ci_low=lo, ci_high=hi))
+    return mean_al, rate, per_pos

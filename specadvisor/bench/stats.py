@@ -1,0 +1,78 @@
+"""Small, dependency-free statistics for benchmark figures.
+
+Percentiles use linear interpolation (numpy's default) so our p99 matches `vllm bench serve`'s.
+Intervals: Wilson for acceptance proportions (honest at small counts and near 0 or 1, where the
+normal approximation goes below 0 or above 1), Student t for means of a few throughput figures.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+
+from specadvisor.domain import LatencyStats
+
+# Two-sided 95% Student t critical values for 1..30 degrees of freedom.
+_T975 = (
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+)
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """q in 0..100; linear interpolation between closest ranks; None for no values."""
+    if not 0 <= q <= 100:
+        raise ValueError(f"percentile q must be within 0..100, got {q}")
+    if not values:
+        return None
+    ordered = sorted(values)
+    pos = (len(ordered) - 1) * q / 100.0
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+def latency_stats(values_ms: Sequence[float]) -> LatencyStats:
+    """Mean/median/p90/p99/std (population std, as numpy and vllm bench serve report it)."""
+    if not values_ms:
+        return LatencyStats()
+    return LatencyStats(
+        mean=statistics.fmean(values_ms),
+        median=percentile(values_ms, 50),
+        p90=percentile(values_ms, 90),
+        p99=percentile(values_ms, 99),
+        std=statistics.pstdev(values_ms) if len(values_ms) > 1 else 0.0,
+    )
+
+
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """Wilson score interval for k successes in n trials; (0, 1) when n is 0 (nothing known)."""
+    if n <= 0:
+        return (0.0, 1.0)
+    if not 0 <= k <= n:
+        raise ValueError(f"wilson needs 0 <= k <= n, got k={k} n={n}")
+    p = k / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def t_critical_975(df: int) -> float:
+    """Two-sided 95% t critical value; the normal 1.96 plus a 1/df correction past the table."""
+    if df < 1:
+        raise ValueError("t interval needs at least one degree of freedom")
+    if df <= len(_T975):
+        return _T975[df - 1]
+    return 1.96 + 2.4 / df
+
+
+def mean_ci(values: Sequence[float]) -> tuple[float, float] | None:
+    """95% Student t interval for the mean; None with fewer than two values (no spread known)."""
+    if len(values) < 2:
+        return None
+    m = statistics.fmean(values)
+    half = t_critical_975(len(values) - 1) * statistics.stdev(values) / math.sqrt(len(values))
+    return (m - half, m + half)
