@@ -1,0 +1,141 @@
+"""Session bundles: one versioned JSON file carrying a whole Session between machines.
+
+Export redacts secrets and writes atomically. Import treats the file as hostile data: it is read
+once, fully validated (format marker, schema version, limits, strict types) before anything is
+written, and never executed or followed. Importing the same bundle twice is a no-op.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import uuid
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from specadvisor import __version__
+from specadvisor.domain import Provenance, Session, utcnow
+from specadvisor.errors import InputError
+from specadvisor.store.redact import redact_session
+from specadvisor.store.safe_json import MAX_FILE_BYTES, parse_untrusted_json, read_regular_file
+from specadvisor.store.store import Store
+
+BUNDLE_FORMAT = "specadvisor-session-bundle"
+BUNDLE_SCHEMA = "1.0"
+_TOP_LEVEL_KEYS = {"format", "bundle_schema", "specadvisor_version", "exported_at", "redacted", "session"}
+_NOT_A_BUNDLE = "pass a bundle written by `specadvisor sessions export`"
+
+
+def bundle_document(session: Session, *, redact_paths: bool = False) -> dict[str, Any]:
+    """The bundle as a JSON-ready dict (secrets always redacted)."""
+    clean = redact_session(session, redact_paths=redact_paths)
+    return {
+        "format": BUNDLE_FORMAT,
+        "bundle_schema": BUNDLE_SCHEMA,
+        "specadvisor_version": __version__,
+        "exported_at": utcnow().isoformat(),
+        "redacted": {"secrets": True, "home_paths": redact_paths},
+        "session": clean.model_dump(mode="json"),
+    }
+
+
+def export_bundle(session: Session, path: Path, *, redact_paths: bool = False) -> Path:
+    """Write the bundle to `path` via a temporary file and a rename, so no half-written file remains."""
+    path = Path(path).expanduser()
+    if path.is_dir():
+        raise InputError(f"{path} is a folder", hint="give a file name, e.g. -o session.json")
+    if not path.parent.is_dir():
+        raise InputError(f"folder {path.parent} does not exist", hint="create it or choose another -o path")
+    text = json.dumps(bundle_document(session, redact_paths=redact_paths), indent=2, ensure_ascii=False, allow_nan=False)
+    data = text.encode("utf-8") + b"\n"
+    if len(data) > MAX_FILE_BYTES:
+        raise InputError(f"session {session.id} makes a {len(data)}-byte bundle, over the import limit", hint="the session holds too many samples to share")
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, path)
+    except BaseException:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def read_bundle(path: Path) -> Session:
+    """Validate the bundle at `path` completely and return its Session (InputError, exit 2, if not)."""
+    path = Path(path).expanduser()
+    return _parse(read_regular_file(path), path.name)[0]
+
+
+def import_bundle(store: Store, path: Path) -> tuple[Session, bool]:
+    """Add the bundle's session to `store`; (session, False) when it is already there."""
+    path = Path(path).expanduser()
+    data = read_regular_file(path)
+    session, exported_by = _parse(data, path.name)
+    digest = hashlib.sha256(data).hexdigest()
+    existing = store.find_by_bundle(digest)
+    if existing is not None:
+        return existing, False
+    if store.has_session(session.id):
+        return store.get_session(session.id), False
+    imported = session.model_copy(
+        update={
+            "provenance": Provenance(
+                origin="imported",
+                specadvisor_version=session.provenance.specadvisor_version or exported_by,
+                imported_from=path.name,
+                imported_at=utcnow(),
+                bundle_sha256=digest,
+            )
+        }
+    )
+    store.save_session(imported)
+    return imported, True
+
+
+def _parse(data: bytes, name: str) -> tuple[Session, str]:
+    """The bundle's session and the specadvisor version that exported it."""
+    document = parse_untrusted_json(data, name)
+    if not isinstance(document, dict):
+        raise InputError(f"{name}: top level is not a JSON object", hint=_NOT_A_BUNDLE)
+    if document.get("format") != BUNDLE_FORMAT:
+        raise InputError(f"{name}: not a specadvisor session bundle (format marker missing or wrong)", hint=_NOT_A_BUNDLE)
+    major, minor = _schema_version(document.get("bundle_schema"), name)
+    ours_major, ours_minor = (int(p) for p in BUNDLE_SCHEMA.split("."))
+    if major > ours_major:
+        raise InputError(
+            f"{name}: bundle schema {major}.{minor} is newer than this specadvisor reads ({BUNDLE_SCHEMA})",
+            hint="upgrade specadvisor to import it",
+        )
+    unknown = set(document) - _TOP_LEVEL_KEYS
+    if unknown and (major, minor) <= (ours_major, ours_minor):
+        raise InputError(f"{name}: unexpected top-level keys {sorted(unknown)[:5]}", hint=_NOT_A_BUNDLE)
+    raw_session = document.get("session")
+    if not isinstance(raw_session, dict):
+        raise InputError(f"{name}: the bundle holds no session object", hint=_NOT_A_BUNDLE)
+    try:
+        session = Session.model_validate_json(json.dumps(raw_session), strict=True)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "session"
+        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        raise InputError(f"{name}: invalid session at {where}: {first['msg']}{more}", hint=_NOT_A_BUNDLE) from None
+    try:
+        uuid.UUID(session.id)
+    except ValueError:
+        raise InputError(f"{name}: session id {session.id[:40]!r} is not a UUID", hint=_NOT_A_BUNDLE) from None
+    exported_by = document.get("specadvisor_version")
+    return session, exported_by if isinstance(exported_by, str) else ""
+
+
+def _schema_version(value: object, name: str) -> tuple[int, int]:
+    parts = value.split(".") if isinstance(value, str) else []
+    if len(parts) != 2 or not all(p.isdigit() and len(p) <= 4 for p in parts):
+        raise InputError(f"{name}: bundle_schema {str(value)[:20]!r} is not MAJOR.MINOR", hint=_NOT_A_BUNDLE)
+    return int(parts[0]), int(parts[1])

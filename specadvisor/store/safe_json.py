@@ -1,0 +1,138 @@
+"""Read a JSON file someone else wrote, treating it as hostile until proven otherwise.
+
+Every check here fails with an InputError (exit code 2) naming the file and the problem, before
+anything is written anywhere. The limits are far above what a real session produces.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import stat
+from pathlib import Path
+from typing import Any
+
+from specadvisor.errors import InputError
+
+MAX_FILE_BYTES = 20 * 1024 * 1024
+MAX_DEPTH = 32
+MAX_STRING_CHARS = 200_000
+MAX_ARRAY_ITEMS = 200_000
+MAX_OBJECT_KEYS = 2_000
+# Terminal control characters (and bidi overrides) would let a bundle rewrite or disguise what the
+# screen of whoever lists it shows.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def read_regular_file(path: Path, *, max_bytes: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of a plain file no larger than max_bytes: no symlinks, devices, FIFOs or folders."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file", hint="check the path") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot be read ({exc.strerror})", hint="check the path and its permissions") from None
+    if stat.S_ISLNK(info.st_mode):
+        raise InputError(f"{path} is a symbolic link", hint="pass the bundle file itself, not a link to it")
+    if not stat.S_ISREG(info.st_mode):
+        raise InputError(f"{path} is not a regular file", hint="pass a bundle written by `specadvisor sessions export`")
+    if info.st_size > max_bytes:
+        raise InputError(f"{path} is {info.st_size} bytes, over the {max_bytes}-byte limit", hint="bundles are much smaller; check the file")
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise InputError(f"{path}: cannot be opened ({exc.strerror})", hint="check the path and its permissions") from None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise InputError(f"{path} is not a regular file", hint="pass a bundle written by `specadvisor sessions export`")
+        data = handle.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise InputError(f"{path} is over the {max_bytes}-byte limit", hint="bundles are much smaller; check the file")
+    return data
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not allowed")
+
+
+def parse_untrusted_json(data: bytes, source: str) -> Any:
+    """Strict UTF-8 JSON without NaN/Infinity, then a walk enforcing depth, size and character limits."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{source} is not UTF-8 text (bad byte at offset {exc.start})", hint="pass a bundle written by `specadvisor sessions export`") from None
+    if _bracket_depth(text) > MAX_DEPTH:
+        raise InputError(f"{source}: JSON nested deeper than {MAX_DEPTH} levels", hint="the file is not a specadvisor bundle")
+    try:
+        value = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_no_duplicate_keys)
+    except (ValueError, RecursionError) as exc:
+        raise InputError(f"{source} is not valid JSON: {_one_line(str(exc))}", hint="pass a bundle written by `specadvisor sessions export`") from None
+    _check_value(value, source, "$", 0)
+    return value
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, val in pairs:
+        if key in result:
+            raise ValueError(f"duplicate key {key[:40]!r}")
+        result[key] = val
+    return result
+
+
+def _bracket_depth(text: str) -> int:
+    """Deepest nesting of [ and { outside strings; checked before json.loads can recurse."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+            if deepest > MAX_DEPTH:
+                return deepest
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
+def _check_value(value: Any, source: str, where: str, depth: int) -> None:
+    if depth > MAX_DEPTH:
+        raise InputError(f"{source}: JSON nested deeper than {MAX_DEPTH} levels at {where}", hint="the file is not a specadvisor bundle")
+    if isinstance(value, str):
+        _check_string(value, source, where)
+    elif isinstance(value, float) and not math.isfinite(value):
+        raise InputError(f"{source}: non-finite number at {where}", hint="the file is not a specadvisor bundle")
+    elif isinstance(value, list):
+        if len(value) > MAX_ARRAY_ITEMS:
+            raise InputError(f"{source}: array of {len(value)} items at {where}, over the {MAX_ARRAY_ITEMS} limit", hint="the file is not a specadvisor bundle")
+        for index, item in enumerate(value):
+            _check_value(item, source, f"{where}[{index}]", depth + 1)
+    elif isinstance(value, dict):
+        if len(value) > MAX_OBJECT_KEYS:
+            raise InputError(f"{source}: object with {len(value)} keys at {where}, over the {MAX_OBJECT_KEYS} limit", hint="the file is not a specadvisor bundle")
+        for key, item in value.items():
+            _check_string(key, source, f"{where} (a key)")
+            _check_value(item, source, f"{where}.{key[:40]}", depth + 1)
+
+
+def _check_string(value: str, source: str, where: str) -> None:
+    if len(value) > MAX_STRING_CHARS:
+        raise InputError(f"{source}: string of {len(value)} characters at {where}, over the {MAX_STRING_CHARS} limit", hint="the file is not a specadvisor bundle")
+    match = _CONTROL.search(value)
+    if match:
+        raise InputError(f"{source}: control character {match.group()!r} in a string at {where}", hint="the file is not a specadvisor bundle")
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())[:200]
