@@ -1,0 +1,103 @@
+"""Forgiving look-ups into the catalogs: GPU names as probes and people write them, model ids as paths."""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from functools import lru_cache
+
+from specadvisor.rulebase.schema import DrafterEntry, GpuSpec, MethodSpec, ModelFamily
+from specadvisor.rulebase.versions import in_range
+
+_VENDOR_WORDS = ("nvidia", "amd", "instinct", "geforce", "radeon", "tesla", "quadro")
+
+
+@lru_cache(maxsize=1)
+def _default():
+    from specadvisor.rulebase.loader import load_rulebase
+
+    return load_rulebase()
+
+
+def default_rulebase():
+    """The shipped + user rule base, loaded once per process (look-ups are called often)."""
+    return _default()
+
+
+def _norm(text: str) -> str:
+    text = text.lower()
+    for word in _VENDOR_WORDS:
+        text = text.replace(word, "")
+    return re.sub(r"[^a-z0-9]", "", text)
+
+
+def find_gpu(name: str, rb=None) -> GpuSpec | None:
+    """Catalog entry for a GPU name: "h100", "H100-80GB", "NVIDIA H100 80GB HBM3", "rtx 4090", "MI300X"."""
+    rb = rb or default_rulebase()
+    query = _norm(name)
+    if not query:
+        return None
+    for gpu in rb.gpus:
+        if query in {_norm(a) for a in [gpu.id, gpu.name, *gpu.names]}:
+            return gpu
+    memory = re.search(r"(\d+)\s*g(?:i)?b", name.lower())
+    best: tuple[int, int, GpuSpec] | None = None
+    for order, gpu in enumerate(rb.gpus):
+        for alias in {_norm(a) for a in [gpu.id, gpu.name, *gpu.names]}:
+            if alias and query.startswith(alias):
+                memory_match = int(bool(memory) and abs(gpu.memory_gib - int(memory.group(1))) < 2)
+                rank = (memory_match * 1000 + len(alias), -order)
+                if best is None or rank > best[:2]:
+                    best = (*rank, gpu)
+    return best[2] if best else None
+
+
+def _model_keys(model_id: str) -> list[str]:
+    text = model_id.strip().rstrip("/").lower()
+    return [text, text.rsplit("/", 1)[-1]]
+
+
+def find_model_family(model_id: str, rb=None) -> ModelFamily | None:
+    """The most specific catalog entry whose patterns match the model id or its last path part."""
+    rb = rb or default_rulebase()
+    keys = _model_keys(model_id)
+    best: tuple[int, ModelFamily] | None = None
+    for family in rb.models:
+        for pattern in [*family.match, family.hf_id, family.id]:
+            if pattern and any(fnmatch.fnmatchcase(key, pattern.lower()) for key in keys):
+                specificity = len(pattern.replace("*", ""))
+                if best is None or specificity > best[0]:
+                    best = (specificity, family)
+    return best[1] if best else None
+
+
+def drafters_for(model_id: str, rb=None) -> list[DrafterEntry]:
+    """Published drafters whose target is this model (same id, or the same catalog family)."""
+    rb = rb or default_rulebase()
+    keys = set(_model_keys(model_id))
+    family = find_model_family(model_id, rb)
+    found = []
+    for entry in rb.drafters:
+        if keys & set(_model_keys(entry.target)):
+            found.append(entry)
+            continue
+        target_family = find_model_family(entry.target, rb)
+        if family is not None and target_family is not None and target_family.id == family.id:
+            found.append(entry)
+    return found
+
+
+def methods_for_version(vllm_version: str | None, rb=None) -> dict[str, MethodSpec]:
+    """Methods (by id) that this vLLM version serves; None means the newest version the rules know."""
+    rb = rb or default_rulebase()
+    return {key: m for key, m in rb.methods.items() if in_range(vllm_version, m.min_version, m.removed_in)}
+
+
+def config_keys_for(vllm_method: str, vllm_version: str | None, rb=None) -> dict:
+    """`--speculative-config` keys this version accepts together with this vLLM method."""
+    rb = rb or default_rulebase()
+    return {
+        key: spec
+        for key, spec in rb.config_keys.items()
+        if (not spec.methods or vllm_method in spec.methods) and in_range(vllm_version, spec.min_version, spec.removed_in)
+    }

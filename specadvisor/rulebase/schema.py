@@ -1,0 +1,194 @@
+"""The shapes of the rule base's TOML tables. extra="forbid": a misspelt key is an error, never ignored.
+
+Each kind has an id (`key`) by which a later file (the user's) replaces an earlier one (shipped).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from specadvisor.rulebase.versions import is_version
+
+Vendor = Literal["nvidia", "amd", "none"]
+WorkloadName = Literal["chat", "code", "math", "rag", "agentic"]
+Verdict = Literal["speculate", "careful", "unlikely"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+def _check_version(value: str | None) -> str | None:
+    if value is not None and not is_version(value):
+        raise ValueError(f"{value!r} is not a version like 0.20 or 0.33.0")
+    return value
+
+
+class MethodSpec(_Strict):
+    """A speculative method as specadvisor offers it; `vllm_method` + `extra_config` is what vLLM sees."""
+
+    id: str
+    name: str
+    vllm_method: str
+    extra_config: dict[str, Any] = Field(default_factory=dict)  # e.g. P-EAGLE: parallel_drafting = true
+    default_config: dict[str, Any] = Field(default_factory=dict)  # sensible starting keys (ngram lookup sizes)
+    needs_drafter: bool = False
+    drafting: Literal["autoregressive", "parallel", "lookup", "native"] = "autoregressive"
+    min_version: str | None = None
+    removed_in: str | None = None
+    max_n: int | None = Field(None, ge=1)
+    default_n_grid: list[int] = Field(default_factory=lambda: [1, 2, 3, 4])
+    base_score: float = 1.0
+    offer: bool = True  # False: accepted in configs but never proposed (internal or experimental methods)
+    requires_packages: list[str] = Field(default_factory=list)
+    caveats: list[str] = Field(default_factory=list)
+    description: str = ""
+
+    _v1 = field_validator("min_version", "removed_in")(_check_version)
+
+    @field_validator("default_n_grid")
+    @classmethod
+    def _grid_positive(cls, grid: list[int]) -> list[int]:
+        if not grid or any(n < 1 for n in grid):
+            raise ValueError("default_n_grid must be a non-empty list of positive integers")
+        return grid
+
+
+class ConfigKeySpec(_Strict):
+    """One `--speculative-config` key: which methods take it, in which vLLM versions, of what type."""
+
+    id: str
+    type: Literal["int", "float", "bool", "str", "list", "dict"]
+    methods: list[str] = Field(default_factory=list)  # vLLM method names; empty = every method
+    choices: list[str] = Field(default_factory=list)
+    min_value: float | None = None
+    min_version: str | None = None
+    removed_in: str | None = None
+    note: str = ""
+
+    _v1 = field_validator("min_version", "removed_in")(_check_version)
+
+
+class GpuSpec(_Strict):
+    id: str
+    name: str
+    names: list[str] = Field(default_factory=list)  # aliases matched after lower-casing and dropping punctuation
+    vendor: Literal["nvidia", "amd"]
+    memory_gib: float = Field(gt=0)
+    arch: str  # sm_90, gfx942, ...
+    compute_capability: str | None = None
+    gfx_target: str | None = None
+    fp8: bool = False
+    notes: str = ""
+
+
+class ModelFamily(_Strict):
+    id: str
+    hf_id: str = ""
+    match: list[str] = Field(min_length=1)  # case-insensitive shell patterns on the model id or path
+    params_b: float = Field(gt=0)
+    active_params_b: float | None = Field(None, gt=0)
+    moe: bool = False
+    native_mtp: int = Field(0, ge=0)  # MTP layers in the checkpoint (0: none)
+    mtp_needs_assistant: bool = False  # Gemma 4: MTP through a separate assistant checkpoint
+    context: int | None = None
+    notes: str = ""
+
+    @property
+    def active_b(self) -> float:
+        return self.active_params_b or self.params_b
+
+
+class DrafterEntry(_Strict):
+    """A published drafter for a target (section D of the published results)."""
+
+    drafter: str
+    target: str
+    method: str  # vLLM method name
+    parallel_drafting: bool = False
+    block_size: int | None = Field(None, ge=2)
+    source: str
+    date: str = ""
+    notes: str = ""
+
+    @property
+    def id(self) -> str:
+        return self.drafter
+
+
+class Evidence(_Strict):
+    id: str
+    summary: str
+    target: str = ""
+    method: str = ""  # method id (rules/methods.toml)
+    speedup_low: float | None = None
+    speedup_high: float | None = None
+    dataset: str = ""
+    n: str = ""
+    hardware: str = ""
+    concurrency: str = ""
+    source: str
+    date: str = ""
+
+
+class RuleWhen(_Strict):
+    """Every given condition must hold (AND). Absent conditions do not constrain."""
+
+    vendor: list[Vendor] | None = None
+    gpu_memory_gib_min: float | None = None
+    gpu_memory_gib_max: float | None = None
+    gpu_count_min: int | None = None
+    model_family: list[str] | None = None
+    model_known: bool | None = None
+    params_b_min: float | None = None
+    params_b_max: float | None = None
+    active_params_b_min: float | None = None
+    active_params_b_max: float | None = None
+    moe: bool | None = None
+    native_mtp: bool | None = None
+    has_published_drafter: bool | None = None
+    user_drafter: bool | None = None
+    workload: list[WorkloadName] | None = None
+    concurrency_min: int | None = None
+    concurrency_max: int | None = None
+    output_len_min: int | None = None
+    output_len_max: int | None = None
+    temperature_min: float | None = None
+    temperature_max: float | None = None
+    vllm_version_min: str | None = None
+    vllm_version_below: str | None = None
+    willing_to_train: bool | None = None
+
+    _v1 = field_validator("vllm_version_min", "vllm_version_below")(_check_version)
+
+
+class RuleThen(_Strict):
+    score: dict[str, float] = Field(default_factory=dict)  # method id -> added to its score
+    exclude: list[str] = Field(default_factory=list)
+    n_grid: dict[str, list[int]] = Field(default_factory=dict)
+    config: dict[str, dict[str, Any]] = Field(default_factory=dict)  # method id -> extra config keys
+    warnings: list[str] = Field(default_factory=list)
+    verdict: Verdict | None = None
+    suggest_training: bool = False
+
+
+class Rule(_Strict):
+    id: str
+    why: str
+    evidence: list[str] = Field(default_factory=list)
+    when: RuleWhen = Field(default_factory=RuleWhen)
+    then: RuleThen = Field(default_factory=RuleThen)
+
+
+KINDS: dict[str, type[BaseModel]] = {
+    "method": MethodSpec,
+    "config_key": ConfigKeySpec,
+    "gpu": GpuSpec,
+    "model": ModelFamily,
+    "drafter": DrafterEntry,
+    "evidence": Evidence,
+    "rule": Rule,
+}
+"""TOML array-of-tables name -> model. Any rules file may hold any of these kinds."""
