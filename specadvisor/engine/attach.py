@@ -1,0 +1,133 @@
+"""Attach mode: measure a vLLM server someone else runs, and small calls shared with launched servers.
+
+The API key is read from an environment variable the user names (e.g. VLLM_API_KEY) at the moment
+of each request; it is never stored, logged or put into an error message.
+"""
+
+from __future__ import annotations
+
+import os
+
+import httpx
+from pydantic import BaseModel
+
+from specadvisor.errors import EngineError, InputError
+
+_TIMEOUT = httpx.Timeout(10.0)
+
+
+class EndpointInfo(BaseModel):
+    url: str
+    version: str | None = None
+    served_model: str | None = None
+    max_model_len: int | None = None
+    speculative_config: dict | None = None  # from /server_info (needs VLLM_SERVER_DEV_MODE=1)
+    server_info_available: bool = False
+
+
+def _headers(api_key: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {api_key}"} if api_key else {}
+
+
+class Endpoint:
+    """A running OpenAI-compatible vLLM server at `url`."""
+
+    def __init__(self, url: str, api_key_env: str | None = None):
+        url = url.strip().rstrip("/")
+        if url.endswith("/v1"):
+            url = url[: -len("/v1")]
+        if not url.startswith(("http://", "https://")):
+            raise InputError(f"endpoint {url!r} is not an http(s) URL", hint="use e.g. http://127.0.0.1:8000")
+        if api_key_env is not None and api_key_env not in os.environ:
+            raise InputError(f"environment variable {api_key_env} is not set", hint=f"export {api_key_env}=<key> or omit --api-key-env")
+        self.url = url
+        self.api_key_env = api_key_env
+
+    @property
+    def api_key(self) -> str | None:
+        return os.environ.get(self.api_key_env) if self.api_key_env else None
+
+    def headers(self) -> dict[str, str]:
+        return _headers(self.api_key)
+
+    def __repr__(self) -> str:  # never show the key
+        return f"Endpoint(url={self.url!r}, api_key_env={self.api_key_env!r})"
+
+    async def info(self) -> EndpointInfo:
+        """Version, served model, max_model_len and (when exposed) the effective speculative config."""
+        async with httpx.AsyncClient(base_url=self.url, headers=self.headers(), timeout=_TIMEOUT) as client:
+            models = await self._get_json(client, "/v1/models")
+            data = (models or {}).get("data") or []
+            if not data:
+                raise EngineError(f"{self.url}/v1/models lists no model", hint="is this a vLLM OpenAI-compatible server?")
+            first = data[0]
+            info = EndpointInfo(url=self.url, served_model=first.get("id"), max_model_len=first.get("max_model_len"))
+            info.version = await _version(client)
+            server_info = await _optional_json(client, "/server_info", {"config_format": "json"})
+            if server_info is not None:
+                info.server_info_available = True
+                info.speculative_config = _speculative_config_from(server_info)
+            return info
+
+    async def _get_json(self, client: httpx.AsyncClient, path: str) -> dict:
+        try:
+            response = await client.get(path)
+        except httpx.TransportError as exc:
+            raise EngineError(f"cannot reach {self.url}: {exc.__class__.__name__}", hint="check the URL and that the server is running") from exc
+        if response.status_code in (401, 403):
+            raise EngineError(f"{self.url} refused the request (HTTP {response.status_code})", hint="pass the key with --api-key-env VAR")
+        if response.status_code != 200:
+            raise EngineError(f"{self.url}{path} answered HTTP {response.status_code}", hint="is this a vLLM server?")
+        try:
+            return response.json()
+        except ValueError as exc:
+            raise EngineError(f"{self.url}{path} did not answer JSON", hint="is this a vLLM server?") from exc
+
+
+async def _optional_json(client: httpx.AsyncClient, path: str, params: dict | None = None) -> dict | None:
+    try:
+        response = await client.get(path, params=params)
+        return response.json() if response.status_code == 200 else None
+    except (httpx.TransportError, ValueError):
+        return None
+
+
+async def _version(client: httpx.AsyncClient) -> str | None:
+    body = await _optional_json(client, "/version")
+    return body.get("version") if isinstance(body, dict) else None
+
+
+def _speculative_config_from(server_info: dict) -> dict | None:
+    """vLLM nests the effective config differently across versions; find the speculative part."""
+    stack: list = [server_info]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for key in ("speculative_config", "speculative-config"):
+                if key in node:
+                    value = node[key]
+                    if not isinstance(value, dict):
+                        return None
+                    # Drop the nested target/draft model and parallel configs: they repeat the server's.
+                    return {k: v for k, v in value.items() if not isinstance(v, dict)}
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return None
+
+
+async def server_version(base_url: str, api_key: str | None = None) -> str | None:
+    """The server's vLLM version, or None when it does not say."""
+    async with httpx.AsyncClient(base_url=base_url.rstrip("/"), headers=_headers(api_key), timeout=_TIMEOUT) as client:
+        return await _version(client)
+
+
+async def reset_prefix_cache(base_url: str, api_key: str | None = None) -> bool:
+    """Empty the prefix cache between trials so cached prompts do not flatter later ones.
+    False when the server does not offer it (launched without VLLM_SERVER_DEV_MODE=1)."""
+    async with httpx.AsyncClient(base_url=base_url.rstrip("/"), headers=_headers(api_key), timeout=_TIMEOUT) as client:
+        try:
+            response = await client.post("/reset_prefix_cache")
+        except httpx.TransportError:
+            return False
+        return response.status_code == 200

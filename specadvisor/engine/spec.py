@@ -1,0 +1,91 @@
+"""What to launch: the server spec and the exact `vllm serve` command line built from it."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from specadvisor.errors import InputError
+
+# Flags specadvisor owns: it binds 127.0.0.1 on a port it chose, and it needs the stats vLLM
+# drops with --disable-log-stats (the SpecDecoding log line and every /metrics counter).
+_FORBIDDEN_EXTRA = {
+    "--disable-log-stats": "it removes the metrics specadvisor measures",
+    "--host": "specadvisor binds launched servers to 127.0.0.1",
+    "--port": "set the port with ServerSpec.port / --port",
+    "--speculative-config": "the speculative config comes from the arm",
+}
+
+
+class ServerSpec(BaseModel):
+    """One server launch. engine_cmd is a template: `vllm serve` (model positional) or any command
+    that takes `--model M` (the CPU build's `python -m vllm.entrypoints.openai.api_server`, docker)."""
+
+    model: str
+    speculative_config: dict | None = None
+    engine_cmd: list[str] = Field(default_factory=lambda: ["vllm", "serve"])
+    port: int | None = None
+    served_model_name: str | None = None
+    extra_args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    gpu_ids: str | None = None  # "0,1": becomes CUDA_VISIBLE_DEVICES and HIP_VISIBLE_DEVICES
+    ready_timeout_s: float = 1200
+    log_path: Path | None = None
+
+
+def build_command(spec: ServerSpec, port: int) -> list[str]:
+    """The argv that launches the server. The speculative config must name its `method`: without
+    it vLLM guesses from the drafter's name."""
+    if not spec.engine_cmd:
+        raise InputError("the engine command is empty", hint="use e.g. --engine-cmd 'vllm serve'")
+    for arg in spec.extra_args:
+        flag = arg.split("=", 1)[0]
+        if flag in _FORBIDDEN_EXTRA:
+            raise InputError(f"extra server argument {flag} is not allowed", hint=f"remove it: {_FORBIDDEN_EXTRA[flag]}")
+    cmd = list(spec.engine_cmd)
+    cmd += [spec.model] if cmd[-1] == "serve" else ["--model", spec.model]
+    cmd += ["--host", "127.0.0.1", "--port", str(port)]
+    if spec.served_model_name:
+        cmd += ["--served-model-name", spec.served_model_name]
+    if spec.speculative_config is not None:
+        if not spec.speculative_config.get("method"):
+            raise InputError(
+                f"speculative config {json.dumps(spec.speculative_config)} has no 'method'",
+                hint='add "method", e.g. {"method": "ngram", ...}',
+            )
+        cmd += ["--speculative-config", json.dumps(spec.speculative_config, separators=(",", ":"))]
+    cmd += spec.extra_args
+    return cmd
+
+
+def server_env(spec: ServerSpec) -> dict[str, str]:
+    """The child's environment: ours, the spec's, GPU selection, unbuffered output and dev mode
+    (for /server_info and POST /reset_prefix_cache)."""
+    env = dict(os.environ)
+    env.update(spec.env)
+    env["PYTHONUNBUFFERED"] = "1"
+    env.setdefault("VLLM_SERVER_DEV_MODE", "1")
+    if spec.gpu_ids is not None:
+        env["CUDA_VISIBLE_DEVICES"] = spec.gpu_ids
+        env["HIP_VISIBLE_DEVICES"] = spec.gpu_ids
+    return env
+
+
+def free_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def port_is_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
