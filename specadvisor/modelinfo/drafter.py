@@ -1,0 +1,154 @@
+"""Inspect a drafter checkpoint and check it against the target before any GPU time is spent.
+
+Speculators-format checkpoints say everything in config.json (algorithm, verifier, default K);
+EAGLE/DFlash/DSpark releases are recognised by their architectures; anything else with a language
+model config is a plain draft model (method draft_model). A verifier or vocabulary mismatch makes
+vLLM fail at start-up or accept nothing, so it is reported as a warning with compatible=False.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from specadvisor.domain import DrafterProfile, ModelProfile
+from specadvisor.modelinfo.profile import language_config
+from specadvisor.modelinfo.params import num
+
+SPECULATORS_METHODS: dict[str, tuple[str | None, bool]] = {
+    # speculators_model_type -> (vLLM method, parallel_drafting); None: vLLM cannot serve it directly
+    "eagle": ("eagle", False),
+    "eagle3": ("eagle3", False),
+    "peagle": ("eagle3", True),
+    "dflash": ("dflash", True),
+    "dflash2": ("dflash", True),
+    "dspark": ("dspark", True),
+    "mtp": (None, False),
+    "xpress": (None, False),
+}
+
+
+def _architecture_method(config: dict[str, Any]) -> tuple[str | None, str, bool]:
+    """(algorithm, vLLM method, parallel_drafting) from architectures / model_type of a non-speculators drafter."""
+    names = " ".join(config.get("architectures") or []).lower()
+    model_type = str(config.get("model_type") or "").lower()
+    if "dspark" in names or model_type == "dspark":
+        return "dspark", "dspark", True
+    if "dflash" in names or model_type == "dflash":
+        return "dflash", "dflash", True
+    if "peagle" in names:
+        return "peagle", "eagle3", True
+    if "eagle3" in names:
+        return "eagle3", "eagle3", False
+    if "eagle" in names:
+        return "eagle", "eagle", False
+    if model_type == "gemma4_assistant":
+        return "gemma4_assistant", "mtp", False
+    return None, "draft_model", False
+
+
+def _block_size(config: dict[str, Any]) -> int | None:
+    for scope in (config, config.get("dflash_config") or {}, config.get("transformer_layer_config") or {}):
+        value = num(scope, "block_size")
+        if value:
+            return value
+    return None
+
+
+def _tail(name: str | None) -> str:
+    return (name or "").strip().rstrip("/").rsplit("/", 1)[-1].lower()
+
+
+def read_drafter(drafter_id: str, config: dict[str, Any], path: str | None) -> DrafterProfile:
+    warnings: list[str] = []
+    algorithm = config.get("speculators_model_type")
+    if isinstance(algorithm, str):
+        spec = config.get("speculators_config") or {}
+        methods = spec.get("proposal_methods") or [{}]
+        method, parallel = SPECULATORS_METHODS.get(algorithm, (None, False))
+        layer_cfg = config.get("transformer_layer_config") or {}
+        servable = method is not None
+        if not servable:
+            warnings.append(f"speculators '{algorithm}' checkpoints cannot be served by vLLM directly")
+        return DrafterProfile(
+            id=drafter_id,
+            path=path,
+            algorithm=algorithm,
+            method=method,
+            parallel_drafting=parallel,
+            verifier=(spec.get("verifier") or {}).get("name_or_path"),
+            default_k=num(methods[0] if isinstance(methods[0], dict) else {}, "speculative_tokens"),
+            block_size=_block_size(config),
+            vocab_size=num(layer_cfg, "vocab_size") or num(config, "vocab_size"),
+            servable=servable,
+            warnings=warnings,
+        )
+    algorithm, method, parallel = _architecture_method(config)
+    lm = language_config(config)
+    block = _block_size(config)
+    return DrafterProfile(
+        id=drafter_id,
+        path=path,
+        algorithm=algorithm or "draft_model",
+        method=method,
+        parallel_drafting=parallel,
+        verifier=config.get("target_model") or config.get("base_model_name_or_path") or None,
+        default_k=block - 1 if block and method == "dflash" else None,
+        block_size=block,
+        vocab_size=num(lm, "vocab_size"),
+        servable=True,
+        warnings=warnings,
+    )
+
+
+def check_compatibility(drafter: DrafterProfile, target: ModelProfile) -> DrafterProfile:
+    """compatible: False on a verifier or vocabulary mismatch, True when both checks pass, None if unknown."""
+    warnings = list(drafter.warnings)
+    verdicts: list[bool] = []
+    if drafter.verifier:
+        same = _tail(drafter.verifier) == _tail(target.id) or _tail(drafter.verifier) == _tail(target.path)
+        verdicts.append(same)
+        if not same:
+            warnings.append(
+                f"drafter was trained for {drafter.verifier}, not {target.id}: expect near-zero acceptance "
+                "(use the drafter published for your target, or train one)"
+            )
+    if drafter.vocab_size and target.vocab_size:
+        same_vocab = drafter.vocab_size == target.vocab_size
+        verdicts.append(same_vocab)
+        if not same_vocab:
+            warnings.append(
+                f"vocabulary mismatch: drafter {drafter.vocab_size} tokens, target {target.vocab_size}: "
+                "vLLM needs the drafter to share the target's tokenizer"
+            )
+    if drafter.method == "mtp" and drafter.algorithm == "gemma4_assistant" and not target.mtp.needs_assistant_checkpoint:
+        warnings.append("a Gemma 4 assistant checkpoint only drafts for Gemma 4 targets")
+        verdicts.append(False)
+    compatible = None if not verdicts else all(verdicts)
+    return drafter.model_copy(update={"compatible": compatible, "warnings": warnings})
+
+
+def drafter_from_name(drafter_id: str, reason: str) -> DrafterProfile:
+    """Best guess when the drafter's config cannot be read: the catalog row, else the name."""
+    from specadvisor.modelinfo.catalog import published_drafter
+
+    row = published_drafter(drafter_id)
+    warning = f"drafter config.json not read ({reason})"
+    if row is not None:
+        return DrafterProfile(
+            id=drafter_id,
+            method=row.method,
+            algorithm=row.method,
+            parallel_drafting=row.parallel_drafting,
+            verifier=row.target,
+            block_size=row.block_size,
+            warnings=[f"{warning}: using its catalog entry"],
+        )
+    algorithm, method, parallel = _architecture_method({"architectures": [Path(drafter_id).name]})
+    return DrafterProfile(
+        id=drafter_id,
+        algorithm=algorithm,
+        method=method,
+        parallel_drafting=parallel,
+        warnings=[f"{warning}: method {method!r} guessed from the name"],
+    )

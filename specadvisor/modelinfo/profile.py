@@ -1,0 +1,99 @@
+"""Turn a checkpoint's config.json (plus its weight index) into a ModelProfile.
+
+Multimodal and wrapper configs (Gemma 3/4, Llama 4, Kimi, Qwen3.5-VL) keep the language model's
+shapes under `text_config`; those values win over the top level for everything but the identity.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from specadvisor.domain import ModelProfile
+from specadvisor.modelinfo import catalog
+from specadvisor.modelinfo.locate import Located
+from specadvisor.modelinfo.mtp import detect_mtp
+from specadvisor.modelinfo.params import estimate_params, experts_per_token, num, num_experts
+from specadvisor.modelinfo.weights import WeightInfo
+
+BYTES_PER_PARAM = {"float32": 4, "float16": 2, "bfloat16": 2, "fp8": 1, "float8_e4m3fn": 1}
+"""Used to turn the index's total_size into a parameter count; sub-byte formats use arithmetic."""
+
+CONTEXT_KEYS = ("max_position_embeddings", "max_sequence_length", "seq_length", "n_positions", "model_max_length")
+
+
+def language_config(config: dict[str, Any]) -> dict[str, Any]:
+    text = config.get("text_config")
+    return {**config, **text} if isinstance(text, dict) else config
+
+
+def quantization(config: dict[str, Any]) -> str | None:
+    q = config.get("quantization_config") or language_config(config).get("quantization_config")
+    if not isinstance(q, dict):
+        return None
+    method = str(q.get("quant_method") or "unknown")
+    detail = q.get("fmt") or q.get("format") or (f"{q['bits']}-bit" if q.get("bits") else None)
+    return f"{method} ({detail})" if detail and detail != method else method
+
+
+def family_of(model_id: str, model_type: str | None) -> str | None:
+    known = catalog.find_family(model_id)
+    if known is not None:
+        return known.id
+    return model_type
+
+
+def _params_b(cfg: dict[str, Any], weights: WeightInfo | None, dtype: str | None, quant: str | None) -> tuple[float | None, float | None, str | None]:
+    """(total, active, note) in billions: exact from local headers, else index size, else arithmetic."""
+    estimate = estimate_params(cfg)
+    active = estimate[1] / 1e9 if estimate else None
+    if weights and weights.exact_params:
+        total = weights.exact_params / 1e9
+        return total, (active if estimate and estimate[0] != estimate[1] else total), None
+    per_param = BYTES_PER_PARAM.get("fp8" if quant and quant.startswith("fp8") else (dtype or ""))
+    if weights and weights.total_bytes and per_param and (quant is None or quant.startswith("fp8")):
+        total = weights.total_bytes / per_param / 1e9
+        return total, (active if estimate and estimate[0] != estimate[1] else total), None
+    if estimate:
+        return estimate[0] / 1e9, active, None
+    return None, None, "parameter count unknown: config.json lacks hidden_size/num_hidden_layers/vocab_size"
+
+
+def build_profile(model_id: str, located: Located) -> ModelProfile:
+    config = located.config
+    cfg = language_config(config)
+    architectures = config.get("architectures") or cfg.get("architectures") or []
+    model_type = config.get("model_type")
+    dtype = cfg.get("torch_dtype") or cfg.get("dtype") or config.get("torch_dtype") or config.get("dtype")
+    quant = quantization(config)
+    layers = num(cfg, "num_hidden_layers", "n_layer", "num_layers")
+    weights = located.weights
+    total_b, active_b, params_note = _params_b(cfg, weights, dtype, quant)
+    experts = num_experts(cfg)
+    is_moe = bool(experts and experts > 1)
+    warnings: list[str] = []
+    if params_note:
+        warnings.append(params_note)
+    mtp = detect_mtp(config, weights.names if weights else None, layers)
+    if mtp.confirmed_by_weights is False:
+        warnings.append(mtp.detail)
+    return ModelProfile(
+        id=model_id,
+        source=located.source,
+        path=located.path,
+        family=family_of(model_id, model_type),
+        architecture=architectures[0] if architectures else None,
+        model_type=model_type,
+        params_b=round(total_b, 3) if total_b is not None else None,
+        active_params_b=round(active_b, 3) if active_b is not None else None,
+        is_moe=is_moe,
+        num_experts=experts if is_moe else None,
+        experts_per_token=experts_per_token(cfg) if is_moe else None,
+        num_hidden_layers=layers,
+        vocab_size=num(cfg, "vocab_size"),
+        context_length=num(cfg, *CONTEXT_KEYS),
+        quantization=quant,
+        dtype=str(dtype) if dtype else None,
+        mtp=mtp,
+        drafters=catalog.published_drafters(model_id),
+        warnings=warnings,
+    )
