@@ -1,0 +1,98 @@
+"""`specadvisor inspect MODEL [--drafter D]`: what the target is, and whether the drafter fits it."""
+
+from __future__ import annotations
+
+import argparse
+
+from specadvisor.domain import DrafterProfile, ModelProfile
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "inspect",
+        help="read a model's (and a drafter's) config: size, MoE, MTP heads, published drafters",
+        description="MODEL is a local folder, a Hugging Face id (cache first, then the Hub) or a catalog name.",
+    )
+    parser.add_argument("model", metavar="MODEL")
+    parser.add_argument("--drafter", metavar="D", help="drafter folder or id, checked against MODEL")
+    parser.add_argument("--offline", action="store_true", help="do not contact the Hugging Face Hub (HF_HUB_OFFLINE=1 does the same)")
+    parser.add_argument("--json", action="store_true", help='print {"model": ..., "drafter": ...} as JSON')
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from specadvisor.modelinfo import inspect_drafter, inspect_model
+
+    offline = True if args.offline else None
+    model = inspect_model(args.model, offline=offline)
+    drafter = inspect_drafter(args.drafter, model, offline=offline) if args.drafter else None
+    if args.json:
+        from specadvisor.cli.output import print_json
+
+        print_json({"model": model, "drafter": drafter})
+    else:
+        render(model, drafter)
+    return 0
+
+
+def _size(model: ModelProfile) -> str:
+    if model.params_b is None:
+        return "size unknown"
+    text = f"{model.params_b:.1f}B params"
+    if model.is_moe:
+        active = f"{model.active_params_b:.1f}B" if model.active_params_b is not None else "?"
+        text += f", MoE {model.num_experts or '?'} experts / {model.experts_per_token or '?'} active ({active} active)"
+    return text
+
+
+def render(model: ModelProfile, drafter: DrafterProfile | None) -> None:
+    from specadvisor.cli.output import console
+
+    out = console()
+    where = model.path or model.source
+    out.print(f"[bold]{model.id}[/bold]  ({model.source}: {where})" if model.path else f"[bold]{model.id}[/bold]  ({model.source})")
+    arch = model.architecture or model.family or "unknown architecture"
+    out.print(f"  {arch}, {_size(model)}")
+    facts = []
+    if model.num_hidden_layers:
+        facts.append(f"{model.num_hidden_layers} layers")
+    if model.vocab_size:
+        facts.append(f"vocab {model.vocab_size}")
+    if model.context_length:
+        facts.append(f"context {model.context_length}")
+    if model.dtype:
+        facts.append(model.dtype)
+    if model.quantization:
+        facts.append(f"quantized: {model.quantization}")
+    if facts:
+        out.print("  " + ", ".join(facts))
+    if model.mtp.present:
+        confirmed = {True: "confirmed by the weights", False: "NOT in the weights", None: "weights not checked"}[model.mtp.confirmed_by_weights]
+        out.print(f"  [green]native MTP heads[/green]: {model.mtp.layers} layer(s) ({confirmed}) -> method 'mtp', no drafter needed")
+    elif model.mtp.detail and (model.mtp.config_key or model.mtp.needs_assistant_checkpoint):
+        out.print(f"  MTP: {model.mtp.detail}")
+    if model.drafters:
+        out.print("  published drafters:")
+        for ref in model.drafters:
+            parallel = " + parallel drafting" if ref.parallel_drafting else ""
+            out.print(f"    {ref.drafter}  [dim]({ref.method}{parallel})[/dim]", soft_wrap=True)
+    for warning in model.warnings:
+        out.print(f"  [yellow]warning:[/yellow] {warning}", soft_wrap=True)
+    if drafter is None:
+        return
+    out.print(f"[bold]drafter {drafter.id}[/bold]" + (f"  ({drafter.path})" if drafter.path else ""))
+    method = drafter.method or "not servable"
+    extras = [f"algorithm {drafter.algorithm}"] if drafter.algorithm else []
+    if drafter.parallel_drafting:
+        extras.append("parallel drafting")
+    if drafter.default_k:
+        extras.append(f"default K {drafter.default_k}")
+    if drafter.block_size:
+        extras.append(f"block size {drafter.block_size}")
+    if drafter.verifier:
+        extras.append(f"trained for {drafter.verifier}")
+    out.print(f"  method {method}; " + ", ".join(extras), soft_wrap=True)
+    verdict = {True: "[green]compatible with the target[/green]", False: "[red]NOT compatible with the target[/red]", None: "compatibility unknown"}[drafter.compatible]
+    out.print(f"  {verdict}")
+    for warning in drafter.warnings:
+        out.print(f"  [yellow]warning:[/yellow] {warning}", soft_wrap=True)
