@@ -70,14 +70,14 @@ def export_bundle(session: Session, path: Path, *, redact_paths: bool = False) -
 def read_bundle(path: Path) -> Session:
     """Validate the bundle at `path` completely and return its Session (InputError, exit 2, if not)."""
     path = Path(path).expanduser()
-    return _parse(read_regular_file(path), path.name)[0]
+    return _parse(read_regular_file(path), str(path))[0]
 
 
 def import_bundle(store: Store, path: Path) -> tuple[Session, bool]:
     """Add the bundle's session to `store`; (session, False) when it is already there."""
     path = Path(path).expanduser()
     data = read_regular_file(path)
-    session, exported_by = _parse(data, path.name)
+    session, exported_by = _parse(data, str(path))
     digest = hashlib.sha256(data).hexdigest()
     existing = store.find_by_bundle(digest)
     if existing is not None:

@@ -1,0 +1,294 @@
+"""`specadvisor sessions`: list, show, delete, export, import and compare stored sessions.
+
+Arguments are parsing and rendering only; the store, bundle and compare modules do the work.
+Every string shown comes from a database or a bundle someone else may have written, so it is
+escaped before rich renders it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from specadvisor.errors import InputError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "sessions",
+        help="list, show, delete, export, import or compare stored sessions",
+        description="Manage measured sessions. IDs may be given as unique prefixes.",
+    )
+    sub = parser.add_subparsers(dest="sessions_command", metavar="ACTION", required=True)
+
+    p = sub.add_parser("list", help="stored sessions, newest first")
+    _json_flag(p)
+    p.set_defaults(func=run_list)
+
+    p = sub.add_parser("show", help="one session: arms, results, recommendation, provenance")
+    p.add_argument("id", help="session id or unique prefix")
+    _json_flag(p)
+    p.set_defaults(func=run_show)
+
+    p = sub.add_parser("delete", help="delete a session (asks first unless --yes)")
+    p.add_argument("id", help="session id or unique prefix")
+    p.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+    _json_flag(p)
+    p.set_defaults(func=run_delete)
+
+    p = sub.add_parser("export", help="write a session to a versioned JSON bundle (secrets redacted)")
+    p.add_argument("id", help="session id or unique prefix")
+    p.add_argument("-o", "--output", type=Path, required=True, metavar="FILE", help="bundle file to write")
+    p.add_argument("--redact-paths", action="store_true", help="also replace home-directory paths with ~")
+    _json_flag(p)
+    p.set_defaults(func=run_export)
+
+    p = sub.add_parser("import", help="add a session from a bundle (validated before anything is written)")
+    p.add_argument("file", type=Path, help="bundle written by `sessions export`")
+    _json_flag(p)
+    p.set_defaults(func=run_import)
+
+    p = sub.add_parser("compare", help="put two or more sessions side by side")
+    p.add_argument("ids", nargs="+", metavar="ID", help="two or more session ids or unique prefixes")
+    _json_flag(p)
+    p.set_defaults(func=run_compare)
+
+
+def _json_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+def _open(args: argparse.Namespace):
+    from specadvisor.store import Store
+
+    return Store.open(args.db)
+
+
+# ---------------------------------------------------------------------------- commands
+
+
+def run_list(args: argparse.Namespace) -> int:
+    from specadvisor.cli.output import print_json
+
+    with _open(args) as store:
+        summaries = store.list_sessions()
+    if args.json:
+        print_json(summaries)
+        return 0
+    render_list(summaries)
+    return 0
+
+
+def run_show(args: argparse.Namespace) -> int:
+    from specadvisor.cli.output import print_json
+
+    with _open(args) as store:
+        session = store.get_session(args.id)
+    if args.json:
+        print_json(session)
+        return 0
+    render_session(session)
+    return 0
+
+
+def run_delete(args: argparse.Namespace) -> int:
+    from specadvisor.cli.output import print_json
+
+    with _open(args) as store:
+        session = store.get_session(args.id)
+        if not args.yes:
+            _confirm(f"Delete session {session.id} ({session.model or 'no model'}, {len(session.arms)} arms)? [y/N] ")
+        store.delete_session(session.id)
+    if args.json:
+        print_json({"deleted": session.id})
+    else:
+        print(f"deleted session {session.id}")
+    return 0
+
+
+def _confirm(question: str) -> None:
+    if not sys.stdin.isatty():
+        raise InputError("refusing to delete without confirmation: stdin is not a terminal", hint="pass --yes to delete non-interactively")
+    try:
+        answer = input(question)
+    except EOFError:
+        answer = ""
+    if answer.strip().lower() not in ("y", "yes"):
+        raise InputError("deletion cancelled", hint="answer y to delete, or pass --yes")
+
+
+def run_export(args: argparse.Namespace) -> int:
+    from specadvisor.cli.output import print_json
+    from specadvisor.store.bundle import export_bundle
+
+    with _open(args) as store:
+        session = store.get_session(args.id)
+    path = export_bundle(session, args.output, redact_paths=args.redact_paths)
+    if args.json:
+        print_json({"exported": session.id, "path": str(path), "redact_paths": args.redact_paths})
+    else:
+        print(f"exported session {session.id} to {path}")
+    return 0
+
+
+def run_import(args: argparse.Namespace) -> int:
+    from specadvisor.cli.output import print_json
+    from specadvisor.store.bundle import import_bundle, read_bundle
+
+    read_bundle(args.file)  # validate before the database is even opened
+    with _open(args) as store:
+        session, created = import_bundle(store, args.file)
+    if args.json:
+        print_json({"session_id": session.id, "created": created, "origin": session.provenance.origin})
+    elif created:
+        print(f"imported session {session.id} from {args.file.name}")
+    else:
+        print(f"session {session.id} is already in the database; nothing imported")
+    return 0
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    from specadvisor.cli.output import print_json
+    from specadvisor.store.compare import compare_sessions
+
+    if len(args.ids) < 2:
+        raise InputError("compare needs at least two sessions", hint="e.g. specadvisor sessions compare 1a2b 3c4d")
+    with _open(args) as store:
+        ids = [store.resolve_id(i) for i in args.ids]
+        if len(set(ids)) != len(ids):
+            raise InputError("the same session was given twice", hint="give different session ids")
+        comparison = compare_sessions([store.get_session(i) for i in ids])
+    if args.json:
+        print_json(comparison)
+        return 0
+    render_comparison(comparison)
+    return 0
+
+
+# ---------------------------------------------------------------------------- rendering
+
+
+def _fmt(value: float | None, spec: str = ".1f", suffix: str = "") -> str:
+    return "-" if value is None else f"{value:{spec}}{suffix}"
+
+
+def render_list(summaries) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    from specadvisor.cli.output import console
+
+    out = console()
+    if not summaries:
+        out.print("No sessions yet. Run `specadvisor sweep` or import a bundle with `specadvisor sessions import FILE`.")
+        return
+    table = Table(show_edge=False, pad_edge=False)
+    table.add_column("id", no_wrap=True)
+    table.add_column("created", no_wrap=True)
+    for column in ("status", "model", "workload", "hardware", "vLLM", "arms", "best", "speedup"):
+        table.add_column(column)
+    for s in summaries:
+        status = s.status if s.origin == "local" else f"{s.status} ({s.origin})"
+        table.add_row(
+            s.id[:8],
+            s.created_at.strftime("%m-%d %H:%M"),
+            escape(status),
+            escape(s.model or "-"),
+            escape(s.workload),
+            escape(s.gpu),
+            escape(s.vllm_version or "?"),
+            str(s.arms),
+            escape(s.best_arm or "-"),
+            _fmt(s.best_speedup, ".2f", "x"),
+        )
+    out.print(table)
+
+
+def render_session(session) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    from specadvisor.cli.output import console
+    from specadvisor.store.summary import arm_speedup
+
+    out = console()
+    out.print(f"[bold]Session {escape(session.id)}[/bold] {escape(session.name)}")
+    out.print(f"  status {escape(session.status)}, created {session.created_at:%Y-%m-%d %H:%M} UTC")
+    out.print(f"  model {escape(session.model or '-')}, drafter {escape(session.drafter or '-')}")
+    out.print(
+        f"  workload {escape(session.workload.value)}, temperature {session.temperature:g}, concurrency {session.concurrency}, "
+        f"prompts {escape(session.settings.prompt_source)} x{session.settings.num_prompts}, output {session.settings.output_len} tokens"
+    )
+    out.print(f"  hardware {escape(session.hardware.gpu_label)} ({escape(session.hardware_fingerprint or '-')}), vLLM {escape(session.vllm_version or '?')}")
+    table = Table(show_edge=False, pad_edge=False)
+    for column in ("arm", "status", "tok/s", "speedup", "mean AL", "accept", "accepted/drafts per position"):
+        table.add_column(column)
+    for arm in session.arms:
+        result = session.result_for(arm.id)
+        if result is None:
+            table.add_row(escape(arm.label), "not run", "-", "-", "-", "-", "")
+            continue
+        positions = " ".join(f"{p.accepted}/{p.drafts}" for p in result.per_position)
+        table.add_row(
+            escape(arm.label),
+            escape(result.status.value),
+            _fmt(result.output_throughput),
+            _fmt(arm_speedup(session, arm), ".2f", "x"),
+            _fmt(result.mean_acceptance_length, ".2f"),
+            _fmt(None if result.acceptance_rate is None else result.acceptance_rate * 100, ".0f", "%"),
+            positions,
+        )
+    out.print(table)
+    rec = session.recommendation
+    if rec is not None:
+        if rec.do_not_speculate:
+            out.print("[bold]Recommendation:[/bold] do not speculate")
+        else:
+            out.print(f"[bold]Recommendation:[/bold] {escape(rec.arm_id or '-')} ({_fmt(rec.speedup, '.2f', 'x')})")
+        for reason in rec.reasons:
+            out.print(f"  - {escape(reason)}")
+    if session.notes:
+        out.print(f"Notes: {escape(session.notes)}")
+    prov = session.provenance
+    if prov.origin == "imported":
+        out.print(f"Imported from {escape(prov.imported_from or '?')} (sha256 {escape((prov.bundle_sha256 or '')[:12])}) at {prov.imported_at}")
+
+
+def render_comparison(comparison) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    from specadvisor.cli.output import console
+
+    out = console()
+    heads = [c.short_id for c in comparison.sessions]
+    summary = Table(show_edge=False, pad_edge=False)
+    summary.add_column("")
+    for head in heads:
+        summary.add_column(head)
+    rows = [
+        ("model", [c.model or "-" for c in comparison.sessions]),
+        ("hardware", [c.gpu for c in comparison.sessions]),
+        ("vLLM", [c.vllm_version or "?" for c in comparison.sessions]),
+        ("workload", [c.workload for c in comparison.sessions]),
+        ("best config", [c.best_arm or "-" for c in comparison.sessions]),
+        ("best tok/s", [_fmt(c.best_throughput) for c in comparison.sessions]),
+        ("best speedup", [_fmt(c.best_speedup, ".2f", "x") for c in comparison.sessions]),
+    ]
+    for title, values in rows:
+        summary.add_row(title, *(escape(v) for v in values))
+    out.print(summary)
+    arms = Table(show_edge=False, pad_edge=False, title="per arm: tok/s, speedup, mean acceptance length")
+    arms.add_column("arm")
+    for head in heads:
+        arms.add_column(head)
+    for row in comparison.arms:
+        cells = [
+            "-" if cell.status is None else f"{_fmt(cell.output_throughput)} {_fmt(cell.speedup, '.2f', 'x')} AL {_fmt(cell.mean_acceptance_length, '.2f')}"
+            for cell in row.cells
+        ]
+        arms.add_row(escape(row.label), *cells)
+    out.print(arms)
+    for note in comparison.differences:
+        out.print(f"[yellow]note:[/yellow] {escape(note)}")

@@ -1,0 +1,136 @@
+"""Put sessions side by side: best config, throughput, speedup and acceptance per arm, and what differs.
+
+A pure function over Sessions so the CLI table, --json and the TUI show the same comparison.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from specadvisor.domain import Session
+from specadvisor.store.summary import arm_speedup, best_arm
+
+
+class ArmCell(BaseModel):
+    """One arm as measured in one session (None: the session has no such arm or no usable figure)."""
+
+    status: str | None = None
+    output_throughput: float | None = None
+    speedup: float | None = None
+    mean_acceptance_length: float | None = None
+
+
+class ArmRow(BaseModel):
+    arm_id: str
+    label: str
+    cells: list[ArmCell]  # one per session, in the comparison's session order
+
+
+class SessionColumn(BaseModel):
+    id: str
+    short_id: str
+    name: str = ""
+    model: str = ""
+    drafter: str | None = None
+    gpu: str = ""
+    hardware_fingerprint: str = ""
+    vllm_version: str | None = None
+    workload: str = ""
+    temperature: float = 0.0
+    concurrency: int = 1
+    prompt_source: str = ""
+    output_len: int = 0
+    origin: str = "local"
+    best_arm: str | None = None
+    best_speedup: float | None = None
+    best_throughput: float | None = None
+
+
+class Comparison(BaseModel):
+    sessions: list[SessionColumn]
+    arms: list[ArmRow] = Field(default_factory=list)
+    differences: list[str] = Field(default_factory=list)  # plain sentences: what makes the numbers not comparable
+
+
+# (attribute, what to call it) for the conditions that make two sessions' numbers not comparable
+_CONDITIONS: tuple[tuple[str, str], ...] = (
+    ("gpu", "hardware"),
+    ("vllm_version", "vLLM version"),
+    ("workload", "workload"),
+    ("model", "model"),
+    ("temperature", "temperature"),
+    ("concurrency", "concurrency"),
+    ("prompt_source", "prompt source"),
+    ("output_len", "output length"),
+)
+
+
+def compare_sessions(sessions: list[Session]) -> Comparison:
+    columns = [_column(s) for s in sessions]
+    return Comparison(sessions=columns, arms=_arm_rows(sessions), differences=_differences(columns))
+
+
+def _column(session: Session) -> SessionColumn:
+    arm, speedup = best_arm(session)
+    result = session.result_for(arm.id) if arm else None
+    return SessionColumn(
+        id=session.id,
+        short_id=session.id[:8],
+        name=session.name,
+        model=session.model,
+        drafter=session.drafter,
+        gpu=session.hardware.gpu_label,
+        hardware_fingerprint=session.hardware_fingerprint or session.hardware.fingerprint(),
+        vllm_version=session.vllm_version,
+        workload=session.workload.value,
+        temperature=session.temperature,
+        concurrency=session.concurrency,
+        prompt_source=session.settings.prompt_source,
+        output_len=session.settings.output_len,
+        origin=session.provenance.origin,
+        best_arm=arm.label if arm else None,
+        best_speedup=speedup,
+        best_throughput=result.output_throughput if result else None,
+    )
+
+
+def _arm_rows(sessions: list[Session]) -> list[ArmRow]:
+    order: dict[str, str] = {}
+    for session in sessions:
+        for arm in session.arms:
+            order.setdefault(arm.id, arm.label)
+    rows = []
+    for arm_id, label in order.items():
+        cells = []
+        for session in sessions:
+            arm = next((a for a in session.arms if a.id == arm_id), None)
+            result = session.result_for(arm_id) if arm else None
+            if arm is None or result is None:
+                cells.append(ArmCell())
+                continue
+            cells.append(
+                ArmCell(
+                    status=result.status.value,
+                    output_throughput=result.output_throughput,
+                    speedup=arm_speedup(session, arm),
+                    mean_acceptance_length=result.mean_acceptance_length,
+                )
+            )
+        rows.append(ArmRow(arm_id=arm_id, label=label, cells=cells))
+    return rows
+
+
+def _differences(columns: list[SessionColumn]) -> list[str]:
+    notes = []
+    for attr, title in _CONDITIONS:
+        values = [getattr(c, attr) for c in columns]
+        if len({str(v) for v in values}) > 1:
+            shown = " vs ".join(f"{_show(v)} ({c.short_id})" for v, c in zip(values, columns))
+            notes.append(f"{title} differs: {shown}")
+    if not any(n.startswith("hardware ") for n in notes) and len({c.hardware_fingerprint for c in columns}) > 1:
+        notes.append("hardware differs: same GPU names but different memory or count (" + ", ".join(c.short_id for c in columns) + ")")
+    return notes
+
+
+def _show(value: object) -> str:
+    return "unknown" if value in (None, "") else str(value)
