@@ -117,6 +117,12 @@ class SweepPlan(BaseModel):
         return len(set(self.settings.concurrency) | set(levels)) > 1
 
 
+def estimate_seconds(plan_or_session: SweepPlan | Session) -> float:
+    """Estimated run time of a plan or of a planned session (default rates)."""
+    plan = plan_or_session if isinstance(plan_or_session, SweepPlan) else SweepPlan(session=plan_or_session)
+    return plan.estimate_seconds()
+
+
 # ---------------------------------------------------------------------- constructors
 
 

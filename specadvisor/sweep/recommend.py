@@ -1,0 +1,176 @@
+"""Pick the configuration to deploy from measured arms.
+
+Rules (documented in the report):
+- Rank by measured output throughput, never by acceptance rate (it falls with N by arithmetic).
+- With a latency target, only arms whose p99 TPOT (--slo-tpot-ms) and p99 TTFT (--slo-ttft-ms) meet it
+  compete; p99 because a target is a promise about the slow requests, not the typical one.
+- Near-ties (confidence intervals overlap, or within 2%) go to the smaller N, and the baseline counts
+  as N=0: speculation must win clearly to be worth its memory and complexity.
+- With several concurrency levels, the recommendation is for the session's concurrency, and a
+  `num_speculative_tokens_per_batch_size` schedule ([start, end, k], k=0 = off) is offered too.
+"""
+
+from __future__ import annotations
+
+import math
+
+from specadvisor.domain import Arm, ArmResult, Recommendation, Session
+from specadvisor.sweep.arms import family_key, family_label
+from specadvisor.sweep.predict import measured
+
+TIE_FRACTION = 0.02
+SCHEDULE_MAX_BATCH = 1024  # last range's end; vLLM caps it at max_num_seqs
+
+
+def recommend(session: Session) -> Recommendation:
+    results = measured(session)
+    levels = sorted({a.concurrency for a in session.arms if a.id in results})
+    if not levels:
+        return Recommendation(arm_id=None, reasons=["no arm finished with a throughput: nothing to recommend yet"])
+    conc = session.concurrency if session.concurrency in levels else levels[0]
+    pick = _pick(session, results, conc)
+    rec = _explain(session, results, conc, *pick)
+    if len(levels) > 1:
+        rec.batch_size_schedule = batch_size_schedule(session)
+    return rec
+
+
+def batch_size_schedule(session: Session) -> list[list[int]] | None:
+    """Best N per measured concurrency level for the best speculative family, as vLLM's [start, end, k]."""
+    results = measured(session)
+    levels = sorted({a.concurrency for a in session.arms if a.id in results})
+    family = _best_family(session, results)
+    if family is None or len(levels) < 2:
+        return None
+    ks: list[int] = []
+    for conc in levels:
+        winner, _, _ = _pick(session, results, conc, only_family=family)
+        ks.append(winner.n if winner is not None and not winner.is_baseline else 0)
+    if not any(ks):
+        return None
+    schedule: list[list[int]] = []
+    start = 1
+    for i, (conc, k) in enumerate(zip(levels, ks)):
+        end = SCHEDULE_MAX_BATCH if i == len(levels) - 1 else max(conc, int(math.sqrt(conc * levels[i + 1])))
+        if schedule and schedule[-1][2] == k:
+            schedule[-1][1] = end
+        else:
+            schedule.append([start, end, k])
+        start = end + 1
+    return schedule
+
+
+# ---------------------------------------------------------------------- selection
+
+
+def _candidates(session: Session, results: dict[str, ArmResult], conc: int, only_family: str | None = None) -> list[Arm]:
+    arms = [a for a in session.arms if a.concurrency == conc and a.id in results]
+    if only_family is not None:
+        arms = [a for a in arms if a.is_baseline or family_key(a) == only_family]
+    return arms
+
+
+def meets_slo(session: Session, result: ArmResult) -> bool:
+    s = session.settings
+    if s.slo_tpot_ms is not None and (result.tpot_ms.p99 is None or result.tpot_ms.p99 > s.slo_tpot_ms):
+        return False
+    if s.slo_ttft_ms is not None and (result.ttft_ms.p99 is None or result.ttft_ms.p99 > s.slo_ttft_ms):
+        return False
+    return True
+
+
+def near_tie(a: ArmResult, b: ArmResult) -> bool:
+    """Within 2% of each other, or confidence intervals that overlap."""
+    ta, tb = a.output_throughput, b.output_throughput
+    if abs(ta - tb) <= TIE_FRACTION * max(ta, tb):
+        return True
+    if a.output_throughput_ci and b.output_throughput_ci:
+        (la, ha), (lb, hb) = a.output_throughput_ci, b.output_throughput_ci
+        return la <= hb and lb <= ha
+    return False
+
+
+def _pick(
+    session: Session, results: dict[str, ArmResult], conc: int, only_family: str | None = None
+) -> tuple[Arm | None, Arm | None, list[str]]:
+    """(winner, fastest, notes): fastest by throughput, winner after SLO filter and tie rule."""
+    arms = _candidates(session, results, conc, only_family)
+    notes: list[str] = []
+    eligible = [a for a in arms if meets_slo(session, results[a.id])]
+    if not eligible:
+        lowest = min(arms, key=lambda a: results[a.id].tpot_ms.p99 or math.inf)
+        notes.append("no measured configuration meets the latency target; recommending the one with the lowest p99 TPOT")
+        return lowest, lowest, notes
+    if len(eligible) < len(arms):
+        notes.append(f"{len(arms) - len(eligible)} configuration(s) left out for missing the latency target (p99)")
+    fastest = max(eligible, key=lambda a: results[a.id].output_throughput)
+    tied = [a for a in eligible if near_tie(results[a.id], results[fastest.id])]
+    winner = min(tied, key=lambda a: (a.n or 0, -results[a.id].output_throughput))
+    if winner.id != fastest.id:
+        notes.append(
+            f"{_name(winner)} is within noise of the fastest ({_name(fastest)}, "
+            f"{results[fastest.id].output_throughput:.1f} tok/s): the smaller N wins the tie"
+        )
+    return winner, fastest, notes
+
+
+def _best_family(session: Session, results: dict[str, ArmResult]) -> str | None:
+    spec = [a for a in session.arms if not a.is_baseline and a.id in results]
+    if not spec:
+        return None
+    return family_key(max(spec, key=lambda a: results[a.id].output_throughput))
+
+
+def _explain(
+    session: Session, results: dict[str, ArmResult], conc: int, winner: Arm, fastest: Arm, notes: list[str]
+) -> Recommendation:
+    base_arm = next((a for a in session.arms if a.is_baseline and a.concurrency == conc and a.id in results), None)
+    base = results[base_arm.id] if base_arm else None
+    win = results[winner.id]
+    speedup = speedup_ci = None
+    if base is not None:
+        speedup = win.output_throughput / base.output_throughput
+        if win.output_throughput_ci and base.output_throughput_ci and base.output_throughput_ci[0] > 0:
+            speedup_ci = (win.output_throughput_ci[0] / base.output_throughput_ci[1], win.output_throughput_ci[1] / base.output_throughput_ci[0])
+    reasons = [f"measured at concurrency {conc}, {session.settings.output_len} output tokens, temperature {session.settings.temperature:g}"]
+    reasons += notes
+    if winner.is_baseline:
+        best_spec = _best_spec(session, results, conc)
+        if best_spec is None:
+            why = "no speculative configuration finished"
+        else:
+            r = results[best_spec.id]
+            delta = (r.output_throughput / win.output_throughput - 1) * 100
+            al = f", mean acceptance length {r.mean_acceptance_length:.2f}" if r.mean_acceptance_length else ""
+            why = f"the best speculative arm, {_name(best_spec)}, ran at {r.output_throughput:.1f} tok/s ({delta:+.1f}% vs {win.output_throughput:.1f} without speculation{al})"
+            why += ": the drafts it gets accepted do not pay for their draft and verification cost here" if delta < 0 else ": not clearly better than no speculation"
+        return Recommendation(arm_id=None, do_not_speculate=True, speedup=1.0 if base else None, reasons=["do not speculate here: " + why, *reasons])
+    head = f"{_name(winner)}: {win.output_throughput:.1f} output tok/s"
+    if speedup is not None:
+        head += f", {speedup:.2f}x the baseline ({base.output_throughput:.1f} tok/s)"
+    if win.mean_acceptance_length:
+        head += f", mean acceptance length {win.mean_acceptance_length:.2f}"
+    return Recommendation(
+        arm_id=winner.id,
+        speculative_config=dict(winner.speculative_config),
+        speedup=speedup,
+        speedup_ci=speedup_ci,
+        reasons=[head, *reasons],
+        serve_command=serve_command_for(session, winner.speculative_config),
+    )
+
+
+def _best_spec(session: Session, results: dict[str, ArmResult], conc: int) -> Arm | None:
+    spec = [a for a in _candidates(session, results, conc) if not a.is_baseline]
+    return max(spec, key=lambda a: results[a.id].output_throughput) if spec else None
+
+
+def _name(arm: Arm) -> str:
+    return "no speculation" if arm.is_baseline else f"{family_label(arm)} N={arm.n}"
+
+
+def serve_command_for(session: Session, spec_config: dict | None) -> str:
+    """The `vllm serve` line for a config, through the advisor's renderer (one source of truth)."""
+    from specadvisor.report.snippet import serve_command
+
+    return serve_command(session, spec_config)

@@ -1,0 +1,449 @@
+"""The sweep runner: launches one server per configuration, measures its arms, persists as it goes.
+
+One async event stream feeds every view (TUI, headless CLI, tests). Each finished arm is committed
+before the next starts, so a killed sweep resumes from the store; a failed arm is recorded with its
+diagnosed cause and the sweep goes on; the server is stopped after its arm whatever happens.
+The server factory and the measure function are injectable: they are the process boundary.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import threading
+from collections.abc import AsyncIterator, Callable
+from typing import Any, Protocol
+
+from specadvisor.domain import (
+    Arm,
+    ArmFailed,
+    ArmFinished,
+    ArmQueued,
+    ArmResult,
+    ArmStatus,
+    MeasurementWarning,
+    MetricsSample,
+    MetricsSampled,
+    Progress,
+    ServerLog,
+    ServerReady,
+    ServerStarting,
+    Session,
+    SweepEvent,
+    SweepFinished,
+    utcnow,
+)
+from specadvisor.errors import InputError, SpecAdvisorError
+from specadvisor.sweep.adaptive import AdaptivePolicy
+from specadvisor.sweep.arms import server_key
+from specadvisor.sweep.plan import SweepPlan
+from specadvisor.sweep.recommend import recommend
+
+# Arms that a resumed sweep does not redo. Failed arms are retried: the cause may have been transient.
+DONE_STATUSES = {ArmStatus.ok, ArmStatus.stopped_early, ArmStatus.skipped}
+
+
+class ServerHandle(Protocol):
+    """What the runner needs from a server (VllmServer satisfies it; tests pass a fake)."""
+
+    base_url: str
+    command: list[str]
+
+    def subscribe(self, callback: Callable[[str], None]) -> None: ...
+    def tail(self, n: int = 40) -> list[str]: ...
+    async def start(self) -> None: ...
+    async def wait_ready(self) -> float: ...
+    async def stop(self) -> Any: ...
+
+
+ServerFactory = Callable[[Arm, Session], ServerHandle]
+MeasureFn = Callable[..., AsyncIterator[SweepEvent]]
+PromptLoader = Callable[[Session], Any]
+
+
+class SweepRunner:
+    """Run (or resume) a sweep. `events()` is the stream; `cancel()` may be called from any thread."""
+
+    def __init__(
+        self,
+        plan: SweepPlan | Session,
+        store: Any,
+        *,
+        server_factory: ServerFactory | None = None,
+        measure: MeasureFn | None = None,
+        prompt_loader: PromptLoader | None = None,
+        adaptive: bool | None = None,
+        api_key_env: str | None = None,
+        server_env: dict[str, str] | None = None,
+        sample_interval_s: float = 1.0,
+        model_name: str | None = None,
+    ):
+        self.session = plan.session if isinstance(plan, SweepPlan) else plan
+        self.store = store
+        self.adaptive = self.session.settings.adaptive if adaptive is None else adaptive
+        self.session.settings.adaptive = self.adaptive
+        self._server_factory = server_factory or _default_server_factory(server_env or {}, self.session)
+        self._measure = measure or _default_measure
+        self._prompt_loader = prompt_loader or _default_prompt_loader
+        self._api_key_env = api_key_env
+        self._interval = sample_interval_s
+        self._model_name = model_name
+        self._launches = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task | None = None
+        self._cancel_requested = threading.Event()
+
+    # ------------------------------------------------------------------ public
+
+    @property
+    def launches_full_grid(self) -> int:
+        return len({server_key(a) for a in self.session.arms})
+
+    async def events(self) -> AsyncIterator[SweepEvent]:
+        queue: asyncio.Queue = asyncio.Queue()
+        self._loop = asyncio.get_running_loop()
+        self._task = asyncio.create_task(self._main(queue.put_nowait))
+        if self._cancel_requested.is_set():
+            self._task.cancel()
+        try:
+            while True:
+                item = await queue.get()
+                if item is _DONE:
+                    break
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
+        finally:
+            if not self._task.done():
+                self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+
+    def cancel(self) -> None:
+        """Stop the sweep: the current server is stopped and the session marked interrupted."""
+        self._cancel_requested.set()
+        if self._loop is not None and self._task is not None and not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._task.cancel)
+
+    # ------------------------------------------------------------------ the work
+
+    async def _main(self, put: Callable[[Any], None]) -> None:
+        def emit(event: SweepEvent) -> None:
+            event.session_id = self.session.id
+            put(event)
+
+        try:
+            await self._run(emit)
+        except asyncio.CancelledError:
+            self._mark("interrupted")
+        except BaseException as exc:  # reaches the consumer as the same exception
+            self._mark("interrupted")
+            put(exc)
+        finally:
+            put(_DONE)
+
+    async def _run(self, emit: Callable[[SweepEvent], None]) -> None:
+        session = self.session
+        session.status = "running"
+        self.store.save_session(session)
+        remaining = self._pending_groups()
+        for group in remaining:
+            for arm in group:
+                emit(ArmQueued(arm=arm))
+        prompts = await _maybe_await(self._prompt_loader(session)) if remaining else None
+        policy = AdaptivePolicy(session) if self.adaptive else None
+        while remaining:
+            group = policy.next_group(remaining) if policy else remaining[0]
+            if group is None:
+                break
+            remaining.remove(group)
+            await self._run_server(group, prompts, emit, policy)
+        if policy:
+            for group in remaining:
+                for arm in group:
+                    reason = policy.skip_reasons.get(arm.id, "skipped by --adaptive: the leader was confirmed")
+                    self._record(ArmResult(arm_id=arm.id, status=ArmStatus.skipped, warnings=[reason]), [])
+                    emit(MeasurementWarning(arm_id=arm.id, message=reason))
+        rec = recommend(session)
+        session.recommendation = rec
+        self.store.set_recommendation(session.id, rec)
+        self._mark("finished")
+        emit(SweepFinished(recommendation=rec, launches_used=self._launches, launches_full_grid=self.launches_full_grid))
+
+    def _pending_groups(self) -> list[list[Arm]]:
+        """Arms not yet done, grouped by server configuration, in plan order (baseline first)."""
+        done = {r.arm_id for r in self.session.results if r.status in DONE_STATUSES}
+        groups: dict[str, list[Arm]] = {}
+        for arm in sorted(self.session.arms, key=lambda a: not a.is_baseline):
+            if arm.id not in done:
+                groups.setdefault(server_key(arm), []).append(arm)
+        return list(groups.values())
+
+    async def _run_server(self, group: list[Arm], prompts: Any, emit, policy: AdaptivePolicy | None) -> None:
+        first = group[0]
+        try:
+            server = self._server_factory(first, self.session)
+        except SpecAdvisorError as err:
+            for arm in group:
+                self._fail(arm, err.one_line(), None, emit)
+            return
+        self._launches += 1
+        server.subscribe(lambda line: emit(ServerLog(arm_id=first.id, line=line)))
+        try:
+            emit(ServerStarting(arm_id=first.id, command=list(getattr(server, "command", []) or [])))
+            try:
+                await server.start()
+                startup_s = await server.wait_ready()
+            except SpecAdvisorError as err:
+                for arm in group:
+                    self._fail(arm, err.one_line(), server, emit)
+                return
+            emit(ServerReady(arm_id=first.id, startup_s=startup_s, vllm_version=self.session.vllm_version))
+            for arm in group:
+                await self._measure_arm(arm, server, prompts, emit, policy)
+        finally:
+            await asyncio.shield(_stop_quietly(server))
+
+    async def _measure_arm(self, arm: Arm, server: ServerHandle, prompts: Any, emit, policy: AdaptivePolicy | None) -> None:
+        started = utcnow()
+        samples: list[MetricsSample] = []
+        result: ArmResult | None = None
+        last_progress: Progress | None = None
+        stream = self._measure(
+            base_url=server.base_url,
+            model_name=self._model_name or self.session.model,
+            arm=arm,
+            settings=self.session.settings,
+            prompts=prompts,
+            api_key=self._api_key(),
+            sample_interval_s=self._interval,
+        )
+        try:
+            async with contextlib.aclosing(stream):
+                async for event in stream:
+                    if isinstance(event, ArmFinished):
+                        result = event.result
+                        break
+                    if isinstance(event, MetricsSampled):
+                        samples.append(event.sample)
+                    emit(event)
+                    if isinstance(event, Progress):
+                        last_progress = event
+                        reason = policy.should_stop_early(arm, event) if policy else None
+                        if reason:
+                            result = _partial_result(arm, last_progress, samples, reason)
+                            break
+        except Exception as err:  # a crash mid-arm (transport errors, engine errors) costs one arm
+            result = ArmResult(arm_id=arm.id, status=ArmStatus.failed, error=_describe(err))
+        if result is None:
+            result = ArmResult(arm_id=arm.id, status=ArmStatus.failed, error="the measurement ended without a result")
+        result.arm_id = arm.id
+        result.started_at = result.started_at or started
+        result.finished_at = result.finished_at or utcnow()
+        if result.status == ArmStatus.failed:
+            self._explain_failure(result, server)
+        self._record(result, samples)
+        emit(ArmFailed(result=result) if result.status == ArmStatus.failed else ArmFinished(result=result))
+
+    # ------------------------------------------------------------------ bookkeeping
+
+    def _fail(self, arm: Arm, cause: str, server: ServerHandle | None, emit) -> None:
+        result = ArmResult(arm_id=arm.id, status=ArmStatus.failed, started_at=utcnow(), finished_at=utcnow(), error=cause)
+        self._explain_failure(result, server)
+        self._record(result, [])
+        emit(ArmFailed(result=result))
+
+    def _explain_failure(self, result: ArmResult, server: ServerHandle | None) -> None:
+        if server is None:
+            return
+        diagnosis = getattr(server, "diagnosis", None)
+        running = getattr(server, "running", True)
+        if diagnosis is not None and getattr(diagnosis, "cause", None) and diagnosis.cause not in (result.error or ""):
+            result.error = f"{diagnosis.cause} ({diagnosis.hint})" if getattr(diagnosis, "hint", None) else diagnosis.cause
+        elif not running and "exited" not in (result.error or ""):
+            result.error = f"the vLLM server exited mid-arm: {result.error}"
+        tail = server.tail(20)
+        if tail and not result.error_excerpt:
+            result.error_excerpt = "\n".join(tail)
+        result.log_path = result.log_path or _log_path(server)
+
+    def _record(self, result: ArmResult, samples: list[MetricsSample]) -> None:
+        """Commit one arm's result (and its live samples) before anything else happens."""
+        session = self.session
+        session.results = [r for r in session.results if r.arm_id != result.arm_id] + [result]
+        if result.vllm_version and not session.vllm_version:
+            session.vllm_version = result.vllm_version
+            self.store.save_session(session)
+        self.store.save_arm_result(session.id, result)
+        if samples:
+            session.samples.extend(samples)
+            self.store.add_samples(session.id, samples)
+
+    def _mark(self, status: str) -> None:
+        self.session.status = status
+        with contextlib.suppress(SpecAdvisorError):
+            self.store.set_status(self.session.id, status)
+
+    def _api_key(self) -> str | None:
+        if not self._api_key_env:
+            return None
+        key = os.environ.get(self._api_key_env)
+        if not key:
+            raise InputError(f"environment variable {self._api_key_env} is not set", hint="export it or drop --api-key-env")
+        return key
+
+
+def run_sweep_blocking(
+    plan: SweepPlan | Session, store: Any, on_event: Callable[[SweepEvent], None], **runner_kwargs: Any
+) -> SweepRunner:
+    """Run a sweep to the end on this thread (a TUI thread worker, the CLI). Returns the runner, whose
+    `session` holds the results. Raises what the sweep raised; KeyboardInterrupt marks it interrupted."""
+    runner = SweepRunner(plan, store, **runner_kwargs)
+
+    async def consume() -> None:
+        async for event in runner.events():
+            on_event(event)
+
+    asyncio.run(consume())
+    return runner
+
+
+# ---------------------------------------------------------------------- defaults (real process boundary)
+
+
+class _Done:
+    pass
+
+
+_DONE = _Done()
+
+
+def _default_server_factory(env: dict[str, str], session: Session) -> ServerFactory:
+    if session.settings.endpoint:
+        return lambda arm, s: AttachedServer(s.settings.endpoint)
+    return VllmServerFactory(env=env)
+
+
+class VllmServerFactory:
+    """Builds a real `vllm serve` launch for an arm (engine command, server args, a log file per arm)."""
+
+    def __init__(self, env: dict[str, str] | None = None, ready_timeout_s: float = 1200):
+        self.env = dict(env or {})
+        self.ready_timeout_s = ready_timeout_s
+
+    def __call__(self, arm: Arm, session: Session) -> ServerHandle:
+        from specadvisor.engine.server import VllmServer
+        from specadvisor.engine.spec import ServerSpec
+        from specadvisor.settings import paths
+
+        log_dir = paths().logs / session.id
+        log_dir.mkdir(parents=True, exist_ok=True)
+        spec_kwargs: dict[str, Any] = dict(
+            model=session.model,
+            speculative_config=arm.speculative_config,
+            extra_args=[*session.settings.server_args, *arm.server_args],
+            env=self.env,
+            ready_timeout_s=self.ready_timeout_s,
+            log_path=log_dir / f"{arm.id}.log",
+        )
+        if session.settings.engine_cmd:
+            spec_kwargs["engine_cmd"] = list(session.settings.engine_cmd)
+        return VllmServer(ServerSpec(**spec_kwargs))
+
+
+class AttachedServer:
+    """A server someone else runs (--endpoint): nothing is launched or stopped."""
+
+    def __init__(self, url: str):
+        self.base_url = url.rstrip("/")
+        self.command: list[str] = []
+        self.running = True
+
+    def subscribe(self, callback: Callable[[str], None]) -> None:
+        return None
+
+    def tail(self, n: int = 40) -> list[str]:
+        return []
+
+    async def start(self) -> None:
+        return None
+
+    async def wait_ready(self) -> float:
+        import httpx
+
+        from specadvisor.errors import EngineError
+
+        try:
+            async with httpx.AsyncClient(timeout=10.0) as client:
+                response = await client.get(self.base_url + "/health")
+        except httpx.HTTPError as exc:
+            raise EngineError(f"cannot reach {self.base_url}: {type(exc).__name__}", hint="check --endpoint and that the server is up") from exc
+        if response.status_code != 200:
+            raise EngineError(f"{self.base_url}/health answered HTTP {response.status_code}", hint="wait until the server is ready")
+        return 0.0
+
+    async def stop(self) -> None:
+        return None
+
+
+async def _default_measure(**kwargs: Any) -> AsyncIterator[SweepEvent]:
+    from specadvisor.bench.measure import measure_arm
+
+    async for event in measure_arm(**kwargs):
+        yield event
+
+
+def _default_prompt_loader(session: Session) -> Any:
+    from specadvisor.bench.prompts import load_prompts
+
+    s = session.settings
+    return load_prompts(s.prompt_source, s.num_prompts, seed=s.seed)
+
+
+async def _maybe_await(value: Any) -> Any:
+    if asyncio.iscoroutine(value):
+        return await value
+    return value
+
+
+async def _stop_quietly(server: ServerHandle) -> None:
+    with contextlib.suppress(Exception):
+        await server.stop()
+
+
+def _partial_result(arm: Arm, progress: Progress, samples: list[MetricsSample], reason: str) -> ArmResult:
+    """What an arm stopped early showed so far: its running throughput and acceptance from /metrics."""
+    result = ArmResult(
+        arm_id=arm.id,
+        status=ArmStatus.stopped_early,
+        completed=progress.completed,
+        output_throughput=progress.output_throughput,
+        warnings=[reason],
+    )
+    last = samples[-1] if samples else None
+    if last is not None and last.num_drafts > 0:
+        from specadvisor.domain import PositionStats
+
+        result.num_drafts = int(last.num_drafts)
+        result.num_draft_tokens = int(last.num_draft_tokens)
+        result.num_accepted_tokens = int(last.num_accepted_tokens)
+        result.mean_acceptance_length = 1 + last.num_accepted_tokens / last.num_drafts
+        if last.num_draft_tokens:
+            result.acceptance_rate = last.num_accepted_tokens / last.num_draft_tokens
+        result.per_position = [
+            PositionStats(position=i, accepted=int(a), drafts=int(last.num_drafts), rate=a / last.num_drafts)
+            for i, a in enumerate(last.accepted_per_position)
+        ]
+    return result
+
+
+def _describe(err: BaseException) -> str:
+    if isinstance(err, SpecAdvisorError):
+        return err.one_line()
+    return f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
+
+
+def _log_path(server: ServerHandle) -> str | None:
+    spec = getattr(server, "spec", None)
+    path = getattr(spec, "log_path", None)
+    return str(path) if path else None

@@ -1,0 +1,173 @@
+"""The runner against a real SQLite store, with fakes only for the server process and the load."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+
+import pytest
+from sweep_fakes import FakeMeasure, FakeServer, no_prompts
+
+from specadvisor.domain import ArmFailed, ArmFinished, ArmStatus, ServerLog, SweepFinished, SweepSettings
+from specadvisor.store import Store
+from specadvisor.sweep.plan import plan_from_methods
+from specadvisor.sweep.runner import SweepRunner, run_sweep_blocking
+
+
+def tput(arm):
+    return {None: 100.0, 2: 150.0, 4: 140.0}[arm.n]
+
+
+def make_plan(n_values=(2, 4), **settings):
+    return plan_from_methods("m", [("ngram", {"prompt_lookup_min": 2})], list(n_values), SweepSettings(num_prompts=8, **settings))
+
+
+def factory(fail=()):
+    return lambda arm, session: FakeServer(arm, fail_start=arm.id in fail)
+
+
+async def collect(runner):
+    return [e async for e in runner.events()]
+
+
+async def test_each_arm_is_persisted_and_recommended(store):
+    plan = make_plan()
+    runner = SweepRunner(plan, store, server_factory=factory(), measure=FakeMeasure(tput), prompt_loader=no_prompts)
+    events = await collect(runner)
+    finished = [e for e in events if isinstance(e, ArmFinished)]
+    assert [e.result.arm_id for e in finished] == ["baseline", "ngram-n2", "ngram-n4"]
+    assert all(e.session_id == plan.session.id for e in events)
+    stored = store.get_session(plan.session.id)
+    assert stored.status == "finished"
+    assert {r.arm_id for r in stored.results} == {"baseline", "ngram-n2", "ngram-n4"}
+    assert stored.recommendation.arm_id == "ngram-n2"
+    last = events[-1]
+    assert isinstance(last, SweepFinished) and last.launches_used == 3 == last.launches_full_grid
+    assert all(s.stopped for s in FakeServer.instances)
+    assert any(isinstance(e, ServerLog) for e in events)
+
+
+async def test_result_is_committed_before_the_next_arm_starts(store):
+    plan = make_plan()
+    seen_in_store = []
+
+    def spying_factory(arm, session):
+        seen_in_store.append(len(Store.open(store.path).get_session(session.id).results) if arm.id != "baseline" else 0)
+        return FakeServer(arm)
+
+    await collect(SweepRunner(plan, store, server_factory=spying_factory, measure=FakeMeasure(tput), prompt_loader=no_prompts))
+    assert seen_in_store == [0, 1, 2]
+
+
+async def test_failed_start_is_recorded_and_the_sweep_goes_on(store):
+    plan = make_plan()
+    runner = SweepRunner(plan, store, server_factory=factory(fail={"ngram-n2"}), measure=FakeMeasure(tput), prompt_loader=no_prompts)
+    events = await collect(runner)
+    failed = [e for e in events if isinstance(e, ArmFailed)]
+    assert [e.result.arm_id for e in failed] == ["ngram-n2"]
+    assert "fake server exited during start-up" in failed[0].result.error
+    assert "ERROR fake cause" in failed[0].result.error_excerpt
+    stored = store.get_session(plan.session.id)
+    assert stored.result_for("ngram-n2").status == ArmStatus.failed
+    assert stored.result_for("ngram-n4").status == ArmStatus.ok
+    assert stored.recommendation.arm_id == "ngram-n4"
+
+
+async def test_crash_mid_arm_costs_one_arm(store):
+    plan = make_plan()
+    measure = FakeMeasure(tput, crash={"ngram-n4"})
+    events = await collect(SweepRunner(plan, store, server_factory=factory(), measure=measure, prompt_loader=no_prompts))
+    failed = [e.result for e in events if isinstance(e, ArmFailed)]
+    assert [r.arm_id for r in failed] == ["ngram-n4"] and "connection reset" in failed[0].error
+    assert isinstance(events[-1], SweepFinished)
+    assert all(s.stopped for s in FakeServer.instances)
+
+
+async def test_resume_skips_finished_arms(store):
+    plan = make_plan()
+    measure = FakeMeasure(tput, hang={"ngram-n4"})
+    runner = SweepRunner(plan, store, server_factory=factory(), measure=measure, prompt_loader=no_prompts)
+    async with contextlib.aclosing(runner.events()) as stream:
+        async for event in stream:
+            if isinstance(event, ArmFinished) and event.result.arm_id == "ngram-n2":
+                break  # the consumer walks away (Ctrl-C in the CLI): the session must be resumable
+    interrupted = store.get_session(plan.session.id)
+    assert interrupted.status == "interrupted"
+    assert {r.arm_id for r in interrupted.results} == {"baseline", "ngram-n2"}
+
+    again = FakeMeasure(tput)
+    events = await collect(SweepRunner(interrupted, store, server_factory=factory(), measure=again, prompt_loader=no_prompts))
+    assert again.calls == ["ngram-n4"]
+    assert store.get_session(plan.session.id).status == "finished"
+    assert isinstance(events[-1], SweepFinished)
+
+
+async def test_cancel_stops_the_running_server(store):
+    plan = make_plan()
+    runner = SweepRunner(plan, store, server_factory=factory(), measure=FakeMeasure(tput, hang={"baseline"}), prompt_loader=no_prompts)
+    seen = []
+
+    async def consume():
+        async for event in runner.events():
+            seen.append(event)
+
+    task = asyncio.create_task(consume())
+    while not FakeServer.instances or not FakeServer.instances[0].started:
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.05)
+    runner.cancel()
+    await asyncio.wait_for(task, 5)
+    assert FakeServer.instances[0].stopped
+    assert len(FakeServer.instances) == 1
+    assert store.get_session(plan.session.id).status == "interrupted"
+    assert not any(isinstance(e, SweepFinished) for e in seen)
+
+
+def test_blocking_helper_runs_on_a_thread_and_can_be_cancelled_from_another(store):
+    plan = make_plan()
+    events = []
+    holder = {}
+
+    def worker():
+        holder["runner"] = run_sweep_blocking(
+            plan, Store.open(store.path), events.append, server_factory=factory(), measure=FakeMeasure(tput), prompt_loader=no_prompts
+        )
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join(10)
+    assert not thread.is_alive()
+    assert isinstance(events[-1], SweepFinished)
+    assert holder["runner"].session.recommendation.arm_id == "ngram-n2"
+
+
+async def test_adaptive_skips_hopeless_n_and_reports_launches(store):
+    plan = make_plan(n_values=(1, 2, 3, 4, 5, 6))
+
+    def curve(arm):  # AL(N) from RATES over a steep step cost: best at N=2..3
+        if arm.n is None:
+            return 100.0
+        from sweep_fakes import RATES
+
+        return 100.0 * (1 + sum(RATES[: arm.n])) / (1 + 0.25 * arm.n)
+
+    measure = FakeMeasure(curve)
+    events = await collect(SweepRunner(plan, store, server_factory=factory(), measure=measure, prompt_loader=no_prompts, adaptive=True))
+    done = events[-1]
+    assert isinstance(done, SweepFinished)
+    assert done.launches_full_grid == 7
+    assert done.launches_used < done.launches_full_grid
+    assert measure.calls[:2] == ["baseline", "ngram-n6"]
+    full = {n: curve(type("A", (), {"n": n})()) for n in range(1, 7)}
+    best_n = max(full, key=full.get)
+    assert done.recommendation.arm_id == f"ngram-n{best_n}"
+    stored = store.get_session(plan.session.id)
+    assert any(r.status == ArmStatus.skipped for r in stored.results)
+
+
+async def test_bad_plan_input_is_one_line_error():
+    from specadvisor.errors import InputError
+
+    with pytest.raises(InputError, match="N must be >= 1"):
+        make_plan(n_values=(0, 2))
