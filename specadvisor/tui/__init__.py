@@ -1,0 +1,1 @@
+"""The Textual terminal UI: the only package allowed to import textual."""

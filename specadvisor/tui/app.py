@@ -1,0 +1,219 @@
+"""The specadvisor Textual app: one factory shared by `specadvisor`, `specadvisor demo` and the tests.
+
+The app holds the user's journey (hardware, model, workload, advice, the planned session) and the
+services that do the work. Every blocking job runs in a worker; one handler turns any worker error
+into the error modal. Quitting during a sweep asks first and then stops the vLLM process group
+itself, because thread workers cannot be cancelled.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable
+
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.message import Message
+from textual.screen import Screen
+from textual.worker import Worker, WorkerState
+
+from specadvisor.domain import Advice, HardwareProfile, ModelProfile, Session, Workload
+from specadvisor.tui.services import PlanLike, Runner, Services, SessionStore
+from specadvisor.tui.sweep_state import SweepState
+from specadvisor.tui.widgets.modals import ConfirmModal, ErrorModal
+
+WORKER_TITLES = {
+    "detect": "Hardware detection failed",
+    "inspect": "Model inspection failed",
+    "advise": "Advice failed",
+    "sweep": "The sweep stopped",
+    "export": "Export failed",
+    "import": "Import failed",
+    "store": "The session store failed",
+}
+
+
+class SweepUpdated(Message):
+    """Posted after each sweep event is folded into the app's SweepState: `changed` names what to redraw."""
+
+    def __init__(self, changed: set[str]):
+        super().__init__()
+        self.changed = changed
+
+
+class SpecAdvisorApp(App[int]):
+    CSS_PATH = "app.tcss"
+    TITLE = "specadvisor"
+    SUB_TITLE = "speculative decoding advisor for vLLM"
+    BINDINGS = [
+        Binding("f1", "help", "Help"),
+        Binding("f2", "go_setup", "Setup"),
+        Binding("f3", "sessions", "Sessions"),
+        Binding("ctrl+q", "quit", "Quit", priority=True),
+    ]
+
+    def __init__(
+        self,
+        services: Services,
+        *,
+        cursor_blink: bool = True,
+        start: str = "setup",
+        workload: Workload | None = None,
+        model_ref: str | None = None,
+    ):
+        super().__init__()
+        self.services = services
+        self.cursor_blink = cursor_blink
+        self.start = start
+        self.hardware: HardwareProfile | None = None
+        self.model_profile: ModelProfile | None = None
+        self.model_ref = model_ref or ""
+        self.workload = workload or Workload()
+        self.advice: Advice | None = None
+        self.plan: PlanLike | None = None
+        self.session: Session | None = None
+        self.runner: Runner | None = None
+        self.sweep_state = SweepState()
+        self._store: SessionStore | None = None
+
+    # ------------------------------------------------------------------ state shared by screens
+
+    @property
+    def store(self) -> SessionStore:
+        if self._store is None:
+            self._store = self.services.open_store()
+        return self._store
+
+    @property
+    def sweep_running(self) -> bool:
+        return self.runner is not None
+
+    def on_mount(self) -> None:
+        from specadvisor.tui.screens.sessions import SessionsScreen
+        from specadvisor.tui.screens.setup import SetupScreen
+
+        self.push_screen(SetupScreen())
+        if self.start == "sessions":
+            self.push_screen(SessionsScreen())
+
+    # ------------------------------------------------------------------ errors
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """The one place where a failed worker becomes an error modal."""
+        if event.state == WorkerState.ERROR and event.worker.error is not None:
+            title = WORKER_TITLES.get(event.worker.group, WORKER_TITLES.get(event.worker.name, "Something failed"))
+            self.show_error(title, event.worker.error)
+
+    def show_error(self, title: str, error: BaseException) -> None:
+        self.push_screen(ErrorModal(title, error))
+
+    # ------------------------------------------------------------------ navigation and commands
+
+    def action_help(self) -> None:
+        from specadvisor.tui.screens.help import HelpScreen
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def action_go_setup(self) -> None:
+        from specadvisor.tui.screens.setup import SetupScreen
+
+        while len(self.screen_stack) > 2 and not isinstance(self.screen, SetupScreen):
+            if self.sweep_running and type(self.screen).__name__ == "SweepScreen":
+                self.notify("A sweep is running: stop it (x) or wait for it to finish.", severity="warning")
+                return
+            self.pop_screen()
+
+    def action_sessions(self) -> None:
+        from specadvisor.tui.screens.sessions import SessionsScreen
+
+        if not isinstance(self.screen, SessionsScreen):
+            self.push_screen(SessionsScreen())
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("Help", "Keys and how the advisor works", self.action_help)
+        yield SystemCommand("Setup", "Hardware, model and workload", self.action_go_setup)
+        yield SystemCommand("Sessions", "Browse, compare, import and export saved sessions", self.action_sessions)
+
+    # ------------------------------------------------------------------ the sweep
+
+    def start_sweep(self, session: Session) -> None:
+        """Run the session's arms in an async worker; events fold into sweep_state and reach the screen."""
+        from specadvisor.tui.screens.sweep import SweepScreen
+
+        self.session = session
+        self.sweep_state = SweepState()
+        self.sweep_state.add_arms(session.arms)
+        self.runner = self.services.make_runner(session, self.store)
+        self.push_screen(SweepScreen())
+        self.run_worker(self._drive(self.runner), name="sweep", group="sweep", exclusive=True, exit_on_error=False)
+
+    async def _drive(self, runner: Runner) -> None:
+        try:
+            async for event in runner.events():
+                changed = self.sweep_state.apply(event)
+                if changed:
+                    self.post_to_sweep_screen(changed)
+        finally:
+            if self.runner is runner:
+                self.runner = None
+            self.post_to_sweep_screen({"done", "queue", "progress"} if self.sweep_state.finished else {"stopped"})
+
+    def post_to_sweep_screen(self, changed: set[str]) -> None:
+        for screen in self.screen_stack:
+            if type(screen).__name__ == "SweepScreen":
+                screen.post_message(SweepUpdated(changed))
+
+    def finished_session(self) -> Session | None:
+        """The session as it stands after the sweep: re-read from the store (the runner saved it)."""
+        if self.session is None:
+            return None
+        try:
+            return self.store.get_session(self.session.id)
+        except Exception:  # noqa: BLE001 - fall back to what the event stream told us
+            session = self.session.model_copy(deep=True)
+            session.results = self.sweep_state.results()
+            session.recommendation = self.sweep_state.recommendation
+            return session
+
+    # ------------------------------------------------------------------ quitting
+
+    async def action_quit(self) -> None:
+        if not self.sweep_running:
+            self.exit(0)
+            return
+
+        def answered(stop: bool | None) -> None:
+            if stop:
+                self.stop_sweep()
+                self.exit(0)
+
+        self.push_screen(
+            ConfirmModal(
+                "A sweep is running. Stop the vLLM server and quit?\n"
+                "Finished arms are saved; the session can be resumed later.",
+                yes="Stop and quit",
+            ),
+            answered,
+        )
+
+    def stop_sweep(self) -> None:
+        """Cancel the runner and stop every vLLM server we launched (process groups)."""
+        runner, self.runner = self.runner, None
+        if runner is not None:
+            try:
+                runner.cancel()
+            except Exception:  # noqa: BLE001 - stopping must go on to the servers whatever the runner does
+                pass
+        self.workers.cancel_group(self, "sweep")
+        self.services.stop_servers()
+
+
+def create_app(services: Services | None = None, *, db_path: Path | None = None, **kwargs) -> SpecAdvisorApp:
+    """The app with real services (or the given ones): used by the CLI, the demo and the tests."""
+    if services is None:
+        from specadvisor.tui.services import default_services
+
+        services = default_services(db_path)
+    return SpecAdvisorApp(services, **kwargs)

@@ -1,0 +1,147 @@
+"""Plain-text formatting of domain objects for the TUI's panels and tables (no Textual here).
+
+One place decides how a hardware profile, a model, a candidate or a result reads, so the screens
+stay layout-only and the wording is tested without a terminal.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from specadvisor.domain import ArmResult, Candidate, HardwareProfile, LatencyStats, ModelProfile, Session
+
+
+def duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, sec = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes} min {sec:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
+def hardware_lines(hw: HardwareProfile) -> list[str]:
+    lines = [f"Accelerator  {hw.gpu_label}"]
+    for gpu in hw.gpus[:4]:
+        mem = f"{gpu.memory_total_mib / 1024:.0f} GiB" if gpu.memory_total_mib else "? GiB"
+        cc = f", sm {gpu.compute_capability}" if gpu.compute_capability else (f", {gpu.gfx_target}" if gpu.gfx_target else "")
+        lines.append(f"  #{gpu.index} {gpu.name} ({mem}{cc})")
+    cpu = hw.cpu
+    ram = f", {cpu.ram_total_gib:.0f} GiB RAM" if cpu.ram_total_gib else ""
+    cores = f", {cpu.cores_logical} threads" if cpu.cores_logical else ""
+    lines.append(f"CPU          {cpu.model}{cores}{ram}")
+    eng = hw.engine
+    if eng.found:
+        lines.append(f"vLLM         {eng.version or '?'} ({eng.distribution or 'vllm'}, {eng.platform})")
+        if eng.methods:
+            lines.append(f"Methods      {', '.join(eng.methods)}")
+    else:
+        lines.append("vLLM         not found" + (f": {eng.detail}" if eng.detail else ""))
+    if hw.hypothetical:
+        lines.append("(hypothetical hardware: nothing measured here)")
+    return lines
+
+
+def model_lines(m: ModelProfile) -> list[str]:
+    size = f"{m.params_b:g}B params" if m.params_b else "size unknown"
+    if m.is_moe and m.active_params_b:
+        size += f" ({m.active_params_b:g}B active, MoE)"
+    lines = [f"{m.id}  [{m.source}]", f"{m.architecture or m.model_type or 'architecture unknown'}, {size}"]
+    if m.mtp.present:
+        checked = {True: "weights present", False: "weights MISSING", None: "weights not checked"}[m.mtp.confirmed_by_weights]
+        lines.append(f"MTP heads    {m.mtp.layers} ({m.mtp.config_key or 'config'}; {checked})")
+    else:
+        lines.append("MTP heads    none")
+    if m.drafters:
+        names = ", ".join(f"{d.drafter} ({d.method})" for d in m.drafters[:3])
+        more = f" +{len(m.drafters) - 3} more" if len(m.drafters) > 3 else ""
+        lines.append(f"Drafters     {names}{more}")
+    else:
+        lines.append("Drafters     none published; model-free methods still apply")
+    lines.extend(f"! {w}" for w in m.warnings[:3])
+    return lines
+
+
+def speedup_range(rng: tuple[float, float] | None) -> str:
+    if not rng:
+        return "no estimate"
+    low, high = rng
+    return f"{low:.2f}x" if abs(high - low) < 0.005 else f"{low:.2f}-{high:.2f}x"
+
+
+def candidate_title(rank: int, c: Candidate) -> str:
+    drafter = f" + {c.drafter}" if c.drafter else ""
+    ns = ",".join(str(n) for n in c.n_grid)
+    return f"#{rank} {c.id}{drafter}  ·  expected {speedup_range(c.expected_speedup)}  ·  N {ns}  ·  score {c.score:.2f}"
+
+
+def candidate_details(c: Candidate) -> list[str]:
+    lines = [f"method {c.method}; config {c.speculative_config}"]
+    lines.extend(f"• {r}" for r in c.reasons)
+    for ev in c.evidence:
+        where = "measured here" if ev.local else ev.source
+        stale = " (stale)" if ev.stale else ""
+        rng = f" {speedup_range((ev.speedup_low, ev.speedup_high))}" if ev.speedup_low else ""
+        lines.append(f"  evidence{rng}: {ev.summary} [{where}{stale}]")
+    lines.extend(f"! {w}" for w in c.warnings)
+    return lines
+
+
+def ms(stats: LatencyStats, which: str) -> str:
+    value = getattr(stats, which)
+    return "-" if value is None else f"{value:.0f}"
+
+
+def result_row(label: str, res: ArmResult | None, baseline_tps: float | None) -> list[str]:
+    """Cells of the results table: arm, status, tok/s (CI), speedup, AL, acc rate, TTFT p50/p99, TPOT p50/p99."""
+    if res is None:
+        return [label, "pending"] + ["-"] * 6
+    tps = "-"
+    if res.output_throughput is not None:
+        tps = f"{res.output_throughput:.1f}"
+        if res.output_throughput_ci:
+            lo, hi = res.output_throughput_ci
+            tps += f" ±{(hi - lo) / 2:.1f}"
+    speed = "-"
+    if res.output_throughput and baseline_tps:
+        speed = f"{res.output_throughput / baseline_tps:.2f}x"
+        if res.output_throughput_ci:
+            lo, hi = res.output_throughput_ci
+            speed += f" [{lo / baseline_tps:.2f}-{hi / baseline_tps:.2f}]"
+    al = f"{res.mean_acceptance_length:.2f}" if res.mean_acceptance_length is not None else "-"
+    rate = f"{res.acceptance_rate * 100:.0f}%" if res.acceptance_rate is not None else "-"
+    ttft = f"{ms(res.ttft_ms, 'median')}/{ms(res.ttft_ms, 'p99')}"
+    tpot = f"{ms(res.tpot_ms, 'median')}/{ms(res.tpot_ms, 'p99')}"
+    return [label, res.status.value, tps, speed, al, rate, ttft, tpot]
+
+
+def baseline_throughput(session: Session) -> float | None:
+    for arm in session.arms:
+        if arm.is_baseline:
+            res = session.result_for(arm.id)
+            if res and res.output_throughput:
+                return res.output_throughput
+    return None
+
+
+def summary_cells(summary: Any) -> list[str]:
+    """A row of the sessions table from a store summary (or a full Session)."""
+    created = getattr(summary, "created_at", None)
+    created_text = created.strftime("%Y-%m-%d %H:%M") if created else "-"
+    best = getattr(summary, "best_speedup", None)
+    arms = getattr(summary, "arms", 0)
+    if isinstance(arms, list):
+        arms = len(arms)
+    return [
+        str(getattr(summary, "name", "") or getattr(summary, "id", "")[:8]),
+        str(getattr(summary, "model", "")),
+        str(getattr(getattr(summary, "workload", ""), "value", getattr(summary, "workload", ""))),
+        str(getattr(summary, "status", "")),
+        str(arms),
+        f"{best:.2f}x" if isinstance(best, (int, float)) else "-",
+        created_text,
+    ]

@@ -1,0 +1,149 @@
+"""Results: the arms compared, the recommendation with its reasoning, and ways to take it away."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
+
+from specadvisor.domain import Recommendation, Session
+from specadvisor.tui.format import baseline_throughput, result_row
+from specadvisor.report.snippet import spec_config_json
+from specadvisor.tui.sweep_state import short_label
+from specadvisor.tui.widgets.charts import AcceptanceChart
+from specadvisor.tui.widgets.modals import PromptModal
+
+COLUMNS = ("arm", "status", "tok/s", "speedup [CI]", "AL", "acc.", "TTFT p50/99", "TPOT p50/99")
+
+
+def recommendation_text(session: Session, rec: Recommendation | None, command: str) -> str:
+    if rec is None:
+        return "No recommendation yet: the sweep has not measured enough arms."
+    if rec.do_not_speculate or rec.arm_id is None:
+        head = "Recommendation: do NOT speculate here: the baseline is as fast or faster."
+    else:
+        arm = next((a for a in session.arms if a.id == rec.arm_id), None)
+        speed = f" ({rec.speedup:.2f}x" if rec.speedup else ""
+        if speed and rec.speedup_ci:
+            speed += f", CI {rec.speedup_ci[0]:.2f}-{rec.speedup_ci[1]:.2f}"
+        speed += ")" if speed else ""
+        head = f"Recommendation: {short_label(arm) if arm else rec.arm_id}{speed}"
+    lines = [head, *[f"• {r}" for r in rec.reasons]]
+    if command:
+        lines += ["", command]
+    return "\n".join(lines)
+
+
+class ResultsScreen(Screen):
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back"),
+        Binding("c", "copy_command", "Copy command"),
+        Binding("j", "copy_json", "Copy JSON"),
+        Binding("s", "save_snippet", "Save snippet"),
+        Binding("e", "export_report", "Report"),
+        Binding("b", "export_bundle", "Bundle"),
+    ]
+
+    def __init__(self, session: Session):
+        super().__init__()
+        self.session = session
+        self.recommendation: Recommendation | None = None
+        self.command = ""
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Vertical(id="results-body"):
+            yield DataTable(id="results", cursor_type="row", zebra_stripes=True, classes="panel")
+            with Horizontal(id="results-lower"):
+                yield Static("", id="recommendation", classes="panel", markup=False)
+                yield AcceptanceChart(id="best-acceptance")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        session = self.session
+        self.sub_title = f"{session.model} · {session.workload.value} · c={session.concurrency} · T={session.temperature:g}"
+        table = self.query_one("#results", DataTable)
+        table.border_title = f"Arms measured ({session.name or session.id[:8]})"
+        table.add_columns(*COLUMNS)
+        base = baseline_throughput(session)
+        for arm in session.arms:
+            table.add_row(*result_row(short_label(arm), session.result_for(arm.id), base), key=arm.id)
+        self.recommendation = self.app.services.recommend(session)
+        if self.recommendation is not None and self.recommendation.speculative_config:
+            self.command = self.app.services.serve_command(session, self.recommendation)
+        box = self.query_one("#recommendation", Static)
+        box.border_title = "Recommendation"
+        box.update(recommendation_text(session, self.recommendation, self.command))
+        self.show_acceptance()
+        table.focus()
+
+    def show_acceptance(self) -> None:
+        """The recommended arm's per-position acceptance (or the best measured speculative arm's)."""
+        chart = self.query_one("#best-acceptance", AcceptanceChart)
+        arm_id = self.recommendation.arm_id if self.recommendation else None
+        result = self.session.result_for(arm_id) if arm_id else None
+        if result is None:
+            spec = [r for r in self.session.results if r.per_position and r.output_throughput]
+            result = max(spec, key=lambda r: r.output_throughput, default=None)
+        if result is not None:
+            chart.rates = tuple(result.per_position_acceptance)
+            chart.mean_length = result.mean_acceptance_length
+
+    # ------------------------------------------------------------------ take it away
+
+    def _config(self) -> dict | None:
+        return self.recommendation.speculative_config if self.recommendation else None
+
+    def action_copy_command(self) -> None:
+        if not self.command:
+            self.notify("Nothing to copy: no speculative configuration is recommended.", severity="warning")
+            return
+        self.app.copy_to_clipboard(self.command)
+        self.notify("Copied the vllm serve command (OSC 52).")
+
+    def action_copy_json(self) -> None:
+        config = self._config()
+        if not config:
+            self.notify("Nothing to copy: no speculative configuration is recommended.", severity="warning")
+            return
+        self.app.copy_to_clipboard(spec_config_json(config))
+        self.notify("Copied the --speculative-config JSON (OSC 52).")
+
+    def _ask_path(self, question: str, default: str, then) -> None:
+        def answered(text: str | None) -> None:
+            if text:
+                then(Path(text).expanduser())
+
+        self.app.push_screen(PromptModal(question, value=default), answered)
+
+    def action_save_snippet(self) -> None:
+        if not self.command:
+            self.notify("Nothing to save: no speculative configuration is recommended.", severity="warning")
+            return
+        self._ask_path("Save the serve command to:", f"specadvisor-{self.session.id[:8]}.sh", self.write_snippet)
+
+    def action_export_report(self) -> None:
+        self._ask_path("Write the markdown report to:", f"specadvisor-{self.session.id[:8]}.md", self.write_report)
+
+    def action_export_bundle(self) -> None:
+        self._ask_path("Write the session bundle to:", f"specadvisor-{self.session.id[:8]}.zip", self.write_bundle)
+
+    @work(thread=True, group="export", exit_on_error=False)
+    def write_snippet(self, path: Path) -> None:
+        path.write_text("#!/bin/sh\n" + self.command + "\n", encoding="utf-8")
+        self.app.call_from_thread(self.notify, f"Saved {path}")
+
+    @work(thread=True, group="export", exit_on_error=False)
+    def write_report(self, path: Path) -> None:
+        path.write_text(self.app.services.report_markdown(self.session), encoding="utf-8")
+        self.app.call_from_thread(self.notify, f"Wrote {path}")
+
+    @work(thread=True, group="export", exit_on_error=False)
+    def write_bundle(self, path: Path) -> None:
+        written = self.app.services.export_bundle(self.session, path)
+        self.app.call_from_thread(self.notify, f"Wrote {written}")

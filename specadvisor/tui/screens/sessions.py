@@ -1,0 +1,191 @@
+"""Sessions: browse saved sessions, open one, compare two, import/export bundles, delete (confirmed).
+
+Store calls run on the UI thread on purpose: a SQLite connection belongs to the thread that made it,
+and listing or deleting a session is a millisecond query.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
+
+from specadvisor.domain import Session
+from specadvisor.tui.format import baseline_throughput, result_row, summary_cells
+from specadvisor.tui.screens.results import COLUMNS, ResultsScreen
+from specadvisor.tui.sweep_state import short_label
+from specadvisor.tui.widgets.modals import ConfirmModal, PromptModal
+
+SESSION_COLUMNS = ("name", "model", "workload", "status", "arms", "best", "created (UTC)")
+
+
+class SessionsScreen(Screen):
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back"),
+        Binding("enter", "open", "Open", show=True),
+        Binding("space", "mark", "Mark"),
+        Binding("c", "compare", "Compare 2"),
+        Binding("i", "import_bundle", "Import"),
+        Binding("e", "export_bundle", "Export"),
+        Binding("delete,d", "delete", "Delete"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.marked: list[str] = []
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Vertical(id="sessions-body"):
+            yield DataTable(id="sessions", cursor_type="row", zebra_stripes=True, classes="panel")
+            yield Static("", id="sessions-hint", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#sessions", DataTable)
+        table.border_title = "Saved sessions"
+        table.add_columns(" ", *SESSION_COLUMNS)
+        self.reload()
+        table.focus()
+
+    def reload(self) -> None:
+        table = self.query_one("#sessions", DataTable)
+        table.clear()
+        try:
+            summaries = self.app.store.list_sessions()
+        except Exception as err:  # noqa: BLE001 - shown in the error modal with its cause
+            self.app.show_error("Cannot list sessions", err)
+            summaries = []
+        for summary in summaries:
+            mark = "●" if summary.id in self.marked else " "
+            table.add_row(mark, *summary_cells(summary), key=summary.id)
+        hint = "Enter opens · space marks two to compare · i imports a bundle · d deletes"
+        if not summaries:
+            hint = "No saved sessions yet: run a sweep from Setup (F2), or import a bundle with i."
+        self.query_one("#sessions-hint", Static).update(hint)
+
+    def selected_id(self) -> str | None:
+        table = self.query_one("#sessions", DataTable)
+        if table.row_count == 0:
+            return None
+        row_key, _ = table.coordinate_to_cell_key(table.cursor_coordinate)
+        return row_key.value
+
+    def load(self, session_id: str) -> Session | None:
+        try:
+            return self.app.store.get_session(session_id)
+        except Exception as err:  # noqa: BLE001
+            self.app.show_error("Cannot open the session", err)
+            return None
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        self.action_open()
+
+    def action_open(self) -> None:
+        session_id = self.selected_id()
+        session = self.load(session_id) if session_id else None
+        if session is not None:
+            self.app.push_screen(ResultsScreen(session))
+
+    def action_mark(self) -> None:
+        session_id = self.selected_id()
+        if session_id is None:
+            return
+        if session_id in self.marked:
+            self.marked.remove(session_id)
+        else:
+            self.marked = (self.marked + [session_id])[-2:]
+        table = self.query_one("#sessions", DataTable)
+        cursor = table.cursor_coordinate
+        self.reload()
+        table.cursor_coordinate = cursor
+
+    def action_compare(self) -> None:
+        if len(self.marked) != 2:
+            self.notify("Mark two sessions with space first.", severity="warning")
+            return
+        sessions = [self.load(i) for i in self.marked]
+        if all(sessions):
+            self.app.push_screen(CompareScreen(sessions[0], sessions[1]))
+
+    def action_delete(self) -> None:
+        session_id = self.selected_id()
+        if session_id is None:
+            return
+
+        def answered(yes: bool | None) -> None:
+            if not yes:
+                return
+            try:
+                self.app.store.delete_session(session_id)
+            except Exception as err:  # noqa: BLE001
+                self.app.show_error("Cannot delete the session", err)
+                return
+            self.marked = [m for m in self.marked if m != session_id]
+            self.reload()
+            self.notify("Session deleted.")
+
+        self.app.push_screen(ConfirmModal(f"Delete session {session_id[:8]} and all its results? This cannot be undone.", yes="Delete"), answered)
+
+    def action_import_bundle(self) -> None:
+        def answered(text: str | None) -> None:
+            if not text:
+                return
+            try:
+                session = self.app.services.import_bundle(self.app.store, Path(text).expanduser())
+            except Exception as err:  # noqa: BLE001
+                self.app.show_error("Import failed", err)
+                return
+            self.reload()
+            self.notify(f"Imported session {session.name or session.id[:8]}.")
+
+        self.app.push_screen(PromptModal("Import a session bundle from:", placeholder="path/to/bundle.zip"), answered)
+
+    def action_export_bundle(self) -> None:
+        session_id = self.selected_id()
+        session = self.load(session_id) if session_id else None
+        if session is None:
+            return
+
+        def answered(text: str | None) -> None:
+            if not text:
+                return
+            try:
+                written = self.app.services.export_bundle(session, Path(text).expanduser())
+            except Exception as err:  # noqa: BLE001
+                self.app.show_error("Export failed", err)
+                return
+            self.notify(f"Wrote {written}")
+
+        self.app.push_screen(PromptModal("Write the bundle to:", value=f"specadvisor-{session.id[:8]}.zip"), answered)
+
+
+class CompareScreen(Screen):
+    """Two sessions' arms one above the other, same columns, so speedups line up by eye."""
+
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back")]
+
+    def __init__(self, left: Session, right: Session):
+        super().__init__()
+        self.pair = (left, right)
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Vertical(id="compare-body"):
+            for i, _ in enumerate(self.pair):
+                yield DataTable(id=f"compare-{i}", cursor_type="row", classes="panel")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        for i, session in enumerate(self.pair):
+            table = self.query_one(f"#compare-{i}", DataTable)
+            hw = session.hardware.gpu_label
+            table.border_title = f"{session.name or session.id[:8]} · {session.model} · {hw} · vLLM {session.vllm_version or '?'}"
+            table.add_columns(*COLUMNS)
+            base = baseline_throughput(session)
+            for arm in session.arms:
+                table.add_row(*result_row(short_label(arm), session.result_for(arm.id), base))

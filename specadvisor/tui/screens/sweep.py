@@ -1,0 +1,218 @@
+"""Sweep (live): the arm queue, the current arm, acceptance per position, throughput vs N, warnings, log.
+
+The screen only renders the app's SweepState. Updates are coalesced: counters redraw a few times a
+second and the charts about once a second, so a sweep of thousands of requests stays smooth.
+"""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Collapsible, DataTable, Footer, Header, Input, ProgressBar, RichLog, Static
+
+from specadvisor.domain import ArmStatus
+from specadvisor.tui.app import SweepUpdated
+from specadvisor.tui.sweep_state import STATUS_ICONS, SweepState, short_label
+from specadvisor.tui.widgets.charts import AcceptanceChart, ThroughputChart
+from specadvisor.tui.widgets.modals import ConfirmModal
+
+FAST_PARTS = {"queue", "progress", "log", "warnings"}
+CHART_PARTS = {"chart", "throughput"}
+
+
+class SweepScreen(Screen):
+    BINDINGS = [
+        Binding("l", "toggle_log", "Server log"),
+        Binding("slash", "search_log", "Search log"),
+        Binding("x", "stop", "Stop sweep"),
+        Binding("r", "results", "Results"),
+        Binding("escape", "back", "Back", show=False),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.dirty: set[str] = set(FAST_PARTS | CHART_PARTS)
+        self.log_shown = 0
+
+    @property
+    def state(self) -> SweepState:
+        return self.app.sweep_state
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="sweep-status"):
+            yield ProgressBar(total=1.0, show_eta=False, id="overall")
+            yield Static("", id="current", markup=False)
+        with Horizontal(id="sweep-columns"):
+            with Vertical(id="queue-panel", classes="panel"):
+                yield DataTable(id="queue", cursor_type="row", show_header=False)
+            with VerticalScroll(id="charts"):
+                yield AcceptanceChart(id="acceptance")
+                yield ThroughputChart(id="throughput")
+                yield Static("", id="warnings", markup=False)
+        with Collapsible(title="Server log", collapsed=True, id="log-box"):
+            filter_input = Input(placeholder="filter the log (substring)", id="log-filter", compact=True)
+            filter_input.cursor_blink = self.app.cursor_blink
+            yield filter_input
+            yield RichLog(id="log", max_lines=2000, wrap=False, markup=False, highlight=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#queue-panel").border_title = "Arms"
+        table = self.query_one("#queue", DataTable)
+        table.add_columns("", "arm", "state")
+        self.set_interval(self.app_refresh_interval, self.redraw_fast)
+        self.set_interval(self.app_chart_interval, self.redraw_charts)
+        self.redraw_fast()
+        self.redraw_charts()
+
+    @property
+    def app_refresh_interval(self) -> float:
+        return getattr(self.app, "refresh_interval", 0.25)
+
+    @property
+    def app_chart_interval(self) -> float:
+        return getattr(self.app, "chart_interval", 1.0)
+
+    # ------------------------------------------------------------------ updates
+
+    def on_sweep_updated(self, message: SweepUpdated) -> None:
+        self.dirty |= message.changed
+        if "done" in message.changed or "stopped" in message.changed:
+            self.dirty |= FAST_PARTS | CHART_PARTS
+            self.redraw_fast()
+            self.redraw_charts()
+            if "done" in message.changed:
+                self.notify("Sweep finished: press r for the results.", title="specadvisor")
+
+    def redraw_fast(self) -> None:
+        parts, self.dirty = self.dirty & FAST_PARTS, self.dirty - FAST_PARTS
+        if "queue" in parts:
+            self.draw_queue()
+        if "progress" in parts:
+            self.draw_progress()
+        if "warnings" in parts:
+            self.draw_warnings()
+        if "log" in parts and not self.query_one("#log-box", Collapsible).collapsed:
+            self.draw_log()
+
+    def redraw_charts(self) -> None:
+        parts, self.dirty = self.dirty & CHART_PARTS, self.dirty - CHART_PARTS
+        if "chart" in parts:
+            chart = self.query_one("#acceptance", AcceptanceChart)
+            chart.rates = tuple(self.state.rates)
+            chart.mean_length = self.state.mean_acceptance_length
+        if "throughput" in parts:
+            self.query_one("#throughput", ThroughputChart).points = tuple(self.state.throughput_points(self.predictions()))
+
+    def predictions(self) -> dict[str, float]:
+        """The sweep predictor's throughput for each arm, from the arms measured so far."""
+        session = self.app.session
+        results = self.state.results()
+        if session is None or not results:
+            return {}
+        try:
+            return self.app.services.predict(session.model_copy(update={"results": results}))
+        except Exception:  # noqa: BLE001 - a prediction is decoration; never stop the live view for it
+            return {}
+
+    def draw_queue(self) -> None:
+        table = self.query_one("#queue", DataTable)
+        table.clear()
+        for arm_id, row in self.state.arms.items():
+            state = row.phase
+            if row.phase == "measuring" and row.total:
+                state = f"{row.completed}/{row.total}"
+            elif row.status == ArmStatus.ok and row.throughput:
+                state = f"{row.throughput:.1f} tok/s"
+            elif row.status not in (ArmStatus.pending, ArmStatus.running):
+                state = row.status.value
+            table.add_row(STATUS_ICONS[row.status], short_label(row.arm), state, key=arm_id)
+
+    def draw_progress(self) -> None:
+        state = self.state
+        self.query_one("#overall", ProgressBar).update(total=1.0, progress=state.progress_fraction())
+        row = state.arms.get(state.current) if state.current else None
+        if state.finished:
+            text = "finished" + (f" · recommended: {state.recommendation.arm_id or 'no speculation'}" if state.recommendation else "")
+        elif self.app.runner is None and not state.finished:
+            text = "stopped: finished arms are saved; resume from Sessions"
+        elif row is None:
+            text = "preparing…"
+        else:
+            bits = [short_label(row.arm), row.phase]
+            if row.total:
+                bits.append(f"{row.completed}/{row.total} requests")
+            if row.throughput:
+                bits.append(f"{row.throughput:.1f} tok/s")
+            if state.mean_acceptance_length and not row.arm.is_baseline:
+                bits.append(f"AL {state.mean_acceptance_length:.2f}")
+            text = " · ".join(bits)
+        self.query_one("#current", Static).update(text)
+
+    def draw_warnings(self) -> None:
+        box = self.query_one("#warnings", Static)
+        warnings = list(self.state.warnings)[-6:]
+        box.update("\n".join(f"⚠ {w}" for w in warnings))
+        box.display = bool(warnings)
+
+    def draw_log(self, rebuild: bool = False) -> None:
+        log = self.query_one("#log", RichLog)
+        needle = self.query_one("#log-filter", Input).value.strip().lower()
+        if rebuild:
+            log.clear()
+            self.log_shown = self.state.log_count - len(self.state.log)
+        for arm_id, line in self.state.new_log_lines(self.log_shown):
+            if not needle or needle in line.lower():
+                log.write(f"[{arm_id}] {line}")
+        self.log_shown = self.state.log_count
+
+    # ------------------------------------------------------------------ actions
+
+    def action_toggle_log(self) -> None:
+        box = self.query_one("#log-box", Collapsible)
+        box.collapsed = not box.collapsed
+
+    @on(Collapsible.Expanded, "#log-box")
+    def log_opened(self) -> None:
+        self.draw_log(rebuild=True)
+
+    def action_search_log(self) -> None:
+        self.query_one("#log-box", Collapsible).collapsed = False
+        self.query_one("#log-filter", Input).focus()
+
+    @on(Input.Changed, "#log-filter")
+    def filter_changed(self) -> None:
+        self.draw_log(rebuild=True)
+
+    def action_stop(self) -> None:
+        if self.app.runner is None:
+            self.notify("No sweep is running.")
+            return
+
+        def answered(stop: bool | None) -> None:
+            if stop:
+                self.app.stop_sweep()
+                self.dirty |= FAST_PARTS
+                self.redraw_fast()
+
+        self.app.push_screen(ConfirmModal("Stop the sweep and the vLLM server? Finished arms stay saved.", yes="Stop"), answered)
+
+    def action_results(self) -> None:
+        from specadvisor.tui.screens.results import ResultsScreen
+
+        if self.app.runner is not None:
+            self.notify("The sweep is still running; results appear when it finishes.", severity="warning")
+            return
+        session = self.app.finished_session()
+        if session is not None:
+            self.app.switch_screen(ResultsScreen(session))
+
+    def action_back(self) -> None:
+        if self.app.runner is not None:
+            self.notify("A sweep is running: stop it with x first.", severity="warning")
+            return
+        self.app.pop_screen()

@@ -1,0 +1,172 @@
+"""Everything the TUI asks of the rest of specadvisor, behind one injectable object.
+
+The app never imports the probes, the advisor, the store or the runner directly: it calls these
+callables. `default_services()` wires the real modules (imported lazily, so the first frame does not
+wait for them); tests pass fixed profiles and a fake runner at the same seams. No Textual here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, AsyncIterator, Callable, Protocol
+
+from specadvisor.domain import (
+    Advice,
+    HardwareProfile,
+    ModelProfile,
+    Recommendation,
+    Session,
+    Workload,
+)
+
+
+class Runner(Protocol):
+    """A sweep in progress: an async stream of domain SweepEvents, cancellable from the UI."""
+
+    def events(self) -> AsyncIterator[Any]: ...
+
+    def cancel(self) -> None: ...
+
+
+class PlanLike(Protocol):
+    """An editable sweep plan (specadvisor.sweep.plan.SweepPlan): the session plus editing helpers."""
+
+    session: Session
+
+    def add_arm(self, method: str | None, n: int | None = None, extra: dict[str, Any] | None = None) -> list[Any]: ...
+
+    def remove_arm(self, arm_id_: str) -> None: ...
+
+    def estimate_seconds(self) -> float: ...
+
+
+class SessionStore(Protocol):
+    def list_sessions(self) -> list[Any]: ...
+
+    def get_session(self, session_id: str) -> Session: ...
+
+    def delete_session(self, session_id: str) -> None: ...
+
+    def save_session(self, session: Session) -> None: ...
+
+
+@dataclass
+class Services:
+    detect: Callable[[], HardwareProfile]
+    inspect_model: Callable[[str], ModelProfile]
+    advise: Callable[[HardwareProfile, ModelProfile, Workload], Advice]
+    plan: Callable[[Advice, ModelProfile, HardwareProfile, Workload], PlanLike]
+    predict: Callable[[Session], dict[str, float]]
+    open_store: Callable[[], SessionStore]
+    make_runner: Callable[[Session, SessionStore], Runner]
+    stop_servers: Callable[[], None]
+    recommend: Callable[[Session], Recommendation | None]
+    serve_command: Callable[[Session, Recommendation], str]
+    report_markdown: Callable[[Session], str]
+    export_bundle: Callable[[Session, Path], Path]
+    import_bundle: Callable[[SessionStore, Path], Session]
+
+
+def default_services(db_path: Path | None = None) -> Services:
+    """The real wiring. Each callable imports its module when first called."""
+
+    def detect() -> HardwareProfile:
+        from specadvisor.hardware import detect as _detect
+
+        return _detect()
+
+    def inspect_model(ref: str) -> ModelProfile:
+        from specadvisor.modelinfo import inspect_model as _inspect
+
+        return _inspect(ref)
+
+    def advise(hardware: HardwareProfile, model: ModelProfile, workload: Workload) -> Advice:
+        from specadvisor.advisor import advise as _advise
+
+        return _advise(hardware, model, workload, vllm_version=hardware.engine.version)
+
+    def plan(advice: Advice, model: ModelProfile, hardware: HardwareProfile, workload: Workload) -> PlanLike:
+        from specadvisor.domain import SweepSettings
+        from specadvisor.sweep.plan import plan_from_advice
+
+        settings = SweepSettings(
+            prompt_source=workload.prompt_source or "humaneval",
+            num_prompts=workload.num_prompts,
+            output_len=workload.output_len,
+            temperature=workload.temperature,
+            concurrency=[workload.concurrency],
+        )
+        plan = plan_from_advice(advice, model=model.id, settings=settings)
+        session = plan.session
+        session.hardware = hardware
+        session.hardware_fingerprint = hardware.fingerprint()
+        session.model_profile = model
+        session.workload = workload.kind
+        return plan
+
+    def predict(session: Session) -> dict[str, float]:
+        from specadvisor.sweep.predict import predict_throughput
+
+        return {key: p.predicted_throughput for key, p in predict_throughput(session).items() if p.arm_id}
+
+    def open_store() -> SessionStore:
+        from specadvisor.settings import paths
+        from specadvisor.store import Store
+
+        return Store.open(db_path or paths().database)
+
+    def make_runner(session: Session, store: SessionStore) -> Runner:
+        from specadvisor.sweep.runner import SweepRunner
+
+        return SweepRunner(session, store)
+
+    def stop_servers() -> None:
+        from specadvisor.engine import stop_all_servers
+
+        stop_all_servers()
+
+    def recommend(session: Session) -> Recommendation | None:
+        if session.recommendation is not None:
+            return session.recommendation
+        from specadvisor.sweep.recommend import recommend as _recommend
+
+        return _recommend(session)
+
+    def serve_command(session: Session, rec: Recommendation) -> str:
+        if rec.serve_command:
+            return rec.serve_command
+        from specadvisor.report.snippet import serve_command as _serve_command
+
+        return _serve_command(session, rec.speculative_config)
+
+    def report_markdown(session: Session) -> str:
+        from specadvisor.report import markdown
+
+        return markdown(session)
+
+    def export_bundle(session: Session, path: Path) -> Path:
+        from specadvisor.store.bundle import export_bundle as _export
+
+        return _export(session, path) or path
+
+    def import_bundle(store: SessionStore, path: Path) -> Session:
+        from specadvisor.store.bundle import import_bundle as _import
+
+        return _import(store, path)
+
+    return Services(
+        detect=detect,
+        inspect_model=inspect_model,
+        advise=advise,
+        plan=plan,
+        predict=predict,
+        open_store=open_store,
+        make_runner=make_runner,
+        stop_servers=stop_servers,
+        recommend=recommend,
+        serve_command=serve_command,
+        report_markdown=report_markdown,
+        export_bundle=export_bundle,
+        import_bundle=import_bundle,
+    )

@@ -1,0 +1,206 @@
+"""The live sweep view as plain data, folded from the runner's event stream.
+
+No Textual here: the sweep screen only renders this state, so what the user sees during a sweep is
+tested by feeding events, and memory stays bounded however many requests a sweep sends (the log is a
+ring buffer; Progress events only overwrite counters).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from specadvisor.charts import ThroughputPoint
+from specadvisor.domain import (
+    Arm,
+    ArmFailed,
+    ArmFinished,
+    ArmQueued,
+    ArmResult,
+    ArmStatus,
+    MeasurementWarning,
+    MetricsSampled,
+    Progress,
+    Recommendation,
+    ServerLog,
+    ServerReady,
+    ServerStarting,
+    SweepFinished,
+    WarmupStarted,
+)
+
+LOG_LINES_KEPT = 2000
+WARNINGS_KEPT = 200
+
+STATUS_ICONS = {
+    ArmStatus.pending: "·",
+    ArmStatus.running: "▶",
+    ArmStatus.ok: "✔",
+    ArmStatus.failed: "✘",
+    ArmStatus.stopped_early: "■",
+    ArmStatus.skipped: "↷",
+}
+
+
+@dataclass
+class ArmRow:
+    arm: Arm
+    status: ArmStatus = ArmStatus.pending
+    phase: str = "queued"  # queued | starting | warmup | measuring | done | failed
+    completed: int = 0
+    total: int = 0
+    throughput: float | None = None
+    result: ArmResult | None = None
+
+
+@dataclass
+class SweepState:
+    """Everything the live sweep screen shows; `apply` returns which parts changed."""
+
+    arms: dict[str, ArmRow] = field(default_factory=dict)
+    current: str | None = None
+    rates: list[float] = field(default_factory=list)  # live per-position acceptance of the current arm
+    mean_acceptance_length: float | None = None
+    log: deque[tuple[str, str]] = field(default_factory=lambda: deque(maxlen=LOG_LINES_KEPT))
+    warnings: deque[str] = field(default_factory=lambda: deque(maxlen=WARNINGS_KEPT))
+    finished: bool = False
+    recommendation: Recommendation | None = None
+    events_seen: int = 0
+    log_count: int = 0  # lines ever logged; with the ring buffer, tells a view which lines are new
+
+    def new_log_lines(self, already_shown: int) -> list[tuple[str, str]]:
+        """Lines logged since a view showed `already_shown` of them (those still in the buffer)."""
+        fresh = min(self.log_count - already_shown, len(self.log))
+        return list(self.log)[len(self.log) - fresh :] if fresh > 0 else []
+
+    def _log(self, arm_id: str, line: str) -> None:
+        self.log.append((arm_id, line))
+        self.log_count += 1
+
+    def add_arms(self, arms: list[Arm]) -> None:
+        for arm in arms:
+            self.arms.setdefault(arm.id, ArmRow(arm=arm))
+
+    def apply(self, event) -> set[str]:
+        """Fold one SweepEvent in; the returned names ("queue", "progress", "chart", "log",
+        "warnings", "throughput", "done") tell the screen what to redraw."""
+        self.events_seen += 1
+        if isinstance(event, ArmQueued):
+            self.add_arms([event.arm])
+            return {"queue"}
+        if isinstance(event, ServerStarting):
+            row = self._row(event.arm_id)
+            row.status, row.phase = ArmStatus.running, "starting"
+            self.current = event.arm_id
+            self.rates, self.mean_acceptance_length = [], None
+            self._log(event.arm_id, "$ " + " ".join(event.command))
+            return {"queue", "progress", "chart", "log"}
+        if isinstance(event, ServerLog):
+            self._log(event.arm_id, event.line)
+            return {"log"}
+        if isinstance(event, ServerReady):
+            self._row(event.arm_id).phase = "ready"
+            self._log(event.arm_id, f"server ready in {event.startup_s:.0f} s")
+            return {"queue", "progress", "log"}
+        if isinstance(event, WarmupStarted):
+            self._row(event.arm_id).phase = "warmup"
+            return {"queue", "progress"}
+        if isinstance(event, Progress):
+            row = self._row(event.arm_id)
+            row.status, row.phase = ArmStatus.running, "measuring"
+            row.completed, row.total = event.completed, event.total
+            if event.output_throughput is not None:
+                row.throughput = event.output_throughput
+            self.current = event.arm_id
+            return {"progress", "queue"}
+        if isinstance(event, MetricsSampled):
+            return self._sample(event)
+        if isinstance(event, MeasurementWarning):
+            where = f"[{self._label(event.arm_id)}] " if event.arm_id else ""
+            self.warnings.append(where + event.message)
+            return {"warnings"}
+        if isinstance(event, (ArmFinished, ArmFailed)):
+            return self._finish(event.result)
+        if isinstance(event, SweepFinished):
+            self.finished, self.recommendation, self.current = True, event.recommendation, None
+            return {"done", "queue", "progress"}
+        return set()
+
+    # ------------------------------------------------------------------ queries the screen renders
+
+    def progress_fraction(self) -> float:
+        """Share of arms done, counting the current arm's completed requests."""
+        if not self.arms:
+            return 0.0
+        done = sum(1 for r in self.arms.values() if r.phase in ("done", "failed"))
+        row = self.arms.get(self.current) if self.current else None
+        partial = (row.completed / row.total) if row and row.total else 0.0
+        return min(1.0, (done + partial) / len(self.arms))
+
+    def results(self) -> list[ArmResult]:
+        return [r.result for r in self.arms.values() if r.result is not None]
+
+    def throughput_points(self, predicted: dict[str, float] | None = None) -> list[ThroughputPoint]:
+        """Baseline first, then speculative arms by method and N, predictions (by arm id) beside measurements."""
+        results = {r.arm_id: r for r in self.results()}
+        predicted = predicted or {}
+        ordered = sorted(self.arms.values(), key=lambda r: (not r.arm.is_baseline, r.arm.method or "", r.arm.n or 0))
+        points = []
+        for row in ordered:
+            res = results.get(row.arm.id)
+            measured = res.output_throughput if res and res.status == ArmStatus.ok else None
+            points.append(
+                ThroughputPoint(
+                    label=short_label(row.arm),
+                    measured=measured,
+                    predicted=predicted.get(row.arm.id),
+                    ci=res.output_throughput_ci if res else None,
+                )
+            )
+        return points
+
+    # ------------------------------------------------------------------ internals
+
+    def _row(self, arm_id: str) -> ArmRow:
+        if arm_id not in self.arms:
+            self.arms[arm_id] = ArmRow(arm=Arm(id=arm_id, label=arm_id))
+        return self.arms[arm_id]
+
+    def _label(self, arm_id: str) -> str:
+        row = self.arms.get(arm_id)
+        return short_label(row.arm) if row else arm_id
+
+    def _sample(self, event: MetricsSampled) -> set[str]:
+        s = event.sample
+        if s.arm_id != self.current and self.current is not None:
+            return set()
+        if s.num_drafts > 0:
+            self.rates = [min(1.0, a / s.num_drafts) for a in s.accepted_per_position]
+            self.mean_acceptance_length = 1.0 + s.num_accepted_tokens / s.num_drafts
+        elif s.accepted_per_position:
+            self.rates = [0.0] * len(s.accepted_per_position)
+        return {"chart", "progress"}
+
+    def _finish(self, result: ArmResult) -> set[str]:
+        row = self._row(result.arm_id)
+        row.result = result
+        row.status = result.status
+        row.phase = "failed" if result.status == ArmStatus.failed else "done"
+        if result.output_throughput is not None:
+            row.throughput = result.output_throughput
+        if result.per_position:
+            self.rates = result.per_position_acceptance
+        if result.mean_acceptance_length is not None:
+            self.mean_acceptance_length = result.mean_acceptance_length
+        for warning in result.warnings:
+            self.warnings.append(f"[{short_label(row.arm)}] {warning}")
+        if result.error:
+            self.warnings.append(f"[{short_label(row.arm)}] failed: {result.error}")
+        return {"queue", "progress", "chart", "throughput", "warnings"}
+
+
+def short_label(arm: Arm) -> str:
+    if arm.is_baseline:
+        return "baseline" if arm.concurrency == 1 else f"baseline c{arm.concurrency}"
+    base = f"{arm.method} N={arm.n}" if arm.method and arm.n else arm.label
+    return base if arm.concurrency == 1 else f"{base} c{arm.concurrency}"

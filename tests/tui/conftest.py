@@ -1,0 +1,44 @@
+"""TUI test fixtures: an app on a real SQLite file with fixed profiles and a scripted runner."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from tui_fakes import Calls, fake_services  # noqa: E402
+
+from specadvisor.tui.app import create_app  # noqa: E402
+
+
+@pytest.fixture
+def calls() -> Calls:
+    return Calls()
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "specadvisor.db"
+
+
+@pytest.fixture
+def make_app(db_path: Path, calls: Calls):
+    """Build an app with fakes at the process boundary; cursor blink off and fast redraws for tests."""
+
+    def build(**runner_kwargs):
+        app = create_app(fake_services(db_path, calls, **runner_kwargs), cursor_blink=False)
+        app.refresh_interval = 0.02
+        app.chart_interval = 0.05
+        return app
+
+    return build
+
+
+async def settle(pilot) -> None:
+    """Wait until every worker finished and the screen has processed the resulting messages."""
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    await pilot.pause(0.1)

@@ -1,0 +1,119 @@
+"""Pilot tests of the core flow: Setup -> Advice -> Sweep (live) -> Results, with injected fakes."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import settle
+from tui_fakes import MODEL
+from textual.widgets import DataTable, Input, Static
+
+from specadvisor.store import Store
+from specadvisor.tui.screens.advice import AdviceScreen
+from specadvisor.tui.screens.results import ResultsScreen
+from specadvisor.tui.screens.setup import SetupScreen
+from specadvisor.tui.screens.sweep import SweepScreen
+from specadvisor.tui.widgets.charts import AcceptanceChart, ThroughputChart
+from specadvisor.tui.widgets.modals import ErrorModal
+
+
+async def test_setup_shows_detected_hardware(make_app):
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, SetupScreen)
+        text = str(app.screen.query_one("#hardware", Static).render())
+        assert "CPU only" in text and "0.32.0" in text and "ngram" in text
+
+
+async def test_inspecting_a_model_shows_drafters(make_app, calls):
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        model = app.screen.query_one("#model", Input)
+        model.value = MODEL.id
+        model.focus()
+        await pilot.press("enter")
+        await settle(pilot)
+        info = str(app.screen.query_one("#model-info", Static).render())
+        assert calls.inspected == [MODEL.id]
+        assert "LlamaForCausalLM" in info and "local/smollm2-8layer" in info and "MTP heads    none" in info
+
+
+async def test_bad_workload_field_opens_error_modal(make_app):
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        app.screen.query_one("#model", Input).value = MODEL.id
+        app.screen.query_one("#concurrency", Input).value = "many"
+        await pilot.press("ctrl+a")
+        await settle(pilot)
+        assert isinstance(app.screen, ErrorModal)
+        assert "Concurrency must be a number" in app.screen.message
+        await pilot.press("escape")
+        assert isinstance(app.screen, SetupScreen)
+
+
+async def go_to_advice(app, pilot) -> None:
+    await settle(pilot)
+    app.screen.query_one("#model", Input).value = MODEL.id
+    await pilot.press("ctrl+a")
+    await settle(pilot)
+    assert isinstance(app.screen, AdviceScreen)
+
+
+async def test_advice_lists_candidates_and_editable_arms(make_app):
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await go_to_advice(app, pilot)
+        table = app.screen.query_one("#arms", DataTable)
+        assert [k.value for k in table.rows] == ["baseline", "ngram-n4", "suffix-n8", "ngram-n2"]
+        await pilot.press("a")
+        await pilot.pause()
+        app.screen.query_one("#prompt-input", Input).value = "ngram 6"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "ngram-n6" in [k.value for k in table.rows]
+        added = next(a for a in app.plan.arms if a.id == "ngram-n6")
+        assert added.speculative_config["prompt_lookup_max"] == 4  # kept from the advised candidate
+        table.move_cursor(row=2)
+        await pilot.press("d")
+        await pilot.pause()
+        assert "suffix-n8" not in [k.value for k in table.rows]
+        table.move_cursor(row=0)
+        await pilot.press("d")
+        await pilot.pause()
+        assert isinstance(app.screen, ErrorModal)
+        assert "baseline" in app.screen.message
+
+
+async def test_sweep_runs_live_and_lands_on_results(make_app, db_path):
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await go_to_advice(app, pilot)
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, SweepScreen)
+        state = app.sweep_state
+        assert state.finished and state.recommendation is not None
+        queue = app.screen.query_one("#queue", DataTable)
+        assert queue.row_count == 4
+        assert all(str(queue.get_row_at(i)[0]) == "✔" for i in range(4))
+        points = app.screen.query_one("#throughput", ThroughputChart).points
+        assert {p.label: p.measured for p in points}["ngram N=4"] == 15.4
+        assert any(p.predicted is not None for p in points)
+        assert "clamped" in str(app.screen.query_one("#warnings", Static).render())
+        assert app.screen.query_one("#acceptance", AcceptanceChart).rates  # the last arm's per-position rates
+        await pilot.press("r")
+        await settle(pilot)
+        assert isinstance(app.screen, ResultsScreen)
+        rec = str(app.screen.query_one("#recommendation", Static).render())
+        assert "ngram N=4" in rec and "vllm serve" in rec
+        await pilot.press("c")
+        assert app.clipboard.startswith("vllm serve HuggingFaceTB/SmolLM2-135M-Instruct --speculative-config")
+        await pilot.press("j")
+        assert json.loads(app.clipboard) == {"method": "ngram", "prompt_lookup_min": 2, "prompt_lookup_max": 4, "num_speculative_tokens": 4}
+    with Store.open(db_path) as store:
+        [summary] = store.list_sessions()
+        assert summary.status == "finished" and summary.arms == 4
