@@ -70,7 +70,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "unsupported_method",
         re.compile(r"NotImplementedError: Unsupported speculative method"),
-        lambda lines, i: f"this model does not support speculative method {_quoted(lines, i)!s}",
+        lambda lines, i: f"this model does not support speculative method '{_quoted(lines, i)}'",
         "pick a method the model supports (mtp needs a model with MTP heads; see `specadvisor inspect`)",
     ),
     _Rule(
@@ -133,7 +133,7 @@ def diagnose(log_lines: list[str], returncode: int | None, *, timed_out: bool = 
     lines = [line.rstrip("\n") for line in log_lines]
     for rule in _RULES:
         for i, line in enumerate(lines):
-            if rule.pattern.search(line):
+            if rule.pattern.search(line) and not _is_source_line(line):
                 return Diagnosis(kind=rule.kind, cause=rule.cause(lines, i), hint=rule.hint, excerpt=_excerpt(lines, i))
     if timed_out:
         return Diagnosis(
@@ -159,6 +159,12 @@ def diagnose(log_lines: list[str], returncode: int | None, *, timed_out: bool = 
         )
     hint = "the host may have run out of memory (check dmesg)" if returncode == -signal.SIGKILL else "read the server log"
     return Diagnosis(kind="exited", cause=f"vLLM exited ({exit_text})", hint=hint, excerpt=_excerpt(lines, len(lines) - 1))
+
+
+def _is_source_line(line: str) -> bool:
+    """Traceback lines quoting source code (`raise FooError(`) name an error without its message."""
+    text = line.strip()
+    return text.startswith(("raise ", 'File "')) or text.startswith("^")
 
 
 def _root_exception(lines: list[str]) -> int | None:

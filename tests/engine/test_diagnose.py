@@ -1,0 +1,95 @@
+"""The diagnoser against real failure logs captured from vLLM 0.32.0's CPU build (tests/fixtures/engine)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from specadvisor.engine import diagnose
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "engine"
+RETURNCODES = json.loads((FIXTURES / "cases.json").read_text())["returncodes"]
+
+
+def real_log(name: str) -> list[str]:
+    return (FIXTURES / f"{name}.log").read_text().splitlines()
+
+
+@pytest.mark.parametrize(
+    ("case", "kind", "in_cause"),
+    [
+        ("unknown_key", "invalid_config", "bogus_key: Unexpected keyword argument"),
+        ("bad_method", "invalid_config", "method: Input should be 'ngram'"),
+        ("invalid_json", "invalid_json", "not valid JSON"),
+        ("missing_model", "model_not_found", "/nonexistent/models/NoSuchModel"),
+        ("missing_drafter", "model_not_found", "/nonexistent/drafters/NoSuchDrafter"),
+        ("mtp_unsupported", "unsupported_method", "'mtp'"),
+        ("suffix_no_arctic", "missing_arctic_inference", "arctic-inference"),
+        ("vocab_mismatch", "vocab_mismatch", "Draft model vocab_size=32000"),
+        ("kv_cache_too_small", "out_of_memory", "larger than the available KV cache memory"),
+        ("port_in_use", "port_in_use", "already in use"),
+    ],
+)
+def test_real_failure_logs_are_diagnosed(case, kind, in_cause):
+    result = diagnose(real_log(case), RETURNCODES[case])
+    assert result.kind == kind
+    assert in_cause in result.cause
+    assert result.hint
+    log_text = "\n".join(real_log(case))
+    assert result.excerpt
+    assert all(line[:100] in log_text for line in result.excerpt.splitlines())
+
+
+def test_cause_is_one_short_line():
+    for case in RETURNCODES:
+        result = diagnose(real_log(case), RETURNCODES[case])
+        assert "\n" not in result.cause and len(result.cause) <= 300, case
+
+
+def test_invalid_json_exits_2_in_the_real_log():
+    assert RETURNCODES["invalid_json"] == 2
+
+
+def test_timeout_without_a_recognised_error():
+    lines = ["(APIServer pid=1) INFO Loading weights", "(APIServer pid=1) INFO still loading"]
+    result = diagnose(lines, None, timed_out=True)
+    assert result.kind == "timeout"
+    assert "ready before the timeout" in result.cause
+    assert "still loading" in result.excerpt
+
+
+def test_engine_core_failure_names_the_root_exception():
+    lines = [
+        "(EngineCore pid=7) ERROR worker failed",
+        "Traceback (most recent call last):",
+        '  File "x.py", line 1, in <module>',
+        "AssertionError: attention backend FOO needs head_dim 128",
+        "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}",
+    ]
+    result = diagnose(lines, 1)
+    assert result.kind == "engine_init_failed"
+    assert "attention backend FOO needs head_dim 128" in result.cause
+    assert "Engine core" not in result.cause.split(":", 1)[1]
+
+
+def test_killed_by_signal_without_log_suggests_host_memory():
+    result = diagnose([], -9)
+    assert result.kind == "exited"
+    assert "SIGKILL" in result.cause
+    assert "memory" in result.hint
+
+
+def test_unknown_crash_quotes_the_last_exception():
+    result = diagnose(["starting", "KeyError: 'rope_scaling'"], 1)
+    assert result.kind == "crashed"
+    assert "KeyError" not in result.cause and "'rope_scaling'" in result.cause
+    assert "exit code 1" in result.cause
+
+
+def test_cuda_oom_line():
+    line = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 GiB"
+    result = diagnose(["loading", line, "RuntimeError: Engine core initialization failed. See root cause above."], 1)
+    assert result.kind == "out_of_memory"
+    assert "Tried to allocate 2.00 GiB" in result.cause
