@@ -224,6 +224,9 @@ class Advice(Model):
     fired_rules: list[str] = Field(default_factory=list)
     tensor_parallel_size: int = 1
     vllm_version: str | None = None
+    trace: list[str] = Field(default_factory=list)  # every rule checked and what it changed (advise --explain)
+    verdict_level: Literal["speculate", "careful", "unlikely", ""] = ""
+    suggest_training: bool = False  # no drafter fits: training one (Speculators, EAGLE-3 first) is the way up
 
 
 # --------------------------------------------------------------------------- sweep plan and results
