@@ -98,18 +98,18 @@ class Store:
             raise
         return cls(path, db)
 
-    @_guarded
     def close(self) -> None:
-        assert self._db is not None
-        self._db.close()
-        self._db = None
+        """Close the connection; closing twice is harmless."""
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
 
     def __enter__(self) -> "Store":
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._db is not None:
-            self.close()
+        self.close()
 
     @property
     def db(self) -> Database:

@@ -1,0 +1,166 @@
+"""Migrations run on every open, upgrade older files, and never touch files the store cannot trust."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime, timezone
+
+import pytest
+from sqlite_utils import Database
+from store_samples import make_session
+
+from specadvisor.domain import Provenance
+from specadvisor.errors import StoreError
+from specadvisor.store import Store, rows
+from specadvisor.store.migrations import known_migration_names, migrations
+
+V2 = "m002_origin_columns_and_indexes"
+
+
+def _write_v1_file(path, *sessions) -> None:
+    """What specadvisor with schema v1 wrote: m001 applied, rows without the v2 columns."""
+    db = Database(sqlite3.connect(path))
+    migrations.apply(db, stop_before=V2)
+    for session in sessions:
+        row = rows.session_row(session)
+        del row["origin"], row["bundle_sha256"]
+        db["sessions"].insert(row)
+        for position, arm in enumerate(session.arms):
+            db["arms"].insert(rows.arm_row(session.id, position, arm))
+        for result in session.results:
+            db["arm_results"].insert(rows.result_row(session.id, result))
+            db["position_counts"].insert_all(rows.position_rows(session.id, result))
+        db["samples"].insert_all(rows.sample_row(session.id, s) for s in session.samples)
+    db.close()
+
+
+def _file_bytes(path):
+    return path.read_bytes()
+
+
+def test_empty_database_gets_every_migration(tmp_path):
+    with Store.open(tmp_path / "new.db") as store:
+        assert store.schema_migrations() == known_migration_names() == ["m001_create_tables", V2]
+        assert {"sessions", "arms", "arm_results", "position_counts", "samples"} <= set(store.db.table_names())
+        assert "origin" in store.db["sessions"].columns_dict
+        index_columns = {tuple(i.columns) for i in store.db["sessions"].indexes}
+        assert ("bundle_sha256",) in index_columns and ("model",) in index_columns
+
+
+def test_migrations_are_rerunnable_on_every_open(tmp_path):
+    path = tmp_path / "a.db"
+    session = make_session()
+    with Store.open(path) as store:
+        store.save_session(session)
+    with Store.open(path) as store:
+        assert store.schema_migrations() == known_migration_names()
+        assert store.get_session(session.id).model_dump() == session.model_dump()
+
+
+def test_v1_file_is_upgraded_and_keeps_its_sessions(tmp_path):
+    path = tmp_path / "v1.db"
+    local = make_session()
+    imported = make_session(
+        id="0f0f0f0f-0000-4000-8000-000000000000",
+        provenance=Provenance(origin="imported", imported_from="b.json", imported_at=datetime(2026, 11, 3, tzinfo=timezone.utc), bundle_sha256="ab" * 32),
+    )
+    _write_v1_file(path, local, imported)
+    with Database(sqlite3.connect(path)) as db:
+        assert [m.name for m in migrations.applied(db)] == ["m001_create_tables"]
+        assert "origin" not in db["sessions"].columns_dict
+
+    with Store.open(path) as store:
+        assert store.schema_migrations() == known_migration_names()
+        assert store.get_session(local.id).model_dump() == local.model_dump()
+        assert store.get_session(imported.id).model_dump() == imported.model_dump()
+        backfilled = dict(store.db.execute("SELECT id, origin FROM sessions").fetchall())
+        assert backfilled == {local.id: "local", imported.id: "imported"}
+        assert store.find_by_bundle("ab" * 32).id == imported.id
+
+
+def test_newer_schema_is_refused_and_left_untouched(tmp_path):
+    path = tmp_path / "future.db"
+    Store.open(path).close()
+    with Database(sqlite3.connect(path)) as db:
+        db["_sqlite_migrations"].insert({"migration_set": "specadvisor", "name": "m099_from_the_future", "applied_at": "2030-01-01"})
+    before = _file_bytes(path)
+    with pytest.raises(StoreError) as caught:
+        Store.open(path)
+    message = str(caught.value)
+    assert "newer specadvisor" in message and str(path) in message and "upgrade specadvisor" in message
+    assert "\n" not in message
+    assert caught.value.exit_code == 3
+    assert _file_bytes(path) == before
+
+
+def test_corrupted_file_is_refused_and_not_overwritten(tmp_path):
+    path = tmp_path / "broken.db"
+    path.write_bytes(b"this is not sqlite at all\n" * 200)
+    before = _file_bytes(path)
+    with pytest.raises(StoreError, match="corrupted") as caught:
+        Store.open(path)
+    assert str(path) in str(caught.value) and "move the file aside" in str(caught.value)
+    assert _file_bytes(path) == before
+
+
+def test_truncated_database_is_reported_as_corrupted(tmp_path):
+    path = tmp_path / "cut.db"
+    with Store.open(path) as store:
+        for i in range(20):
+            store.save_session(make_session(id=f"{i:08d}-0000-4000-8000-000000000000"))
+        store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    data = _file_bytes(path)
+    path.write_bytes(data[:100] + b"\xff" * 50 + data[150:4096])
+    with pytest.raises(StoreError) as caught:
+        Store.open(path).list_sessions()
+    assert str(path) in str(caught.value)
+
+
+def test_other_programs_database_is_not_adopted(tmp_path):
+    path = tmp_path / "other.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY)")
+    before = _file_bytes(path)
+    with pytest.raises(StoreError, match="not a specadvisor one"):
+        Store.open(path)
+    assert _file_bytes(path) == before
+
+
+def test_locked_database_gives_a_one_line_error(tmp_path):
+    path = tmp_path / "locked.db"
+    Store.open(path).close()
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        with Store.open(path, busy_timeout_s=0.1) as store:
+            with pytest.raises(StoreError, match="locked by another process") as caught:
+                store.save_session(make_session())
+        assert str(path) in str(caught.value)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+
+
+def test_locked_new_database_fails_at_open(tmp_path):
+    path = tmp_path / "busy.db"
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(StoreError, match="locked"):
+            Store.open(path, busy_timeout_s=0.1)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+
+
+def test_folder_given_as_database_is_refused(tmp_path):
+    with pytest.raises(StoreError, match="not a regular file"):
+        Store.open(tmp_path)
+
+
+def test_closed_store_refuses_calls(tmp_path):
+    store = Store.open(tmp_path / "a.db")
+    store.close()
+    store.close()
+    with pytest.raises(StoreError, match="closed"):
+        store.list_sessions()

@@ -1,0 +1,183 @@
+"""The store keeps a Session exactly, writes arms as they finish and is safe across threads."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import uuid
+
+import pytest
+from store_samples import make_session
+
+from specadvisor.domain import ArmResult, ArmStatus, MetricsSample, PositionStats, Recommendation
+from specadvisor.errors import InputError
+from specadvisor.store import Store
+
+
+def test_save_and_get_reproduces_the_session_exactly(store):
+    session = make_session()
+    store.save_session(session)
+    assert store.get_session(session.id).model_dump() == session.model_dump()
+
+
+def test_reopening_the_file_gives_the_same_session(tmp_path):
+    session = make_session()
+    with Store.open(tmp_path / "a.db") as first:
+        first.save_session(session)
+    with Store.open(tmp_path / "a.db") as second:
+        assert second.get_session(session.id).model_dump() == session.model_dump()
+
+
+def test_raw_position_counts_are_queryable_rows(store):
+    session = make_session()
+    store.save_session(session)
+    rows = store.db.execute(
+        "SELECT position, accepted, drafts FROM position_counts WHERE session_id = ? AND arm_id = ? ORDER BY position",
+        [session.id, "ngram-n4-c1"],
+    ).fetchall()
+    assert rows == [(0, 900, 1000), (1, 700, 1000), (2, 500, 1000), (3, 300, 1000)]
+
+
+def test_arm_result_is_committed_immediately_and_visible_to_another_connection(store):
+    session = make_session(results=[], samples=[], recommendation=None, status="running")
+    store.save_session(session)
+    result = ArmResult(arm_id="ngram-n2-c1", output_throughput=150.0, per_position=[PositionStats(position=0, accepted=8, drafts=10, rate=0.8)])
+    store.save_arm_result(session.id, result)
+    other = sqlite3.connect(store.path)
+    try:
+        assert other.execute("SELECT output_throughput FROM arm_results WHERE session_id = ?", [session.id]).fetchall() == [(150.0,)]
+        assert other.execute("SELECT accepted, drafts FROM position_counts WHERE session_id = ?", [session.id]).fetchall() == [(8, 10)]
+    finally:
+        other.close()
+
+
+def test_save_arm_result_replaces_the_arm_and_its_counts(store):
+    session = make_session()
+    store.save_session(session)
+    shorter = session.results[2].model_copy(update={"status": ArmStatus.failed, "per_position": session.results[2].per_position[:1]})
+    store.save_arm_result(session.id, shorter)
+    loaded = store.get_session(session.id)
+    assert [r.arm_id for r in loaded.results] == [r.arm_id for r in session.results]
+    assert loaded.result_for("ngram-n4-c1").status is ArmStatus.failed
+    assert len(loaded.result_for("ngram-n4-c1").per_position) == 1
+    assert loaded.updated_at > session.updated_at
+
+
+def test_samples_append_in_order_and_are_idempotent(store):
+    session = make_session(samples=[])
+    store.save_session(session)
+    first = [MetricsSample(arm_id="ngram-n2-c1", t=float(t), generation_tokens=t * 10.0) for t in (1, 2)]
+    store.add_samples(session.id, first)
+    store.add_samples(session.id, first + [MetricsSample(arm_id="ngram-n2-c1", t=3.0)])
+    assert [s.t for s in store.get_session(session.id).samples] == [1.0, 2.0, 3.0]
+
+
+def test_recommendation_and_status_updates(store):
+    session = make_session(recommendation=None, status="running")
+    store.save_session(session)
+    store.set_recommendation(session.id, Recommendation(arm_id=None, do_not_speculate=True, reasons=["baseline fastest"]))
+    store.set_status(session.id, "finished")
+    loaded = store.get_session(session.id)
+    assert loaded.recommendation.do_not_speculate and loaded.status == "finished"
+    store.set_recommendation(session.id, None)
+    assert store.get_session(session.id).recommendation is None
+
+
+def test_unknown_status_is_an_input_error(store):
+    session = make_session()
+    store.save_session(session)
+    with pytest.raises(InputError, match="unknown session status 'done'"):
+        store.set_status(session.id, "done")
+
+
+def test_writes_to_a_missing_session_are_refused(store):
+    with pytest.raises(InputError, match="no session"):
+        store.save_arm_result("nope", ArmResult(arm_id="a"))
+
+
+def test_prefix_lookup_unique_ambiguous_and_missing(store):
+    a = make_session(id="abcd0000-0000-4000-8000-000000000001")
+    b = make_session(id="abcd1111-0000-4000-8000-000000000002")
+    store.save_session(a)
+    store.save_session(b)
+    assert store.get_session("abcd0").id == a.id
+    assert store.get_session(b.id).id == b.id
+    with pytest.raises(InputError, match="ambiguous"):
+        store.get_session("abcd")
+    with pytest.raises(InputError, match="no session matches"):
+        store.get_session("ffff")
+    with pytest.raises(InputError, match="no session matches"):
+        store.get_session("%")  # not a LIKE wildcard
+
+
+def test_list_is_newest_first_with_best_arm(store):
+    old = make_session()
+    new = make_session(id=str(uuid.uuid4()), created_at=old.created_at.replace(year=2027), name="newer")
+    store.save_session(old)
+    store.save_session(new)
+    summaries = store.list_sessions()
+    assert [s.id for s in summaries] == [new.id, old.id]
+    assert summaries[0].best_arm == "ngram N=4 c1"
+    assert summaries[0].best_speedup == pytest.approx(1.725)
+    assert summaries[0].gpu == "1x NVIDIA H200"
+
+
+def test_find_sessions_filters_by_model_and_hardware(store):
+    a = make_session()
+    b = make_session(id=str(uuid.uuid4()), model="other/model")
+    c = make_session(id=str(uuid.uuid4()), hardware_fingerprint="cpu-only")
+    for s in (a, b, c):
+        store.save_session(s)
+    assert {s.id for s in store.find_sessions(model="Qwen/Qwen3-8B")} == {a.id, c.id}
+    assert [s.id for s in store.find_sessions(model="Qwen/Qwen3-8B", hardware_fingerprint=a.hardware_fingerprint)] == [a.id]
+    assert len(store.find_sessions()) == 3
+
+
+def test_delete_removes_every_row_of_the_session(store):
+    keep, gone = make_session(), make_session(id=str(uuid.uuid4()))
+    store.save_session(keep)
+    store.save_session(gone)
+    store.delete_session(gone.id)
+    for table in ("sessions", "arms", "arm_results", "position_counts", "samples"):
+        column = "id" if table == "sessions" else "session_id"
+        ids = {r[0] for r in store.db.execute(f"SELECT {column} FROM {table}")}
+        assert ids == {keep.id}, table
+    with pytest.raises(InputError):
+        store.get_session(gone.id)
+
+
+def test_database_is_in_wal_mode(store):
+    assert store.db.journal_mode == "wal"
+
+
+def test_default_path_follows_specadvisor_home(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPECADVISOR_HOME", str(tmp_path / "home"))
+    with Store.open() as opened:
+        assert opened.path == tmp_path / "home" / "data" / "specadvisor.db"
+        assert opened.path.is_file()
+
+
+def test_store_is_usable_from_worker_threads(store):
+    """The TUI writes from thread workers: concurrent writers on one Store must all land."""
+    session = make_session(results=[], samples=[])
+    store.save_session(session)
+    errors: list[BaseException] = []
+
+    def write(worker: int) -> None:
+        try:
+            for t in range(25):
+                store.add_samples(session.id, [MetricsSample(arm_id=f"arm{worker}", t=float(t))])
+                store.get_session(session.id)
+            store.save_arm_result(session.id, ArmResult(arm_id=f"arm{worker}", output_throughput=float(worker)))
+        except BaseException as exc:  # noqa: BLE001 - collected and asserted below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=write, args=(i,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    loaded = store.get_session(session.id)
+    assert len(loaded.samples) == 100
+    assert {r.arm_id for r in loaded.results} == {"arm0", "arm1", "arm2", "arm3"}
