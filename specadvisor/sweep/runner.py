@@ -97,6 +97,10 @@ class SweepRunner:
     # ------------------------------------------------------------------ public
 
     @property
+    def launches_used(self) -> int:
+        return self._launches
+
+    @property
     def launches_full_grid(self) -> int:
         return len({server_key(a) for a in self.session.arms})
 

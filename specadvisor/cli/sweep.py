@@ -1,0 +1,346 @@
+"""`specadvisor sweep`: measure a grid of speculative configs headlessly, with a live rich display.
+
+Argument parsing and rendering only: the plan, runner, predictor and recommendation live in
+specadvisor.sweep, shared with the TUI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from typing import Any
+
+from specadvisor.errors import InputError
+
+NEEDS_DRAFTER = {"eagle", "eagle3", "peagle", "p-eagle", "dflash", "draft_model", "pard"}
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "sweep",
+        help="measure speculative configs on real vLLM servers and recommend one",
+        description="Launch one vLLM server per configuration (baseline + methods x N), measure each, "
+        "persist every finished arm, predict untested N and recommend. Ctrl-C stops the current server; "
+        "--resume SESSION continues without redoing finished arms.",
+    )
+    p.add_argument("--model", help="target model (HF id or local dir); with --cpu defaults to the CPU engine's SmolLM2")
+    p.add_argument("--drafter", help="drafter model for eagle3/dflash/draft_model methods")
+    p.add_argument("--method", action="append", default=[], help="method id (ngram, suffix, eagle3, peagle, dflash, draft_model, mtp...); repeat or comma-separate")
+    p.add_argument("--n", default=None, help="num_speculative_tokens values, e.g. 1,3,7")
+    p.add_argument("--baseline", action=argparse.BooleanOptionalAction, default=True, help="also measure no speculation (default: yes)")
+    p.add_argument("--adaptive", action="store_true", help="measure the largest N first, predict the rest, launch only promising N")
+    p.add_argument("--prompts", default="humaneval", help="prompt source: humaneval, sharegpt, a project set or a file (default humaneval)")
+    p.add_argument("--num-prompts", type=int, default=32)
+    p.add_argument("--output-len", type=int, default=256)
+    p.add_argument("--concurrency", default="1", help="client concurrency level(s), e.g. 1 or 1,8")
+    p.add_argument("--temperature", type=float, default=0.0)
+    p.add_argument("--warmup", type=int, default=2, help="warmup requests per arm (excluded from results)")
+    p.add_argument("--trials", type=int, default=1, help="measured trials per arm (prefix cache reset between)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--request-rate", type=float, default=None, help="Poisson request rate (default: as fast as concurrency allows)")
+    p.add_argument("--spec-extra", action="append", default=[], metavar="[METHOD:]JSON", help='extra speculative-config keys, e.g. \'{"prompt_lookup_min":2}\' or \'ngram:{"prompt_lookup_max":4}\'')
+    p.add_argument("--slo-tpot-ms", type=float, default=None, help="latency target on p99 TPOT (ms)")
+    p.add_argument("--slo-ttft-ms", type=float, default=None, help="latency target on p99 TTFT (ms)")
+    engine = p.add_mutually_exclusive_group()
+    engine.add_argument("--engine-cmd", default=None, help="command that launches vLLM (default 'vllm serve')")
+    engine.add_argument("--endpoint", default=None, help="measure a running server at URL as one arm (nothing is launched)")
+    p.add_argument("--api-key-env", default=None, help="environment variable holding the endpoint's API key (never stored)")
+    p.add_argument("--server-arg", action="append", default=[], metavar="ARG", help="extra vllm serve argument (repeat; e.g. --server-arg=--max-model-len=4096)")
+    p.add_argument("--cpu", action="store_true", help="use the provisioned CPU build of vLLM (specadvisor engine setup)")
+    p.add_argument("--name", default="", help="a name for the session")
+    p.add_argument("--json", action="store_true", help="print results as JSON (no live display)")
+    p.add_argument("--resume", metavar="SESSION", default=None, help="continue an interrupted sweep")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from specadvisor.settings import paths
+    from specadvisor.store import Store
+
+    # A new sweep is fully validated before the database is opened: bad input writes nothing.
+    built = None if args.resume else _new(args)
+    store = Store.open(args.db or paths().database)
+    try:
+        session, runner_kwargs = built or _resume(args, store)
+        return _execute(args, store, session, runner_kwargs)
+    finally:
+        store.close()
+
+
+# ---------------------------------------------------------------------- building the session
+
+
+def _new(args: argparse.Namespace):
+    from specadvisor.domain import SweepSettings
+    from specadvisor.sweep.plan import plan_from_methods
+
+    cpu = _cpu_engine() if args.cpu else None
+    model = args.model or (str(cpu.model_dir) if cpu else None)
+    methods = _methods(args)
+    n_values = _ints(args.n, "--n") if args.n else []
+    if args.endpoint:
+        return _endpoint_session(args, model)
+    if not model:
+        raise InputError("no model given", hint="pass --model MODEL (or --cpu for the CPU engine's SmolLM2)")
+    if methods and not n_values:
+        raise InputError("--method given without --n", hint="pass the N values to try, e.g. --n 1,3,5")
+    engine_cmd = shlex.split(args.engine_cmd) if args.engine_cmd else (list(cpu.engine_cmd) if cpu else [])
+    server_args = (list(cpu.server_args) if cpu else []) + list(args.server_arg)
+    settings = SweepSettings(
+        prompt_source=args.prompts,
+        num_prompts=_positive(args.num_prompts, "--num-prompts"),
+        output_len=_positive(args.output_len, "--output-len"),
+        temperature=args.temperature,
+        seed=args.seed,
+        warmup=max(0, args.warmup),
+        trials=_positive(args.trials, "--trials"),
+        concurrency=_ints(args.concurrency, "--concurrency"),
+        request_rate=args.request_rate,
+        engine_cmd=engine_cmd,
+        server_args=server_args,
+        adaptive=args.adaptive,
+        slo_tpot_ms=args.slo_tpot_ms,
+        slo_ttft_ms=args.slo_ttft_ms,
+    )
+    plan = plan_from_methods(model, methods, n_values, settings, baseline=args.baseline, drafter=args.drafter)
+    plan.session.name = args.name
+    if cpu:
+        plan.session.vllm_version = cpu.vllm_version
+    return plan.session, {"server_env": dict(cpu.env) if cpu else {}}
+
+
+def _endpoint_session(args: argparse.Namespace, model: str | None):
+    """Attach mode: the running server is one arm, its config read from /server_info when exposed."""
+    import asyncio
+
+    from specadvisor.domain import Arm, Session, SweepSettings
+    from specadvisor.engine import Endpoint
+
+    endpoint = Endpoint(args.endpoint, api_key_env=args.api_key_env)
+    info = asyncio.run(endpoint.info())
+    spec = info.speculative_config
+    arm = Arm(id="endpoint", label=f"running server at {endpoint.url}")
+    if spec:
+        arm = Arm(id="endpoint", label=f"{spec.get('method')} N={spec.get('num_speculative_tokens')} at {endpoint.url}", method=spec.get("method"), n=spec.get("num_speculative_tokens"), speculative_config=spec)
+    settings = SweepSettings(
+        prompt_source=args.prompts, num_prompts=_positive(args.num_prompts, "--num-prompts"), output_len=_positive(args.output_len, "--output-len"),
+        temperature=args.temperature, seed=args.seed, warmup=max(0, args.warmup), trials=_positive(args.trials, "--trials"),
+        concurrency=_ints(args.concurrency, "--concurrency")[:1], endpoint=endpoint.url,
+    )
+    session = Session(model=model or info.served_model or "", settings=settings, arms=[arm], vllm_version=info.version, name=args.name, temperature=args.temperature)
+    return session, {"api_key_env": args.api_key_env, "model_name": info.served_model}
+
+
+def _resume(args: argparse.Namespace, store):
+    session = store.get_session(args.resume)
+    env: dict[str, str] = {}
+    cpu = _find_cpu()
+    if args.cpu or (cpu is not None and session.settings.engine_cmd == list(cpu.engine_cmd)):
+        cpu = cpu or _cpu_engine()
+        env = dict(cpu.env)
+    kwargs: dict[str, Any] = {"server_env": env}
+    if session.settings.endpoint:
+        kwargs = {"api_key_env": args.api_key_env}
+    return session, kwargs
+
+
+def _cpu_engine():
+    from specadvisor.engine.cpu import ensure_cpu_engine
+
+    return ensure_cpu_engine(lambda line: print(line, file=sys.stderr))
+
+
+def _find_cpu():
+    from specadvisor.engine.cpu import find_cpu_engine
+
+    return find_cpu_engine()
+
+
+def _methods(args: argparse.Namespace) -> list[tuple[str, dict]]:
+    names = [m.strip() for raw in args.method for m in raw.split(",") if m.strip()]
+    common: dict[str, Any] = {}
+    per_method: dict[str, dict[str, Any]] = {}
+    for raw in args.spec_extra:
+        target, text = _split_extra(raw)
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"--spec-extra {raw!r} is not valid JSON: {exc.msg}", hint='use e.g. \'{"prompt_lookup_min": 2}\'') from exc
+        if not isinstance(value, dict):
+            raise InputError(f"--spec-extra {raw!r} is not a JSON object", hint='use e.g. \'{"prompt_lookup_min": 2}\'')
+        (per_method.setdefault(target, {}) if target else common).update(value)
+    unknown = set(per_method) - set(names)
+    if unknown:
+        raise InputError(f"--spec-extra names method(s) not swept: {', '.join(sorted(unknown))}", hint="add them with --method")
+    out = []
+    for name in names:
+        extra = {**common, **per_method.get(name, {})}
+        if name.lower() in NEEDS_DRAFTER and "model" not in extra:
+            if not args.drafter:
+                raise InputError(f"method {name} needs a drafter model", hint="pass --drafter MODEL")
+            extra["model"] = args.drafter
+        out.append((name, extra))
+    return out
+
+
+def _split_extra(raw: str) -> tuple[str | None, str]:
+    raw = raw.strip()
+    if raw.startswith("{"):
+        return None, raw
+    head, sep, rest = raw.partition(":")
+    if not sep:
+        raise InputError(f"--spec-extra {raw!r} is neither JSON nor METHOD:JSON", hint='use e.g. \'ngram:{"prompt_lookup_min": 2}\'')
+    return head.strip(), rest
+
+
+def _ints(text: str, flag: str) -> list[int]:
+    try:
+        values = [int(x) for x in str(text).split(",") if x.strip()]
+    except ValueError as exc:
+        raise InputError(f"{flag} {text!r} is not a comma-separated list of integers", hint=f"e.g. {flag} 1,3,5") from exc
+    if not values or any(v < 1 for v in values):
+        raise InputError(f"{flag} needs positive integers, got {text!r}", hint=f"e.g. {flag} 1,3,5")
+    return values
+
+
+def _positive(value: int, flag: str) -> int:
+    if value < 1:
+        raise InputError(f"{flag} must be at least 1, got {value}", hint=f"pass {flag} 1 or more")
+    return value
+
+
+# ---------------------------------------------------------------------- running and rendering
+
+
+def _execute(args: argparse.Namespace, store, session, runner_kwargs: dict) -> int:
+    from specadvisor.cli.output import console, print_json
+    from specadvisor.sweep.runner import run_sweep_blocking
+    from specadvisor.sweep.summary import session_summary
+
+    view = None if args.json else LiveSweepView(session, console())
+    try:
+        if view:
+            with view:
+                runner = run_sweep_blocking(session, store, view.on_event, **runner_kwargs)
+        else:
+            runner = run_sweep_blocking(session, store, lambda e: None, **runner_kwargs)
+    except KeyboardInterrupt:
+        print(f"specadvisor: sweep interrupted; resume with: specadvisor sweep --resume {session.id[:8]}", file=sys.stderr)
+        return 130
+    summary = session_summary(runner.session, launches_used=runner.launches_used)
+    if args.json:
+        print_json(summary)
+    else:
+        view.print_summary(summary)
+    return 0
+
+
+BARS = " ▁▂▃▄▅▆▇█"
+
+
+def position_bars(rates: list[float]) -> str:
+    """Per-position acceptance as block characters on an ABSOLUTE 0-100% scale (never rescaled)."""
+    return "".join(BARS[min(8, max(0, round(r * 8)))] for r in rates)
+
+
+class LiveSweepView:
+    """A rich Live table fed by runner events: arm status, progress, throughput, per-position bars."""
+
+    def __init__(self, session, console):
+        self.session = session
+        self.console = console
+        self.rows: dict[str, dict[str, Any]] = {a.id: {"label": a.label, "status": "queued"} for a in session.arms}
+        for r in session.results:
+            if r.arm_id in self.rows:
+                self._from_result(r)
+        self.last_log = ""
+        self.notes: list[str] = []
+        self._live = None
+
+    def __enter__(self):
+        from rich.live import Live
+
+        self._live = Live(self._render(), console=self.console, refresh_per_second=4, transient=False)
+        self._live.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self._live.__exit__(*exc)
+
+    def on_event(self, event) -> None:
+        kind = event.kind
+        if kind == "server_starting":
+            self._row(event.arm_id)["status"] = "starting server"
+        elif kind == "server_log":
+            self.last_log = event.line[-150:]
+        elif kind == "server_ready":
+            self._row(event.arm_id)["status"] = f"ready in {event.startup_s:.0f}s"
+        elif kind == "warmup":
+            self._row(event.arm_id)["status"] = f"warmup ({event.requests})"
+        elif kind == "progress":
+            row = self._row(event.arm_id)
+            row["status"] = f"{event.completed}/{event.total}"
+            row["tps"] = event.output_throughput
+        elif kind == "metrics_sample":
+            s = event.sample
+            if s.num_drafts:
+                row = self._row(s.arm_id)
+                row["rates"] = [a / s.num_drafts for a in s.accepted_per_position]
+                row["al"] = 1 + s.num_accepted_tokens / s.num_drafts
+        elif kind in ("arm_finished", "arm_failed"):
+            self._from_result(event.result)
+        elif kind == "warning":
+            self.notes.append(f"{event.arm_id or ''}: {event.message}")
+        if self._live is not None:
+            self._live.update(self._render())
+
+    def _row(self, arm_id: str) -> dict[str, Any]:
+        return self.rows.setdefault(arm_id, {"label": arm_id, "status": ""})
+
+    def _from_result(self, r) -> None:
+        row = self._row(r.arm_id)
+        row["status"] = r.status.value if r.status.value != "failed" else f"failed: {(r.error or '')[:60]}"
+        row["tps"] = r.output_throughput
+        row["al"] = r.mean_acceptance_length
+        row["rates"] = r.per_position_acceptance
+
+    def _render(self):
+        from rich.console import Group
+        from rich.table import Table
+        from rich.text import Text
+
+        table = Table(title=f"sweep {self.session.id[:8]}  {self.session.model}", expand=False)
+        for col in ("arm", "status", "tok/s", "AL", "per-position acceptance (0-100%)"):
+            table.add_column(col)
+        for row in self.rows.values():
+            rates = row.get("rates") or []
+            bars = position_bars(rates) + ("  " + " ".join(f"{r:.0%}" for r in rates[:8]) if rates else "")
+            tps = row.get("tps")
+            al = row.get("al")
+            table.add_row(row["label"], row["status"], f"{tps:.1f}" if tps else "", f"{al:.2f}" if al else "", bars)
+        parts = [table]
+        if self.notes:
+            parts.append(Text("\n".join(self.notes[-3:]), style="yellow"))
+        if self.last_log:
+            parts.append(Text(self.last_log, style="dim"))
+        return Group(*parts)
+
+    def print_summary(self, summary: dict[str, Any]) -> None:
+        rec = summary.get("recommendation") or {}
+        self.console.print()
+        for line in rec.get("reasons", []):
+            self.console.print(f"- {line}")
+        if rec.get("speculative_config"):
+            self.console.print("--speculative-config '" + json.dumps(rec["speculative_config"], separators=(",", ":")) + "'")
+        if rec.get("batch_size_schedule"):
+            self.console.print(f"num_speculative_tokens_per_batch_size: {rec['batch_size_schedule']}")
+        for arm in summary["arms"]:
+            if arm.get("prediction_error_pct") is not None:
+                self.console.print(
+                    f"prediction for {arm['label']}: {arm['predicted_throughput']:.1f} tok/s vs measured "
+                    f"{arm['output_throughput']:.1f} ({arm['prediction_error_pct']:+.1f}%)"
+                )
+        self.console.print(f"launches: {summary['launches_used']} of {summary['launches_full_grid']} (full grid)")
+        self.console.print(f"session {summary['session_id']}: specadvisor report {summary['session_id'][:8]} | specadvisor snippet {summary['session_id'][:8]}")

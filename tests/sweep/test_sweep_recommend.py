@@ -1,0 +1,72 @@
+"""Recommendation rules: throughput, near-ties to smaller N, baseline wins, SLO filter, schedule."""
+
+from __future__ import annotations
+
+from sweep_fakes import spec_result
+
+from specadvisor.domain import LatencyStats, SweepSettings
+from specadvisor.sweep.plan import plan_from_methods
+from specadvisor.sweep.recommend import recommend
+
+
+def session(throughputs: dict, concurrency=(1,), **settings):
+    plan = plan_from_methods("m", [("ngram", {})], [2, 4, 6], SweepSettings(concurrency=list(concurrency), **settings))
+    s = plan.session
+    for arm in s.arms:
+        if arm.id in throughputs:
+            s.results.append(spec_result(arm.id, arm.n, throughputs[arm.id]))
+    return s
+
+
+def test_highest_throughput_wins_with_speedup_and_command():
+    rec = recommend(session({"baseline": 100, "ngram-n2": 130, "ngram-n4": 160, "ngram-n6": 140}))
+    assert rec.arm_id == "ngram-n4" and not rec.do_not_speculate
+    assert rec.speedup == 1.6
+    assert rec.speculative_config == {"method": "ngram", "num_speculative_tokens": 4}
+    assert "--speculative-config" in rec.serve_command and "vllm" in rec.serve_command
+
+
+def test_near_tie_goes_to_smaller_n():
+    rec = recommend(session({"baseline": 100, "ngram-n2": 150, "ngram-n4": 152, "ngram-n6": 140}))
+    assert rec.arm_id == "ngram-n2"
+    assert any("smaller N wins the tie" in r for r in rec.reasons)
+
+
+def test_baseline_wins_says_do_not_speculate_and_why():
+    rec = recommend(session({"baseline": 100, "ngram-n2": 90, "ngram-n4": 80}))
+    assert rec.do_not_speculate and rec.arm_id is None and rec.speculative_config is None
+    assert rec.reasons[0].startswith("do not speculate here")
+    assert "ngram N=2" in rec.reasons[0] and "-10.0%" in rec.reasons[0]
+
+
+def test_tie_with_baseline_also_means_do_not_speculate():
+    rec = recommend(session({"baseline": 100, "ngram-n2": 101}))
+    assert rec.do_not_speculate
+
+
+def test_slo_filters_on_p99_tpot():
+    s = session({"baseline": 100, "ngram-n2": 130, "ngram-n4": 160}, slo_tpot_ms=20)
+    for r in s.results:
+        r.tpot_ms = LatencyStats(p99={"baseline": 10, "ngram-n2": 15, "ngram-n4": 25}[r.arm_id])
+    rec = recommend(s)
+    assert rec.arm_id == "ngram-n2"
+    assert any("latency target" in r for r in rec.reasons)
+
+
+def test_batch_size_schedule_from_several_concurrency_levels():
+    s = session(
+        {
+            "baseline-c1": 100, "ngram-n2-c1": 150, "ngram-n4-c1": 180, "ngram-n6-c1": 160,
+            "baseline-c8": 600, "ngram-n2-c8": 700, "ngram-n4-c8": 650, "ngram-n6-c8": 500,
+            "baseline-c32": 1500, "ngram-n2-c32": 1200, "ngram-n4-c32": 1000,
+        },
+        concurrency=(1, 8, 32),
+    )
+    rec = recommend(s)
+    assert rec.arm_id == "ngram-n4-c1"
+    assert rec.batch_size_schedule == [[1, 2, 4], [3, 16, 2], [17, 1024, 0]]
+
+
+def test_nothing_measured_recommends_nothing():
+    rec = recommend(session({}))
+    assert rec.arm_id is None and not rec.do_not_speculate
