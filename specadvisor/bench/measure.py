@@ -189,10 +189,11 @@ class _ArmRun:
         if before is not None and after is not None:
             d = delta(before, after)
             self.deltas.append(d)
-            if d.requests_succeeded != len(load.records):
+            # Requests rejected before reaching the engine (HTTP 4xx/5xx) never count as finished.
+            if not load.completed <= d.requests_succeeded <= len(load.records):
                 out.append(
-                    f"{label}the server finished {d.requests_succeeded} requests while {len(load.records)} were sent: "
-                    "foreign traffic (or lost requests) polluted the counters"
+                    f"{label}the server finished {d.requests_succeeded} requests while {len(load.records)} were sent "
+                    f"({load.completed} completed): foreign traffic or lost requests polluted the counters"
                 )
             if d.preemptions:
                 out.append(f"{label}{d.preemptions} preemptions: KV cache too small for this concurrency")
@@ -235,7 +236,8 @@ class _ArmRun:
         result.warnings = list(self.warnings)
         if error or result.completed == 0:
             result.status = ArmStatus.failed
-            result.error = error or "no measured request completed: " + "; ".join(self.warnings[-1:])
+            first = next((r.error for load in self.loads for r in load.records if r.error), None)
+            result.error = error or f"no measured request completed (first error: {first})"
         return ArmFinished(result=result)
 
 
