@@ -1,0 +1,53 @@
+"""Attach mode against a running (fake) OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import pytest
+
+from specadvisor.engine import Endpoint, VllmServer, reset_prefix_cache, server_version
+from specadvisor.engine.attach import _speculative_config_from
+from specadvisor.errors import EngineError, InputError
+
+pytestmark = pytest.mark.timeout(60)
+
+
+async def test_endpoint_info_and_dev_endpoints(fake_spec, monkeypatch):
+    monkeypatch.setenv("SPECADVISOR_TEST_KEY", "sk-secret-123")
+    async with VllmServer(fake_spec("ok")) as server:
+        endpoint = Endpoint(server.base_url + "/v1/", api_key_env="SPECADVISOR_TEST_KEY")
+        info = await endpoint.info()
+        assert info.url == server.base_url
+        assert info.served_model == "fake-model"
+        assert info.max_model_len == 2048
+        assert info.version == "0.0-fake"
+        assert info.server_info_available is False and info.speculative_config is None
+        assert await server_version(server.base_url) == "0.0-fake"
+        assert await reset_prefix_cache(server.base_url) is True
+    assert "sk-secret-123" not in repr(endpoint)
+    assert "sk-secret-123" not in info.model_dump_json()
+    assert endpoint.headers() == {"Authorization": "Bearer sk-secret-123"}
+
+
+async def test_unreachable_endpoint_is_an_engine_error():
+    with pytest.raises(EngineError, match="cannot reach"):
+        await Endpoint("http://127.0.0.1:9").info()
+    assert await reset_prefix_cache("http://127.0.0.1:9") is False
+
+
+def test_missing_key_variable_and_bad_url_are_input_errors(monkeypatch):
+    monkeypatch.delenv("NO_SUCH_KEY_VAR", raising=False)
+    with pytest.raises(InputError, match="NO_SUCH_KEY_VAR is not set"):
+        Endpoint("http://127.0.0.1:8000", api_key_env="NO_SUCH_KEY_VAR")
+    with pytest.raises(InputError, match="not an http"):
+        Endpoint("127.0.0.1:8000")
+
+
+def test_speculative_config_is_found_in_server_info_and_trimmed():
+    server_info = {
+        "vllm_config": {
+            "model_config": {"model": "m"},
+            "speculative_config": {"method": "ngram", "num_speculative_tokens": 4, "target_model_config": {"model": "m"}},
+        }
+    }
+    assert _speculative_config_from(server_info) == {"method": "ngram", "num_speculative_tokens": 4}
+    assert _speculative_config_from({"vllm_config": {"speculative_config": None}}) is None
