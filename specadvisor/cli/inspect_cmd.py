@@ -35,12 +35,18 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _billions(value: float | None) -> str:
+    if value is None:
+        return "?"
+    return f"{value * 1000:.0f}M" if value < 1 else f"{value:.1f}B"
+
+
 def _size(model: ModelProfile) -> str:
     if model.params_b is None:
         return "size unknown"
-    text = f"{model.params_b:.1f}B params"
+    text = f"{_billions(model.params_b)} params"
     if model.is_moe:
-        active = f"{model.active_params_b:.1f}B" if model.active_params_b is not None else "?"
+        active = _billions(model.active_params_b)
         text += f", MoE {model.num_experts or '?'} experts / {model.experts_per_token or '?'} active ({active} active)"
     return text
 

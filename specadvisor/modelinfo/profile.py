@@ -15,8 +15,9 @@ from specadvisor.modelinfo.mtp import detect_mtp
 from specadvisor.modelinfo.params import estimate_params, experts_per_token, num, num_experts
 from specadvisor.modelinfo.weights import WeightInfo
 
-BYTES_PER_PARAM = {"float32": 4, "float16": 2, "bfloat16": 2, "fp8": 1, "float8_e4m3fn": 1}
-"""Used to turn the index's total_size into a parameter count; sub-byte formats use arithmetic."""
+BYTES_PER_PARAM = {"float32": 4, "float16": 2, "bfloat16": 2}
+"""Turns an unquantized index's total_size into a parameter count; quantized checkpoints mix dtypes
+(fp8 weights, bf16 embeddings, scales) so they use config arithmetic instead."""
 
 CONTEXT_KEYS = ("max_position_embeddings", "max_sequence_length", "seq_length", "n_positions", "model_max_length")
 
@@ -49,8 +50,8 @@ def _params_b(cfg: dict[str, Any], weights: WeightInfo | None, dtype: str | None
     if weights and weights.exact_params:
         total = weights.exact_params / 1e9
         return total, (active if estimate and estimate[0] != estimate[1] else total), None
-    per_param = BYTES_PER_PARAM.get("fp8" if quant and quant.startswith("fp8") else (dtype or ""))
-    if weights and weights.total_bytes and per_param and (quant is None or quant.startswith("fp8")):
+    per_param = BYTES_PER_PARAM.get(dtype or "")
+    if weights and weights.total_bytes and per_param and quant is None:  # quantized: mixed dtypes, use arithmetic
         total = weights.total_bytes / per_param / 1e9
         return total, (active if estimate and estimate[0] != estimate[1] else total), None
     if estimate:
@@ -71,6 +72,8 @@ def build_profile(model_id: str, located: Located) -> ModelProfile:
     experts = num_experts(cfg)
     is_moe = bool(experts and experts > 1)
     warnings: list[str] = []
+    if isinstance(config.get("speculators_model_type"), str):
+        warnings.append("this is a speculators drafter checkpoint, not a target model: pass it with --drafter")
     if params_note:
         warnings.append(params_note)
     mtp = detect_mtp(config, weights.names if weights else None, layers)
