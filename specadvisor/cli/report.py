@@ -1,0 +1,145 @@
+"""`specadvisor report | snippet | import-bench | export-plan`: outputs drawn from a stored session."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from specadvisor.errors import InputError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("report", help="write a session's report (Markdown or self-contained HTML)")
+    p.add_argument("session", help="session id or unique prefix")
+    p.add_argument("--format", choices=("md", "html"), default=None, help="default: from -o's extension, else md")
+    p.add_argument("-o", "--output", type=Path, default=None, help="file to write (default: stdout)")
+    p.set_defaults(func=run_report)
+
+    p = subparsers.add_parser("snippet", help="print the recommended --speculative-config (exit 1 when the advice is not to speculate)")
+    p.add_argument("session", help="session id or unique prefix")
+    p.add_argument("--command", action="store_true", help="print the full `vllm serve` command instead")
+    p.set_defaults(func=run_snippet)
+
+    p = subparsers.add_parser("import-bench", help="import `vllm bench serve --save-result` JSON files as arms of a session")
+    p.add_argument("files", nargs="+", type=Path)
+    target = p.add_mutually_exclusive_group(required=True)
+    target.add_argument("--session", default=None, help="add the arms to this session")
+    target.add_argument("--model", default=None, help="create a new session for this model")
+    p.add_argument("--spec-config", default=None, help="the speculative config the spec-decode files were measured with (JSON)")
+    p.add_argument("--concurrency", type=int, default=1, help="the --max-concurrency they were measured at")
+    p.set_defaults(func=run_import_bench)
+
+    p = subparsers.add_parser("export-plan", help="export a session's arms as `vllm bench sweep serve` serve-params JSON")
+    p.add_argument("session", help="session id or unique prefix")
+    p.add_argument("--serve-params", type=Path, required=True, metavar="FILE")
+    p.set_defaults(func=run_export_plan)
+
+
+def _open_store(args: argparse.Namespace):
+    from specadvisor.settings import paths
+    from specadvisor.store import Store
+
+    return Store.open(args.db or paths().database)
+
+
+def _session(args: argparse.Namespace, id_or_prefix: str):
+    with _open_store(args) as store:
+        return store.get_session(id_or_prefix)
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write via a temporary file and a rename: a failed write never leaves half a report."""
+    path = path.expanduser()
+    if not path.parent.is_dir():
+        raise InputError(f"folder {path.parent} does not exist", hint="create it or choose another -o path")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def run_report(args: argparse.Namespace) -> int:
+    from specadvisor.report import html, markdown
+
+    fmt = args.format or ("html" if args.output and args.output.suffix.lower() in (".html", ".htm") else "md")
+    session = _session(args, args.session)
+    text = html(session) if fmt == "html" else markdown(session)
+    if args.output:
+        write_atomically(args.output, text)
+        print(f"wrote {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def run_snippet(args: argparse.Namespace) -> int:
+    from specadvisor.report.snippet import serve_command, spec_config_json
+    from specadvisor.sweep.recommend import recommend
+
+    session = _session(args, args.session)
+    rec = session.recommendation or recommend(session)
+    if rec.do_not_speculate or not rec.speculative_config:
+        print(rec.reasons[0] if rec.reasons else "no recommendation", file=sys.stderr)
+        if args.command:
+            print(serve_command(session, None))
+        return 1
+    if args.command:
+        print(rec.serve_command or serve_command(session, rec.speculative_config))
+    else:
+        print(spec_config_json(rec.speculative_config))
+    return 0
+
+
+def run_import_bench(args: argparse.Namespace) -> int:
+    from specadvisor.domain import Session, SweepSettings
+    from specadvisor.report.bench_import import bench_arm, import_bench_results
+    from specadvisor.sweep.recommend import recommend
+
+    spec_config = _spec_config(args.spec_config)
+    results = import_bench_results(args.files)  # every file validated before anything is written
+    with _open_store(args) as store:
+        if args.session:
+            session = store.get_session(args.session)
+        else:
+            session = Session(model=args.model, settings=SweepSettings(concurrency=[args.concurrency]), concurrency=args.concurrency, status="finished")
+        taken = {a.id for a in session.arms}
+        for result in results:
+            while result.arm_id in taken:
+                result.arm_id += "-2"
+            arm = bench_arm(result, spec_config if result.num_drafts is not None else None, args.concurrency)
+            session.arms.append(arm)
+            session.results.append(result)
+            taken.add(arm.id)
+        session.recommendation = recommend(session)
+        store.save_session(session)
+    print(session.id)
+    return 0
+
+
+def run_export_plan(args: argparse.Namespace) -> int:
+    from specadvisor.report.serve_params import bench_sweep_command, serve_params
+
+    session = _session(args, args.session)
+    write_atomically(args.serve_params, json.dumps(serve_params(session), indent=2) + "\n")
+    print(bench_sweep_command(session, str(args.serve_params)))
+    return 0
+
+
+def _spec_config(text: str | None) -> dict | None:
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"--spec-config is not valid JSON: {exc.msg}", hint='e.g. \'{"method":"ngram","num_speculative_tokens":4}\'') from exc
+    if not isinstance(value, dict) or not value.get("method"):
+        raise InputError("--spec-config must be a JSON object with a 'method'", hint='e.g. \'{"method":"ngram","num_speculative_tokens":4}\'')
+    return value

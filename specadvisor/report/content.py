@@ -1,0 +1,144 @@
+"""What a report says, independent of its format: Markdown and HTML render the same sections."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from specadvisor.domain import Session
+from specadvisor.report.serve_params import bench_sweep_command, serve_params
+from specadvisor.report.snippet import serve_command, spec_config_json
+from specadvisor.sweep.arms import family_key, family_label
+from specadvisor.sweep.predict import mean_abs_error_pct, measured, predict_throughput
+from specadvisor.sweep.recommend import recommend
+
+COLUMNS = ["arm", "status", "output tok/s (95% CI)", "predicted", "pred. error", "req/s", "mean AL", "accept rate", "per-position acceptance", "TTFT p99 ms", "TPOT p99 ms"]
+
+HOW_TO_READ = [
+    "Output tok/s counts generated tokens per second over the measured requests only (warmups excluded), at a fixed output length.",
+    "Mean acceptance length (AL) = 1 + accepted / drafts, bonus token included; acceptance rate = accepted / drafted tokens. "
+    "Acceptance rate falls with N by arithmetic, so configurations are ranked by measured throughput, never by it.",
+    "Per-position acceptance i = drafts whose first i tokens were all accepted / drafts, on an absolute 0-100% scale.",
+    "Predicted throughput: AL(N) = 1 + the first N per-position rates measured at the largest N, divided by a per-step cost "
+    "c0 + c1*N fitted by least squares on the measured arms (the baseline is N=0). A measured arm's prediction leaves that arm out of the fit.",
+    "Recommendation rules: highest throughput (among arms meeting the p99 latency target when one is set); near-ties "
+    "(overlapping 95% intervals or within 2%) go to the smaller N, and no speculation counts as N=0.",
+]
+
+
+@dataclass
+class ReportContent:
+    title: str
+    facts: list[tuple[str, str]]
+    verdict: list[str]
+    spec_json: str | None
+    command: str | None
+    schedule: list[list[int]] | None
+    columns: list[str]
+    rows: list[list[str]]
+    prediction_note: str
+    throughput_series: list[dict] = field(default_factory=list)
+    baseline_tps: float | None = None
+    acceptance: list[tuple[str, list[float]]] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    serve_params_json: str = ""
+    bench_command: str = ""
+    how_to_read: list[str] = field(default_factory=lambda: list(HOW_TO_READ))
+
+
+def build(session: Session) -> ReportContent:
+    rec = session.recommendation or recommend(session)
+    preds = predict_throughput(session)
+    results = measured(session)
+    s = session.settings
+    facts = [
+        ("session", session.id),
+        ("model", session.model),
+        ("drafter", session.drafter or "-"),
+        ("hardware", session.hardware.gpu_label + (" (hypothetical)" if session.hardware.hypothetical else "")),
+        ("vLLM", session.vllm_version or "unknown"),
+        ("workload", f"{s.prompt_source}, {s.num_prompts} prompts, output {s.output_len} tokens, temperature {s.temperature:g}, "
+                     f"concurrency {','.join(map(str, s.concurrency))}, {s.trials} trial(s), {s.warmup} warmup request(s)"),
+        ("status", session.status),
+        ("created", session.created_at.strftime("%Y-%m-%d %H:%M UTC")),
+    ]
+    if session.provenance.origin == "imported":
+        facts.append(("imported from", session.provenance.imported_from or "a bundle"))
+    if s.slo_tpot_ms or s.slo_ttft_ms:
+        facts.append(("latency target", f"p99 TPOT <= {s.slo_tpot_ms} ms; p99 TTFT <= {s.slo_ttft_ms} ms"))
+    verdict = list(rec.reasons)
+    spec_cfg = rec.speculative_config
+    rows, problems = [], []
+    for arm in session.arms:
+        r = session.result_for(arm.id)
+        p = preds.get(arm.id)
+        rows.append(_row(arm.label, r, p))
+        if r is not None and r.error:
+            problems.append(f"{arm.label}: {r.error}")
+        for w in (r.warnings if r else []):
+            problems.append(f"{arm.label}: {w}")
+    mae = mean_abs_error_pct(session)
+    note = "no arm has both a prediction and a measurement yet" if mae is None else f"mean absolute prediction error over measured arms: {mae:.1f}%"
+    return ReportContent(
+        title=f"Speculative decoding sweep: {session.model}",
+        facts=facts,
+        verdict=verdict,
+        spec_json=spec_config_json(spec_cfg) if spec_cfg else None,
+        command=rec.serve_command or (serve_command(session, spec_cfg) if spec_cfg else serve_command(session, None)),
+        schedule=rec.batch_size_schedule,
+        columns=COLUMNS,
+        rows=rows,
+        prediction_note=note,
+        throughput_series=_series(session, preds, results),
+        baseline_tps=_baseline(session, results),
+        acceptance=[(a.label, results[a.id].per_position_acceptance) for a in session.arms if a.id in results and results[a.id].per_position],
+        problems=problems,
+        serve_params_json=json.dumps(serve_params(session), indent=2),
+        bench_command=bench_sweep_command(session, "serve_params.json"),
+    )
+
+
+def _row(label: str, r, p) -> list[str]:
+    def num(v: Any, fmt: str = "{:.1f}") -> str:
+        return fmt.format(v) if v is not None else "-"
+
+    if r is None:
+        return [label, "pending", "-", num(p.predicted_throughput) if p else "-", "-", "-", "-", "-", "-", "-", "-"]
+    tps = num(r.output_throughput)
+    if r.output_throughput_ci:
+        tps += f" ({r.output_throughput_ci[0]:.1f}-{r.output_throughput_ci[1]:.1f})"
+    return [
+        label,
+        r.status.value + (" (imported)" if r.source.startswith("imported") else ""),
+        tps,
+        num(p.predicted_throughput) if p else "-",
+        (f"{p.error_pct:+.1f}%" if p and p.error_pct is not None else ("reference" if p and p.reference else "-")),
+        num(r.request_throughput, "{:.2f}"),
+        num(r.mean_acceptance_length, "{:.2f}"),
+        num(r.acceptance_rate, "{:.1%}"),
+        " ".join(f"{x:.0%}" for x in r.per_position_acceptance) or "-",
+        num(r.ttft_ms.p99),
+        num(r.tpot_ms.p99),
+    ]
+
+
+def _series(session: Session, preds, results) -> list[dict]:
+    conc = session.concurrency if session.concurrency in session.settings.concurrency else session.settings.concurrency[0]
+    families: dict[str, dict] = {}
+    for arm in session.arms:
+        if arm.is_baseline or arm.concurrency != conc:
+            continue
+        fam = families.setdefault(family_key(arm), {"label": family_label(arm), "measured": {}, "predicted": {}})
+        if arm.id in results:
+            fam["measured"][arm.n] = results[arm.id].output_throughput
+    for p in preds.values():
+        if p.concurrency == conc and p.family in families:
+            families[p.family]["predicted"][p.n] = p.predicted_throughput
+    return [f for f in families.values() if f["measured"] or f["predicted"]]
+
+
+def _baseline(session: Session, results) -> float | None:
+    conc = session.concurrency if session.concurrency in session.settings.concurrency else session.settings.concurrency[0]
+    arm = next((a for a in session.arms if a.is_baseline and a.concurrency == conc and a.id in results), None)
+    return results[arm.id].output_throughput if arm else None

@@ -1,0 +1,42 @@
+"""The HTML report: one self-contained page (inline CSS and SVG, no scripts, no external files)."""
+
+from __future__ import annotations
+
+from html import escape
+
+from specadvisor.domain import Session
+from specadvisor.report.charts import acceptance_chart, throughput_chart
+from specadvisor.report.content import build
+
+STYLE = """
+body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#111}
+table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #d1d5db;padding:4px 8px;text-align:left}
+th{background:#f3f4f6}pre{background:#f3f4f6;padding:10px;overflow-x:auto}.verdict{font-size:15px}
+.charts{display:flex;flex-wrap:wrap;gap:12px}dt{font-weight:bold;float:left;width:8em}dd{margin-left:9em}
+"""
+
+
+def html(session: Session) -> str:
+    c = build(session)
+    e = escape
+    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">', f"<title>{e(c.title)}</title>", f"<style>{STYLE}</style></head><body>"]
+    out.append(f"<h1>{e(c.title)}</h1><dl>" + "".join(f"<dt>{e(k)}</dt><dd>{e(v)}</dd>" for k, v in c.facts) + "</dl>")
+    out.append("<h2>Recommendation</h2><ul class=\"verdict\">" + "".join(f"<li>{e(x)}</li>" for x in c.verdict) + "</ul>")
+    if c.spec_json:
+        out.append(f"<pre>--speculative-config '{e(c.spec_json)}'</pre>")
+    if c.command:
+        out.append(f"<p>Serve it with:</p><pre>{e(c.command)}</pre>")
+    if c.schedule:
+        out.append(f"<p>Batch-size schedule (<code>num_speculative_tokens_per_batch_size</code>, [start, end, k], k=0 = off): <code>{e(str(c.schedule))}</code></p>")
+    out.append("<h2>Results</h2><table><tr>" + "".join(f"<th>{e(col)}</th>" for col in c.columns) + "</tr>")
+    out += ["<tr>" + "".join(f"<td>{e(cell)}</td>" for cell in row) + "</tr>" for row in c.rows]
+    out.append(f"</table><p>Prediction: {e(c.prediction_note)}.</p>")
+    charts = [throughput_chart(c.throughput_series, c.baseline_tps)] + [acceptance_chart(label, rates) for label, rates in c.acceptance]
+    out.append('<div class="charts">' + "".join(ch for ch in charts if ch) + "</div>")
+    if c.problems:
+        out.append("<h2>Warnings and failures</h2><ul>" + "".join(f"<li>{e(p)}</li>" for p in c.problems) + "</ul>")
+    out.append("<h2>Reproduce with vLLM's own tools</h2><p>serve-params (<code>vllm bench sweep serve --serve-params</code>):</p>")
+    out.append(f"<pre>{e(c.serve_params_json)}</pre><pre>{e(c.bench_command)}</pre>")
+    out.append("<h2>How to read this</h2><ul>" + "".join(f"<li>{e(x)}</li>" for x in c.how_to_read) + "</ul>")
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"

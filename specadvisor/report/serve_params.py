@@ -1,0 +1,39 @@
+"""Export a plan as `vllm bench sweep serve --serve-params` JSON: one dict per server configuration.
+
+vLLM turns each key into a `vllm serve` flag and a dict value (speculative_config) into its JSON, so
+the dicts carry only what differs between arms; the common server args go into --serve-cmd.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from specadvisor.domain import Session
+from specadvisor.sweep.arms import arm_id, family_label, server_key
+
+
+def serve_params(session: Session) -> list[dict]:
+    seen: set[str] = set()
+    out: list[dict] = []
+    for arm in session.arms:
+        key = server_key(arm)
+        if key in seen:
+            continue
+        seen.add(key)
+        name = arm_id(None if arm.is_baseline else family_label(arm), arm.n, arm.concurrency, False)
+        entry: dict = {"_benchmark_name": name}
+        if arm.speculative_config is not None:
+            entry["speculative_config"] = dict(arm.speculative_config)
+        out.append(entry)
+    return out
+
+
+def serve_cmd(session: Session) -> str:
+    """The --serve-cmd to pair with the serve-params: the model and the server args every arm shared."""
+    return shlex.join(["vllm", "serve", session.model, *session.settings.server_args])
+
+
+def bench_sweep_command(session: Session, params_file: str) -> str:
+    s = session.settings
+    bench = f"vllm bench serve --model {shlex.quote(session.model)} --num-prompts {s.num_prompts} --max-concurrency {s.concurrency[0]}"
+    return f"vllm bench sweep serve --serve-cmd {shlex.quote(serve_cmd(session))} --bench-cmd {shlex.quote(bench)} --serve-params {shlex.quote(params_file)}"

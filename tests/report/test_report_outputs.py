@@ -1,0 +1,93 @@
+"""Reports, serve-params and bench import on real sessions (no fakes needed: pure functions + SQLite)."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sweep"))
+from sweep_fakes import spec_result  # noqa: E402
+
+from specadvisor.domain import SweepSettings  # noqa: E402
+from specadvisor.errors import InputError  # noqa: E402
+from specadvisor.report import html, import_bench_results, markdown, serve_params  # noqa: E402
+from specadvisor.sweep.plan import plan_from_methods  # noqa: E402
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "report"
+
+
+def finished_session(throughputs=None):
+    throughputs = throughputs or {"baseline": 100.0, "ngram-n2": 150.0, "ngram-n4": 140.0}
+    plan = plan_from_methods("org/target", [("ngram", {"prompt_lookup_min": 2})], [2, 4], SweepSettings(output_len=64))
+    s = plan.session
+    for arm in s.arms:
+        s.results.append(spec_result(arm.id, arm.n, throughputs[arm.id]))
+    return s
+
+
+def test_markdown_report_has_verdict_snippet_table_and_prediction():
+    text = markdown(finished_session())
+    assert "# Speculative decoding sweep: org/target" in text
+    snippet = re.search(r"--speculative-config '(\{.*?\})'", text).group(1)
+    assert json.loads(snippet) == {"method": "ngram", "prompt_lookup_min": 2, "num_speculative_tokens": 2}
+    assert "| ngram N=2 | ok | 150.0 (148.5-151.5) |" in text
+    assert "mean absolute prediction error" in text
+    assert "vllm bench sweep serve" in text
+
+
+def test_markdown_says_do_not_speculate_when_baseline_wins():
+    text = markdown(finished_session({"baseline": 200.0, "ngram-n2": 150.0, "ngram-n4": 140.0}))
+    assert "do not speculate here" in text
+    assert "--speculative-config '" not in text
+
+
+def test_html_is_self_contained_with_inline_svg_charts():
+    page = html(finished_session())
+    assert page.startswith("<!DOCTYPE html>")
+    assert page.count("<svg") == 3  # throughput vs N + two acceptance charts
+    assert "<script" not in page
+    assert not re.search(r'(src|href)="(https?:)?//', page)
+    assert "no speculation 100.0" in page
+
+
+def test_html_escapes_text():
+    s = finished_session()
+    s.model = "<b>evil</b>"
+    assert "<b>evil</b>" not in html(s)
+
+
+def test_serve_params_one_entry_per_server_config_with_dict_spec_config():
+    plan = plan_from_methods("m", [("ngram", {"prompt_lookup_min": 2})], [2, 4], SweepSettings(concurrency=[1, 8]))
+    params = serve_params(plan.session)
+    assert params == [
+        {"_benchmark_name": "baseline"},
+        {"_benchmark_name": "ngram-n2", "speculative_config": {"method": "ngram", "prompt_lookup_min": 2, "num_speculative_tokens": 2}},
+        {"_benchmark_name": "ngram-n4", "speculative_config": {"method": "ngram", "prompt_lookup_min": 2, "num_speculative_tokens": 4}},
+    ]
+    json.dumps(params)
+
+
+def test_import_bench_maps_vllm_fields():
+    spec, base = import_bench_results([FIXTURES / "bench_ngram_n4.json", FIXTURES / "bench_baseline.json"])
+    assert spec.source == "imported:vllm-bench" and spec.arm_id == "bench-bench-ngram-n4"
+    assert spec.output_throughput == 40.96 and spec.completed == 8
+    assert spec.acceptance_rate == pytest.approx(0.654)
+    assert spec.mean_acceptance_length == 3.62
+    assert spec.per_position_acceptance == [0.923, 0.769, 0.615, 0.308]
+    assert spec.per_position[0].accepted == 120 and spec.per_position[0].drafts == 130
+    assert spec.tpot_ms.p99 == 30.0 and spec.ttft_ms.median == 110.0
+    assert base.num_drafts is None and base.per_position == []
+
+
+def test_import_bench_rejects_other_json(tmp_path):
+    bad = tmp_path / "x.json"
+    bad.write_text('{"hello": 1}')
+    with pytest.raises(InputError, match="x.json: not a `vllm bench serve --save-result` file"):
+        import_bench_results([bad])
+    bad.write_text("{nope")
+    with pytest.raises(InputError, match="not valid JSON"):
+        import_bench_results([bad])
