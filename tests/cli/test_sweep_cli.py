@@ -1,0 +1,98 @@
+"""The sweep/report/snippet/import-bench/export-plan commands through main(), on a real SQLite file.
+The sweep command runs with the vLLM process and the load generator replaced at the boundary."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sweep"))
+from sweep_fakes import FakeMeasure, FakeServer  # noqa: E402
+
+from specadvisor.cli.main import main  # noqa: E402
+from specadvisor.sweep import runner as runner_module  # noqa: E402
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "report"
+
+
+@pytest.fixture
+def fake_engine(monkeypatch):
+    measure = FakeMeasure(lambda arm: {None: 100.0, 2: 150.0, 4: 140.0}[arm.n])
+    monkeypatch.setattr(runner_module, "VllmServerFactory", lambda env=None: (lambda arm, session: FakeServer(arm)))
+    monkeypatch.setattr(runner_module, "_default_measure", measure)
+    monkeypatch.setattr(runner_module, "_default_prompt_loader", lambda session: None)
+    return measure
+
+
+def sweep_json(db, capsys, *extra):
+    code = main(["--db", str(db), "sweep", "--model", "m", "--method", "ngram", "--n", "2,4",
+                 "--spec-extra", '{"prompt_lookup_min":2}', "--num-prompts", "4", "--json", *extra])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    return json.loads(out)
+
+
+def test_sweep_json_reports_every_arm_and_the_recommendation(tmp_path, capsys, fake_engine):
+    data = sweep_json(tmp_path / "s.db", capsys)
+    arms = {a["arm_id"]: a for a in data["arms"]}
+    assert set(arms) == {"baseline", "ngram-n2", "ngram-n4"}
+    for key in ("output_throughput", "request_throughput", "mean_acceptance_length", "acceptance_rate", "per_position_acceptance", "ttft_ms", "tpot_ms"):
+        assert key in arms["ngram-n2"]
+    assert arms["ngram-n4"]["per_position_acceptance"] == [0.9, 0.7, 0.5, 0.3]
+    assert data["recommendation"]["arm_id"] == "ngram-n2"
+    assert data["launches_used"] == 3 == data["launches_full_grid"]
+    assert data["arms"][1]["prediction_error_pct"] is not None
+
+
+def test_report_snippet_and_export_plan_from_the_stored_session(tmp_path, capsys, fake_engine):
+    db = tmp_path / "s.db"
+    sid = sweep_json(db, capsys)["session_id"]
+    assert main(["--db", str(db), "snippet", sid[:8]]) == 0
+    assert json.loads(capsys.readouterr().out) == {"method": "ngram", "prompt_lookup_min": 2, "num_speculative_tokens": 2}
+    assert main(["--db", str(db), "snippet", sid, "--command"]) == 0
+    assert "--speculative-config" in capsys.readouterr().out
+    out_html = tmp_path / "r.html"
+    assert main(["--db", str(db), "report", sid, "-o", str(out_html)]) == 0
+    assert out_html.read_text().startswith("<!DOCTYPE html>")
+    assert main(["--db", str(db), "report", sid, "--format", "md"]) == 0
+    assert "## Recommendation" in capsys.readouterr().out
+    params = tmp_path / "serve_params.json"
+    assert main(["--db", str(db), "export-plan", sid, "--serve-params", str(params)]) == 0
+    assert len(json.loads(params.read_text())) == 3
+
+
+def test_import_bench_creates_a_session_with_imported_arms(tmp_path, capsys):
+    db = tmp_path / "s.db"
+    code = main(["--db", str(db), "import-bench", str(FIXTURES / "bench_baseline.json"), str(FIXTURES / "bench_ngram_n4.json"),
+                 "--model", "HuggingFaceTB/SmolLM2-135M-Instruct", "--spec-config", '{"method":"ngram","num_speculative_tokens":4}'])
+    assert code == 0
+    sid = capsys.readouterr().out.strip()
+    assert main(["--db", str(db), "snippet", sid]) == 0
+    assert json.loads(capsys.readouterr().out) == {"method": "ngram", "num_speculative_tokens": 4}
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--model", "m", "--method", "ngram", "--n", "0"], "--n needs positive integers"),
+        (["--model", "m", "--method", "ngram"], "--method given without --n"),
+        (["--model", "m", "--method", "eagle3", "--n", "2"], "method eagle3 needs a drafter model"),
+        (["--model", "m", "--method", "ngram", "--n", "2", "--spec-extra", "{bad"], "is not valid JSON"),
+        (["--method", "ngram", "--n", "2"], "no model given"),
+    ],
+)
+def test_bad_sweep_input_is_one_line_and_writes_nothing(tmp_path, capsys, argv, message):
+    db = tmp_path / "s.db"
+    assert main(["--db", str(db), "sweep", *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+    assert not db.exists()
+
+
+def test_report_of_unknown_session_fails_cleanly(tmp_path, capsys):
+    code = main(["--db", str(tmp_path / "s.db"), "report", "nope"])
+    assert code != 0
+    assert "specadvisor: error:" in capsys.readouterr().err
