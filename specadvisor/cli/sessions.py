@@ -183,11 +183,9 @@ def render_list(summaries) -> None:
     if not summaries:
         out.print("No sessions yet. Run `specadvisor sweep` or import a bundle with `specadvisor sessions import FILE`.")
         return
-    table = Table(show_edge=False, pad_edge=False)
-    table.add_column("id", no_wrap=True)
-    table.add_column("created", no_wrap=True)
-    for column in ("status", "model", "workload", "hardware", "vLLM", "arms", "best", "speedup"):
-        table.add_column(column)
+    table = Table(box=None, pad_edge=False, padding=(0, 2, 0, 0), header_style="bold")
+    for column in ("id", "created", "status", "model", "hardware", "vLLM", "arms", "best", "speedup"):
+        table.add_column(column, no_wrap=column in ("id", "created", "status", "arms", "speedup"), overflow="fold")
     for s in summaries:
         status = s.status if s.origin == "local" else f"{s.status} ({s.origin})"
         table.add_row(
@@ -195,7 +193,6 @@ def render_list(summaries) -> None:
             s.created_at.strftime("%m-%d %H:%M"),
             escape(status),
             escape(s.model or "-"),
-            escape(s.workload),
             escape(s.gpu),
             escape(s.vllm_version or "?"),
             str(s.arms),
