@@ -35,6 +35,7 @@ class MethodSpec(_Strict):
     extra_config: dict[str, Any] = Field(default_factory=dict)  # e.g. P-EAGLE: parallel_drafting = true
     default_config: dict[str, Any] = Field(default_factory=dict)  # sensible starting keys (ngram lookup sizes)
     needs_drafter: bool = False
+    model_optional: bool = False  # some targets serve it without a drafter (DSpark on DeepSeek-V4)
     drafting: Literal["autoregressive", "parallel", "lookup", "native"] = "autoregressive"
     min_version: str | None = None
     removed_in: str | None = None
@@ -94,6 +95,7 @@ class ModelFamily(_Strict):
     native_mtp: int = Field(0, ge=0)  # MTP layers in the checkpoint (0: none)
     mtp_needs_assistant: bool = False  # Gemma 4: MTP through a separate assistant checkpoint
     context: int | None = None
+    weights_dtype: str = ""  # how the published checkpoint stores weights (fp8, mxfp4); empty = bf16
     notes: str = ""
 
     @property
@@ -129,6 +131,7 @@ class Evidence(_Strict):
     n: str = ""
     hardware: str = ""
     concurrency: str = ""
+    versus: str = "no speculation"  # what the speedup is relative to; only "no speculation" sets expectations
     source: str
     date: str = ""
 

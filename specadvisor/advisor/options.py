@@ -1,0 +1,115 @@
+"""Which methods can run at all for this model and vLLM version, each with the drafter it would use.
+
+A drafter-based method is an option only when a drafter exists (yours, the published catalog's, or
+the model's inspection); lookup methods always are; native MTP when the model has heads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from specadvisor.advisor.facts import Facts
+from specadvisor.domain import DrafterProfile, DrafterRef, ModelProfile
+from specadvisor.rulebase import DrafterEntry, MethodSpec
+from specadvisor.rulebase.versions import effective_version
+
+# speculators_model_type -> (vLLM method, parallel drafting), per vLLM's own mapping
+_ALGORITHMS = {
+    "eagle3": ("eagle3", False),
+    "peagle": ("eagle3", True),
+    "eagle": ("eagle", False),
+    "dflash": ("dflash", True),
+    "dflash2": ("dflash", True),
+    "dspark": ("dspark", True),
+    "mtp": ("mtp", False),
+}
+
+
+@dataclass
+class Option:
+    method: MethodSpec
+    drafter: str | None = None
+    block_size: int | None = None
+    default_k: int | None = None
+    origin: str = "lookup"  # user | published | native | lookup
+    alternatives: list[str] = field(default_factory=list)
+
+
+def method_id_for(vllm_method: str, parallel: bool, rb) -> str | None:
+    """specadvisor's method id for a served (method, parallel_drafting) pair: eagle3 + parallel -> peagle."""
+    specs = [m for m in rb.methods.values() if m.vllm_method == vllm_method]
+    exact = [m for m in specs if bool(m.extra_config.get("parallel_drafting", False)) == parallel]
+    chosen = (exact or specs or [None])[0]
+    return chosen.id if chosen else None
+
+
+def _unavailable(spec: MethodSpec, version: str, what: str) -> str:
+    if spec.removed_in:
+        return f"{what} uses {spec.name}, removed in vLLM {spec.removed_in}: it is left out for vLLM {version}."
+    return f"{what} uses {spec.name}, which needs vLLM >= {spec.min_version}: it is left out for vLLM {version}; upgrade to try it."
+
+
+def _user_option(drafter: DrafterProfile, available: dict[str, MethodSpec], rb, version: str, warnings: list[str]) -> Option | None:
+    if drafter.compatible is False or not drafter.servable:
+        warnings.append(f"Your drafter {drafter.id} cannot serve this target as it is ({'; '.join(drafter.warnings) or 'incompatible'}): it is left out.")
+        return None
+    vllm_method, parallel = drafter.method, drafter.parallel_drafting
+    if vllm_method is None:
+        vllm_method, parallel = _ALGORITHMS.get(drafter.algorithm or "", ("draft_model", False))
+    parallel = parallel or drafter.algorithm == "peagle"
+    method_id = method_id_for(vllm_method, parallel, rb)
+    if method_id is None:
+        warnings.append(f"Your drafter {drafter.id} is served with unknown method '{vllm_method}': it is left out.")
+        return None
+    if method_id not in available:
+        warnings.append(_unavailable(rb.methods[method_id], version, f"Your drafter {drafter.id}"))
+        return None
+    return Option(available[method_id], drafter.path or drafter.id, drafter.block_size, drafter.default_k, "user")
+
+
+def _published(model: ModelProfile, catalog: list[DrafterEntry]) -> list[DrafterRef | DrafterEntry]:
+    seen = {entry.drafter for entry in catalog}
+    return [*catalog, *(ref for ref in model.drafters if ref.drafter not in seen)]
+
+
+def gather_options(
+    model: ModelProfile,
+    facts: Facts,
+    catalog: list[DrafterEntry],
+    drafter: DrafterProfile | None,
+    available: dict[str, MethodSpec],
+    rb,
+) -> tuple[dict[str, Option], list[str]]:
+    version = effective_version(facts.vllm_version)
+    options: dict[str, Option] = {}
+    warnings: list[str] = []
+    if drafter is not None:
+        option = _user_option(drafter, available, rb, version, warnings)
+        if option:
+            options[option.method.id] = option
+    left_out: set[str] = set()
+    for entry in _published(model, catalog):
+        method_id = method_id_for(entry.method, entry.parallel_drafting, rb)
+        if method_id is None:
+            continue
+        if method_id not in available:
+            if method_id not in left_out:
+                left_out.add(method_id)
+                warnings.append(_unavailable(rb.methods[method_id], version, f"The published drafter {entry.drafter}"))
+            continue
+        if method_id in options:
+            options[method_id].alternatives.append(entry.drafter)
+            continue
+        options[method_id] = Option(available[method_id], entry.drafter, getattr(entry, "block_size", None), None, "published")
+    if facts.native_mtp and "mtp" not in options:
+        if "mtp" in available:
+            options["mtp"] = Option(available["mtp"], None, None, None, "native")
+        else:
+            warnings.append(f"The model's MTP heads need method 'mtp', which vLLM {version} does not offer.")
+    needs_assistant = model.mtp.needs_assistant_checkpoint or bool(facts.family and facts.family.mtp_needs_assistant)
+    if needs_assistant and "mtp" not in options:
+        warnings.append("This model's MTP runs through a separate assistant checkpoint: pass it with --drafter to try native MTP.")
+    for spec in available.values():
+        if spec.drafting == "lookup" and spec.offer and spec.id not in options:
+            options[spec.id] = Option(spec)
+    return {key: option for key, option in options.items() if option.method.offer or option.origin == "user"}, warnings

@@ -1,0 +1,111 @@
+"""Check a --speculative-config against what one vLLM version accepts, before any server starts.
+
+vLLM rejects a bad config only after loading the target (minutes on big models); checking here
+turns that into an immediate, specific message.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from specadvisor.rulebase import config_keys_for, default_rulebase, in_range
+from specadvisor.rulebase.versions import effective_version
+
+_TYPES = {"int": (int,), "float": (int, float), "bool": (bool,), "str": (str,), "list": (list, tuple), "dict": (dict,)}
+
+
+def _type_ok(value: Any, type_name: str) -> bool:
+    if type_name in ("int", "float") and isinstance(value, bool):
+        return False
+    return isinstance(value, _TYPES[type_name])
+
+
+def _method_problem(method: str, version: str | None, rb) -> str | None:
+    specs = [m for m in rb.methods.values() if m.vllm_method == method]
+    if not specs:
+        return f"unknown method '{method}' (known: {', '.join(sorted(rb.vllm_methods))})"
+    if any(in_range(version, m.min_version, m.removed_in) for m in specs):
+        return None
+    spec = specs[0]
+    shown = effective_version(version)
+    if spec.removed_in:
+        return f"method '{method}' was removed in vLLM {spec.removed_in} (target version {shown})"
+    return f"method '{method}' needs vLLM >= {spec.min_version} (target version {shown})"
+
+
+def _key_problems(config: dict, method: str, version: str | None, rb) -> list[str]:
+    accepted = config_keys_for(method, version, rb)
+    problems = []
+    for key, value in config.items():
+        spec = accepted.get(key)
+        if spec is None:
+            if key in rb.config_keys:
+                problems.append(f"key '{key}' is not accepted with method '{method}' in vLLM {effective_version(version)}")
+            else:
+                problems.append(f"unknown key '{key}' (vLLM rejects unknown --speculative-config keys)")
+            continue
+        if not _type_ok(value, spec.type):
+            problems.append(f"'{key}' must be {spec.type}, got {value!r}")
+            continue
+        if spec.choices and value not in spec.choices:
+            problems.append(f"'{key}' must be one of {', '.join(spec.choices)}, got {value!r}")
+        if spec.min_value is not None and value < spec.min_value:
+            problems.append(f"'{key}' must be >= {spec.min_value:g}, got {value!r}")
+    return problems
+
+
+def _n_problems(config: dict, method: str, rb, mtp_layers: int | None, block_size: int | None) -> list[str]:
+    n = config.get("num_speculative_tokens")
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        return []
+    problems = []
+    limits = [m.max_n for m in rb.methods.values() if m.vllm_method == method and m.max_n]
+    if method == "dflash" and block_size:
+        limits.append(block_size - 1)
+    if method == "dspark" and block_size:
+        limits.append(block_size)
+    if limits and n > min(limits):
+        problems.append(f"num_speculative_tokens={n} exceeds the maximum {min(limits)} for '{method}'")
+    if method == "mtp" and mtp_layers and n > mtp_layers and n % mtp_layers:
+        problems.append(f"num_speculative_tokens={n} for MTP must be <= {mtp_layers} or a multiple of the {mtp_layers} MTP layers")
+    return problems
+
+
+def validate_spec_config(
+    config: dict,
+    vllm_version: str | None,
+    *,
+    rulebase=None,
+    mtp_layers: int | None = None,
+    block_size: int | None = None,
+) -> list[str]:
+    """Problems that would make this vLLM version reject the config or serve it wrongly; [] = valid."""
+    rb = rulebase or default_rulebase()
+    if not isinstance(config, dict):
+        return ["the speculative config must be a JSON object"]
+    method = config.get("method")
+    if not isinstance(method, str) or not method:
+        return ["no 'method': name it explicitly, or vLLM guesses it from the drafter's name"]
+    problem = _method_problem(method, vllm_version, rb)
+    if problem:
+        return [problem]
+    problems = _key_problems(config, method, vllm_version, rb)
+    specs = [m for m in rb.methods.values() if m.vllm_method == method]
+    needs_model = all(m.needs_drafter and not m.model_optional for m in specs)
+    if needs_model and not config.get("model"):
+        problems.append(f"method '{method}' needs a drafter 'model'")
+    if all(m.drafting == "lookup" for m in specs) and "model" in config:
+        problems.append(f"method '{method}' drafts from the prompt and takes no 'model'")
+    if "num_speculative_tokens" not in config and method not in ("mtp", "dspark"):
+        problems.append("set 'num_speculative_tokens' (the number of draft tokens N)")
+    problems += _n_problems(config, method, rb, mtp_layers, block_size)
+    low, high = config.get("prompt_lookup_min"), config.get("prompt_lookup_max")
+    if isinstance(low, int) and isinstance(high, int) and low > high:
+        problems.append(f"prompt_lookup_min={low} must be <= prompt_lookup_max={high}")
+    schedule = config.get("num_speculative_tokens_per_batch_size")
+    if isinstance(schedule, (list, tuple)):
+        for row in schedule:
+            if not (isinstance(row, (list, tuple)) and len(row) == 3 and all(isinstance(v, int) and not isinstance(v, bool) for v in row)):
+                problems.append("num_speculative_tokens_per_batch_size rows must be [start, end, k] integers")
+                break
+    return problems

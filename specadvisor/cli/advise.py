@@ -1,0 +1,193 @@
+"""`specadvisor advise`: ranked speculative-decoding candidates for a model, GPU and workload."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from specadvisor.domain import Advice, HardwareProfile, ModelProfile, WorkloadKind
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "advise",
+        help="rank speculative methods for a model, GPU and workload, with reasons, evidence and ready commands",
+        description="Reads the rule base (shipped rules, your rules folder, --rules DIR) and results already "
+        "measured on this machine. Always includes the no-speculation baseline and says when speculation is unlikely to pay.",
+    )
+    parser.add_argument("--model", required=True, metavar="M", help="Hugging Face id, local folder or catalog name")
+    parser.add_argument("--drafter", metavar="D", help="a drafter of your own (folder or id) to consider first")
+    parser.add_argument("--workload", choices=[k.value for k in WorkloadKind], default="chat")
+    parser.add_argument("--concurrency", type=int, default=1, metavar="N", help="requests served at once (default 1)")
+    parser.add_argument("--gpu", metavar="NAME[xCOUNT]", help="plan for a GPU you do not have here, e.g. H100x8 or MI300X")
+    parser.add_argument("--vllm-version", metavar="X.Y", help="vLLM version that will serve (default: the detected one, else the newest known)")
+    parser.add_argument("--output-len", type=int, default=256, metavar="L", help="typical output tokens per request")
+    parser.add_argument("--temperature", type=float, default=0.0, metavar="T")
+    parser.add_argument("--train", action="store_true", help="you are willing to train a drafter")
+    parser.add_argument("--rules", type=Path, action="append", default=[], metavar="DIR", help="extra rules folder (repeatable; overrides by id)")
+    parser.add_argument("--offline", action="store_true", help="do not contact the Hugging Face Hub")
+    parser.add_argument("--json", action="store_true", help="print the advice as JSON (candidates, baseline, warnings, commands)")
+    parser.add_argument("--explain", action="store_true", help="print every rule checked and what it changed")
+    parser.set_defaults(func=run)
+
+
+def _positive(value: int | float, flag: str, minimum: float) -> None:
+    from specadvisor.errors import InputError
+
+    if value < minimum:
+        raise InputError(f"{flag} must be >= {minimum:g}, got {value}", hint=f"pass a value of at least {minimum:g}")
+
+
+def _model(ref: str, offline: bool) -> tuple[ModelProfile, list[str]]:
+    """Inspect the model; an unknown private model still gets advice (lookup methods) with a warning."""
+    from specadvisor.errors import InputError
+    from specadvisor.modelinfo import inspect_model
+
+    try:
+        return inspect_model(ref, offline=True if offline else None), []
+    except InputError as err:
+        if not ref.strip():
+            raise
+        return ModelProfile(id=ref.strip(), source="unknown"), [f"Model not inspected ({err.message}): size and MTP heads unknown."]
+
+
+def _hardware(gpu: str | None) -> HardwareProfile:
+    from specadvisor import hardware
+
+    return hardware.hypothetical(gpu) if gpu else hardware.detect()
+
+
+def _local_sessions(db: Path | None, model: ModelProfile, hw: HardwareProfile) -> list:
+    """Sessions measured before for this model and GPU; none when there is no database yet (never create one)."""
+    try:
+        from specadvisor.store import Store
+    except ImportError:
+        return []
+    from specadvisor.settings import paths
+
+    path = Path(db) if db else paths().database
+    if not path.exists():
+        return []
+    with Store.open(path) as store:
+        return store.find_sessions(model=model.id, hardware_fingerprint=hw.fingerprint())
+
+
+def run(args: argparse.Namespace) -> int:
+    from specadvisor.advisor import advise
+    from specadvisor.domain import Workload
+    from specadvisor.errors import InputError
+    from specadvisor.rulebase import load_rulebase, parse_version
+
+    _positive(args.concurrency, "--concurrency", 1)
+    _positive(args.output_len, "--output-len", 1)
+    _positive(args.temperature, "--temperature", 0)
+    if args.vllm_version:
+        parse_version(args.vllm_version)
+    rulebase = load_rulebase(args.rules)
+    model, notes = _model(args.model, args.offline)
+    hw = _hardware(args.gpu)
+    drafter = None
+    if args.drafter:
+        from specadvisor.modelinfo import inspect_drafter
+
+        drafter = inspect_drafter(args.drafter, model, offline=True if args.offline else None)
+    workload = Workload(
+        kind=WorkloadKind(args.workload),
+        concurrency=args.concurrency,
+        output_len=args.output_len,
+        temperature=args.temperature,
+        willing_to_train=args.train,
+    )
+    if workload.concurrency < 1:
+        raise InputError("--concurrency must be >= 1", hint="pass the number of requests served at once")
+    advice = advise(
+        hw, model, workload, drafter=drafter, vllm_version=args.vllm_version,
+        local_sessions=_local_sessions(args.db, model, hw), rulebase=rulebase,
+    )
+    advice.warnings[:0] = [*notes, *model.warnings]
+    if args.json:
+        from specadvisor.cli.output import print_json
+
+        print_json(advice_json(advice, model, hw))
+    else:
+        render(advice, model, hw, explain_trace=args.explain)
+    return 0
+
+
+def _commands(advice: Advice, model: ModelProfile, hw: HardwareProfile, config: dict | None) -> dict:
+    from specadvisor.advisor import container_command, serve_command
+
+    ref = model.path if model.source == "local" and model.path else model.id
+    tp = advice.tensor_parallel_size
+    return {
+        "serve_command": serve_command(ref, config, tensor_parallel_size=tp),
+        "container_command": container_command(ref, config, vendor=hw.vendor, vllm_version=advice.vllm_version, tensor_parallel_size=tp),
+    }
+
+
+def advice_json(advice: Advice, model: ModelProfile, hw: HardwareProfile) -> dict:
+    """Advice as JSON plus the rendered commands per candidate (what scripts paste)."""
+    from specadvisor.advisor import explain, spec_config_json
+
+    data = advice.model_dump(mode="json")
+    for entry, candidate in zip(data["candidates"], advice.candidates):
+        entry["speculative_config_json"] = spec_config_json(candidate.speculative_config)
+        entry.update(_commands(advice, model, hw, candidate.speculative_config))
+    data["baseline"].update(_commands(advice, model, hw, None))
+    data["model"] = model.id
+    data["hardware"] = hw.gpu_label
+    data["explain"] = explain(advice)
+    return data
+
+
+def _speedup(candidate) -> str:
+    if not candidate.expected_speedup:
+        return "-"
+    low, high = candidate.expected_speedup
+    return f"{low:.2f}x" if low == high else f"{low:.2f}-{high:.2f}x"
+
+
+def render(advice: Advice, model: ModelProfile, hw: HardwareProfile, *, explain_trace: bool = False) -> None:
+    from rich.table import Table
+
+    from rich.markup import escape
+
+    from specadvisor.advisor import explain, spec_config_json
+    from specadvisor.cli.output import console
+
+    out = console()
+    planned = " (planned)" if hw.hypothetical else ""
+    out.print(f"[bold]{escape(model.id)}[/bold] on {escape(hw.gpu_label)}{planned}, vLLM {advice.vllm_version or 'newest known'}, tensor parallel {advice.tensor_parallel_size}")
+    style = {"speculate": "green", "careful": "yellow", "unlikely": "red"}.get(advice.verdict_level, "bold")
+    out.print(f"[{style}]{escape(advice.verdict)}[/{style}]")
+    table = Table(show_edge=False)
+    for column in ("#", "method", "drafter", "N grid", "score", "published / measured"):
+        table.add_column(column)
+    for rank, c in enumerate(advice.candidates, 1):
+        table.add_row(str(rank), c.id, escape(c.drafter or "-"), ",".join(map(str, c.n_grid)), f"{c.score:.2f}", _speedup(c))
+    table.add_row("-", "baseline", "-", "-", "-", "always measured")
+    out.print(table)
+    for rank, c in enumerate(advice.candidates, 1):
+        out.print(f"\n[bold]#{rank} {c.id}[/bold]  --speculative-config '{escape(spec_config_json(c.speculative_config))}'", soft_wrap=True)
+        for reason in c.reasons:
+            out.print(f"  why: {escape(reason)}", soft_wrap=True)
+        for ref in c.evidence[:4]:
+            tag = "measured here" if ref.local else ref.source
+            out.print(escape(f"  evidence: {ref.summary} [{tag}{', ' + ref.date if ref.date else ''}]"), soft_wrap=True)
+        for warning in c.warnings:
+            out.print(f"  [yellow]note:[/yellow] {escape(warning)}", soft_wrap=True)
+    if advice.candidates:
+        top = _commands(advice, model, hw, advice.candidates[0].speculative_config)
+        out.print("\n[bold]Serve the top candidate[/bold]")
+        out.print(top["serve_command"], soft_wrap=True, markup=False)
+        out.print(top["container_command"], soft_wrap=True, markup=False)
+    out.print("\n[bold]Baseline (no speculation)[/bold]")
+    out.print(_commands(advice, model, hw, None)["serve_command"], soft_wrap=True, markup=False)
+    for warning in advice.warnings:
+        out.print(f"[yellow]warning:[/yellow] {escape(warning)}", soft_wrap=True)
+    if advice.suggest_training:
+        out.print("No drafter fits this model: train one with Speculators (EAGLE-3 first), then pass it with --drafter.")
+    if explain_trace:
+        out.print("\n[bold]Trace[/bold]")
+        for line in explain(advice):
+            out.print(line, soft_wrap=True, markup=False)
