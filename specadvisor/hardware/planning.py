@@ -12,20 +12,21 @@ from specadvisor.domain import GpuInfo, HardwareProfile, ProbeNote
 from specadvisor.errors import InputError
 
 MAX_GPUS = 64
-_SUFFIX_COUNT = re.compile(r"^(?P<name>.+?)(?:\s*[x×*]\s*(?P<count>\d+))?$", re.I)
-_PREFIX_COUNT = re.compile(r"^(?P<count>\d+)\s*[x×*]\s*(?P<name>.+)$", re.I)
+_SUFFIX_COUNT = re.compile(r"^(?P<name>.+)[x×*](?P<count>\d+)$", re.I)
+_PREFIX_COUNT = re.compile(r"^(?P<count>\d+)[x×*](?P<name>.+)$", re.I)
 
 
-def parse_gpu_spec(spec: str) -> tuple[str, int]:
-    """"H100x8" -> ("H100", 8); "MI300Xx4" -> ("MI300X", 4); "8xH100" and "H200" work too."""
-    text = spec.strip()
-    match = _PREFIX_COUNT.match(text) or _SUFFIX_COUNT.match(text)
-    if not text or not match:
-        raise InputError(f"--gpu {spec!r} is empty", hint="write NAME or NAMExCOUNT, e.g. H100x8")
-    name, count = match.group("name").strip(), int(match.group("count") or 1)
-    if not 1 <= count <= MAX_GPUS:
-        raise InputError(f"--gpu {spec!r}: {count} GPUs is out of range", hint=f"use a count from 1 to {MAX_GPUS}")
-    return name, count
+def gpu_spec_readings(spec: str) -> list[tuple[str, int]]:
+    """Possible (name, count) readings of NAME[xCOUNT], most likely first.
+
+    "H100x8" -> [("H100", 8), ("H100x8", 1)]; "MI300Xx4" -> [("MI300X", 4), ...]; "RTX4090" reads as
+    ("RT", 4090) first, so the caller keeps the first reading whose name is a known GPU.
+    """
+    text = re.sub(r"\s+", "", spec)
+    if not text:
+        raise InputError("--gpu is empty", hint="write NAME or NAMExCOUNT, e.g. H100x8")
+    readings = [(m.group("name"), int(m.group("count"))) for m in (_PREFIX_COUNT.match(text), _SUFFIX_COUNT.match(text)) if m]
+    return [*readings, (text, 1)]
 
 
 def _catalog():
@@ -40,12 +41,15 @@ def _catalog():
 
 
 def hypothetical_profile(spec: str) -> HardwareProfile:
-    name, count = parse_gpu_spec(spec)
+    readings = gpu_spec_readings(spec)
     find_gpu, known = _catalog()
-    gpu = find_gpu(name)
-    if gpu is None:
+    found = next(((gpu, count) for name, count in readings if (gpu := find_gpu(name)) is not None), None)
+    if found is None:
         shown = ", ".join(known[:40]) or "none (the catalog is empty)"
-        raise InputError(f"unknown GPU {name!r}", hint=f"known GPUs: {shown}; add one in your rules folder")
+        raise InputError(f"unknown GPU {readings[0][0]!r} in --gpu {spec!r}", hint=f"known GPUs: {shown}; add one in your rules folder")
+    gpu, count = found
+    if not 1 <= count <= MAX_GPUS:
+        raise InputError(f"--gpu {spec!r}: {count} GPUs is out of range", hint=f"use a count from 1 to {MAX_GPUS}")
     memory_mib = int(gpu.memory_gib * 1024)
     gpus = [
         GpuInfo(

