@@ -6,6 +6,7 @@ stay layout-only and the wording is tested without a terminal.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from specadvisor.domain import ArmResult, Candidate, HardwareProfile, LatencyStats, ModelProfile, Session
@@ -25,7 +26,7 @@ def duration(seconds: float | None) -> str:
 
 
 def hardware_lines(hw: HardwareProfile) -> list[str]:
-    lines = [f"Accelerator  {hw.gpu_label}"]
+    lines = [f"GPU      {hw.gpu_label}"]
     for gpu in hw.gpus[:4]:
         mem = f"{gpu.memory_total_mib / 1024:.0f} GiB" if gpu.memory_total_mib else "? GiB"
         cc = f", sm {gpu.compute_capability}" if gpu.compute_capability else (f", {gpu.gfx_target}" if gpu.gfx_target else "")
@@ -33,14 +34,14 @@ def hardware_lines(hw: HardwareProfile) -> list[str]:
     cpu = hw.cpu
     ram = f", {cpu.ram_total_gib:.0f} GiB RAM" if cpu.ram_total_gib else ""
     cores = f", {cpu.cores_logical} threads" if cpu.cores_logical else ""
-    lines.append(f"CPU          {cpu.model}{cores}{ram}")
+    lines.append(f"CPU      {cpu.model}{cores}{ram}")
     eng = hw.engine
     if eng.found:
-        lines.append(f"vLLM         {eng.version or '?'} ({eng.distribution or 'vllm'}, {eng.platform})")
+        lines.append(f"vLLM     {eng.version or '?'} ({eng.distribution or 'vllm'}, {eng.platform})")
         if eng.methods:
-            lines.append(f"Methods      {', '.join(eng.methods)}")
+            lines.append(f"Methods  {', '.join(eng.methods)}")
     else:
-        lines.append("vLLM         not found" + (f": {eng.detail}" if eng.detail else ""))
+        lines.append("vLLM     not found" + (f": {eng.detail}" if eng.detail else ""))
     if hw.hypothetical:
         lines.append("(hypothetical hardware: nothing measured here)")
     return lines
@@ -80,7 +81,7 @@ def candidate_title(rank: int, c: Candidate) -> str:
 
 
 def candidate_details(c: Candidate) -> list[str]:
-    lines = [f"method {c.method}; config {c.speculative_config}"]
+    lines = [f"--speculative-config {json.dumps(c.speculative_config)}"]
     lines.extend(f"• {r}" for r in c.reasons)
     for ev in c.evidence:
         where = "measured here" if ev.local else ev.source

@@ -153,7 +153,8 @@ def default_services(db_path: Path | None = None) -> Services:
     def import_bundle(store: SessionStore, path: Path) -> Session:
         from specadvisor.store.bundle import import_bundle as _import
 
-        return _import(store, path)
+        session, _added = _import(store, path)
+        return session
 
     return Services(
         detect=detect,

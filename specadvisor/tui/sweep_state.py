@@ -123,7 +123,8 @@ class SweepState:
             return self._finish(event.result)
         if isinstance(event, SweepFinished):
             self.finished, self.recommendation, self.current = True, event.recommendation, None
-            return {"done", "queue", "progress"}
+            self._show_recommended()
+            return {"done", "queue", "progress", "chart"}
         return set()
 
     # ------------------------------------------------------------------ queries the screen renders
@@ -180,6 +181,14 @@ class SweepState:
         elif s.accepted_per_position:
             self.rates = [0.0] * len(s.accepted_per_position)
         return {"chart", "progress"}
+
+    def _show_recommended(self) -> None:
+        """After the sweep the acceptance chart shows the recommended arm, not merely the last one."""
+        rec = self.recommendation
+        row = self.arms.get(rec.arm_id) if rec and rec.arm_id else None
+        if row and row.result and row.result.per_position:
+            self.rates = row.result.per_position_acceptance
+            self.mean_acceptance_length = row.result.mean_acceptance_length
 
     def _finish(self, result: ArmResult) -> set[str]:
         row = self._row(result.arm_id)

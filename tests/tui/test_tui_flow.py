@@ -108,7 +108,7 @@ async def test_sweep_runs_live_and_lands_on_results(make_app, db_path):
         await pilot.press("r")
         await settle(pilot)
         assert isinstance(app.screen, ResultsScreen)
-        rec = str(app.screen.query_one("#recommendation", Static).render())
+        rec = str(app.screen.query_one("#recommendation-text", Static).render())
         assert "ngram N=4" in rec and "vllm serve" in rec
         await pilot.press("c")
         assert app.clipboard.startswith("vllm serve HuggingFaceTB/SmolLM2-135M-Instruct --speculative-config")

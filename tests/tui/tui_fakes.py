@@ -133,9 +133,9 @@ def arm_result(arm_id: str, requests: int) -> ArmResult:
 class FakeRunner:
     """Plays the event stream a real sweep produces and writes results to the real store as it goes."""
 
-    def __init__(self, session: Session, store, *, delay: float = 0.0, requests: int = 8, fail_arm: str | None = None, hold: asyncio.Event | None = None):
+    def __init__(self, session: Session, store, *, delay: float = 0.0, requests: int = 8, fail_arm: str | None = None, hold: asyncio.Event | None = None, hold_arm: str | None = None):
         self.session, self.store = session, store
-        self.delay, self.requests, self.fail_arm, self.hold = delay, requests, fail_arm, hold
+        self.delay, self.requests, self.fail_arm, self.hold, self.hold_arm = delay, requests, fail_arm, hold, hold_arm
         self.cancelled = False
 
     def cancel(self) -> None:
@@ -158,7 +158,7 @@ class FakeRunner:
             for done in range(1, self.requests + 1):
                 if self.cancelled:
                     return
-                if self.hold is not None and done == self.requests // 2:
+                if self.hold is not None and done == self.requests // 2 and self.hold_arm in (None, arm.id):
                     await self.hold.wait()
                 yield Progress(session_id=sid, arm_id=arm.id, completed=done, total=self.requests, output_throughput=THROUGHPUT.get(arm.id, 11.0))
                 if rates:

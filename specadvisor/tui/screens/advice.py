@@ -12,6 +12,7 @@ from textual.widgets import Button, Collapsible, DataTable, Footer, Header, Stat
 from specadvisor.errors import InputError
 from specadvisor.tui.format import candidate_details, candidate_title, duration
 from specadvisor.tui.plan_edit import arm_request
+from specadvisor.tui.sweep_state import short_label
 from specadvisor.tui.widgets.modals import PromptModal
 
 
@@ -46,7 +47,7 @@ class AdviceScreen(Screen):
         self.query_one("#candidates").border_title = "Candidates (Enter expands)"
         self.query_one("#plan").border_title = "Planned arms"
         table = self.query_one("#arms", DataTable)
-        table.add_columns("arm", "method", "N", "conc.")
+        table.add_columns("arm", "N", "conc.")
         self.refresh_plan()
         table.focus()
 
@@ -56,11 +57,11 @@ class AdviceScreen(Screen):
         table = self.query_one("#arms", DataTable)
         table.clear()
         for arm in session.arms:
-            table.add_row(arm.label, arm.method or "none", str(arm.n or "-"), str(arm.concurrency), key=arm.id)
+            table.add_row(short_label(arm), str(arm.n or "-"), str(arm.concurrency), key=arm.id)
         seconds = plan.estimate_seconds()
         self.query_one("#estimate", Static).update(
-            f"{len(session.arms)} arms · {session.settings.num_prompts} requests × {session.settings.output_len} tokens each · "
-            f"about {duration(seconds)}"
+            f"{len(session.arms)} arms × {session.settings.num_prompts} requests × {session.settings.output_len} tokens\n"
+            f"estimated {duration(seconds)}"
         )
 
     def action_add_arm(self) -> None:

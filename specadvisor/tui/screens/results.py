@@ -7,7 +7,7 @@ from pathlib import Path
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
@@ -25,14 +25,14 @@ def recommendation_text(session: Session, rec: Recommendation | None, command: s
     if rec is None:
         return "No recommendation yet: the sweep has not measured enough arms."
     if rec.do_not_speculate or rec.arm_id is None:
-        head = "Recommendation: do NOT speculate here: the baseline is as fast or faster."
+        head = "Do NOT speculate here: the baseline is as fast or faster."
     else:
         arm = next((a for a in session.arms if a.id == rec.arm_id), None)
         speed = f" ({rec.speedup:.2f}x" if rec.speedup else ""
         if speed and rec.speedup_ci:
             speed += f", CI {rec.speedup_ci[0]:.2f}-{rec.speedup_ci[1]:.2f}"
         speed += ")" if speed else ""
-        head = f"Recommendation: {short_label(arm) if arm else rec.arm_id}{speed}"
+        head = f"{short_label(arm) if arm else rec.arm_id}{speed}"
     lines = [head, *[f"• {r}" for r in rec.reasons]]
     if command:
         lines += ["", command]
@@ -60,7 +60,8 @@ class ResultsScreen(Screen):
         with Vertical(id="results-body"):
             yield DataTable(id="results", cursor_type="row", zebra_stripes=True, classes="panel")
             with Horizontal(id="results-lower"):
-                yield Static("", id="recommendation", classes="panel", markup=False)
+                with VerticalScroll(id="recommendation", classes="panel"):
+                    yield Static("", id="recommendation-text", markup=False)
                 yield AcceptanceChart(id="best-acceptance")
         yield Footer()
 
@@ -76,9 +77,8 @@ class ResultsScreen(Screen):
         self.recommendation = self.app.services.recommend(session)
         if self.recommendation is not None and self.recommendation.speculative_config:
             self.command = self.app.services.serve_command(session, self.recommendation)
-        box = self.query_one("#recommendation", Static)
-        box.border_title = "Recommendation"
-        box.update(recommendation_text(session, self.recommendation, self.command))
+        self.query_one("#recommendation").border_title = "Recommendation"
+        self.query_one("#recommendation-text", Static).update(recommendation_text(session, self.recommendation, self.command))
         self.show_acceptance()
         table.focus()
 
@@ -131,7 +131,7 @@ class ResultsScreen(Screen):
         self._ask_path("Write the markdown report to:", f"specadvisor-{self.session.id[:8]}.md", self.write_report)
 
     def action_export_bundle(self) -> None:
-        self._ask_path("Write the session bundle to:", f"specadvisor-{self.session.id[:8]}.zip", self.write_bundle)
+        self._ask_path("Write the session bundle to:", f"specadvisor-{self.session.id[:8]}.json", self.write_bundle)
 
     @work(thread=True, group="export", exit_on_error=False)
     def write_snippet(self, path: Path) -> None:

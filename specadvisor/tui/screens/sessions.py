@@ -143,7 +143,7 @@ class SessionsScreen(Screen):
             self.reload()
             self.notify(f"Imported session {session.name or session.id[:8]}.")
 
-        self.app.push_screen(PromptModal("Import a session bundle from:", placeholder="path/to/bundle.zip"), answered)
+        self.app.push_screen(PromptModal("Import a session bundle from:", placeholder="path/to/bundle.json"), answered)
 
     def action_export_bundle(self) -> None:
         session_id = self.selected_id()
@@ -161,7 +161,7 @@ class SessionsScreen(Screen):
                 return
             self.notify(f"Wrote {written}")
 
-        self.app.push_screen(PromptModal("Write the bundle to:", value=f"specadvisor-{session.id[:8]}.zip"), answered)
+        self.app.push_screen(PromptModal("Write the bundle to:", value=f"specadvisor-{session.id[:8]}.json"), answered)
 
 
 class CompareScreen(Screen):

@@ -145,7 +145,7 @@ class SweepScreen(Screen):
         else:
             bits = [short_label(row.arm), row.phase]
             if row.total:
-                bits.append(f"{row.completed}/{row.total} requests")
+                bits.append(f"{row.completed}/{row.total}")
             if row.throughput:
                 bits.append(f"{row.throughput:.1f} tok/s")
             if state.mean_acceptance_length and not row.arm.is_baseline:

@@ -1,0 +1,125 @@
+"""Pilot tests of the Sessions screen on a real SQLite store: open, compare, export, import, delete."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from conftest import settle
+from tui_fakes import FIXED_TIME, finished_session
+from textual.widgets import DataTable, Input, Static
+
+from specadvisor.store import Store
+from specadvisor.tui.screens.results import ResultsScreen
+from specadvisor.tui.screens.sessions import CompareScreen, SessionsScreen
+from specadvisor.tui.widgets.modals import ConfirmModal, ErrorModal
+
+
+def seed(db_path, count=2):
+    with Store.open(db_path) as store:
+        return [finished_session(store, name=f"run-{i}", created=FIXED_TIME + timedelta(hours=i)) for i in range(count)]
+
+
+async def open_sessions(app, pilot):
+    await settle(pilot)
+    await pilot.press("f3")
+    await pilot.pause()
+    assert isinstance(app.screen, SessionsScreen)
+    return app.screen.query_one("#sessions", DataTable)
+
+
+async def test_lists_newest_first_and_opens_results(make_app, db_path):
+    seed(db_path)
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        table = await open_sessions(app, pilot)
+        assert [str(table.get_row_at(i)[1]) for i in range(2)] == ["run-1", "run-0"]
+        assert str(table.get_row_at(0)[6]) == "1.54x"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, ResultsScreen)
+        results = app.screen.query_one("#results", DataTable)
+        cells = {str(results.get_row_at(i)[0]): [str(c) for c in results.get_row_at(i)] for i in range(results.row_count)}
+        assert cells["ngram N=4"][3].startswith("1.54x")
+        assert cells["ngram N=4"][4] == "3.62"  # mean acceptance length 1 + 262/100
+
+
+async def test_empty_store_explains_what_to_do(make_app):
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_sessions(app, pilot)
+        assert "No saved sessions yet" in str(app.screen.query_one("#sessions-hint", Static).render())
+
+
+async def test_compare_two_marked_sessions(make_app, db_path):
+    seed(db_path)
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        table = await open_sessions(app, pilot)
+        await pilot.press("c")
+        assert isinstance(app.screen, SessionsScreen)  # fewer than two marked: only a notice
+        await pilot.press("space", "down", "space", "c")
+        await pilot.pause()
+        assert isinstance(app.screen, CompareScreen)
+        assert app.screen.query_one("#compare-0", DataTable).row_count == 4
+        assert app.screen.query_one("#compare-1", DataTable).row_count == 4
+        del table
+
+
+async def test_delete_asks_first(make_app, db_path):
+    sessions = seed(db_path)
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        table = await open_sessions(app, pilot)
+        await pilot.press("d")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmModal)
+        await pilot.press("n")
+        await pilot.pause()
+        assert table.row_count == 2
+        await pilot.press("d")
+        await pilot.pause()
+        await pilot.press("y")
+        await pilot.pause()
+        assert table.row_count == 1
+    with Store.open(db_path) as store:
+        assert [s.id for s in store.list_sessions()] == [sessions[0].id]
+
+
+async def test_export_then_import_a_bundle(make_app, db_path, tmp_path):
+    seed(db_path, count=1)
+    bundle = tmp_path / "shared.json"
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        table = await open_sessions(app, pilot)
+        await pilot.press("e")
+        await pilot.pause()
+        app.screen.query_one("#prompt-input", Input).value = str(bundle)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert bundle.is_file() and '"specadvisor-session-bundle"' in bundle.read_text()
+        await pilot.press("d")
+        await pilot.pause()
+        await pilot.press("y")
+        await pilot.pause()
+        assert table.row_count == 0
+        await pilot.press("i")
+        await pilot.pause()
+        app.screen.query_one("#prompt-input", Input).value = str(bundle)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert table.row_count == 1
+
+
+async def test_importing_a_non_bundle_shows_the_cause(make_app, tmp_path):
+    junk = tmp_path / "junk.json"
+    junk.write_text('{"hello": 1}')
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_sessions(app, pilot)
+        await pilot.press("i")
+        await pilot.pause()
+        app.screen.query_one("#prompt-input", Input).value = str(junk)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, ErrorModal)
+        assert "junk.json" in app.screen.message

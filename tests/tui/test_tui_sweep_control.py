@@ -1,0 +1,69 @@
+"""Pilot tests of sweep control: quitting mid-sweep asks and stops servers; failures reach the modal."""
+
+from __future__ import annotations
+
+import asyncio
+
+from conftest import settle
+from test_tui_flow import go_to_advice
+from textual.widgets import Collapsible, Input, RichLog
+
+from specadvisor.store import Store
+from specadvisor.tui.screens.sweep import SweepScreen
+from specadvisor.tui.widgets.modals import ConfirmModal, ErrorModal
+
+
+async def test_quit_during_sweep_asks_then_stops_servers(make_app, calls, db_path):
+    hold = asyncio.Event()
+    app = make_app(hold=hold)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await go_to_advice(app, pilot)
+        await pilot.press("ctrl+s")
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, SweepScreen) and app.sweep_running
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmModal)
+        await pilot.press("n")
+        await pilot.pause()
+        assert app.is_running and calls.stop_servers == 0
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        await pilot.press("y")
+        await pilot.pause()
+        assert calls.stop_servers == 1 and calls.runners[0].cancelled
+    assert app.return_value == 0
+    with Store.open(db_path) as store:
+        [summary] = store.list_sessions()
+        assert summary.status == "running"  # left resumable: the real runner marks it interrupted
+
+
+async def test_runner_failure_opens_error_modal_with_hint(make_app):
+    app = make_app(fail_arm="ngram-n4")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await go_to_advice(app, pilot)
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert isinstance(app.screen, ErrorModal)
+        assert "vLLM exited while starting arm ngram-n4" in app.screen.message
+        assert app.screen.hint == "read the server log (l)"
+        await pilot.press("escape")
+        await pilot.pause(0.1)
+        assert isinstance(app.screen, SweepScreen) and not app.sweep_running
+
+
+async def test_server_log_opens_and_filters(make_app):
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await go_to_advice(app, pilot)
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        await pilot.press("l")
+        await pilot.pause()
+        assert not app.screen.query_one("#log-box", Collapsible).collapsed
+        log = app.screen.query_one("#log", RichLog)
+        assert len(log.lines) >= 8  # a command, a start line and a ready line per arm
+        await pilot.press("slash")
+        app.screen.query_one("#log-filter", Input).value = "ready in"
+        await pilot.pause(0.1)
+        assert len(log.lines) == 4
