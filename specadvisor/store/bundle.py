@@ -27,6 +27,7 @@ from specadvisor.store.store import Store
 BUNDLE_FORMAT = "specadvisor-session-bundle"
 BUNDLE_SCHEMA = "1.0"
 _TOP_LEVEL_KEYS = {"format", "bundle_schema", "specadvisor_version", "exported_at", "redacted", "session"}
+_REQUIRED_SESSION_KEYS = ("id", "created_at")
 _NOT_A_BUNDLE = "pass a bundle written by `specadvisor sessions export`"
 
 
@@ -119,6 +120,10 @@ def _parse(data: bytes, name: str) -> tuple[Session, str]:
     raw_session = document.get("session")
     if not isinstance(raw_session, dict):
         raise InputError(f"{name}: the bundle holds no session object", hint=_NOT_A_BUNDLE)
+    missing = [key for key in _REQUIRED_SESSION_KEYS if key not in raw_session]
+    if missing:
+        # Without them the model would invent a fresh id and date, and every import would duplicate.
+        raise InputError(f"{name}: the session lacks {', '.join(missing)}", hint=_NOT_A_BUNDLE)
     try:
         session = Session.model_validate_json(json.dumps(raw_session), strict=True)
     except ValidationError as exc:

@@ -61,6 +61,8 @@ DOCUMENT_CASES = [
     ("unknown-top-level-key", _set("payload", "run me"), "unexpected top-level keys"),
     ("session-missing", lambda d: d.pop("session"), "holds no session object"),
     ("session-not-object", _set("session", [1, 2]), "holds no session object"),
+    ("session-without-id", lambda d: d["session"].pop("id"), "the session lacks id"),
+    ("empty-session", _set("session", {}), "the session lacks id, created_at"),
     ("wrong-type-string-for-int", _set("session.concurrency", "8"), "invalid session at concurrency"),
     ("wrong-type-bool-for-int", _set("session.results.0.completed", True), "invalid session at results.0.completed"),
     ("wrong-type-list-for-string", _set("session.model", ["a"]), "invalid session at model"),
@@ -155,3 +157,32 @@ def _assert_rejected(tmp_path, path, fragment: str) -> None:
         with pytest.raises(InputError):
             import_bundle(store, path)
         assert store.list_sessions() == []
+
+
+# ----------------------------------------------------------------------------- fuzzing
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from specadvisor.store.bundle import _parse  # noqa: E402
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.binary(max_size=2000))
+def test_random_bytes_only_ever_raise_input_error(data):
+    with pytest.raises(InputError):
+        _parse(data, "fuzz.json")
+
+
+@settings(max_examples=200, deadline=None)
+@given(_json_values)
+def test_random_json_in_the_session_slot_only_ever_raises_input_error(value):
+    document = {"format": "specadvisor-session-bundle", "bundle_schema": "1.0", "session": value}
+    with pytest.raises(InputError):
+        _parse(json.dumps(document).encode(), "fuzz.json")
