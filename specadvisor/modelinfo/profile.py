@@ -59,6 +59,11 @@ def _params_b(cfg: dict[str, Any], weights: WeightInfo | None, dtype: str | None
     return None, None, "parameter count unknown: config.json lacks hidden_size/num_hidden_layers/vocab_size"
 
 
+def _sig(value: float | None) -> float | None:
+    """Four significant digits: 8.03 and 0.1345 (SmolLM2) alike."""
+    return float(f"{value:.4g}") if value is not None else None
+
+
 def build_profile(model_id: str, located: Located) -> ModelProfile:
     config = located.config
     cfg = language_config(config)
@@ -86,8 +91,8 @@ def build_profile(model_id: str, located: Located) -> ModelProfile:
         family=family_of(model_id, model_type),
         architecture=architectures[0] if architectures else None,
         model_type=model_type,
-        params_b=round(total_b, 3) if total_b is not None else None,
-        active_params_b=round(active_b, 3) if active_b is not None else None,
+        params_b=_sig(total_b),
+        active_params_b=_sig(active_b),
         is_moe=is_moe,
         num_experts=experts if is_moe else None,
         experts_per_token=experts_per_token(cfg) if is_moe else None,
