@@ -135,7 +135,8 @@ class SweepState:
             return 0.0
         done = sum(1 for r in self.arms.values() if r.phase in ("done", "failed"))
         row = self.arms.get(self.current) if self.current else None
-        partial = (row.completed / row.total) if row and row.total else 0.0
+        in_flight = row is not None and row.total and row.phase not in ("done", "failed")
+        partial = (row.completed / row.total) if in_flight else 0.0
         return min(1.0, (done + partial) / len(self.arms))
 
     def results(self) -> list[ArmResult]:

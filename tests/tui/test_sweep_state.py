@@ -1,0 +1,95 @@
+"""The live sweep view folded from events, without Textual: what the sweep screen will show."""
+
+from __future__ import annotations
+
+from tui_fakes import RATES, arm_result
+
+from specadvisor.domain import (
+    Arm,
+    ArmFailed,
+    ArmFinished,
+    ArmQueued,
+    ArmResult,
+    ArmStatus,
+    MeasurementWarning,
+    MetricsSample,
+    MetricsSampled,
+    Progress,
+    Recommendation,
+    ServerLog,
+    ServerStarting,
+    SweepFinished,
+)
+from specadvisor.tui.sweep_state import LOG_LINES_KEPT, SweepState
+
+BASE = Arm(id="baseline", label="baseline")
+NGRAM = Arm(id="ngram-n4", label="ngram N=4", method="ngram", n=4, speculative_config={"method": "ngram", "num_speculative_tokens": 4})
+
+
+def started() -> SweepState:
+    state = SweepState()
+    for arm in (BASE, NGRAM):
+        state.apply(ArmQueued(arm=arm))
+    return state
+
+
+def test_progress_counts_done_arms_and_the_current_arm():
+    state = started()
+    state.apply(ServerStarting(arm_id="baseline", command=["vllm", "serve"]))
+    state.apply(Progress(arm_id="baseline", completed=4, total=8, output_throughput=9.5))
+    assert state.progress_fraction() == 0.25
+    state.apply(ArmFinished(result=arm_result("baseline", 8)))
+    assert state.progress_fraction() == 0.5
+    assert state.arms["baseline"].status == ArmStatus.ok and state.arms["baseline"].throughput == 10.0
+
+
+def test_live_acceptance_comes_from_metric_deltas():
+    state = started()
+    state.apply(ServerStarting(arm_id="ngram-n4", command=["vllm"]))
+    changed = state.apply(MetricsSampled(sample=MetricsSample(arm_id="ngram-n4", t=1, num_drafts=10, num_accepted_tokens=26, accepted_per_position=[9, 8, 6, 3])))
+    assert "chart" in changed
+    assert state.rates == [0.9, 0.8, 0.6, 0.3]
+    assert state.mean_acceptance_length == 3.6
+
+
+def test_samples_of_another_arm_are_ignored():
+    state = started()
+    state.apply(ServerStarting(arm_id="baseline", command=["vllm"]))
+    assert state.apply(MetricsSampled(sample=MetricsSample(arm_id="ngram-n4", t=1, num_drafts=1, accepted_per_position=[1]))) == set()
+    assert state.rates == []
+
+
+def test_warnings_and_failures_are_listed_with_the_arm():
+    state = started()
+    state.apply(MeasurementWarning(arm_id="ngram-n4", message="foreign traffic: 3 extra requests"))
+    state.apply(ArmFailed(result=ArmResult(arm_id="ngram-n4", status=ArmStatus.failed, error="out of memory")))
+    assert list(state.warnings) == ["[ngram N=4] foreign traffic: 3 extra requests", "[ngram N=4] failed: out of memory"]
+    assert state.arms["ngram-n4"].phase == "failed"
+
+
+def test_log_is_bounded_and_new_lines_are_tracked():
+    state = started()
+    for i in range(LOG_LINES_KEPT + 500):
+        state.apply(ServerLog(arm_id="baseline", line=f"line {i}"))
+    assert len(state.log) == LOG_LINES_KEPT and state.log_count == LOG_LINES_KEPT + 500
+    shown = state.log_count
+    state.apply(ServerLog(arm_id="baseline", line="fresh"))
+    assert state.new_log_lines(shown) == [("baseline", "fresh")]
+    assert len(state.new_log_lines(0)) == LOG_LINES_KEPT  # what fell out of the ring is gone
+
+
+def test_finished_sweep_shows_the_recommended_arm():
+    state = started()
+    state.apply(ArmFinished(result=arm_result("ngram-n4", 8)))
+    state.apply(ArmFinished(result=arm_result("baseline", 8)))
+    state.rates = []
+    state.apply(SweepFinished(recommendation=Recommendation(arm_id="ngram-n4")))
+    assert state.finished and state.rates == RATES["ngram-n4"]
+
+
+def test_throughput_points_put_baseline_first_with_predictions():
+    state = started()
+    state.apply(ArmFinished(result=arm_result("ngram-n4", 8)))
+    points = state.throughput_points({"ngram-n4": 15.0})
+    assert [p.label for p in points] == ["baseline", "ngram N=4"]
+    assert points[0].measured is None and points[1].measured == 15.4 and points[1].predicted == 15.0
