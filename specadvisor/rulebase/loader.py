@@ -6,6 +6,7 @@ rule files are users extending the catalog, not developers reading tracebacks.
 
 from __future__ import annotations
 
+import re
 import tomllib
 import typing
 from dataclasses import dataclass, field
@@ -111,7 +112,9 @@ def _read_file(path: Path) -> tuple[str, dict[str, Any]]:
     try:
         return text, tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{path}: not valid TOML: {exc}", hint="fix the syntax at that line") from exc
+        found = re.search(r"at line (\d+)", str(exc))
+        where = f"{path}:{found.group(1)}" if found else str(path)
+        raise InputError(f"{where}: not valid TOML: {exc}", hint="fix the syntax at that line") from exc
 
 
 def _load_file(path: Path, merged: dict[str, dict[str, tuple[BaseModel, Origin]]]) -> None:
