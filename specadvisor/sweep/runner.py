@@ -90,6 +90,8 @@ class SweepRunner:
         self._interval = sample_interval_s
         self._model_name = model_name
         self._launches = 0
+        self._prompts: Any = None
+        self._prompts_fitted = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task | None = None
         self._cancel_requested = threading.Event()
@@ -148,20 +150,21 @@ class SweepRunner:
 
     async def _run(self, emit: Callable[[SweepEvent], None]) -> None:
         session = self.session
+        remaining = self._pending_groups()
+        # Prompts first: a bad prompt source is an input error that must not leave a "running" session.
+        self._prompts = await _maybe_await(self._prompt_loader(session)) if remaining else None
         session.status = "running"
         self.store.save_session(session)
-        remaining = self._pending_groups()
         for group in remaining:
             for arm in group:
                 emit(ArmQueued(arm=arm))
-        prompts = await _maybe_await(self._prompt_loader(session)) if remaining else None
         policy = AdaptivePolicy(session) if self.adaptive else None
         while remaining:
             group = policy.next_group(remaining) if policy else remaining[0]
             if group is None:
                 break
             remaining.remove(group)
-            await self._run_server(group, prompts, emit, policy)
+            await self._run_server(group, emit, policy)
         if policy:
             for group in remaining:
                 for arm in group:
@@ -183,7 +186,7 @@ class SweepRunner:
                 groups.setdefault(server_key(arm), []).append(arm)
         return list(groups.values())
 
-    async def _run_server(self, group: list[Arm], prompts: Any, emit, policy: AdaptivePolicy | None) -> None:
+    async def _run_server(self, group: list[Arm], emit, policy: AdaptivePolicy | None) -> None:
         first = group[0]
         try:
             server = self._server_factory(first, self.session)
@@ -203,8 +206,9 @@ class SweepRunner:
                     self._fail(arm, err.one_line(), server, emit)
                 return
             emit(ServerReady(arm_id=first.id, startup_s=startup_s, vllm_version=self.session.vllm_version))
+            await self._fit_prompts(server, emit)
             for arm in group:
-                await self._measure_arm(arm, server, prompts, emit, policy)
+                await self._measure_arm(arm, server, self._prompts, emit, policy)
         finally:
             await asyncio.shield(_stop_quietly(server))
 
@@ -248,6 +252,20 @@ class SweepRunner:
             self._explain_failure(result, server)
         self._record(result, samples)
         emit(ArmFailed(result=result) if result.status == ArmStatus.failed else ArmFinished(result=result))
+
+    async def _fit_prompts(self, server: ServerHandle, emit) -> None:
+        """Once, on the first ready server: drop prompts too long for max_model_len (vLLM would
+        silently clamp their output and the arms would compare unequal work)."""
+        limit = self.session.settings.max_model_len or _max_model_len_arg(self.session.settings.server_args)
+        if self._prompts_fitted or limit is None or self._prompts is None:
+            return
+        from specadvisor.bench.prompts import fit_prompts
+
+        self._prompts = await fit_prompts(
+            self._prompts, base_url=server.base_url, model_name=self._model_name or self.session.model,
+            output_len=self.session.settings.output_len, max_model_len=limit, api_key=self._api_key(),
+        )
+        self._prompts_fitted = True
 
     # ------------------------------------------------------------------ bookkeeping
 
@@ -439,6 +457,15 @@ def _partial_result(arm: Arm, progress: Progress, samples: list[MetricsSample], 
             for i, a in enumerate(last.accepted_per_position)
         ]
     return result
+
+
+def _max_model_len_arg(args: list[str]) -> int | None:
+    for i, arg in enumerate(args):
+        if arg.startswith("--max-model-len="):
+            return int(arg.split("=", 1)[1])
+        if arg == "--max-model-len" and i + 1 < len(args):
+            return int(args[i + 1])
+    return None
 
 
 def _describe(err: BaseException) -> str:
