@@ -311,15 +311,18 @@ class LiveSweepView:
         from rich.table import Table
         from rich.text import Text
 
+        from specadvisor.sweep.predict import predict_throughput
+
+        predictions = predict_throughput(self.session)
         table = Table(title=f"sweep {self.session.id[:8]}  {self.session.model}", expand=False)
-        for col in ("arm", "status", "tok/s", "AL", "per-position acceptance (0-100%)"):
+        for col in ("arm", "status", "tok/s", "predicted", "AL", "per-position acceptance (0-100%)"):
             table.add_column(col)
-        for row in self.rows.values():
+        for arm_id, row in self.rows.items():
             rates = row.get("rates") or []
             bars = position_bars(rates) + ("  " + " ".join(f"{r:.0%}" for r in rates[:8]) if rates else "")
-            tps = row.get("tps")
-            al = row.get("al")
-            table.add_row(row["label"], row["status"], f"{tps:.1f}" if tps else "", f"{al:.2f}" if al else "", bars)
+            tps, al, pred = row.get("tps"), row.get("al"), predictions.get(arm_id)
+            pred_text = "" if pred is None else f"{pred.predicted_throughput:.1f}" + (f" ({pred.error_pct:+.0f}%)" if pred.error_pct is not None else "")
+            table.add_row(row["label"], row["status"], f"{tps:.1f}" if tps else "", pred_text, f"{al:.2f}" if al else "", bars)
         parts = [table]
         if self.notes:
             parts.append(Text("\n".join(self.notes[-3:]), style="yellow"))
