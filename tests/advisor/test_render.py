@@ -1,0 +1,60 @@
+"""Rendered snippets and commands: stable JSON, shell-safe quoting, 127.0.0.1, the right image."""
+
+from __future__ import annotations
+
+import json
+import shlex
+
+from advisor_helpers import gpus, model
+
+from specadvisor.advisor import choose_tensor_parallel, container_command, serve_command, spec_config_json
+from specadvisor.domain import HardwareProfile
+
+CONFIG = {"num_speculative_tokens": 7, "model": "z-lab/it's-DFlash", "method": "dflash", "attention_backend": "triton_attn"}
+
+
+def test_spec_config_json_is_compact_stable_and_method_first():
+    text = spec_config_json(CONFIG)
+    assert text.startswith('{"method":"dflash"')
+    assert " " not in text.replace("it's", "")
+    assert json.loads(text) == CONFIG
+    assert text == spec_config_json(dict(reversed(list(CONFIG.items()))))
+
+
+def test_serve_command_round_trips_through_the_shell():
+    line = serve_command("google/gemma-4-26B-A4B-it", CONFIG, tensor_parallel_size=2, port=8123, extra_args=["--max-model-len", "4096"])
+    argv = shlex.split(line)
+    assert argv[:3] == ["vllm", "serve", "google/gemma-4-26B-A4B-it"]
+    assert argv[argv.index("--host") + 1] == "127.0.0.1"
+    assert argv[argv.index("--port") + 1] == "8123"
+    assert argv[argv.index("--tensor-parallel-size") + 1] == "2"
+    assert json.loads(argv[argv.index("--speculative-config") + 1]) == CONFIG
+    assert argv[-2:] == ["--max-model-len", "4096"]
+
+
+def test_serve_command_without_speculation_or_with_another_launcher():
+    line = serve_command("m", None, engine_cmd=["/venv/bin/python", "-m", "vllm.entrypoints.openai.api_server"])
+    argv = shlex.split(line)
+    assert "--speculative-config" not in argv and "--tensor-parallel-size" not in argv
+    assert argv[argv.index("--model") + 1] == "m"
+
+
+def test_container_commands_per_vendor():
+    nvidia = shlex.split(container_command("m", CONFIG, vendor="nvidia", vllm_version="0.33.0", tensor_parallel_size=4))
+    assert nvidia[:2] == ["docker", "run"] and "--gpus" in nvidia and "vllm/vllm-openai:v0.33.0" in nvidia
+    assert "127.0.0.1:8000:8000" in nvidia
+    assert json.loads(nvidia[nvidia.index("--speculative-config") + 1]) == CONFIG
+    amd = shlex.split(container_command("m", None, vendor="amd"))
+    assert "/dev/kfd" in amd and "vllm/vllm-openai-rocm:latest" in amd and "--gpus" not in amd
+    assert not any("TOKEN" in part for part in nvidia + amd)
+
+
+def test_choose_tensor_parallel():
+    assert choose_tensor_parallel(model("x", params_b=8.0), gpus("H100", 8)) == 1
+    assert choose_tensor_parallel(model("x", params_b=70.6), gpus("H100", 8)) == 4
+    assert choose_tensor_parallel(model("x", params_b=70.6), gpus("H200", 8)) == 2
+    assert choose_tensor_parallel(model("x", params_b=70.6, quantization="fp8"), gpus("H100", 8)) == 2
+    assert choose_tensor_parallel(model("x", params_b=235.0), gpus("H100", 8)) == 8
+    assert choose_tensor_parallel(model("x", params_b=235.0), gpus("H100", 6)) == 4  # power of two <= count
+    assert choose_tensor_parallel(model("x", params_b=70.6), HardwareProfile()) == 1
+    assert choose_tensor_parallel(model("x"), gpus("H100", 8)) == 1

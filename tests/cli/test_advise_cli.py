@@ -1,0 +1,136 @@
+"""`specadvisor advise` and `specadvisor rules check` end to end through main()."""
+
+from __future__ import annotations
+
+import json
+import shlex
+
+import pytest
+
+from specadvisor.cli.main import main
+from specadvisor.domain import Arm, ArmResult, ArmStatus, Session
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPECADVISOR_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    return tmp_path / "home"
+
+
+def _json(capsys, *argv) -> dict:
+    assert main(list(argv)) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_advise_json_has_ranked_candidates_baseline_and_commands(capsys):
+    data = _json(capsys, "advise", "--model", "openai/gpt-oss-20b", "--gpu", "B200", "--workload", "code", "--concurrency", "1", "--vllm-version", "0.33.0", "--offline", "--json")
+    top = data["candidates"][0]
+    assert top["method"] == "eagle3" and top["speculative_config"]["parallel_drafting"] is True
+    for key in ("method", "drafter", "speculative_config", "n_grid", "score", "reasons", "evidence", "serve_command", "container_command"):
+        assert key in top
+    scores = [c["score"] for c in data["candidates"]]
+    assert scores == sorted(scores, reverse=True)
+    argv = shlex.split(top["serve_command"])
+    assert json.loads(argv[argv.index("--speculative-config") + 1]) == top["speculative_config"]
+    assert argv[argv.index("--host") + 1] == "127.0.0.1"
+    assert data["baseline"]["speculative_config"] is None and "vllm serve" in data["baseline"]["serve_command"]
+    assert any("PR #36684" in w for w in data["warnings"])
+    assert data["verdict_level"] == "speculate"
+    assert top["evidence"][0]["source"]
+
+
+def test_advise_human_output_and_explain(capsys):
+    assert main(["advise", "--model", "Qwen/Qwen3-8B", "--gpu", "H100", "--concurrency", "64", "--offline", "--explain"]) == 0
+    out = capsys.readouterr().out
+    assert "unlikely to pay" in out
+    assert "Baseline (no speculation)" in out and "vllm serve Qwen/Qwen3-8B --host 127.0.0.1" in out
+    assert "+ small-target-high-concurrency:" in out
+
+
+def test_advise_amd_renders_rocm_container_and_triton_backend(capsys):
+    data = _json(capsys, "advise", "--model", "google/gemma-4-26B-A4B-it", "--gpu", "MI300Xx2", "--workload", "math", "--offline", "--json")
+    dflash = next(c for c in data["candidates"] if c["id"] == "dflash")
+    assert dflash["speculative_config"]["attention_backend"] == "triton_attn"
+    assert "vllm/vllm-openai-rocm:" in dflash["container_command"]
+
+
+def test_unknown_private_model_still_gets_lookup_advice(capsys):
+    data = _json(capsys, "advise", "--model", "acme/support-bot-ft", "--gpu", "L40S", "--workload", "rag", "--offline", "--json")
+    assert {c["method"] for c in data["candidates"]} == {"ngram", "suffix"}
+    assert data["suggest_training"] is True
+    assert any("not inspected" in w for w in data["warnings"])
+
+
+def test_user_rules_folder_overrides(tmp_path, capsys):
+    rules = tmp_path / "myrules"
+    rules.mkdir()
+    (rules / "ours.toml").write_text('[[rule]]\nid = "we-love-ngram"\nwhy = "Our traffic is all templates."\n[rule.then]\nscore = { ngram = 10 }\n')
+    data = _json(capsys, "advise", "--model", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "H100", "--rules", str(rules), "--offline", "--json")
+    assert data["candidates"][0]["method"] == "ngram"
+    assert "Our traffic is all templates." in data["candidates"][0]["reasons"]
+
+
+def test_local_sessions_from_the_store_are_cited(tmp_path, capsys):
+    from specadvisor.hardware import hypothetical
+    from specadvisor.store import Store
+
+    hw = hypothetical("L40S")
+    session = Session(
+        model="acme/support-bot-ft", hardware=hw, hardware_fingerprint=hw.fingerprint(), vllm_version="0.32.0", status="finished",
+        arms=[Arm(id="baseline", label="no speculation"), Arm(id="suffix-n8", label="suffix N=8", method="suffix", n=8, speculative_config={"method": "suffix", "num_speculative_tokens": 8})],
+        results=[ArmResult(arm_id="baseline", output_throughput=50.0), ArmResult(arm_id="suffix-n8", status=ArmStatus.ok, output_throughput=90.0)],
+    )
+    db = tmp_path / "store.db"
+    with Store.open(db) as store:
+        store.save_session(session)
+    data = _json(capsys, "--db", str(db), "advise", "--model", "acme/support-bot-ft", "--gpu", "L40S", "--vllm-version", "0.32.0", "--offline", "--json")
+    suffix = next(c for c in data["candidates"] if c["method"] == "suffix")
+    local = [e for e in suffix["evidence"] if e["local"]]
+    assert local and local[0]["speedup_high"] == pytest.approx(1.8) and not local[0]["stale"]
+    assert suffix["expected_speedup"] == [1.8, 1.8]
+
+
+def test_advise_does_not_create_a_database(isolated_home, capsys):
+    _json(capsys, "advise", "--model", "Qwen/Qwen3-8B", "--gpu", "H100", "--offline", "--json")
+    assert not any(isolated_home.rglob("*.db"))
+
+
+@pytest.mark.parametrize(
+    "argv,words",
+    [
+        (["--concurrency", "0"], "--concurrency must be >= 1"),
+        (["--output-len", "0"], "--output-len must be >= 1"),
+        (["--vllm-version", "latest-ish"], "not a vLLM version"),
+        (["--gpu", "voodoo5"], "unknown GPU"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(capsys, argv, words):
+    code = main(["advise", "--model", "Qwen/Qwen3-8B", "--offline", *argv])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert words in err and err.count("\n") == 1
+
+
+def test_broken_rules_folder_fails_advise_with_file_and_line(tmp_path, capsys):
+    rules = tmp_path / "bad"
+    rules.mkdir()
+    (rules / "bad.toml").write_text('[[rule]]\nid = "r"\nwhy = "w"\nevidence = ["no-such-evidence"]\n')
+    assert main(["advise", "--model", "Qwen/Qwen3-8B", "--gpu", "H100", "--rules", str(rules), "--offline"]) == 2
+    err = capsys.readouterr().err
+    assert f"{rules / 'bad.toml'}:4:" in err and "no-such-evidence" in err
+
+
+def test_rules_check_valid_and_invalid(tmp_path, capsys):
+    assert main(["rules", "check"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("rules OK:") and "drafters" in out
+    summary = _json(capsys, "rules", "check", "--json")
+    assert summary["valid"] and summary["counts"]["rules"] >= 15
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "gpus.toml").write_text('[[gpu]]\nid = "x"\nname = "X"\nvendor = "nvidia"\nmemory_gib = "lots"\narch = "sm_90"\n')
+    assert main(["rules", "check", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert f"{bad / 'gpus.toml'}:5:" in err and "memory_gib" in err
+    assert main(["rules", "check", str(tmp_path / "missing")]) == 2
