@@ -105,9 +105,19 @@ def _gfx(value: Any) -> str | None:
     return match.group(0) if match else None
 
 
+def _json_payload(text: str) -> Any:
+    """The JSON document in a tool's stdout, skipping warning lines printed before it
+    (amd-smi and rocm-smi print e.g. "WARNING: User is missing the following required groups")."""
+    starts = [i for i in (text.find("["), text.find("{")) if i >= 0]
+    if not starts:
+        raise ValueError("no JSON in the output")
+    value, _ = json.JSONDecoder().raw_decode(text[min(starts):])
+    return value
+
+
 def parse_amd_smi_static(text: str) -> list[GpuInfo]:
     """`amd-smi static --json`: a bare list (ROCm 6.0-6.3) or {"gpu_data": [...]} (later releases)."""
-    data = json.loads(text)
+    data = _json_payload(text)
     if isinstance(data, dict):
         data = data.get("gpu_data", [])
     if not isinstance(data, list):
@@ -135,7 +145,7 @@ def parse_amd_smi_static(text: str) -> list[GpuInfo]:
 
 def parse_rocm_smi(text: str) -> list[GpuInfo]:
     """`rocm-smi --showproductname --showmeminfo vram --json`: {"card0": {...}, ..., "system": {...}}."""
-    data = json.loads(text)
+    data = _json_payload(text)
     if not isinstance(data, dict):
         raise ValueError("expected an object keyed by card")
     gpus = []
