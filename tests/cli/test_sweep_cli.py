@@ -96,3 +96,22 @@ def test_report_of_unknown_session_fails_cleanly(tmp_path, capsys):
     code = main(["--db", str(tmp_path / "s.db"), "report", "nope"])
     assert code != 0
     assert "specadvisor: error:" in capsys.readouterr().err
+
+
+def test_resume_measures_only_the_unfinished_arms(tmp_path, capsys, fake_engine):
+    from sweep_fakes import spec_result
+
+    from specadvisor.domain import SweepSettings
+    from specadvisor.store import Store
+    from specadvisor.sweep.plan import plan_from_methods
+
+    db = tmp_path / "s.db"
+    plan = plan_from_methods("m", [("ngram", {})], [2, 4], SweepSettings(num_prompts=4))
+    plan.session.status = "interrupted"
+    plan.session.results = [spec_result("baseline", None, 100.0), spec_result("ngram-n2", 2, 150.0)]
+    with Store.open(db) as store:
+        store.save_session(plan.session)
+    assert main(["--db", str(db), "sweep", "--resume", plan.session.id[:8], "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert fake_engine.calls == ["ngram-n4"]
+    assert data["status"] == "finished" and data["recommendation"]["arm_id"] == "ngram-n2"
