@@ -220,6 +220,8 @@ def _execute(args: argparse.Namespace, store, session, runner_kwargs: dict) -> i
     from specadvisor.sweep.summary import session_summary
 
     view = None if args.json else LiveSweepView(session, console())
+    if view:
+        view.console.print(_plan_line(session, cpu=bool(args.cpu)))
     try:
         if view:
             with view:
@@ -235,6 +237,19 @@ def _execute(args: argparse.Namespace, store, session, runner_kwargs: dict) -> i
     else:
         view.print_summary(summary)
     return 0
+
+
+def _plan_line(session, *, cpu: bool) -> str:
+    from specadvisor.sweep.plan import SweepPlan
+
+    plan = SweepPlan(session=session)
+    if cpu:  # measured on the CPU engine: ~70 s start-up, ~10 tok/s per stream
+        plan.startup_estimate_s, plan.tokens_per_s_estimate = 70.0, 10.0
+    todo = [a for a in session.arms if session.result_for(a.id) is None]
+    return (
+        f"plan: {len(session.arms)} arms ({len(todo)} to measure) on {plan.launches()} server launches, "
+        f"about {plan.estimate_seconds() / 60:.0f} min for the full grid{' (--adaptive launches fewer)' if session.settings.adaptive else ''}"
+    )
 
 
 BARS = " ▁▂▃▄▅▆▇█"
