@@ -47,7 +47,8 @@ def infer_platform(distribution: str | None, vllm_version: str | None, torch_ver
 
 
 def _method_support(version: str | None) -> tuple[list[str], list[str]]:
-    """vLLM method names and config keys for `version`: from the rule base when it has them, else our table."""
+    """vLLM method names for `version` from the rule base (rules/methods.toml), our table if it is unusable;
+    config keys from both."""
     if version is None:
         return [], []
     try:
@@ -57,7 +58,8 @@ def _method_support(version: str | None) -> tuple[list[str], list[str]]:
         keys = sorted({key for method in methods for key in rb_keys(method, version)})
     except Exception:  # rule base absent or broken: the probe must still answer
         methods, keys = [], []
-    return (methods or methods_for(version)), (keys or config_keys_for(version))
+    # The rule base lists the keys specadvisor writes; our table adds every key vLLM's SpeculativeConfig accepts.
+    return (methods or methods_for(version)), sorted(set(keys) | set(config_keys_for(version)))
 
 
 def _info(version: str | None, distribution: str | None, torch: str | None, command: list[str], detail: str) -> EngineInfo:
