@@ -80,7 +80,7 @@ def _clip_grid(grid: list[int], option: Option, facts: Facts) -> list[int]:
     return sorted(set(kept))
 
 
-def _apply_rules(rb: RuleBase, facts: Facts, tallies: dict[str, _Tally], advice: Advice) -> list[str]:
+def _apply_rules(rb: RuleBase, facts: Facts, tallies: dict[str, _Tally], advice: Advice, user_methods: set[str]) -> list[str]:
     """Fire rules in order; returns the verdict levels the fired rules asked for."""
     verdicts = []
     for rule in rb.rules:
@@ -104,7 +104,10 @@ def _apply_rules(rb: RuleBase, facts: Facts, tallies: dict[str, _Tally], advice:
                 tallies[method].config.update(keys)
                 effects.append(f"{method} config {keys}")
         for method in then.exclude:
-            if tallies.pop(method, None) is not None:
+            if method in user_methods:
+                advice.warnings.append(f"{rule.why} Your {method} drafter is still measured because you asked for it.")
+                effects.append(f"{method} kept (your drafter)")
+            elif tallies.pop(method, None) is not None:
                 effects.append(f"{method} excluded")
         general = not touched
         for method, tally in tallies.items():
@@ -186,7 +189,8 @@ def advise(
         if option.origin == "user":
             tallies[key].score += USER_DRAFTER_BONUS
             tallies[key].reasons.append(f"You supplied this drafter ({option.drafter}).")
-    rule_verdicts = _apply_rules(rb, facts, tallies, advice)
+    user_methods = {key for key, o in options.items() if o.origin == "user"}
+    rule_verdicts = _apply_rules(rb, facts, tallies, advice, user_methods)
 
     measured = local_ev.local_results(local_sessions, rb)
     advice.candidates = _build_candidates(rb, model, facts, options, tallies, measured, advice, workload)

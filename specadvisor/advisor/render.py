@@ -59,9 +59,17 @@ def serve_command(
     )
 
 
+CPU_IMAGE = "public.ecr.aws/q9t5s3a7/vllm-cpu-release-repo"
+
+
 def _image(vendor: str, vllm_version: str | None) -> str:
-    tag = f"v{vllm_version.lstrip('v')}" if vllm_version else "latest"
-    return f"vllm/vllm-openai-rocm:{tag}" if vendor == "amd" else f"vllm/vllm-openai:{tag}"
+    """vLLM's published image for the platform; a local version suffix (+cpu) is not part of the tag."""
+    tag = f"v{vllm_version.lstrip('v').split('+')[0]}" if vllm_version else "latest"
+    if vendor == "amd":
+        return f"vllm/vllm-openai-rocm:{tag}"
+    if vendor in ("none", "cpu"):
+        return f"{CPU_IMAGE}:{tag}"
+    return f"vllm/vllm-openai:{tag}"
 
 
 def container_command(
@@ -73,9 +81,14 @@ def container_command(
     tensor_parallel_size: int = 1,
     port: int = 8000,
 ) -> str:
-    """`docker run` of vLLM's image. The port is published on the host's 127.0.0.1 only; no secrets are passed."""
+    """`docker run` of vLLM's image (vendor: nvidia, amd, or none/cpu for the CPU build).
+
+    The port is published on the host's 127.0.0.1 only; no secrets or tokens are passed.
+    """
     if vendor == "amd":
         devices = ["--device", "/dev/kfd", "--device", "/dev/dri", "--group-add", "video", "--security-opt", "seccomp=unconfined"]
+    elif vendor in ("none", "cpu"):
+        devices = []
     else:
         devices = ["--gpus", "all"]
     docker = [

@@ -211,3 +211,12 @@ def test_detected_engine_version_is_used_when_none_given(rb):
 def test_gemma_without_assistant_says_how_to_get_mtp(rb):
     advice = advise(gpus("H100"), model("google/gemma-4-31B-it"), wl(), rulebase=rb)
     assert "mtp" not in {c.id for c in advice.candidates}
+
+
+def test_rule_exclusion_keeps_a_drafter_the_user_asked_for(rb):
+    drafter = DrafterProfile(id="/tmp/smollm2-8-layers", path="/tmp/smollm2-8-layers", method="draft_model")
+    advice = advise(gpus("L4"), model("HuggingFaceTB/SmolLM2-135M-Instruct"), wl(), drafter=drafter, rulebase=rb)
+    assert "draft_model" in {c.id for c in advice.candidates}
+    assert any("still measured because you asked" in w for w in advice.warnings)
+    plain = advise(gpus("L4"), model("HuggingFaceTB/SmolLM2-135M-Instruct"), wl(), rulebase=rb)
+    assert "draft_model" not in {c.id for c in plain.candidates}

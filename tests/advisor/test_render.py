@@ -58,3 +58,8 @@ def test_choose_tensor_parallel():
     assert choose_tensor_parallel(model("x", params_b=235.0), gpus("H100", 6)) == 4  # power of two <= count
     assert choose_tensor_parallel(model("x", params_b=70.6), HardwareProfile()) == 1
     assert choose_tensor_parallel(model("x"), gpus("H100", 8)) == 1
+
+
+def test_cpu_container_uses_the_cpu_image_without_gpus():
+    argv = shlex.split(container_command("m", None, vendor="none", vllm_version="0.32.0+cpu"))
+    assert "--gpus" not in argv and "public.ecr.aws/q9t5s3a7/vllm-cpu-release-repo:v0.32.0" in argv
