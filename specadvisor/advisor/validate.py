@@ -11,6 +11,14 @@ from typing import Any
 from specadvisor.rulebase import config_keys_for, default_rulebase, in_range
 from specadvisor.rulebase.versions import effective_version
 
+_REJECTED = {
+    "tensor_parallel_size": "vLLM rejects it inside the speculative config: use 'draft_tensor_parallel_size'",
+    "disable_by_batch_size": "removed from vLLM: use 'num_speculative_tokens_per_batch_size'",
+    "acceptance_method": "removed from vLLM: use 'rejection_sample_method'",
+    "speculative_token_tree": "removed from vLLM",
+}
+"""Keys people copy from old guides, with what to write instead."""
+
 _TYPES = {"int": (int,), "float": (int, float), "bool": (bool,), "str": (str,), "list": (list, tuple), "dict": (dict,)}
 
 
@@ -39,7 +47,9 @@ def _key_problems(config: dict, method: str, version: str | None, rb) -> list[st
     for key, value in config.items():
         spec = accepted.get(key)
         if spec is None:
-            if key in rb.config_keys:
+            if key in _REJECTED:
+                problems.append(f"key '{key}': {_REJECTED[key]}")
+            elif key in rb.config_keys:
                 problems.append(f"key '{key}' is not accepted with method '{method}' in vLLM {effective_version(version)}")
             else:
                 problems.append(f"unknown key '{key}' (vLLM rejects unknown --speculative-config keys)")
@@ -102,6 +112,9 @@ def validate_spec_config(
     low, high = config.get("prompt_lookup_min"), config.get("prompt_lookup_max")
     if isinstance(low, int) and isinstance(high, int) and low > high:
         problems.append(f"prompt_lookup_min={low} must be <= prompt_lookup_max={high}")
+    synthetic = [k for k in ("synthetic_acceptance_rates", "synthetic_acceptance_length") if k in config]
+    if synthetic and config.get("rejection_sample_method") != "synthetic":
+        problems.append(f"{', '.join(synthetic)} only work with rejection_sample_method 'synthetic'")
     schedule = config.get("num_speculative_tokens_per_batch_size")
     if isinstance(schedule, (list, tuple)):
         for row in schedule:

@@ -17,6 +17,7 @@ VALID = [
     ({"method": "medusa", "model": "d", "num_speculative_tokens": 2}, "0.32.0"),
     ({"method": "mtp", "num_speculative_tokens": 4}, None),
     ({"method": "mtp"}, None),
+    ({"method": "eagle3", "model": "d", "num_speculative_tokens": 3, "rejection_sample_method": "synthetic", "synthetic_acceptance_length": 2.5, "disable_padded_drafter_batch": True}, "0.32.0"),
     ({"method": "draft_model", "model": "d", "num_speculative_tokens": 3, "num_speculative_tokens_per_batch_size": [[1, 8, 4], [9, 64, 2]]}, None),
 ]
 
@@ -30,7 +31,10 @@ INVALID = [
     ({"method": "dflash", "model": "d", "num_speculative_tokens": 16}, None, "maximum 15"),
     ({"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_min": 5, "prompt_lookup_max": 2}, None, "prompt_lookup_min=5 must be <="),
     ({"method": "eagle3", "model": "d", "num_speculative_tokens": 3, "prompt_lookup_min": 2}, None, "not accepted with method 'eagle3'"),
-    ({"method": "ngram", "num_speculative_tokens": 3, "disable_by_batch_size": 8}, None, "unknown key 'disable_by_batch_size'"),
+    ({"method": "ngram", "num_speculative_tokens": 3, "disable_by_batch_size": 8}, None, "use 'num_speculative_tokens_per_batch_size'"),
+    ({"method": "eagle3", "model": "d", "num_speculative_tokens": 3, "tensor_parallel_size": 2}, None, "use 'draft_tensor_parallel_size'"),
+    ({"method": "ngram", "num_speculative_tokens": 3, "ngram_size": 2}, None, "unknown key 'ngram_size'"),
+    ({"method": "ngram", "num_speculative_tokens": 3, "synthetic_acceptance_length": 2.5}, None, "only work with rejection_sample_method 'synthetic'"),
     ({"method": "eagle3", "num_speculative_tokens": 3}, None, "needs a drafter 'model'"),
     ({"method": "ngram", "model": "d", "num_speculative_tokens": 3}, None, "takes no 'model'"),
     ({"method": "ngram"}, None, "set 'num_speculative_tokens'"),
