@@ -4,8 +4,8 @@ Per-position acceptance is unconditional ("the first i+1 draft tokens were all a
 rates measured once at the largest N give the mean acceptance length at every smaller N:
 AL(N) = 1 + sum of the first N rates. Throughput is AL(N) / step_cost(N) with a linear step cost
 c0 + c1*N fitted by least squares on the measured arms of the same family (the baseline is the point
-N=0, AL=1). Chain drafters show a steep c1, parallel drafters a nearly flat one; ngram drafts for
-free but still pays verification, so it fits the same line. A measured arm's prediction comes from a
+N=0, AL=1, used while only one speculative arm is measured). Chain drafters show a steep c1, parallel
+drafters a nearly flat one; ngram drafts for free but still pays verification: it fits the same line. A measured arm's prediction comes from a
 fit that leaves that arm out, so its prediction error is an honest out-of-sample error.
 """
 
@@ -168,7 +168,11 @@ def _predict_one(
     al = acceptance_length(rates, n)
     if leave_out == reference.arm.id:
         return reference.throughput, reference.al, "measured (reference arm)"
-    used = [p for p in points if p.arm.id != leave_out] + ([baseline] if baseline else [])
+    used = [p for p in points if p.arm.id != leave_out]
+    if len({p.n for p in used}) < 2 and baseline:
+        # Only one speculative point: anchor the line on the baseline. With two or more, the baseline
+        # is left out: turning speculation on adds a fixed per-step overhead it does not have.
+        used.append(baseline)
     fit = fit_step_cost([(p.n, p.al, p.throughput) for p in used])
     names = ", ".join(sorted("baseline" if p.n == 0 else f"N={p.n}" for p in used))
     if fit is not None:

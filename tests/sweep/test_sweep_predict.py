@@ -71,3 +71,13 @@ def test_no_reference_no_prediction_and_single_point_is_flagged():
     s = session_with([6], baseline=False)
     pred = predict_throughput(s)["ngram-n3"]
     assert "flat step cost assumed" in pred.basis
+
+
+def test_fixed_speculation_overhead_is_absorbed_once_two_spec_arms_exist():
+    def overhead_curve(n):  # turning speculation on costs 50% per step, then 10% per draft token
+        return 100.0 * (1 + sum(RATES[:n])) / ((1.5 if n else 1.0) + 0.1 * n)
+
+    s = session_with([2, 6], curve=overhead_curve)
+    preds = predict_throughput(s)
+    assert preds["ngram-n4"].predicted_throughput == pytest.approx(overhead_curve(4))
+    assert "baseline" not in preds["ngram-n4"].basis
