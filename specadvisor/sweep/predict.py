@@ -5,8 +5,9 @@ rates measured once at the largest N give the mean acceptance length at every sm
 AL(N) = 1 + sum of the first N rates. Throughput is AL(N) / step_cost(N) with a linear step cost
 c0 + c1*N fitted by least squares on the measured arms of the same family (the baseline is the point
 N=0, AL=1, used while only one speculative arm is measured). Chain drafters show a steep c1, parallel
-drafters a nearly flat one; ngram drafts for free but still pays verification: it fits the same line. A measured arm's prediction comes from a
-fit that leaves that arm out, so its prediction error is an honest out-of-sample error.
+drafters a nearly flat one; ngram drafts for free but still pays verification: it fits the same line.
+A measured arm's prediction comes from a fit that leaves that arm out, so its prediction error is an
+honest out-of-sample error.
 """
 
 from __future__ import annotations
