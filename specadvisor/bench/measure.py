@@ -26,7 +26,6 @@ from specadvisor.bench.metrics import (
     scrape,
 )
 from specadvisor.bench.prompts import PromptSet
-from specadvisor.bench.server import reset_prefix_cache, server_version
 from specadvisor.domain import (
     Arm,
     ArmFinished,
@@ -41,6 +40,7 @@ from specadvisor.domain import (
     WarmupStarted,
     utcnow,
 )
+from specadvisor.engine import reset_prefix_cache, server_version
 from specadvisor.errors import SpecAdvisorError
 
 MAX_WINDOWS = 10  # batch means for the single-trial throughput interval
@@ -101,7 +101,7 @@ class _ArmRun:
         load_client = make_client(concurrency)
         side_client = httpx.AsyncClient(timeout=30.0)  # /metrics and control calls never queue behind load
         try:
-            version = await server_version(self.base_url, side_client, self.api_key)
+            version = await server_version(self.base_url, self.api_key)
             async for event in self._warmup(load_client, concurrency):
                 yield event
             for trial in range(max(1, self.settings.trials)):
@@ -129,7 +129,7 @@ class _ArmRun:
 
     async def _trial(self, trial: int, client, side, concurrency: int) -> AsyncIterator[SweepEvent]:
         # Reset also before the first trial: the warmups just cached some of these prompts.
-        reset = await reset_prefix_cache(self.base_url, side, self.api_key)
+        reset = await reset_prefix_cache(self.base_url, self.api_key)
         if not reset and trial == 1:
             yield self._warn("prefix cache not reset between trials (the server needs VLLM_SERVER_DEV_MODE=1): later trials may be flattered")
         before = await self._scrape(side)

@@ -25,6 +25,7 @@ class FakeConfig:
     reset_available: bool = True
     comment_every: int = 4  # an SSE ":" comment line every N chunks (0 = never)
     version: str = "0.32.0-fake"
+    close_after_response: bool = False  # drop keep-alive connections silently (as idle timeouts do)
 
 
 @dataclass
@@ -88,6 +89,8 @@ class FakeServer:
                 length = int(headers.get("content-length", "0"))
                 body = await reader.readexactly(length) if length else b""
                 await self._route(method, path.split("?")[0], body, writer)
+                if self.config.close_after_response:
+                    break
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError, asyncio.CancelledError):
             pass  # client went away, or the test's loop is shutting down
         finally:

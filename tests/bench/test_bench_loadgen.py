@@ -120,3 +120,22 @@ async def test_real_vllm_streams_parse(fixture, endpoint, tokens):
     assert rec.ok and rec.completion_tokens == tokens and not rec.clamped
     assert len(rec.itl_s) == chunks - 1
     assert chunks < tokens or endpoint.endswith("chat/completions")  # ngram speculation: several tokens per chunk
+
+
+@pytest.mark.parametrize("server", [FakeConfig(num_spec_tokens=3)], indirect=True)
+async def test_httpx_client_path_matches_raw_path(server):
+    from specadvisor.bench.loadgen import make_client
+
+    raw = await load(server, text_set(6), output_len=20)
+    async with make_client(4) as client:
+        via_httpx = await load(server, text_set(6), output_len=20, client=client)
+    for result in (raw, via_httpx):
+        assert result.completed == 6
+        assert [r.completion_tokens for r in result.records] == [20] * 6
+    assert sum(len(r.itl_s) for r in raw.records) == sum(len(r.itl_s) for r in via_httpx.records)
+
+
+@pytest.mark.parametrize("server", [FakeConfig(close_after_response=True)], indirect=True)
+async def test_reconnects_when_server_drops_idle_connections(server):
+    result = await load(server, text_set(8), concurrency=2)
+    assert result.completed == 8 and result.failed == 0
