@@ -7,7 +7,9 @@ Every probe is bounded by a timeout and degrades to a ProbeNote saying why it fo
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
+from typing import Callable
 
 from specadvisor.domain import EngineInfo, GpuInfo, HardwareProfile, ProbeNote
 from specadvisor.hardware import amd, nvidia
@@ -18,6 +20,21 @@ from specadvisor.hardware.planning import hypothetical_profile
 from specadvisor.hardware.visible import apply_visible_devices
 
 __all__ = ["detect", "hypothetical", "engine_info", "detect_gpus"]
+
+
+def bounded(probe: Callable[[], tuple[list[GpuInfo], ProbeNote]], name: str, timeout_s: float) -> Callable[[], tuple[list[GpuInfo], ProbeNote]]:
+    """Run an in-process library probe (NVML, amdsmi) on a daemon thread so a wedged driver cannot hang us."""
+
+    def run() -> tuple[list[GpuInfo], ProbeNote]:
+        box: list = []
+        worker = threading.Thread(target=lambda: box.append(probe()), name=f"probe-{name}", daemon=True)
+        worker.start()
+        worker.join(timeout_s)
+        if not box:
+            return [], ProbeNote(probe=name, ok=False, detail=f"{name}: no answer within {timeout_s:g}s")
+        return box[0]
+
+    return run
 
 
 def _first_hit(probes) -> tuple[list[GpuInfo], list[ProbeNote]]:
@@ -43,11 +60,11 @@ def detect_gpus(
     """NVIDIA then AMD GPUs, filtered by *_VISIBLE_DEVICES as the serving process would see them."""
     env = os.environ if env is None else env
     nv, nv_notes = _first_hit(
-        [lambda: nvidia.probe_nvml(nvml_loader), lambda: nvidia.probe_nvidia_smi(runner, timeout_s)]
+        [bounded(lambda: nvidia.probe_nvml(nvml_loader), "nvml", timeout_s), lambda: nvidia.probe_nvidia_smi(runner, timeout_s)]
     )
     am, am_notes = _first_hit(
         [
-            lambda: amd.probe_amdsmi(amdsmi_loader),
+            bounded(lambda: amd.probe_amdsmi(amdsmi_loader), "amdsmi", timeout_s),
             lambda: amd.probe_amd_smi(runner, timeout_s),
             lambda: amd.probe_rocm_smi(runner, timeout_s),
             lambda: amd.probe_sysfs(sys_root),

@@ -62,3 +62,21 @@ def test_detect_gpus_applies_hip_visible_devices_to_amd_results(tmp_path):
 
 def _no_module():
     raise ModuleNotFoundError("not installed in this test")
+
+
+def test_a_wedged_nvml_library_cannot_hang_detection(tmp_path):
+    import threading
+    import time
+
+    release = threading.Event()
+
+    def wedged_loader():
+        release.wait(10)  # like nvmlInit stuck on a dying driver
+        raise ModuleNotFoundError("late")
+
+    runner = ScriptedRunner({"nvidia-smi": ok(fixture("nvidia-smi-h100x8.csv"))})
+    start = time.monotonic()
+    gpus, notes = detect_gpus(runner=runner, timeout_s=0.3, env={}, sys_root=tmp_path, nvml_loader=wedged_loader, amdsmi_loader=_no_module)
+    release.set()
+    assert time.monotonic() - start < 3
+    assert notes[0].detail == "nvml: no answer within 0.3s" and len(gpus) == 8  # nvidia-smi took over
