@@ -13,7 +13,7 @@ from specadvisor.advisor import local as local_ev
 from specadvisor.advisor.facts import Facts, gather, matches
 from specadvisor.advisor.options import Option, gather_options
 from specadvisor.advisor.render import serve_command
-from specadvisor.advisor.sizing import choose_tensor_parallel, fits, weights_gib, gpu_memory_gib
+from specadvisor.advisor.sizing import choose_tensor_parallel, fits, gpu_memory_gib, weights_gib
 from specadvisor.advisor.validate import validate_spec_config
 from specadvisor.domain import Advice, Candidate, DrafterProfile, EvidenceRef, HardwareProfile, ModelProfile, Session, Workload
 from specadvisor.rulebase import Evidence, RuleBase, default_rulebase, drafters_for, find_model_family, methods_for_version

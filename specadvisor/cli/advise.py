@@ -130,7 +130,7 @@ def advice_json(advice: Advice, model: ModelProfile, hw: HardwareProfile) -> dic
     from specadvisor.advisor import explain, spec_config_json
 
     data = advice.model_dump(mode="json")
-    for entry, candidate in zip(data["candidates"], advice.candidates):
+    for entry, candidate in zip(data["candidates"], advice.candidates, strict=True):
         entry["speculative_config_json"] = spec_config_json(candidate.speculative_config)
         entry.update(_commands(advice, model, hw, candidate.speculative_config))
     data["baseline"].update(_commands(advice, model, hw, None))
@@ -148,9 +148,8 @@ def _speedup(candidate) -> str:
 
 
 def render(advice: Advice, model: ModelProfile, hw: HardwareProfile, *, explain_trace: bool = False) -> None:
-    from rich.table import Table
-
     from rich.markup import escape
+    from rich.table import Table
 
     from specadvisor.advisor import explain, spec_config_json
     from specadvisor.cli.output import console

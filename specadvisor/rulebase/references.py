@@ -55,7 +55,7 @@ def check_references(rb) -> None:
         for method in [*then.score, *then.exclude, *then.n_grid, *then.config]:
             if method not in method_ids:
                 _fail(rb, "rule", rule.id, method, "then", f"unknown method '{method}'", _known(method_ids, "method ids"))
-        for method, keys in then.config.items():
+        for keys in then.config.values():
             for config_key in keys:
                 if config_key not in key_ids:
                     _fail(rb, "rule", rule.id, config_key, "config", f"unknown config key '{config_key}'", "use a key vLLM's --speculative-config accepts")
