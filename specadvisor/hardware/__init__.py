@@ -25,9 +25,15 @@ __all__ = ["detect", "hypothetical", "engine_info", "detect_gpus"]
 def bounded(probe: Callable[[], tuple[list[GpuInfo], ProbeNote]], name: str, timeout_s: float) -> Callable[[], tuple[list[GpuInfo], ProbeNote]]:
     """Run an in-process library probe (NVML, amdsmi) on a daemon thread so a wedged driver cannot hang us."""
 
+    def guarded(box: list) -> None:
+        try:
+            box.append(probe())
+        except Exception as exc:  # the probes guard their calls; this catches what they could not foresee
+            box.append(([], ProbeNote(probe=name, ok=False, detail=f"{name} failed: {type(exc).__name__}: {exc}")))
+
     def run() -> tuple[list[GpuInfo], ProbeNote]:
         box: list = []
-        worker = threading.Thread(target=lambda: box.append(probe()), name=f"probe-{name}", daemon=True)
+        worker = threading.Thread(target=guarded, args=(box,), name=f"probe-{name}", daemon=True)
         worker.start()
         worker.join(timeout_s)
         if not box:
