@@ -106,13 +106,20 @@ def check_compatibility(drafter: DrafterProfile, target: ModelProfile) -> Drafte
     warnings = list(drafter.warnings)
     verdicts: list[bool] = []
     if drafter.verifier:
-        same = _tail(drafter.verifier) == _tail(target.id) or _tail(drafter.verifier) == _tail(target.path)
-        verdicts.append(same)
-        if not same:
-            warnings.append(
-                f"drafter was trained for {drafter.verifier}, not {target.id}: expect near-zero acceptance "
-                "(use the drafter published for your target, or train one)"
-            )
+        verifier = _tail(drafter.verifier)
+        names = {_tail(target.id), _tail(target.path)} - {""}
+        if verifier not in names:
+            variant = any(n.startswith(verifier) or verifier.startswith(n) for n in names)
+            if variant:  # e.g. an FP8 or renamed copy of the verifier: usually fine, but say so
+                warnings.append(f"drafter was trained for {drafter.verifier}; {target.id} looks like a variant of it, check acceptance")
+            else:
+                verdicts.append(False)
+                warnings.append(
+                    f"drafter was trained for {drafter.verifier}, not {target.id}: expect near-zero acceptance "
+                    "(use the drafter published for your target, or train one)"
+                )
+        else:
+            verdicts.append(True)
     if drafter.vocab_size and target.vocab_size:
         same_vocab = drafter.vocab_size == target.vocab_size
         verdicts.append(same_vocab)

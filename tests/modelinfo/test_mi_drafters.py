@@ -90,3 +90,13 @@ def test_unreadable_drafter_falls_back_to_catalog_then_name(tmp_path, monkeypatc
 def test_missing_local_drafter_folder_is_an_input_error():
     with pytest.raises(InputError, match="no such model folder"):
         inspect_drafter("./no-such-drafter-dir", None, offline=True)
+
+
+def test_a_quantized_copy_of_the_verifier_is_a_soft_warning(tmp_path):
+    import shutil
+
+    fp8 = tmp_path / "Qwen3-8B-FP8"
+    shutil.copytree(model_dir("Qwen3-8B"), fp8)
+    d = inspect_drafter(str(model_dir("Qwen3-8B-speculator.peagle")), inspect_model(str(fp8), offline=True), offline=True)
+    assert d.compatible is True
+    assert any("looks like a variant" in w for w in d.warnings)
