@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
 
 from specadvisor.domain import Session
+
+M = TypeVar("M", bound=BaseModel)
 
 REDACTED = "<redacted>"
 
@@ -34,11 +38,15 @@ _TEXT_RULES: list[tuple[re.Pattern[str], str]] = [
         re.compile(r"\b([A-Z][A-Z0-9_]*(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|ACCESS_KEY(?:_ID)?|_KEY)[A-Z0-9_]*)=(?!<redacted>)[^\s\"']+"),
         r"\1=" + REDACTED,
     ),
-    # "api_key": "value" / api_key=value in JSON or Python reprs found in logs and notes
+    # api_key=value / "hf_token": "value" in JSON or Python reprs found in logs and notes
     (
-        re.compile(r"(?i)([\"']?\b(?:[a-z0-9]+_)*(?:api_?key|access_token|auth_token|hf_token|token|secret|password)[\"']?\s*[:=]\s*[\"']?)(?!<redacted>)[^\s\"',}]+"),
+        re.compile(
+            r"(?i)(\b(?:[a-z0-9]+_)*(?:api[_-]?key|access[_-]?token|auth[_-]?token|hf[_-]?token|secret[_-]?key|client[_-]?secret|password)\b[\"']?\s*[:=]\s*[\"']?)(?!<redacted>)[^\s\"',}]+"
+        ),
         r"\1" + REDACTED,
     ),
+    # a bare "token"/"secret" only as a quoted key ("token": "...") so prose like "per token: 0.7" stays
+    (re.compile(r"(?i)([\"'](?:token|secret)[\"']\s*:\s*[\"'])(?!<redacted>)[^\"']+"), r"\1" + REDACTED),
     # Well-known token shapes, wherever they appear
     (re.compile(r"\bhf_[A-Za-z0-9]{20,}"), REDACTED),
     (re.compile(r"\bsk-[A-Za-z0-9_-]{16,}"), REDACTED),
@@ -86,6 +94,11 @@ def redact_value(value: Any, *, redact_paths: bool = False) -> Any:
             for k, v in value.items()
         }
     return value
+
+
+def scrub(model: M) -> M:
+    """A copy of any domain model with secrets removed: what the store writes to disk."""
+    return type(model).model_validate(redact_value(model.model_dump(mode="json")))
 
 
 def redact_session(session: Session, *, redact_paths: bool = False) -> Session:

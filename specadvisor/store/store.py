@@ -4,7 +4,8 @@ The TUI calls the store from worker threads, so the single connection is opened 
 check_same_thread=False and every public method holds one re-entrant lock. Every write is its own
 transaction: a finished arm is on disk before the next one starts. A file the store cannot
 trust (corrupt, locked, written by a newer specadvisor, someone else's database) is reported as a
-StoreError naming the file and is never overwritten or migrated down.
+StoreError naming the file and is never overwritten or migrated down. Secrets (API keys, tokens,
+Authorization headers) are scrubbed before anything reaches the disk.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from specadvisor.domain import Arm, ArmResult, MetricsSample, Recommendation, Se
 from specadvisor.errors import InputError, StoreError
 from specadvisor.store import rows
 from specadvisor.store.migrations import MIGRATION_SET, known_migration_names, migrations
+from specadvisor.store.redact import redact_session, scrub
 from specadvisor.store.summary import SessionSummary, summarize
 
 _T = TypeVar("_T")
@@ -128,6 +130,7 @@ class Store:
         """Upsert the session and everything in it. Arms, results and samples absent from `session`
         are kept: a runner writing arms as they finish and a view saving notes must not erase each other.
         """
+        session = redact_session(session)
         with self.db.atomic():
             self._upsert("sessions", rows.session_row(session), ("id",))
             for position, arm in enumerate(session.arms):
@@ -141,7 +144,7 @@ class Store:
     def save_arm_result(self, session_id: str, result: ArmResult) -> None:
         with self.db.atomic():
             self._require(session_id)
-            self._write_result(session_id, result)
+            self._write_result(session_id, scrub(result))
             self._touch(session_id)
 
     @_guarded
@@ -155,7 +158,7 @@ class Store:
     def set_recommendation(self, session_id: str, rec: Recommendation | None) -> None:
         with self.db.atomic():
             self._require(session_id)
-            self.db.execute("UPDATE sessions SET recommendation_json = ? WHERE id = ?", [rows.dump(rec), session_id])
+            self.db.execute("UPDATE sessions SET recommendation_json = ? WHERE id = ?", [rows.dump(rec and scrub(rec)), session_id])
             self._touch(session_id)
 
     @_guarded

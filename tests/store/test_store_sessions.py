@@ -181,3 +181,19 @@ def test_store_is_usable_from_worker_threads(store):
     loaded = store.get_session(session.id)
     assert len(loaded.samples) == 100
     assert {r.arm_id for r in loaded.results} == {"arm0", "arm1", "arm2", "arm3"}
+
+
+def test_secrets_never_reach_the_database_file(store):
+    from specadvisor.domain import SweepSettings
+
+    session = make_session(settings=SweepSettings(server_args=["--api-key", "sk-abcdefghijklmnop1234"]), notes="HF_TOKEN=hf_zzzzzzzzzzzzzzzzzzzzzzzzzz")
+    store.save_session(session)
+    store.save_arm_result(session.id, ArmResult(arm_id="baseline-c1", error_excerpt="Authorization: Bearer abcdef123456"))
+    store.set_recommendation(session.id, Recommendation(arm_id=None, serve_command="vllm serve m --api-key plainsecret9"))
+    store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    raw = store.path.read_bytes()
+    for secret in (b"sk-abcdefghijklmnop1234", b"hf_zzzzzzzzzzzzzzzzzzzzzzzzzz", b"abcdef123456", b"plainsecret9"):
+        assert secret not in raw
+    loaded = store.get_session(session.id)
+    assert loaded.settings.server_args == ["--api-key", "<redacted>"]
+    assert loaded.recommendation.serve_command == "vllm serve m --api-key <redacted>"
