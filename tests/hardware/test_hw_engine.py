@@ -9,7 +9,9 @@ from specadvisor.hardware.commands import CommandResult
 from specadvisor.hardware.engine_probe import infer_platform, probe_engine
 from specadvisor.hardware.methods_table import config_keys_for, methods_for
 
-CPU_ENGINE_PYTHON = Path.home() / ".cache/specadvisor/engine-cpu/venv/bin/python"
+from specadvisor.settings import paths
+
+CPU_ENGINE_PYTHON = paths().cpu_engine / "venv" / "bin" / "python"
 
 
 def test_method_table_follows_removals_and_additions():
