@@ -183,6 +183,8 @@ def advise(
     )
     advice.trace.append(f"options: {', '.join(f'{k} ({o.drafter or o.origin})' for k, o in options.items()) or 'none'}")
     advice.warnings.extend(option_warnings)
+    if model.mtp.present and model.mtp.confirmed_by_weights is False:
+        advice.warnings.append("The config declares MTP heads but the weight index has none (a quantized re-upload?): native MTP is left out.")
 
     tallies = {key: _Tally(score=o.method.base_score, grid=list(o.method.default_n_grid)) for key, o in options.items()}
     for key, option in options.items():

@@ -38,6 +38,21 @@ class Facts:
         return self.mtp_layers > 0
 
 
+INSPECTED = ("local", "hf-cache", "hub")
+
+
+def native_mtp_layers(model: ModelProfile, family: ModelFamily | None) -> int:
+    """MTP layers usable with method "mtp". A read config.json is trusted over the catalog, and
+    heads the weight index shows missing (a quantized re-upload) do not count."""
+    if model.mtp.needs_assistant_checkpoint:
+        return 0
+    if model.mtp.present:
+        return 0 if model.mtp.confirmed_by_weights is False else max(model.mtp.layers, 1)
+    if model.source in INSPECTED or family is None or family.mtp_needs_assistant:
+        return 0
+    return family.native_mtp
+
+
 def gather(
     hardware: HardwareProfile,
     model: ModelProfile,
@@ -47,11 +62,7 @@ def gather(
     drafter: DrafterProfile | None,
     vllm_version: str | None,
 ) -> Facts:
-    mtp_layers = model.mtp.layers if model.mtp.present else 0
-    if not mtp_layers and model.mtp.present:
-        mtp_layers = 1
-    if not mtp_layers and family and not model.mtp.needs_assistant_checkpoint:
-        mtp_layers = family.native_mtp
+    mtp_layers = native_mtp_layers(model, family)
     params = model.params_b or (family.params_b if family else None)
     active = model.active_params_b or (family.active_b if family else None) or params
     return Facts(

@@ -220,3 +220,20 @@ def test_rule_exclusion_keeps_a_drafter_the_user_asked_for(rb):
     assert any("still measured because you asked" in w for w in advice.warnings)
     plain = advise(gpus("L4"), model("HuggingFaceTB/SmolLM2-135M-Instruct"), wl(), rulebase=rb)
     assert "draft_model" not in {c.id for c in plain.candidates}
+
+
+def test_mtp_heads_missing_from_the_weights_are_not_offered(rb):
+    from specadvisor.domain import MtpInfo
+
+    stripped = model("someone/DeepSeek-V3-AWQ", source="hf-cache", params_b=671.0, quantization="awq",
+                     mtp=MtpInfo(present=True, layers=1, confirmed_by_weights=False))
+    advice = advise(gpus("H200", 8), stripped, wl(), rulebase=rb)
+    assert "mtp" not in {c.id for c in advice.candidates}
+    assert any("weight index has none" in w for w in advice.warnings)
+
+
+def test_inspected_config_without_heads_beats_the_catalog(rb):
+    inspected = model("deepseek-ai/DeepSeek-V3", source="hf-cache", params_b=671.0)
+    assert "mtp" not in {c.id for c in advise(gpus("H200", 8), inspected, wl(), rulebase=rb).candidates}
+    from_catalog = model("deepseek-ai/DeepSeek-V3", source="catalog")
+    assert "mtp" in {c.id for c in advise(gpus("H200", 8), from_catalog, wl(), rulebase=rb).candidates}
