@@ -100,3 +100,31 @@ def test_a_quantized_copy_of_the_verifier_is_a_soft_warning(tmp_path):
     d = inspect_drafter(str(model_dir("Qwen3-8B-speculator.peagle")), inspect_model(str(fp8), offline=True), offline=True)
     assert d.compatible is True
     assert any("looks like a variant" in w for w in d.warnings)
+
+
+@pytest.mark.parametrize(
+    "kind, method, parallel, servable",
+    [("eagle3", "eagle3", False, True), ("peagle", "eagle3", True, True), ("dflash", "dflash", True, True),
+     ("dflash2", "dflash", True, True), ("dspark", "dspark", True, True), ("mtp", None, False, False), ("xpress", None, False, False)],
+)
+def test_every_speculators_type_maps_to_its_vllm_method(kind, method, parallel, servable):
+    from specadvisor.modelinfo.drafter import read_drafter
+
+    config = {
+        "speculators_model_type": kind,
+        "speculators_config": {"proposal_methods": [{"speculative_tokens": 5}], "verifier": {"name_or_path": "Qwen/Qwen3-8B"}},
+        "transformer_layer_config": {"vocab_size": 151936},
+    }
+    d = read_drafter("x", config, None)
+    assert (d.method, d.parallel_drafting, d.servable, d.default_k) == (method, parallel, servable, 5)
+
+
+def test_dspark_release_by_architecture(tmp_path):
+    import json
+
+    (tmp_path / "config.json").write_text(json.dumps({
+        "architectures": ["Qwen3DSparkModel"], "block_size": 7, "model_type": "qwen3", "vocab_size": 151936,
+        "hidden_size": 4096, "num_hidden_layers": 2, "target_layer_ids": [1, 17, 33],
+    }))
+    d = inspect_drafter(str(tmp_path), target("Qwen3-8B"), offline=True)
+    assert (d.algorithm, d.method, d.block_size, d.parallel_drafting, d.compatible) == ("dspark", "dspark", 7, True, True)
