@@ -93,7 +93,7 @@ def read_drafter(drafter_id: str, config: dict[str, Any], path: str | None) -> D
         method=method,
         parallel_drafting=parallel,
         verifier=config.get("target_model") or config.get("base_model_name_or_path") or None,
-        default_k=block - 1 if block and method == "dflash" else None,
+        default_k=block - 1 if block and method in ("dflash", "dspark") else None,  # the anchor is a bonus token
         block_size=block,
         vocab_size=num(lm, "vocab_size"),
         servable=True,
