@@ -125,7 +125,7 @@ def _differences(columns: list[SessionColumn]) -> list[str]:
     for attr, title in _CONDITIONS:
         values = [getattr(c, attr) for c in columns]
         if len({str(v) for v in values}) > 1:
-            shown = " vs ".join(f"{_show(v)} ({c.short_id})" for v, c in zip(values, columns))
+            shown = " vs ".join(f"{_show(v)} ({c.short_id})" for v, c in zip(values, columns, strict=True))
             notes.append(f"{title} differs: {shown}")
     if not any(n.startswith("hardware ") for n in notes) and len({c.hardware_fingerprint for c in columns}) > 1:
         notes.append("hardware differs: same GPU names but different memory or count (" + ", ".join(c.short_id for c in columns) + ")")

@@ -128,7 +128,7 @@ def make_session(**overrides) -> Session:
             fired_rules=["code-ngram"],
         ),
         arms=arms,
-        results=[_result(a, t, 4 * i) for i, (a, t) in enumerate(zip(arms, throughputs))],
+        results=[_result(a, t, 4 * i) for i, (a, t) in enumerate(zip(arms, throughputs, strict=True))],
         samples=[
             MetricsSample(arm_id=arms[2].id, t=float(t), generation_tokens=100.0 * t, num_drafts=30.0 * t, accepted_per_position=[27.0 * t, 21.0 * t])
             for t in range(1, 4)
