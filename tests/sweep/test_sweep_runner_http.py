@@ -1,0 +1,62 @@
+"""The runner with the REAL measure_arm and prompt loader over real HTTP; only the vLLM process is
+replaced, by the bench tests' OpenAI-compatible fake server (one per arm, speculating at the arm's N)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+from fakeserver import FakeConfig, FakeServer  # noqa: E402
+
+from specadvisor.domain import ArmStatus, MetricsSampled, SweepFinished, SweepSettings  # noqa: E402
+from specadvisor.sweep.plan import plan_from_methods  # noqa: E402
+from specadvisor.sweep.runner import SweepRunner  # noqa: E402
+
+
+class HttpFakeHandle:
+    def __init__(self, arm):
+        self.fake = FakeServer(FakeConfig(num_spec_tokens=arm.n or 0, chunk_delay_s=0.002))
+        self.command = ["fake-vllm", arm.id]
+        self.base_url = ""
+        self.running = False
+
+    def subscribe(self, cb):
+        return None
+
+    def tail(self, n=40):
+        return []
+
+    async def start(self):
+        await self.fake.start()
+        self.base_url = self.fake.base_url
+        self.running = True
+
+    async def wait_ready(self):
+        return 0.0
+
+    async def stop(self):
+        await self.fake.stop()
+        self.running = False
+
+
+async def test_runner_with_real_measurement_over_http(store):
+    settings = SweepSettings(prompt_source="humaneval", num_prompts=4, output_len=16, warmup=1)
+    plan = plan_from_methods("fake-model", [("ngram", {})], [2, 4], settings)
+    handles = []
+
+    def factory(arm, session):
+        handles.append(HttpFakeHandle(arm))
+        return handles[-1]
+
+    events = [e async for e in SweepRunner(plan, store, server_factory=factory, sample_interval_s=0.05).events()]
+    assert isinstance(events[-1], SweepFinished)
+    stored = store.get_session(plan.session.id)
+    for arm_id, n in (("baseline", 0), ("ngram-n2", 2), ("ngram-n4", 4)):
+        r = stored.result_for(arm_id)
+        assert r.status == ArmStatus.ok, r.error
+        assert r.completed == 4 and r.output_tokens == 64
+        assert len(r.per_position) == n
+    assert stored.result_for("ngram-n4").mean_acceptance_length > 1
+    assert any(isinstance(e, MetricsSampled) for e in events) or stored.samples
+    assert not any(h.running for h in handles)
