@@ -26,14 +26,32 @@ _atexit_installed = False
 _previous_handlers: dict[int, object] = {}
 
 
-def child_preexec() -> None:
-    """Runs in the child between fork and exec: ask the kernel to SIGTERM it when we die."""
-    if sys.platform.startswith("linux"):
-        parent = os.getppid()
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
-        if os.getppid() != parent:  # the parent died before prctl took effect
+def _load_prctl():
+    """Resolved in the parent: between fork and exec the child must not dlopen or take locks."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_prctl = _load_prctl()
+
+
+def child_preexec_for_this_process():
+    """The preexec_fn for a server child: between fork and exec, ask the kernel to SIGTERM the
+    child when we die, and exit at once if we already died (the parent pid is taken before fork)."""
+    parent = os.getpid()
+
+    def preexec() -> None:
+        if _prctl is None:
+            return
+        _prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+        if os.getppid() != parent:
             os._exit(1)
+
+    return preexec
 
 
 def register(pgid: int) -> None:

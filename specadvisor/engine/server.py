@@ -95,7 +95,7 @@ class VllmServer:
                 stderr=asyncio.subprocess.STDOUT,
                 env=server_env(self.spec),
                 start_new_session=True,
-                preexec_fn=reaper.child_preexec,
+                preexec_fn=reaper.child_preexec_for_this_process(),
                 limit=STREAM_LIMIT,
             )
         except OSError as exc:  # the engine command itself is missing or not executable

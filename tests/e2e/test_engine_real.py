@@ -190,3 +190,64 @@ async def test_cpu_engine_measures_baseline_and_ngram_like_vllm_itself(cpu_engin
         f"log lines={len(lines)}; throughput baseline={finished(baseline['events']).result.output_throughput:.1f} "
         f"ngram={result.output_throughput:.1f} tok/s"
     )
+
+
+PARENT = """
+import asyncio, sys
+from specadvisor.engine import ServerSpec, VllmServer
+
+async def main():
+    spec = ServerSpec(model=sys.argv[1], engine_cmd=sys.argv[2].split("\\x1f"), extra_args=sys.argv[3].split("\\x1f"),
+                      env={"VLLM_CPU_KVCACHE_SPACE": "2"}, ready_timeout_s=900)
+    server = VllmServer(spec)
+    await server.start()
+    await server.wait_ready()
+    print(server.pid, flush=True)
+    await asyncio.sleep(900)
+
+asyncio.run(main())
+"""
+
+
+def test_real_server_group_dies_with_a_sigkilled_parent(cpu_engine):
+    """vLLM's engine-core workers live in the server's process group; PDEATHSIG reaches the API
+    server and it must take its workers down, so nothing is left when specadvisor is SIGKILLed."""
+    import subprocess
+    import sys
+
+    sep = "\x1f"
+    parent = subprocess.Popen(
+        [sys.executable, "-c", PARENT, str(cpu_engine.model_dir), sep.join(cpu_engine.engine_cmd), sep.join(cpu_engine.server_args)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        pid = int(parent.stdout.readline())
+        assert reaper.group_alive(pid)
+        members = group_members(pid)
+        assert len(members) >= 2, f"expected the API server and an engine-core process, got {members}"
+    finally:
+        parent.kill()
+        parent.wait()
+    deadline = time.monotonic() + 60
+    while reaper.group_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    left = group_members(pid)
+    if left:
+        reaper.kill_groups({pid}, 1)
+    assert not left, f"processes left in the server's group after the parent was SIGKILLed: {left}"
+
+
+def group_members(pgid: int) -> list[int]:
+    import os
+
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = open(f"/proc/{entry}/stat").read()
+            except OSError:
+                continue
+            fields = stat[stat.rfind(")") + 2 :].split()
+            if fields[2] == str(pgid) and fields[0] != "Z":
+                found.append(int(entry))
+    return found
