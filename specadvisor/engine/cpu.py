@@ -35,6 +35,7 @@ SERVER_ENV = {"VLLM_CPU_KVCACHE_SPACE": "2"}
 _CONVERTER = Path(__file__).with_name("convert_smollm2.py")
 
 Progress = Callable[[str], None]
+_WORTH_SHOWING = ("Collecting vllm", "Installing collected packages", "Successfully installed", "converted ")
 
 
 class CpuEngine(BaseModel):
@@ -212,15 +213,21 @@ class _Steps:
 
     def run(self, cmd: list[str], what: str) -> str:
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+        output: list[str] = []
         with open(self.log, "a", encoding="utf-8") as log:
             log.write(f"\n$ {' '.join(cmd)}\n")
             log.flush()
-            proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-            log.write(proc.stdout)
+            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+            for line in proc.stdout:
+                log.write(line)
+                output.append(line)
+                if line.startswith(_WORTH_SHOWING):  # a sign of life during minutes of pip
+                    self.say("      " + line.strip()[:160])
+            proc.wait()
         if proc.returncode != 0:
-            last = next((line for line in reversed(proc.stdout.splitlines()) if line.strip()), "")
+            last = next((line for line in reversed(output) if line.strip()), "")
             raise EngineError(f"CPU engine setup could not {what}: {last.strip()[:200]}", hint=f"see {self.log}, then run `specadvisor engine setup-cpu` again")
-        return proc.stdout
+        return "".join(output)
 
     def pip(self, *args: str) -> str:
         return self.run([str(self.python), "-m", "pip", *args], f"pip {' '.join(args)}")
