@@ -10,11 +10,12 @@ Authorization headers) are scrubbed before anything reaches the disk.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sqlite3
 import threading
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Iterator, TypeVar
 
 from sqlite_utils import Database
 
@@ -89,6 +90,8 @@ class Store:
             _check_schema(path, db)
             db.execute("PRAGMA foreign_keys = ON")
             migrations.apply(db)
+            if db.execute("PRAGMA user_version").fetchone()[0] != len(known_migration_names()):
+                db.execute(f"PRAGMA user_version = {len(known_migration_names())}")
             db.enable_wal()
         except sqlite3.Error as exc:
             if conn is not None:
@@ -113,6 +116,20 @@ class Store:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[None]:
+        """One write transaction, BEGIN IMMEDIATE: taking the write lock up front lets the busy timeout
+        wait for another process instead of failing when a read snapshot cannot be upgraded (WAL)."""
+        conn = self.db.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
     @property
     def db(self) -> Database:
         assert self._db is not None, "store is closed"
@@ -131,7 +148,7 @@ class Store:
         are kept: a runner writing arms as they finish and a view saving notes must not erase each other.
         """
         session = redact_session(session)
-        with self.db.atomic():
+        with self._write():
             self._upsert("sessions", rows.session_row(session), ("id",))
             for position, arm in enumerate(session.arms):
                 self._upsert("arms", rows.arm_row(session.id, position, arm), ("session_id", "arm_id"))
@@ -142,21 +159,21 @@ class Store:
 
     @_guarded
     def save_arm_result(self, session_id: str, result: ArmResult) -> None:
-        with self.db.atomic():
+        with self._write():
             self._require(session_id)
             self._write_result(session_id, scrub(result))
             self._touch(session_id)
 
     @_guarded
     def add_samples(self, session_id: str, samples: list[MetricsSample]) -> None:
-        with self.db.atomic():
+        with self._write():
             self._require(session_id)
             for sample in samples:
                 self._upsert("samples", rows.sample_row(session_id, sample), ("session_id", "arm_id", "t"))
 
     @_guarded
     def set_recommendation(self, session_id: str, rec: Recommendation | None) -> None:
-        with self.db.atomic():
+        with self._write():
             self._require(session_id)
             self.db.execute("UPDATE sessions SET recommendation_json = ? WHERE id = ?", [rows.dump(rec and scrub(rec)), session_id])
             self._touch(session_id)
@@ -165,14 +182,14 @@ class Store:
     def set_status(self, session_id: str, status: str) -> None:
         if status not in SESSION_STATUSES:
             raise InputError(f"unknown session status {status!r}", hint=f"use one of {', '.join(SESSION_STATUSES)}")
-        with self.db.atomic():
+        with self._write():
             self._require(session_id)
             self.db.execute("UPDATE sessions SET status = ? WHERE id = ?", [status, session_id])
             self._touch(session_id)
 
     @_guarded
     def delete_session(self, session_id: str) -> None:
-        with self.db.atomic():
+        with self._write():
             self._require(session_id)
             for table in ("samples", "position_counts", "arm_results", "arms"):
                 self.db.execute(f"DELETE FROM {table} WHERE session_id = ?", [session_id])
@@ -297,8 +314,10 @@ def _check_schema(path: Path, db: Database) -> None:
         )
     applied = [m.name for m in migrations.applied(db)]
     unknown = [name for name in applied if name not in known_migration_names()]
-    if unknown:
+    user_version = db.execute("PRAGMA user_version").fetchone()[0]
+    if unknown or user_version > len(known_migration_names()):
+        schema = unknown[-1] if unknown else f"version {user_version}"
         raise StoreError(
-            f"database {path} was written by a newer specadvisor (schema {unknown[-1]} in set {MIGRATION_SET})",
+            f"database {path} was written by a newer specadvisor (schema {schema} in set {MIGRATION_SET})",
             hint="upgrade specadvisor, or pass --db PATH to use another database; the file was left untouched",
         )

@@ -93,6 +93,18 @@ def test_newer_schema_is_refused_and_left_untouched(tmp_path):
     assert _file_bytes(path) == before
 
 
+def test_newer_user_version_is_refused(tmp_path):
+    path = tmp_path / "future2.db"
+    with Store.open(path) as store:
+        assert store.db.execute("PRAGMA user_version").fetchone()[0] == len(known_migration_names())
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA user_version = 99")
+    before = _file_bytes(path)
+    with pytest.raises(StoreError, match="newer specadvisor .schema version 99"):
+        Store.open(path)
+    assert _file_bytes(path) == before
+
+
 def test_corrupted_file_is_refused_and_not_overwritten(tmp_path):
     path = tmp_path / "broken.db"
     path.write_bytes(b"this is not sqlite at all\n" * 200)

@@ -197,3 +197,48 @@ def test_secrets_never_reach_the_database_file(store):
     loaded = store.get_session(session.id)
     assert loaded.settings.server_args == ["--api-key", "<redacted>"]
     assert loaded.recommendation.serve_command == "vllm serve m --api-key <redacted>"
+
+
+def test_two_processes_worth_of_stores_write_the_same_file(tmp_path):
+    """The CLI and the TUI may hold the same database open: WAL plus the busy timeout serialise them."""
+    path = tmp_path / "shared.db"
+    first, second = Store.open(path), Store.open(path)
+    session = make_session(results=[], samples=[])
+    first.save_session(session)
+    errors: list[BaseException] = []
+
+    def write(store: Store, prefix: str) -> None:
+        try:
+            for i in range(30):
+                store.save_arm_result(session.id, ArmResult(arm_id=f"{prefix}{i}", output_throughput=float(i)))
+        except BaseException as exc:  # noqa: BLE001 - asserted below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=write, args=(s, p)) for s, p in ((first, "a"), (second, "b"))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    first.close()
+    second.close()
+    assert errors == []
+    with Store.open(path) as store:
+        assert len(store.get_session(session.id).results) == 60
+
+
+def test_a_failing_write_leaves_nothing_half_written(store, monkeypatch):
+    session = make_session()
+    store.save_session(session)
+    before = store.get_session(session.id).model_dump()
+
+    def explode(*args, **kwargs):
+        raise RuntimeError("disk vanished mid-write")
+
+    monkeypatch.setattr("specadvisor.store.rows.position_rows", explode)
+    changed = session.results[2].model_copy(update={"output_throughput": 1.0})
+    with pytest.raises(RuntimeError):
+        store.save_arm_result(session.id, changed)
+    monkeypatch.undo()
+    assert store.get_session(session.id).model_dump() == before
+    store.save_arm_result(session.id, changed)  # the connection is usable afterwards
+    assert store.get_session(session.id).result_for(changed.arm_id).output_throughput == 1.0
