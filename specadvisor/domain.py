@@ -26,7 +26,7 @@ def new_id() -> str:
 class Model(BaseModel):
     """Base: reject unknown keys so that a typo in a bundle or a rule is an error, not a silent drop."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
 
 
 # --------------------------------------------------------------------------- hardware and engine
