@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 import httpx
 
 from specadvisor.bench import stats
-from specadvisor.bench.loadgen import LoadResult, RequestRecord, make_client, run_load
+from specadvisor.bench.loadgen import LoadResult, RequestRecord, run_load
 from specadvisor.bench.metrics import (
     KV_CACHE_USAGE,
     RUNNING,
@@ -66,7 +66,8 @@ async def measure_arm(
 
 
 class _ArmRun:
-    def __init__(self, base_url, model_name, arm, settings, prompts, api_key, sample_interval_s):
+    def __init__(self, base_url: str, model_name: str, arm: Arm, settings: SweepSettings, prompts: PromptSet,
+                 api_key: str | None, sample_interval_s: float):
         self.base_url = base_url.rstrip("/")
         self.model_name = model_name
         self.arm = arm
@@ -82,7 +83,6 @@ class _ArmRun:
         self.first_snapshot: MetricsSnapshot | None = None
         self.measure_t0 = 0.0
         self.tokens_so_far = 0
-        self.metrics_ok = True
 
     def _warn(self, message: str) -> MeasurementWarning:
         self.warnings.append(message)
@@ -98,21 +98,21 @@ class _ArmRun:
         if self.prompts.synthetic and not any("synthetic" in n for n in self.prompts.notes):
             yield self._warn("synthetic prompts: acceptance is biased versus real traffic")
         concurrency = max(1, self.arm.concurrency)
-        load_client = make_client(concurrency)
-        side_client = httpx.AsyncClient(timeout=30.0)  # /metrics and control calls never queue behind load
+        # run_load opens its own connections (one per in-flight request); /metrics goes through a
+        # separate client so that scrapes never queue behind the load.
+        side_client = httpx.AsyncClient(timeout=30.0)
         try:
             version = await server_version(self.base_url, self.api_key)
-            async for event in self._warmup(load_client, concurrency):
+            async for event in self._warmup(concurrency):
                 yield event
             for trial in range(max(1, self.settings.trials)):
-                async for event in self._trial(trial, load_client, side_client, concurrency):
+                async for event in self._trial(trial, side_client, concurrency):
                     yield event
         finally:
-            await load_client.aclose()
             await side_client.aclose()
         yield self._finished(started_at, version)
 
-    async def _warmup(self, client: httpx.AsyncClient, concurrency: int) -> AsyncIterator[SweepEvent]:
+    async def _warmup(self, concurrency: int) -> AsyncIterator[SweepEvent]:
         n = self.settings.warmup
         if n <= 0:
             return
@@ -122,12 +122,12 @@ class _ArmRun:
         result = await run_load(
             base_url=self.base_url, model_name=self.model_name, prompts=warm, output_len=self.settings.output_len,
             temperature=self.settings.temperature, seed=self.settings.seed, concurrency=min(concurrency, n),
-            api_key=self.api_key, client=client,
+            api_key=self.api_key,
         )
         if result.failed == n:
             yield self._warn(f"all {n} warmup requests failed: {result.records[0].error}")
 
-    async def _trial(self, trial: int, client, side, concurrency: int) -> AsyncIterator[SweepEvent]:
+    async def _trial(self, trial: int, side: httpx.AsyncClient, concurrency: int) -> AsyncIterator[SweepEvent]:
         # Reset also before the first trial: the warmups just cached some of these prompts.
         reset = await reset_prefix_cache(self.base_url, self.api_key)
         if not reset and trial == 1:
@@ -148,7 +148,7 @@ class _ArmRun:
                 base_url=self.base_url, model_name=self.model_name, prompts=self.prompts,
                 output_len=self.settings.output_len, temperature=self.settings.temperature,
                 seed=self.settings.seed, concurrency=concurrency, request_rate=self.settings.request_rate,
-                api_key=self.api_key, on_done=on_done, client=client,
+                api_key=self.api_key, on_done=on_done,
             )
         )
         try:
