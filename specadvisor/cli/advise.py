@@ -175,13 +175,19 @@ def render(advice: Advice, model: ModelProfile, hw: HardwareProfile, *, explain_
             out.print(escape(f"  evidence: {ref.summary} [{tag}{', ' + ref.date if ref.date else ''}]"), soft_wrap=True)
         for warning in c.warnings:
             out.print(f"  [yellow]note:[/yellow] {escape(warning)}", soft_wrap=True)
+    baseline_title = "Recommended: serve without speculation" if advice.speculation_unlikely else "Baseline (no speculation)"
+    if advice.speculation_unlikely:
+        out.print(f"\n[bold]{baseline_title}[/bold]")
+        out.print(_commands(advice, model, hw, None)["serve_command"], soft_wrap=True, markup=False)
     if advice.candidates:
         top = _commands(advice, model, hw, advice.candidates[0].speculative_config)
-        out.print("\n[bold]Serve the top candidate[/bold]")
+        title = "Only to confirm by measurement: the top candidate" if advice.speculation_unlikely else "Serve the top candidate"
+        out.print(f"\n[bold]{title}[/bold]")
         out.print(top["serve_command"], soft_wrap=True, markup=False)
         out.print(top["container_command"], soft_wrap=True, markup=False)
-    out.print("\n[bold]Baseline (no speculation)[/bold]")
-    out.print(_commands(advice, model, hw, None)["serve_command"], soft_wrap=True, markup=False)
+    if not advice.speculation_unlikely:
+        out.print(f"\n[bold]{baseline_title}[/bold]")
+        out.print(_commands(advice, model, hw, None)["serve_command"], soft_wrap=True, markup=False)
     for warning in advice.warnings:
         out.print(f"[yellow]warning:[/yellow] {escape(warning)}", soft_wrap=True)
     if advice.suggest_training:

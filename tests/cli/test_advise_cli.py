@@ -44,7 +44,8 @@ def test_advise_human_output_and_explain(capsys):
     assert main(["advise", "--model", "Qwen/Qwen3-8B", "--gpu", "H100", "--concurrency", "64", "--offline", "--explain"]) == 0
     out = capsys.readouterr().out
     assert "unlikely to pay" in out
-    assert "Baseline (no speculation)" in out and "vllm serve Qwen/Qwen3-8B --host 127.0.0.1" in out
+    assert "Recommended: serve without speculation" in out and "vllm serve Qwen/Qwen3-8B --host 127.0.0.1" in out
+    assert out.index("Recommended: serve without speculation") < out.index("Only to confirm by measurement")
     assert "+ small-target-high-concurrency:" in out
 
 
