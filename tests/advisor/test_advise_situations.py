@@ -237,3 +237,12 @@ def test_inspected_config_without_heads_beats_the_catalog(rb):
     assert "mtp" not in {c.id for c in advise(gpus("H200", 8), inspected, wl(), rulebase=rb).candidates}
     from_catalog = model("deepseek-ai/DeepSeek-V3", source="catalog")
     assert "mtp" in {c.id for c in advise(gpus("H200", 8), from_catalog, wl(), rulebase=rb).candidates}
+
+
+def test_every_shipped_rule_fires_in_some_situation(rb):
+    """No dead rules: each one changes the advice somewhere in the situations above."""
+    fired = set()
+    for case in SITUATIONS:
+        fired |= set(advise(case["hw"], case["model"], case["workload"], vllm_version=case["version"], rulebase=rb).fired_rules)
+    fired |= set(advise(gpus("H100"), model("Qwen/Qwen3-8B"), wl("chat", 1, output_len=4096), rulebase=rb).fired_rules)
+    assert fired == {rule.id for rule in rb.rules}
