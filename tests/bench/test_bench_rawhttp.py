@@ -1,0 +1,54 @@
+"""The raw HTTP/1.1 path on bodies vLLM does not send but proxies do: Content-Length and read-to-close."""
+
+import asyncio
+
+import pytest
+
+from specadvisor.bench.loadgen import send_one_raw
+from specadvisor.bench.rawhttp import RawConnection
+
+SSE = (
+    b'data: {"choices":[{"index":0,"text":"a"}]}\n\n'
+    b": keep-alive\n\n"
+    b'data: {"choices":[{"index":0,"text":"bc"}]}\n\n'
+    b'data: {"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":3}}\n\n'
+    b"data: [DONE]\n\n"
+)
+
+
+async def one_shot_server(framing: str):
+    async def handle(reader, writer):
+        await reader.readuntil(b"\r\n\r\n")
+        if framing == "length":
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(SSE) + SSE)
+        else:
+            writer.write(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n" + SSE)
+            await writer.drain()
+            writer.close()
+            return
+        await writer.drain()
+        await asyncio.sleep(0.2)
+        writer.close()
+
+    return await asyncio.start_server(handle, "127.0.0.1", 0)
+
+
+@pytest.mark.parametrize("framing", ["length", "close"])
+async def test_non_chunked_bodies(framing):
+    server = await one_shot_server(framing)
+    port = server.sockets[0].getsockname()[1]
+    conn = RawConnection("127.0.0.1", port)
+    try:
+        rec = await send_one_raw(conn, "/v1/completions", b"{}", {}, expected_tokens=3)
+    finally:
+        conn.close()
+        server.close()
+        await server.wait_closed()
+    assert rec.ok and rec.completion_tokens == 3 and rec.prompt_tokens == 3 and len(rec.itl_s) <= 1
+    if framing == "close":
+        assert conn.writer is None  # a read-to-close body never leaves a reusable connection
+
+
+async def test_connection_refused_is_a_failed_record():
+    rec = await send_one_raw(RawConnection("127.0.0.1", 9), "/v1/completions", b"{}", {}, expected_tokens=3)
+    assert not rec.ok and "Connect" in rec.error
