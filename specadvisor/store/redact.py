@@ -47,6 +47,9 @@ _TEXT_RULES: list[tuple[re.Pattern[str], str]] = [
     ),
     # a bare "token"/"secret" only as a quoted key ("token": "...") so prose like "per token: 0.7" stays
     (re.compile(r"(?i)([\"'](?:token|secret)[\"']\s*:\s*[\"'])(?!<redacted>)[^\"']+"), r"\1" + REDACTED),
+    # credentials inside URLs: http://user:pass@host, ?token=...&key=...
+    (re.compile(r"(\b[a-z][a-z0-9+.-]*://[^/\s:@]+:)(?!<redacted>)[^/\s@]+@", re.IGNORECASE), r"\1" + REDACTED + "@"),
+    (re.compile(r"(?i)([?&](?:token|key|api[_-]?key|access[_-]?token|sig|signature)=)(?!<redacted>)[^&\s\"'#]+"), r"\1" + REDACTED),
     # Well-known token shapes, wherever they appear
     (re.compile(r"\bhf_[A-Za-z0-9]{20,}"), REDACTED),
     (re.compile(r"\bsk-[A-Za-z0-9_-]{16,}"), REDACTED),

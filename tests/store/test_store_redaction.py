@@ -80,6 +80,9 @@ def test_redact_text_cases():
     assert redact_text("vllm serve m --api-key abc --port 8000") == "vllm serve m --api-key <redacted> --port 8000"
     assert redact_text("export AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI") == "export AWS_SECRET_ACCESS_KEY=<redacted>"
     assert redact_text("--num-speculative-tokens 5 --max-tokens 9") == "--num-speculative-tokens 5 --max-tokens 9"
+    assert redact_text("http://bob:pa55@gpu-box:8000/v1") == "http://bob:<redacted>@gpu-box:8000/v1"
+    assert redact_text("https://h/x?token=abc&n=4") == "https://h/x?token=<redacted>&n=4"
+    assert redact_text("mean acceptance per token: 0.71") == "mean acceptance per token: 0.71"
 
 
 def test_redact_argv_hides_the_value_after_a_secret_flag():
