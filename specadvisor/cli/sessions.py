@@ -245,6 +245,8 @@ def render_session(session) -> None:
             out.print(f"[bold]Recommendation:[/bold] {escape(rec.arm_id or '-')} ({_fmt(rec.speedup, '.2f', 'x')})")
         for reason in rec.reasons:
             out.print(f"  - {escape(reason)}")
+        if rec.serve_command:
+            out.print(f"  serve with: {escape(rec.serve_command)}", soft_wrap=True)
     if session.notes:
         out.print(f"Notes: {escape(session.notes)}")
     prov = session.provenance
