@@ -1,0 +1,138 @@
+"""Turn scored options into Candidates: N grid within the method's limits, a valid config,
+local and published evidence, and the expected speedup where evidence bounds it."""
+
+from __future__ import annotations
+
+from specadvisor.advisor import local as local_ev
+from specadvisor.advisor.facts import Facts
+from specadvisor.advisor.options import Option
+from specadvisor.advisor.scoring import Tally
+from specadvisor.advisor.validate import validate_spec_config
+from specadvisor.domain import Advice, Candidate, EvidenceRef, ModelProfile, Workload
+from specadvisor.rulebase import Evidence, RuleBase, find_model_family
+
+
+def _published_ref(ev: Evidence) -> EvidenceRef:
+    parts = [
+        f"target {ev.target}" if ev.target else "",
+        f"dataset {ev.dataset}" if ev.dataset else "",
+        f"N={ev.n}" if ev.n else "",
+        ev.hardware,
+        f"concurrency {ev.concurrency}" if ev.concurrency else "",
+        f"vs {ev.versus}" if ev.versus != "no speculation" else "",
+    ]
+    return EvidenceRef(
+        id=ev.id,
+        summary=ev.summary,
+        source=ev.source,
+        date=ev.date,
+        speedup_low=ev.speedup_low,
+        speedup_high=ev.speedup_high,
+        conditions="; ".join(p for p in parts if p),
+    )
+
+
+def _targets_model(ev: Evidence, model: ModelProfile, facts: Facts, rb: RuleBase) -> bool:
+    if not ev.target:
+        return False
+    if ev.target.lower() == model.id.lower():
+        return True
+    family = find_model_family(ev.target, rb)
+    return family is not None and facts.family is not None and family.id == facts.family.id
+
+
+def _clip_grid(grid: list[int], option: Option, facts: Facts) -> list[int]:
+    spec = option.method
+    limits = [spec.max_n] if spec.max_n else []
+    if spec.vllm_method == "dflash" and option.block_size:
+        limits.append(option.block_size - 1)
+    if spec.vllm_method == "dspark" and option.block_size:
+        limits.append(option.block_size)
+    limit = min(limits) if limits else None
+    wanted = [*grid, *([option.default_k] if option.default_k else [])]
+    kept = [n for n in wanted if limit is None or n <= limit]
+    if spec.id == "mtp" and option.origin == "native" and facts.mtp_layers > 1:
+        layers = facts.mtp_layers
+        kept = [n for n in kept if n <= layers or n % layers == 0]
+    if not kept:
+        kept = [limit or 1]
+    return sorted(set(kept))
+
+
+def build_candidates(
+    rb: RuleBase,
+    model: ModelProfile,
+    facts: Facts,
+    options: dict[str, Option],
+    tallies: dict[str, Tally],
+    measured: list[local_ev.LocalResult],
+    advice: Advice,
+    workload: Workload,
+) -> list[Candidate]:
+    candidates = []
+    for key, tally in tallies.items():
+        option = options[key]
+        spec = option.method
+        grid = _clip_grid(tally.grid, option, facts)
+        config = {"method": spec.vllm_method}
+        if option.drafter:
+            config["model"] = option.drafter
+        config["num_speculative_tokens"] = grid[0]
+        config.update(spec.extra_config)
+        config.update(spec.default_config)
+        config.update(tally.config)
+        problems = validate_spec_config(
+            config, facts.vllm_version, rulebase=rb,
+            mtp_layers=facts.mtp_layers if option.origin == "native" else None, block_size=option.block_size,
+        )
+        if problems:
+            advice.warnings.append(f"{spec.name} left out: {'; '.join(problems)}")
+            advice.trace.append(f"x {key}: config invalid ({'; '.join(problems)})")
+            continue
+        refs: list[EvidenceRef] = []
+        score = tally.score
+        reasons = list(tally.reasons)
+        fresh_speedups = []
+        for result in (r for r in measured if r.method_id == key):
+            stale = local_ev.is_stale(result, option.drafter, facts.vllm_version)
+            refs.append(local_ev.evidence_ref(result, stale))
+            delta = local_ev.score_delta(result, stale, workload.concurrency)
+            score += delta
+            reasons.insert(0, f"Measured on this machine: {result.speedup:.2f}x vs no speculation ({'stale, ' if stale else ''}session {result.session_id[:8]}).")
+            advice.trace.append(f"= {key}: local result {result.speedup:.2f}x{' (stale)' if stale else ''} -> score {delta:+.2f}")
+            if not stale:
+                fresh_speedups.append(result.speedup)
+        specific = [ev for ev in rb.evidence.values() if ev.method == key and _targets_model(ev, model, facts, rb)]
+        refs += [_published_ref(ev) for ev in specific]
+        refs += [_published_ref(rb.evidence[i]) for i in tally.evidence if i in rb.evidence]
+        refs = list({ref.id: ref for ref in refs}.values())
+        warnings = list(spec.caveats)
+        warnings += [f"Needs the {pkg} package in vLLM's environment." for pkg in spec.requires_packages]
+        if option.alternatives:
+            warnings.append(f"Other published drafters for this method: {', '.join(option.alternatives)}.")
+        candidates.append(
+            Candidate(
+                id=key,
+                method=spec.vllm_method,
+                drafter=option.drafter,
+                speculative_config=config,
+                n_grid=grid,
+                score=round(score, 3),
+                reasons=list(dict.fromkeys(reasons)),
+                evidence=refs,
+                expected_speedup=_expected(fresh_speedups, specific),
+                warnings=warnings,
+                parallel_drafting=bool(config.get("parallel_drafting")) or spec.drafting == "parallel",
+            )
+        )
+    candidates.sort(key=lambda c: (-c.score, c.id))
+    return candidates
+
+
+def _expected(fresh: list[float], published: list[Evidence]) -> tuple[float, float] | None:
+    if fresh:
+        return (round(min(fresh), 3), round(max(fresh), 3))
+    bounded = [ev for ev in published if ev.versus == "no speculation" and ev.speedup_low is not None and ev.speedup_high is not None]
+    if not bounded:
+        return None
+    return (min(ev.speedup_low for ev in bounded), max(ev.speedup_high for ev in bounded))

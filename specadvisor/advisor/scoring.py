@@ -1,0 +1,66 @@
+"""Fire the ordered rules over the per-method tallies, recording every change in the trace."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from specadvisor.advisor.facts import Facts, matches
+from specadvisor.domain import Advice
+from specadvisor.rulebase import RuleBase
+
+
+@dataclass
+class Tally:
+    """Per-method state while rules fire."""
+
+    score: float
+    grid: list[int]
+    config: dict = field(default_factory=dict)
+    reasons: list[str] = field(default_factory=list)
+    evidence: list[str] = field(default_factory=list)
+
+
+def apply_rules(rb: RuleBase, facts: Facts, tallies: dict[str, Tally], advice: Advice, user_methods: set[str]) -> list[str]:
+    """Fire rules in order; returns the verdict levels the fired rules asked for."""
+    verdicts = []
+    for rule in rb.rules:
+        if not matches(rule.when, facts):
+            advice.trace.append(f"- {rule.id}: does not apply")
+            continue
+        advice.fired_rules.append(rule.id)
+        then = rule.then
+        effects = []
+        touched = set(then.score) | set(then.n_grid) | set(then.config) | set(then.exclude)
+        for method, delta in then.score.items():
+            if method in tallies and delta:
+                tallies[method].score += delta
+                effects.append(f"{method} {delta:+g}")
+        for method, grid in then.n_grid.items():
+            if method in tallies:
+                tallies[method].grid = list(grid)
+                effects.append(f"{method} N grid {grid}")
+        for method, keys in then.config.items():
+            if method in tallies:
+                tallies[method].config.update(keys)
+                effects.append(f"{method} config {keys}")
+        for method in then.exclude:
+            if method in user_methods:
+                advice.warnings.append(f"{rule.why} Your {method} drafter is still measured because you asked for it.")
+                effects.append(f"{method} kept (your drafter)")
+            elif tallies.pop(method, None) is not None:
+                effects.append(f"{method} excluded")
+        general = not touched
+        for method, tally in tallies.items():
+            if general or method in touched:
+                tally.reasons.append(rule.why)
+                tally.evidence.extend(rule.evidence)
+        advice.warnings.extend(w for w in then.warnings if w not in advice.warnings)
+        if then.verdict:
+            verdicts.append(then.verdict)
+            effects.append(f"verdict at most '{then.verdict}'")
+        if then.suggest_training:
+            advice.suggest_training = True
+        if touched and not effects:
+            effects.append("no candidate affected")
+        advice.trace.append(f"+ {rule.id}: {rule.why}" + (f" [{'; '.join(effects)}]" if effects else "") + (f" (evidence: {', '.join(rule.evidence)})" if rule.evidence else ""))
+    return verdicts

@@ -1,0 +1,36 @@
+"""The one plain sentence: speculate, try carefully, or unlikely to pay; local measurements decide first."""
+
+from __future__ import annotations
+
+from specadvisor.domain import Advice, Candidate
+from specadvisor.rulebase import RuleBase
+
+_PESSIMISM = {"speculate": 0, "careful": 1, "unlikely": 2}
+
+
+def _label(candidate: Candidate, rb: RuleBase) -> str:
+    name = rb.methods[candidate.id].name
+    return f"{name} with {candidate.drafter}" if candidate.drafter else name
+
+
+def set_verdict(advice: Advice, rule_verdicts: list[str], rb: RuleBase) -> None:
+    top = advice.candidates[0] if advice.candidates else None
+    computed = "unlikely" if top is None or top.score < 1.0 else "careful" if top.score < 2.0 else "speculate"
+    level = max([computed, *rule_verdicts], key=_PESSIMISM.__getitem__)
+    fresh = [e for e in (top.evidence if top else []) if e.local and not e.stale and e.speedup_high is not None]
+    if fresh:
+        best = max(e.speedup_high for e in fresh)
+        level = "speculate" if best >= 1.1 else "unlikely" if best < 1.0 else "careful"
+        advice.trace.append(f"= verdict from local measurement: {best:.2f}x -> {level}")
+    advice.verdict_level = level
+    advice.speculation_unlikely = level == "unlikely"
+    if top is None:
+        advice.verdict = "Speculation is unlikely to pay here: no speculative method fits this model and vLLM version; serve without it."
+        return
+    label = _label(top, rb)
+    if level == "speculate":
+        advice.verdict = f"Speculation is likely to pay: start with {label} and sweep N over {top.n_grid} against the no-speculation baseline."
+    elif level == "careful":
+        advice.verdict = f"Speculation may help modestly: measure {label} against the no-speculation baseline before adopting it."
+    else:
+        advice.verdict = f"Speculation is unlikely to pay here: keep the no-speculation baseline; measure {label} only to confirm."
