@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import tempfile
 import uuid
@@ -33,7 +34,7 @@ _NOT_A_BUNDLE = "pass a bundle written by `specadvisor sessions export`"
 
 def bundle_document(session: Session, *, redact_paths: bool = False) -> dict[str, Any]:
     """The bundle as a JSON-ready dict (secrets always redacted)."""
-    clean = redact_session(session, redact_paths=redact_paths)
+    clean = _without_non_finite(redact_session(session, redact_paths=redact_paths))
     return {
         "format": BUNDLE_FORMAT,
         "bundle_schema": BUNDLE_SCHEMA,
@@ -42,6 +43,33 @@ def bundle_document(session: Session, *, redact_paths: bool = False) -> dict[str
         "redacted": {"secrets": True, "home_paths": redact_paths},
         "session": clean.model_dump(mode="json"),
     }
+
+
+def _without_non_finite(session: Session) -> Session:
+    """Bundles carry no NaN/Infinity (import rejects them): optional figures become null; a required
+    one makes the export fail naming the field, rather than writing a bundle nobody can import."""
+
+    def finite(value: Any) -> Any:
+        if isinstance(value, float) and not math.isfinite(value):
+            return None
+        if isinstance(value, list):
+            return [finite(v) for v in value]
+        if isinstance(value, dict):
+            return {k: finite(v) for k, v in value.items()}
+        return value
+
+    data = session.model_dump(mode="json")
+    cleaned = finite(data)
+    if cleaned == data:
+        return session
+    try:
+        return Session.model_validate(cleaned)
+    except ValidationError as exc:
+        where = ".".join(str(p) for p in exc.errors()[0]["loc"])
+        raise InputError(
+            f"session {session.id} holds a non-finite number (NaN or infinity) at {where}",
+            hint="re-run that arm, or delete the session; such a figure cannot be shared",
+        ) from None
 
 
 def export_bundle(session: Session, path: Path, *, redact_paths: bool = False) -> Path:

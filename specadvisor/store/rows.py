@@ -7,6 +7,7 @@ session validates back into exactly the Session that was saved.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from pydantic import BaseModel
@@ -15,7 +16,9 @@ from specadvisor.domain import Arm, ArmResult, MetricsSample, PositionStats, Ses
 
 
 def dump(model: BaseModel | None) -> str | None:
-    return None if model is None else model.model_dump_json()
+    """JSON that keeps NaN/Infinity as such (pydantic's own JSON would write null, which a required
+    float then refuses on load: a session must never become unreadable because of one odd figure)."""
+    return None if model is None else json.dumps(model.model_dump(mode="json"))
 
 
 def load(text: str | None) -> Any:
@@ -62,7 +65,6 @@ def arm_row(session_id: str, position: int, arm: Arm) -> dict[str, Any]:
 
 
 def result_row(session_id: str, result: ArmResult) -> dict[str, Any]:
-    """The result without its per-position stats, which live in position_counts."""
     return {
         "session_id": session_id,
         "arm_id": result.arm_id,
@@ -75,12 +77,21 @@ def result_row(session_id: str, result: ArmResult) -> dict[str, Any]:
         "num_accepted_tokens": result.num_accepted_tokens,
         "vllm_version": result.vllm_version,
         "finished_at": result.finished_at.isoformat() if result.finished_at else None,
-        "result_json": result.model_copy(update={"per_position": []}).model_dump_json(),
+        "result_json": dump(result),
     }
 
 
 def position_rows(session_id: str, result: ArmResult) -> list[dict[str, Any]]:
-    return [{"session_id": session_id, "arm_id": result.arm_id, **p.model_dump()} for p in result.per_position]
+    """A queryable copy of the raw per-position counts (the result's JSON stays authoritative)."""
+    return [
+        {
+            "session_id": session_id,
+            "arm_id": result.arm_id,
+            **p.model_dump(),
+            "rate": p.rate if math.isfinite(p.rate) else (p.accepted / p.drafts if p.drafts else 0.0),
+        }
+        for p in result.per_position
+    ]
 
 
 def sample_row(session_id: str, sample: MetricsSample) -> dict[str, Any]:
@@ -89,6 +100,9 @@ def sample_row(session_id: str, sample: MetricsSample) -> dict[str, Any]:
 
 def result_from_rows(result_json: str, positions: list[dict[str, Any]]) -> ArmResult:
     data = json.loads(result_json)
+    if data.get("per_position") or not positions:
+        return ArmResult.model_validate(data)
+    # Results written before the JSON carried per_position: rebuild it from the counts table.
     data["per_position"] = [
         PositionStats(
             position=p["position"],

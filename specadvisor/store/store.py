@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
+import math
 import sqlite3
 import threading
 from pathlib import Path
@@ -147,6 +149,7 @@ class Store:
         """Upsert the session and everything in it. Arms, results and samples absent from `session`
         are kept: a runner writing arms as they finish and a view saving notes must not erase each other.
         """
+        _require_finite_times(session.samples)
         # Samples are numbers keyed by our own arm ids: nothing to redact, and by far the bulk of a session.
         session = redact_session(session.model_copy(update={"samples": []})).model_copy(update={"samples": session.samples})
         with self._write():
@@ -167,6 +170,7 @@ class Store:
 
     @_guarded
     def add_samples(self, session_id: str, samples: list[MetricsSample]) -> None:
+        _require_finite_times(samples)
         with self._write():
             self._require(session_id)
             for sample in samples:
@@ -284,7 +288,7 @@ class Store:
         if not found:
             raise InputError(f"no session {session_id!r} in {self.path}", hint="see `specadvisor sessions list` for the ids")
         arms = [
-            Arm.model_validate_json(r["arm_json"])
+            Arm.model_validate(json.loads(r["arm_json"]))
             for r in self._query("SELECT arm_json FROM arms WHERE session_id = ? ORDER BY position, rowid", [session_id])
         ]
         positions: dict[str, list[dict[str, Any]]] = {}
@@ -297,10 +301,17 @@ class Store:
         samples = []
         if with_samples:
             samples = [
-                MetricsSample.model_validate_json(r["sample_json"])
+                MetricsSample.model_validate(json.loads(r["sample_json"]))
                 for r in self._query("SELECT sample_json FROM samples WHERE session_id = ? ORDER BY rowid", [session_id])
             ]
         return rows.session_from_rows(found[0], arms, results, samples)
+
+
+def _require_finite_times(samples: list[MetricsSample]) -> None:
+    """A sample's time is part of its key; NaN would become NULL in SQLite and break the row."""
+    for sample in samples:
+        if not math.isfinite(sample.t):
+            raise InputError(f"metrics sample of arm {sample.arm_id!r} has time {sample.t}", hint="samples need a finite time in seconds")
 
 
 def _check_schema(path: Path, db: Database) -> None:

@@ -242,3 +242,22 @@ def test_a_failing_write_leaves_nothing_half_written(store, monkeypatch):
     assert store.get_session(session.id).model_dump() == before
     store.save_arm_result(session.id, changed)  # the connection is usable afterwards
     assert store.get_session(session.id).result_for(changed.arm_id).output_throughput == 1.0
+
+
+def test_non_finite_figures_never_make_a_session_unreadable(store, tmp_path):
+    from specadvisor.store.bundle import export_bundle, read_bundle
+
+    nan, inf = float("nan"), float("inf")
+    result = ArmResult(arm_id="ngram-n2-c1", output_throughput=inf, per_position=[PositionStats(position=0, accepted=0, drafts=0, rate=nan)])
+    session = make_session(results=[result], samples=[])
+    store.save_session(session)
+    loaded = store.get_session(session.id)
+    assert loaded.results[0].output_throughput == inf
+    assert loaded.results[0].per_position[0].rate != loaded.results[0].per_position[0].rate  # still NaN
+    with pytest.raises(InputError, match=r"non-finite number .* at results.0.per_position.0.rate"):
+        export_bundle(loaded, tmp_path / "nan.json")
+    assert not (tmp_path / "nan.json").exists()
+    fine = loaded.model_copy(update={"results": [result.model_copy(update={"per_position": []})]})
+    assert read_bundle(export_bundle(fine, tmp_path / "ok.json")).results[0].output_throughput is None
+    with pytest.raises(InputError, match="finite time"):
+        store.add_samples(session.id, [MetricsSample(arm_id="a", t=nan)])
