@@ -94,16 +94,22 @@ def run_show(args: argparse.Namespace) -> int:
 
 def run_delete(args: argparse.Namespace) -> int:
     from specadvisor.cli.output import print_json
+    from specadvisor.errors import StoreError
 
     with _open(args) as store:
-        session = store.get_session(args.id)
+        session_id = store.resolve_id(args.id)
+        try:
+            session = store.get_session(session_id)
+            what = f"{session.model or 'no model'}, {len(session.arms)} arms"
+        except StoreError:
+            what = "unreadable"
         if not args.yes:
-            _confirm(f"Delete session {session.id} ({session.model or 'no model'}, {len(session.arms)} arms)? [y/N] ")
-        store.delete_session(session.id)
+            _confirm(f"Delete session {session_id} ({what})? [y/N] ")
+        store.delete_session(session_id)
     if args.json:
-        print_json({"deleted": session.id})
+        print_json({"deleted": session_id})
     else:
-        print(f"deleted session {session.id}")
+        print(f"deleted session {session_id}")
     return 0
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from specadvisor.domain import Arm, ArmResult, MetricsSample, PositionStats, Session
+from specadvisor.domain import Arm, ArmResult, MetricsSample, Session
 
 
 def dump(model: BaseModel | None) -> str | None:
@@ -98,23 +98,8 @@ def sample_row(session_id: str, sample: MetricsSample) -> dict[str, Any]:
     return {"session_id": session_id, "arm_id": sample.arm_id, "t": sample.t, "sample_json": dump(sample)}
 
 
-def result_from_rows(result_json: str, positions: list[dict[str, Any]]) -> ArmResult:
-    data = json.loads(result_json)
-    if data.get("per_position") or not positions:
-        return ArmResult.model_validate(data)
-    # Results written before the JSON carried per_position: rebuild it from the counts table.
-    data["per_position"] = [
-        PositionStats(
-            position=p["position"],
-            accepted=p["accepted"],
-            drafts=p["drafts"],
-            rate=p["rate"],
-            ci_low=p["ci_low"],
-            ci_high=p["ci_high"],
-        )
-        for p in positions
-    ]
-    return ArmResult.model_validate(data)
+def result_from_row(result_json: str) -> ArmResult:
+    return ArmResult.model_validate(json.loads(result_json))
 
 
 def session_from_rows(

@@ -16,9 +16,11 @@ import json
 import math
 import sqlite3
 import threading
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator, TypeVar
 
+from pydantic import ValidationError
 from sqlite_utils import Database
 
 from specadvisor import settings
@@ -234,9 +236,13 @@ class Store:
     @_guarded
     def list_sessions(self) -> list[SessionSummary]:
         """Newest first; samples are not loaded."""
-        ids = [r[0] for r in self.db.execute("SELECT id FROM sessions")]
-        summaries = [summarize(self._load(i, with_samples=False)) for i in ids]
-        return sorted(summaries, key=lambda s: s.created_at, reverse=True)
+        summaries = []
+        for session_id, created_at in self.db.execute("SELECT id, created_at FROM sessions").fetchall():
+            try:
+                summaries.append(summarize(self._load(session_id, with_samples=False)))
+            except StoreError:
+                summaries.append(_unreadable_summary(session_id, created_at))
+        return sorted(summaries, key=lambda s: _aware(s.created_at), reverse=True)
 
     @_guarded
     def find_sessions(self, *, model: str | None = None, hardware_fingerprint: str | None = None) -> list[Session]:
@@ -249,8 +255,8 @@ class Store:
             where.append("hardware_fingerprint = ?")
             params.append(hardware_fingerprint)
         sql = "SELECT id FROM sessions" + (" WHERE " + " AND ".join(where) if where else "")
-        sessions = [self._load(r[0]) for r in self.db.execute(sql, params)]
-        return sorted(sessions, key=lambda s: s.created_at, reverse=True)
+        sessions = [self._load(r[0]) for r in self.db.execute(sql, params).fetchall()]
+        return sorted(sessions, key=lambda s: _aware(s.created_at), reverse=True)
 
     # ------------------------------------------------------------------ internals (lock held)
 
@@ -284,6 +290,18 @@ class Store:
         return list(self.db.query(sql, params))
 
     def _load(self, session_id: str, *, with_samples: bool = True) -> Session:
+        try:
+            return self._load_unchecked(session_id, with_samples=with_samples)
+        except (ValidationError, ValueError, TypeError) as exc:
+            if isinstance(exc, InputError):
+                raise
+            detail = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
+            raise StoreError(
+                f"session {session_id} in {self.path} cannot be read ({' '.join(detail.split())[:120]})",
+                hint=f"delete it with `specadvisor sessions delete {session_id[:8]}`",
+            ) from exc
+
+    def _load_unchecked(self, session_id: str, *, with_samples: bool) -> Session:
         found = self._query("SELECT * FROM sessions WHERE id = ?", [session_id])
         if not found:
             raise InputError(f"no session {session_id!r} in {self.path}", hint="see `specadvisor sessions list` for the ids")
@@ -291,12 +309,9 @@ class Store:
             Arm.model_validate(json.loads(r["arm_json"]))
             for r in self._query("SELECT arm_json FROM arms WHERE session_id = ? ORDER BY position, rowid", [session_id])
         ]
-        positions: dict[str, list[dict[str, Any]]] = {}
-        for p in self._query("SELECT * FROM position_counts WHERE session_id = ? ORDER BY arm_id, position", [session_id]):
-            positions.setdefault(p["arm_id"], []).append(p)
         results = [
-            rows.result_from_rows(r["result_json"], positions.get(r["arm_id"], []))
-            for r in self._query("SELECT arm_id, result_json FROM arm_results WHERE session_id = ? ORDER BY rowid", [session_id])
+            rows.result_from_row(r["result_json"])
+            for r in self._query("SELECT result_json FROM arm_results WHERE session_id = ? ORDER BY rowid", [session_id])
         ]
         samples = []
         if with_samples:
@@ -305,6 +320,20 @@ class Store:
                 for r in self._query("SELECT sample_json FROM samples WHERE session_id = ? ORDER BY rowid", [session_id])
             ]
         return rows.session_from_rows(found[0], arms, results, samples)
+
+
+def _aware(moment: datetime) -> datetime:
+    """Naive datetimes (from callers that forgot a timezone) are taken as UTC so sorting never fails."""
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def _unreadable_summary(session_id: str, created_at: object) -> SessionSummary:
+    """A listing row for a session whose stored data no longer validates, so it can still be deleted."""
+    try:
+        created = datetime.fromisoformat(str(created_at))
+    except ValueError:
+        created = datetime.fromtimestamp(0, timezone.utc)
+    return SessionSummary(id=session_id, created_at=created, status="unreadable")
 
 
 def _require_finite_times(samples: list[MetricsSample]) -> None:

@@ -10,7 +10,7 @@ import pytest
 from store_samples import make_session
 
 from specadvisor.domain import ArmResult, ArmStatus, MetricsSample, PositionStats, Recommendation
-from specadvisor.errors import InputError
+from specadvisor.errors import InputError, StoreError
 from specadvisor.store import Store
 
 
@@ -261,3 +261,25 @@ def test_non_finite_figures_never_make_a_session_unreadable(store, tmp_path):
     assert read_bundle(export_bundle(fine, tmp_path / "ok.json")).results[0].output_throughput is None
     with pytest.raises(InputError, match="finite time"):
         store.add_samples(session.id, [MetricsSample(arm_id="a", t=nan)])
+
+
+def test_a_damaged_row_is_a_store_error_and_still_listed_and_deletable(store):
+    good, bad = make_session(), make_session(id=str(uuid.uuid4()))
+    store.save_session(good)
+    store.save_session(bad)
+    store.db.execute("UPDATE arm_results SET result_json = '{\"arm_id\": 5}' WHERE session_id = ?", [bad.id])
+    with pytest.raises(StoreError, match=f"session {bad.id} in .* cannot be read") as caught:
+        store.get_session(bad.id)
+    assert "sessions delete" in str(caught.value)
+    statuses = {s.id: s.status for s in store.list_sessions()}
+    assert statuses == {good.id: "finished", bad.id: "unreadable"}
+    store.delete_session(bad.id)
+    assert [s.id for s in store.list_sessions()] == [good.id]
+
+
+def test_naive_timestamps_do_not_break_listing(store):
+    aware = make_session()
+    naive = make_session(id=str(uuid.uuid4()), created_at=aware.created_at.replace(tzinfo=None, year=2027))
+    store.save_session(aware)
+    store.save_session(naive)
+    assert [s.id for s in store.list_sessions()] == [naive.id, aware.id]
