@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 _CONTENT_MARKER = b'"choices":[{'  # vLLM's compact JSON: a chunk carrying a choice, no need to parse it
+_USAGE_MARKER = b'"usage":{'
 
 
 class StreamError(RuntimeError):
@@ -38,7 +39,10 @@ class SSEStream:
             if data == b"[DONE]":
                 self.done = True
                 continue
-            if _CONTENT_MARKER not in data and not self._control(data):
+            if _CONTENT_MARKER in data:
+                if _USAGE_MARKER in data:  # some servers put usage on the last content chunk
+                    self._control(data)
+            elif not self._control(data):
                 continue
             if self.first is None:
                 self.first = now

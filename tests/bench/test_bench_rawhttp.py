@@ -52,3 +52,12 @@ async def test_non_chunked_bodies(framing):
 async def test_connection_refused_is_a_failed_record():
     rec = await send_one_raw(RawConnection("127.0.0.1", 9), "/v1/completions", b"{}", {}, expected_tokens=3)
     assert not rec.ok and "Connect" in rec.error
+
+
+def test_sse_parser_reads_usage_on_a_content_chunk_and_spaced_json():
+    from specadvisor.bench.sse import SSEStream
+
+    sse = SSEStream()
+    sse.feed(b'data: {"choices": [{"index": 0, "text": "x"}]}\n\ndata: {"choices":[{"text":"y"}],"usage":{"completion_tokens":2}}\n', 1.0)
+    sse.feed(b"\ndata: [DONE]\n\n", 2.0)
+    assert sse.first == 1.0 and sse.itl == [0.0] and sse.usage == {"completion_tokens": 2} and sse.done
