@@ -17,7 +17,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
-from specadvisor.domain import Advice, HardwareProfile, ModelProfile, Session, Workload
+from specadvisor.domain import Advice, ArmFinished, HardwareProfile, ModelProfile, Session, Workload
 from specadvisor.tui.services import PlanLike, Runner, Services, SessionStore
 from specadvisor.tui.sweep_state import SweepState
 from specadvisor.tui.widgets.modals import ConfirmModal, ErrorModal
@@ -149,6 +149,8 @@ class SpecAdvisorApp(App[int]):
         self.session = session
         self.sweep_state = SweepState()
         self.sweep_state.add_arms(session.arms)
+        for result in session.results:  # a resumed session: finished arms show as done
+            self.sweep_state.apply(ArmFinished(result=result))
         self.runner = self.services.make_runner(session, self.store)
         self.push_screen(SweepScreen())
         self.run_worker(self._drive(self.runner), name="sweep", group="sweep", exclusive=True, exit_on_error=False)

@@ -64,6 +64,7 @@ class Services:
     recommend: Callable[[Session], Recommendation | None]
     serve_command: Callable[[Session, Recommendation], str]
     report_markdown: Callable[[Session], str]
+    report_html: Callable[[Session], str]
     export_bundle: Callable[[Session, Path], Path]
     import_bundle: Callable[[SessionStore, Path], Session]
 
@@ -170,6 +171,11 @@ def default_services(db_path: Path | None = None, runner_kwargs: dict[str, Any] 
 
         return markdown(session)
 
+    def report_html(session: Session) -> str:
+        from specadvisor.report import html
+
+        return html(session)
+
     def export_bundle(session: Session, path: Path) -> Path:
         from specadvisor.store.bundle import export_bundle as _export
 
@@ -193,6 +199,7 @@ def default_services(db_path: Path | None = None, runner_kwargs: dict[str, Any] 
         recommend=recommend,
         serve_command=serve_command,
         report_markdown=report_markdown,
+        report_html=report_html,
         export_bundle=export_bundle,
         import_bundle=import_bundle,
     )

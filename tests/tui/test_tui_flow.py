@@ -40,6 +40,19 @@ async def test_inspecting_a_model_shows_drafters(make_app, calls):
         assert "LlamaForCausalLM" in info and "local/smollm2-8layer" in info and "MTP heads    none" in info
 
 
+async def test_inspection_failure_in_a_worker_opens_error_modal(make_app):
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        app.screen.query_one("#model", Input).value = "missing/model"
+        app.screen.query_one("#model", Input).focus()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, ErrorModal)
+        assert app.screen.title_text == "Model inspection failed"
+        assert "missing/model not found" in app.screen.message and app.screen.hint == "check the id or pass a local folder"
+
+
 async def test_bad_workload_field_opens_error_modal(make_app):
     app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:

@@ -37,7 +37,7 @@ from specadvisor.domain import (
     WarmupStarted,
     Workload,
 )
-from specadvisor.errors import EngineError
+from specadvisor.errors import EngineError, InputError
 from specadvisor.tui.services import Services, default_services
 
 FIXED_TIME = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)
@@ -147,7 +147,8 @@ class FakeRunner:
         self.store.set_status(sid, "running")
         for arm in session.arms:
             yield ArmQueued(session_id=sid, arm=arm)
-        for arm in session.arms:
+        stored = {r.arm_id for r in session.results}  # like the real runner: a resumed sweep skips finished arms
+        for arm in [a for a in session.arms if a.id not in stored]:
             yield ServerStarting(session_id=sid, arm_id=arm.id, command=["vllm", "serve", session.model, "--port", "8000"])
             yield ServerLog(session_id=sid, arm_id=arm.id, line="INFO Starting vLLM API server on http://127.0.0.1:8000")
             if arm.id == self.fail_arm:
@@ -201,6 +202,8 @@ def fake_services(db_path: Path, calls: Calls | None = None, **runner_kwargs) ->
 
     def inspect_model(ref: str) -> ModelProfile:
         calls.inspected.append(ref)
+        if ref.startswith("missing/"):
+            raise InputError(f"model {ref} not found locally, in the HF cache or the catalog", hint="check the id or pass a local folder")
         return MODEL.model_copy(update={"id": ref})
 
     def make_runner(session: Session, store) -> FakeRunner:
@@ -216,7 +219,6 @@ def fake_services(db_path: Path, calls: Calls | None = None, **runner_kwargs) ->
     services.advise = lambda hw, model, workload: ADVICE
     services.make_runner = make_runner
     services.stop_servers = stop_servers
-    services.report_markdown = lambda session: f"# specadvisor report\n\n{session.model}\n"
     return services
 
 

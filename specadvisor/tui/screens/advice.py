@@ -6,7 +6,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import Screen
+from specadvisor.tui.screens.base import AppScreen
 from textual.widgets import Button, Collapsible, DataTable, Footer, Header, Static
 
 from specadvisor.errors import InputError
@@ -16,7 +16,7 @@ from specadvisor.tui.sweep_state import short_label
 from specadvisor.tui.widgets.modals import PromptModal
 
 
-class AdviceScreen(Screen):
+class AdviceScreen(AppScreen):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
         Binding("plus,a", "add_arm", "Add arm"),

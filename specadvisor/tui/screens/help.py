@@ -21,8 +21,8 @@ model (MTP heads, published drafters), ranks the speculative-decoding methods th
 | Setup | `Enter` in the model field inspects it · `Ctrl+A` advise |
 | Advice | `Enter` expands a candidate · `a` add an arm (`ngram 6`) · `d` remove the arm · `Ctrl+S` start |
 | Sweep | `l` server log · `/` search the log · `x` stop (finished arms stay saved) · `r` results |
-| Results | `c` copy the serve command · `j` copy the JSON config · `s` save it · `e` report · `b` bundle |
-| Sessions | `Enter` open · `space` mark · `c` compare two · `i` import · `e` export · `d` delete |
+| Results | `c` copy the serve command · `j` copy the JSON config · `s` save it · `e` report (.md or .html) · `b` bundle |
+| Sessions | `Enter` open · `r` resume an interrupted sweep · `space` mark · `c` compare two · `i` import · `e` export · `d` delete |
 
 Acceptance bars use an absolute 0-100% scale. Arms are ranked by measured throughput, never by
 acceptance rate (it falls as N grows). Copying uses OSC 52: your terminal must allow it.

@@ -8,10 +8,11 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import Screen
+from specadvisor.tui.screens.base import AppScreen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from specadvisor.domain import Recommendation, Session
+from specadvisor.tui.files import write_text_atomic
 from specadvisor.tui.format import baseline_throughput, result_row
 from specadvisor.report.snippet import spec_config_json
 from specadvisor.tui.sweep_state import short_label
@@ -39,7 +40,7 @@ def recommendation_text(session: Session, rec: Recommendation | None, command: s
     return "\n".join(lines)
 
 
-class ResultsScreen(Screen):
+class ResultsScreen(AppScreen):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
         Binding("c", "copy_command", "Copy command"),
@@ -128,20 +129,23 @@ class ResultsScreen(Screen):
         self._ask_path("Save the serve command to:", f"specadvisor-{self.session.id[:8]}.sh", self.write_snippet)
 
     def action_export_report(self) -> None:
-        self._ask_path("Write the markdown report to:", f"specadvisor-{self.session.id[:8]}.md", self.write_report)
+        self._ask_path("Write the report (.md, or .html for a self-contained page) to:", f"specadvisor-{self.session.id[:8]}.md", self.write_report)
 
     def action_export_bundle(self) -> None:
         self._ask_path("Write the session bundle to:", f"specadvisor-{self.session.id[:8]}.json", self.write_bundle)
 
     @work(thread=True, group="export", exit_on_error=False)
     def write_snippet(self, path: Path) -> None:
-        path.write_text("#!/bin/sh\n" + self.command + "\n", encoding="utf-8")
-        self.app.call_from_thread(self.notify, f"Saved {path}")
+        written = write_text_atomic(path, "#!/bin/sh\n" + self.command + "\n")
+        self.app.call_from_thread(self.notify, f"Saved {written}")
 
     @work(thread=True, group="export", exit_on_error=False)
     def write_report(self, path: Path) -> None:
-        path.write_text(self.app.services.report_markdown(self.session), encoding="utf-8")
-        self.app.call_from_thread(self.notify, f"Wrote {path}")
+        """Markdown, or self-contained HTML when the name ends in .html."""
+        services = self.app.services
+        render = services.report_html if path.suffix.lower() in (".html", ".htm") else services.report_markdown
+        written = write_text_atomic(path, render(self.session))
+        self.app.call_from_thread(self.notify, f"Wrote {written}")
 
     @work(thread=True, group="export", exit_on_error=False)
     def write_bundle(self, path: Path) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import Screen
+from specadvisor.tui.screens.base import AppScreen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from specadvisor.domain import Session
@@ -23,12 +23,13 @@ from specadvisor.tui.widgets.modals import ConfirmModal, PromptModal
 SESSION_COLUMNS = ("name", "model", "workload", "status", "arms", "best", "created (UTC)")
 
 
-class SessionsScreen(Screen):
+class SessionsScreen(AppScreen):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
         Binding("enter", "open", "Open", show=True),
         Binding("space", "mark", "Mark"),
         Binding("c", "compare", "Compare 2"),
+        Binding("r", "resume", "Resume"),
         Binding("i", "import_bundle", "Import"),
         Binding("e", "export_bundle", "Export"),
         Binding("delete,d", "delete", "Delete"),
@@ -104,6 +105,20 @@ class SessionsScreen(Screen):
         self.reload()
         table.cursor_coordinate = cursor
 
+    def action_resume(self) -> None:
+        """Continue an interrupted sweep: the runner skips the arms already stored."""
+        session_id = self.selected_id()
+        session = self.load(session_id) if session_id else None
+        if session is None:
+            return
+        if session.status == "finished":
+            self.notify("That session is finished; nothing to resume.", severity="warning")
+            return
+        if self.app.sweep_running:
+            self.notify("A sweep is already running.", severity="warning")
+            return
+        self.app.start_sweep(session)
+
     def action_compare(self) -> None:
         if len(self.marked) != 2:
             self.notify("Mark two sessions with space first.", severity="warning")
@@ -164,7 +179,7 @@ class SessionsScreen(Screen):
         self.app.push_screen(PromptModal("Write the bundle to:", value=f"specadvisor-{session.id[:8]}.json"), answered)
 
 
-class CompareScreen(Screen):
+class CompareScreen(AppScreen):
     """Two sessions' arms one above the other, same columns, so speedups line up by eye."""
 
     BINDINGS = [Binding("escape", "app.pop_screen", "Back")]

@@ -6,7 +6,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
-from textual.screen import Screen
+from specadvisor.tui.screens.base import AppScreen
 from textual.widgets import Button, Footer, Header, Input, Label, Select, Static
 
 from specadvisor.domain import HardwareProfile, ModelProfile, Workload, WorkloadKind
@@ -44,7 +44,7 @@ def parse_workload(kind: str, source: str, concurrency: str, output_len: str, te
     )
 
 
-class SetupScreen(Screen):
+class SetupScreen(AppScreen):
     BINDINGS = [
         Binding("ctrl+a", "advise", "Advise", priority=True),
     ]

@@ -10,7 +10,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import Screen
+from specadvisor.tui.screens.base import AppScreen
 from textual.widgets import Collapsible, DataTable, Footer, Header, Input, ProgressBar, RichLog, Static
 
 from specadvisor.domain import ArmStatus
@@ -23,7 +23,7 @@ FAST_PARTS = {"queue", "progress", "log", "warnings"}
 CHART_PARTS = {"chart", "throughput"}
 
 
-class SweepScreen(Screen):
+class SweepScreen(AppScreen):
     BINDINGS = [
         Binding("l", "toggle_log", "Server log"),
         Binding("slash", "search_log", "Search log"),
