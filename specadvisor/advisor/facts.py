@@ -85,45 +85,55 @@ def gather(
     )
 
 
-def _at_least(value, bound) -> bool:
-    return bound is None or (value is not None and value >= bound)
+_SUFFIXES = (("_min", ">="), ("_max", "<="), ("_below", "<"))
 
 
-def _at_most(value, bound) -> bool:
-    return bound is None or (value is not None and value <= bound)
+def _split(condition: str, expected) -> tuple[str, str]:
+    """Condition name -> (fact name, comparison): concurrency_min -> (concurrency, >=)."""
+    for suffix, op in _SUFFIXES:
+        if condition.endswith(suffix):
+            return condition.removesuffix(suffix), op
+    return condition, "in" if isinstance(expected, list) else "=="
 
 
-def _equals(value, expected) -> bool:
-    return expected is None or value == expected
+def fact_value(facts: Facts, name: str):
+    if name == "model_family":
+        return facts.family.id if facts.family else None
+    if name == "model_known":
+        return facts.family is not None
+    return getattr(facts, name)
+
+
+def _holds(value, op: str, expected) -> bool:
+    if value is None:
+        return False
+    if op == "in":
+        return value in expected
+    if op == "==":
+        return value == expected
+    if op == ">=":
+        return value >= expected
+    if op == "<=":
+        return value <= expected
+    return value < expected
+
+
+def unmet_conditions(when: RuleWhen, facts: Facts) -> list[str]:
+    """Readable conditions of a rule that these facts fail ("concurrency is 4, needs >= 32")."""
+    unmet = []
+    for condition, expected in when.model_dump(exclude_none=True).items():
+        name, op = _split(condition, expected)
+        value = fact_value(facts, name)
+        if name == "vllm_version":
+            ok = _holds(parse_version(value), op, parse_version(expected))
+        else:
+            ok = _holds(value, op, expected)
+        if not ok:
+            shown = "unknown" if value is None else value
+            unmet.append(f"{name} is {shown}, needs {op} {expected}")
+    return unmet
 
 
 def matches(when: RuleWhen, facts: Facts) -> bool:
-    """True when every condition the rule sets holds for these facts."""
-    version = parse_version(facts.vllm_version)
-    checks = [
-        when.vendor is None or facts.vendor in when.vendor,
-        _at_least(facts.gpu_memory_gib, when.gpu_memory_gib_min),
-        _at_most(facts.gpu_memory_gib, when.gpu_memory_gib_max),
-        _at_least(facts.gpu_count, when.gpu_count_min),
-        when.model_family is None or (facts.family is not None and facts.family.id in when.model_family),
-        _equals(facts.family is not None, when.model_known),
-        _at_least(facts.params_b, when.params_b_min),
-        _at_most(facts.params_b, when.params_b_max),
-        _at_least(facts.active_params_b, when.active_params_b_min),
-        _at_most(facts.active_params_b, when.active_params_b_max),
-        _equals(facts.moe, when.moe),
-        _equals(facts.native_mtp, when.native_mtp),
-        _equals(facts.has_published_drafter, when.has_published_drafter),
-        _equals(facts.user_drafter, when.user_drafter),
-        when.workload is None or facts.workload in when.workload,
-        _at_least(facts.concurrency, when.concurrency_min),
-        _at_most(facts.concurrency, when.concurrency_max),
-        _at_least(facts.output_len, when.output_len_min),
-        _at_most(facts.output_len, when.output_len_max),
-        _at_least(facts.temperature, when.temperature_min),
-        _at_most(facts.temperature, when.temperature_max),
-        when.vllm_version_min is None or version >= parse_version(when.vllm_version_min),
-        when.vllm_version_below is None or version < parse_version(when.vllm_version_below),
-        _equals(facts.willing_to_train, when.willing_to_train),
-    ]
-    return all(checks)
+    """True when every condition the rule sets holds for these facts (an unknown fact never holds)."""
+    return not unmet_conditions(when, facts)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from specadvisor.advisor.facts import Facts, matches
+from specadvisor.advisor.facts import Facts, unmet_conditions
 from specadvisor.domain import Advice
 from specadvisor.rulebase import RuleBase
 
@@ -24,8 +24,9 @@ def apply_rules(rb: RuleBase, facts: Facts, tallies: dict[str, Tally], advice: A
     """Fire rules in order; returns the verdict levels the fired rules asked for."""
     verdicts = []
     for rule in rb.rules:
-        if not matches(rule.when, facts):
-            advice.trace.append(f"- {rule.id}: does not apply")
+        unmet = unmet_conditions(rule.when, facts)
+        if unmet:
+            advice.trace.append(f"- {rule.id}: does not apply ({'; '.join(unmet)})")
             continue
         advice.fired_rules.append(rule.id)
         then = rule.then

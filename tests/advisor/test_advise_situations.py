@@ -246,3 +246,16 @@ def test_every_shipped_rule_fires_in_some_situation(rb):
         fired |= set(advise(case["hw"], case["model"], case["workload"], vllm_version=case["version"], rulebase=rb).fired_rules)
     fired |= set(advise(gpus("H100"), model("Qwen/Qwen3-8B"), wl("chat", 1, output_len=4096), rulebase=rb).fired_rules)
     assert fired == {rule.id for rule in rb.rules}
+
+
+def test_every_rule_condition_reads_a_fact_and_explains_itself(rb):
+    from specadvisor.advisor.facts import gather, unmet_conditions
+    from specadvisor.rulebase import RuleWhen
+
+    facts = gather(gpus("H100"), model("Qwen/Qwen3-8B"), wl("chat", 4), None, [], None, "0.32.0")
+    every = RuleWhen(**{name: ([] if "list" in str(f.annotation) else "9.9" if "version" in name else True if "bool" in str(f.annotation) else 10**6)
+                        for name, f in RuleWhen.model_fields.items()})
+    unmet = unmet_conditions(every, facts)
+    assert unmet and all(", needs " in line for line in unmet)
+    advice = advise(gpus("H100"), model("Qwen/Qwen3-8B"), wl("chat", 4), rulebase=rb)
+    assert "- high-concurrency-shrink: does not apply (concurrency is 4, needs >= 32)" in advice.trace
