@@ -45,7 +45,7 @@ def _sqlite_error(path: Path, exc: sqlite3.Error) -> StoreError:
             f"database {path} is corrupted ({text})",
             hint="move the file aside to keep it; specadvisor then starts a new one, or pass --db PATH",
         )
-    if "readonly" in text or "unable to open" in text or "disk I/O" in text:
+    if any(word in text for word in ("readonly", "unable to open", "disk I/O", "is full")):
         return StoreError(f"database {path} cannot be written ({text})", hint="check the file's permissions and free disk space, or pass --db PATH")
     return StoreError(f"database {path}: {text}", hint="pass --db PATH to use another database")
 
