@@ -251,3 +251,24 @@ def group_members(pgid: int) -> list[int]:
             if fields[2] == str(pgid) and fields[0] != "Z":
                 found.append(int(entry))
     return found
+
+
+async def test_real_invalid_speculative_config_is_diagnosed(cpu_engine, tmp_path):
+    """The real CPU vLLM rejects an unknown key before the engine starts: noticed at once, one-line cause."""
+    from specadvisor.engine import ServerStartError
+
+    spec = ServerSpec(
+        model=str(cpu_engine.model_dir), engine_cmd=cpu_engine.engine_cmd, extra_args=cpu_engine.server_args,
+        env=cpu_engine.env, speculative_config={**NGRAM, "bogus_key": 1}, log_path=tmp_path / "bad.log",
+    )
+    server = VllmServer(spec)
+    started = time.monotonic()
+    with pytest.raises(ServerStartError) as caught:
+        async with server:
+            pytest.fail("vLLM accepted an unknown speculative-config key")
+    assert time.monotonic() - started < 120  # not the 20-minute ready timeout
+    assert caught.value.diagnosis.kind == "invalid_config"
+    assert "bogus_key: Unexpected keyword argument" in caught.value.one_line()
+    assert server.returncode == 1
+    assert "ValidationError" in (tmp_path / "bad.log").read_text()
+    assert not reaper.group_alive(server.pid)

@@ -51,3 +51,32 @@ def test_speculative_config_is_found_in_server_info_and_trimmed():
     }
     assert _speculative_config_from(server_info) == {"method": "ngram", "num_speculative_tokens": 4}
     assert _speculative_config_from({"vllm_config": {"speculative_config": None}}) is None
+
+
+async def test_probe_cli_reads_a_running_server(fake_spec):
+    import asyncio
+    import json
+    import sys
+
+    async with VllmServer(fake_spec("ok")) as server:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "specadvisor", "engine", "probe", server.base_url, "--json",
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )
+        out, err = await proc.communicate()
+    assert proc.returncode == 0, err.decode()
+    info = json.loads(out)
+    assert info["served_model"] == "fake-model" and info["version"] == "0.0-fake"
+
+
+async def test_probe_cli_unreachable_is_one_line_exit_4():
+    import asyncio
+    import sys
+
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "specadvisor", "engine", "probe", "http://127.0.0.1:9",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )
+    _, err = await proc.communicate()
+    assert proc.returncode == 4
+    assert err.decode().count("\n") == 1 and "cannot reach http://127.0.0.1:9" in err.decode()
