@@ -31,7 +31,7 @@ def apply_rules(rb: RuleBase, facts: Facts, tallies: dict[str, Tally], advice: A
         advice.fired_rules.append(rule.id)
         then = rule.then
         effects = []
-        touched = set(then.score) | set(then.n_grid) | set(then.config) | set(then.exclude)
+        touched = set(then.about) | set(then.score) | set(then.n_grid) | set(then.config) | set(then.exclude)
         for method, delta in then.score.items():
             if method in tallies and delta:
                 tallies[method].score += delta

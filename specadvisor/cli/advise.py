@@ -153,10 +153,11 @@ def render(advice: Advice, model: ModelProfile, hw: HardwareProfile, *, explain_
 
     from specadvisor.advisor import explain, spec_config_json
     from specadvisor.cli.output import console
+    from specadvisor.rulebase import LATEST_KNOWN
 
     out = console()
     planned = " (planned)" if hw.hypothetical else ""
-    out.print(f"[bold]{escape(model.id)}[/bold] on {escape(hw.gpu_label)}{planned}, vLLM {advice.vllm_version or 'newest known'}, tensor parallel {advice.tensor_parallel_size}")
+    out.print(f"[bold]{escape(model.id)}[/bold] on {escape(hw.gpu_label)}{planned}, vLLM {advice.vllm_version or LATEST_KNOWN + ' (assumed: newest known)'}, tensor parallel {advice.tensor_parallel_size}")
     style = {"speculate": "green", "careful": "yellow", "unlikely": "red"}.get(advice.verdict_level, "bold")
     out.print(f"[{style}]{escape(advice.verdict)}[/{style}]")
     table = Table(show_edge=False)

@@ -52,7 +52,7 @@ def check_references(rb) -> None:
             if family not in model_ids:
                 _fail(rb, "rule", rule.id, family, "model_family", f"unknown model family '{family}'", "use an id from a [[model]] entry")
         then = rule.then
-        for method in [*then.score, *then.exclude, *then.n_grid, *then.config]:
+        for method in [*then.about, *then.score, *then.exclude, *then.n_grid, *then.config]:
             if method not in method_ids:
                 _fail(rb, "rule", rule.id, method, "then", f"unknown method '{method}'", _known(method_ids, "method ids"))
         for keys in then.config.values():

@@ -168,6 +168,7 @@ class RuleWhen(_Strict):
 
 
 class RuleThen(_Strict):
+    about: list[str] = Field(default_factory=list)  # method ids the rule's reason concerns (default: those it changes, else all)
     score: dict[str, float] = Field(default_factory=dict)  # method id -> added to its score
     exclude: list[str] = Field(default_factory=list)
     n_grid: dict[str, list[int]] = Field(default_factory=dict)

@@ -259,3 +259,10 @@ def test_every_rule_condition_reads_a_fact_and_explains_itself(rb):
     assert unmet and all(", needs " in line for line in unmet)
     advice = advise(gpus("H100"), model("Qwen/Qwen3-8B"), wl("chat", 4), rulebase=rb)
     assert "- high-concurrency-shrink: does not apply (concurrency is 4, needs >= 32)" in advice.trace
+
+
+def test_a_rule_about_some_methods_explains_only_those(rb):
+    advice = advise(gpus("H100"), model("openai/gpt-oss-20b"), wl(), rulebase=rb)
+    patch_reason = next(r.why for r in rb.rules if r.id == "gpt-oss-eagle-patch")
+    for candidate in advice.candidates:
+        assert (patch_reason in candidate.reasons) == (candidate.id in ("eagle3", "peagle")), candidate.id

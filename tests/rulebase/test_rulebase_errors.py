@@ -91,6 +91,12 @@ CASES = [
         5,
         ["unknown config key 'attn_backend'"],
     ),
+    (
+        "rule about unknown method",
+        '[[rule]]\nid = "r1"\nwhy = "because"\n[rule.then]\nabout = ["eagle7"]\n',
+        5,
+        ["unknown method 'eagle7'"],
+    ),
     ("duplicate id", '[[rule]]\nid = "r1"\nwhy = "a"\n\n[[rule]]\nid = "r1"\nwhy = "b"\n', 5, ["defined twice"]),
     (
         "bad version",
