@@ -98,7 +98,8 @@ def gather_options(
                 warnings.append(_unavailable(rb.methods[method_id], version, f"The published drafter {entry.drafter}"))
             continue
         if method_id in options:
-            options[method_id].alternatives.append(entry.drafter)
+            if entry.drafter not in (options[method_id].drafter, *options[method_id].alternatives):
+                options[method_id].alternatives.append(entry.drafter)
             continue
         options[method_id] = Option(available[method_id], entry.drafter, getattr(entry, "block_size", None), None, "published")
     if facts.native_mtp and "mtp" not in options:

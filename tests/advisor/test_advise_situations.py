@@ -266,3 +266,11 @@ def test_a_rule_about_some_methods_explains_only_those(rb):
     patch_reason = next(r.why for r in rb.rules if r.id == "gpt-oss-eagle-patch")
     for candidate in advice.candidates:
         assert (patch_reason in candidate.reasons) == (candidate.id in ("eagle3", "peagle")), candidate.id
+
+
+def test_user_drafter_from_the_catalog_is_not_its_own_alternative(rb):
+    drafter = DrafterProfile(id="RedHatAI/Qwen3-8B-speculator.peagle", algorithm="peagle", method="eagle3", parallel_drafting=True)
+    advice = advise(gpus("H100"), model("Qwen/Qwen3-8B"), wl(), drafter=drafter, rulebase=rb)
+    peagle = advice.candidates[0]
+    assert peagle.id == "peagle" and peagle.drafter == drafter.id
+    assert not any(drafter.id in w for w in peagle.warnings)
