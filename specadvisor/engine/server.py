@@ -136,7 +136,8 @@ class VllmServer:
         if self._proc is None:
             raise EngineError("the server was never started", hint="call start() first")
         deadline = self._started_at + self.spec.ready_timeout_s
-        async with httpx.AsyncClient(timeout=httpx.Timeout(5.0)) as client:
+        # trust_env=False: a proxy from the environment must not sit between us and 127.0.0.1.
+        async with httpx.AsyncClient(timeout=httpx.Timeout(5.0), trust_env=False) as client:
             while True:
                 if self._exited.done():
                     await self._fail(timed_out=False)

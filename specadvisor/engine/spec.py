@@ -42,6 +42,8 @@ def build_command(spec: ServerSpec, port: int) -> list[str]:
     it vLLM guesses from the drafter's name."""
     if not spec.engine_cmd:
         raise InputError("the engine command is empty", hint="use e.g. --engine-cmd 'vllm serve'")
+    if "--disable-log-stats" in spec.engine_cmd:
+        raise InputError("the engine command contains --disable-log-stats", hint=f"remove it: {_FORBIDDEN_EXTRA['--disable-log-stats']}")
     for arg in spec.extra_args:
         flag = arg.split("=", 1)[0]
         if flag in _FORBIDDEN_EXTRA:

@@ -53,3 +53,8 @@ def test_environment_has_dev_mode_gpu_selection_and_spec_env():
 def test_no_gpu_selection_leaves_visibility_alone(monkeypatch):
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     assert "CUDA_VISIBLE_DEVICES" not in server_env(ServerSpec(model="m"))
+
+
+def test_disable_log_stats_is_refused_in_the_engine_command_too():
+    with pytest.raises(InputError, match="disable-log-stats"):
+        build_command(ServerSpec(model="m", engine_cmd=["vllm", "serve", "--disable-log-stats"]), 1)
