@@ -141,3 +141,21 @@ async def test_gpu_ids_reach_the_server(fake_spec):
     async with server:
         pass
     assert any("CUDA_VISIBLE_DEVICES=1,3" in line for line in server.tail(50))
+
+
+async def test_cancelling_during_startup_stops_the_server(fake_spec):
+    server = VllmServer(fake_spec("hang", ready_timeout_s=600))
+
+    async def enter():
+        async with server:
+            pytest.fail("a hanging server never becomes ready")
+
+    task = asyncio.create_task(enter())
+    while server.pid is None:
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(0.5)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert wait_dead(server.pid, 5)
+    assert server.pid not in reaper.live_groups()
