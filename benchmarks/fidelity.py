@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from specadvisor.bench.measure import measure_arm  # noqa: E402
+from specadvisor.bench.metrics import scrape  # noqa: E402
 from specadvisor.bench.prompts import load_prompts  # noqa: E402
 from specadvisor.domain import Arm, ArmFinished, SweepSettings  # noqa: E402
 from specadvisor.engine import reset_prefix_cache  # noqa: E402
@@ -77,6 +78,30 @@ def vllm(args, dataset: Path, n: int) -> dict:
             "completed": data["completed"], "tpot": data["mean_tpot_ms"], "ttft": data["mean_ttft_ms"], "warnings": []}
 
 
+SERVER_HISTOGRAMS = {
+    "ttft": "vllm:time_to_first_token_seconds",
+    "tpot": "vllm:request_time_per_output_token_seconds",
+    "e2el": "vllm:e2e_request_latency_seconds",
+}
+
+
+def server_means(before, after) -> dict[str, float | None]:
+    """Mean ms per request from the server's own histograms over the run (the warmup included)."""
+    out = {}
+    for key, name in SERVER_HISTOGRAMS.items():
+        n = after.get(name + "_count") - before.get(name + "_count")
+        out[key] = 1000 * (after.get(name + "_sum") - before.get(name + "_sum")) / n if n else None
+    return out
+
+
+def with_server_view(run, args) -> dict:
+    """Run one tool between two /metrics scrapes: its latencies minus the server's own are its error."""
+    before = asyncio.run(scrape(args.base_url))
+    r = run()
+    r["server"] = server_means(before, asyncio.run(scrape(args.base_url)))
+    return r
+
+
 def summary(name: str, runs: list[dict]) -> float:
     t = [r["tput"] for r in runs]
     al = [r["al"] for r in runs if r["al"] is not None]
@@ -112,15 +137,24 @@ def main() -> None:
         for i in range(args.runs):
             order = ("specadvisor", "vllm bench serve") if i % 2 == 0 else ("vllm bench serve", "specadvisor")
             for name in order:
-                r = ours(args, prompts) if name == "specadvisor" else vllm(args, dataset, len(prompts.prompts))
+                if name == "specadvisor":
+                    r = with_server_view(lambda: ours(args, prompts), args)
+                else:
+                    r = with_server_view(lambda: vllm(args, dataset, len(prompts.prompts)), args)
                 results[name].append(r)
-                print(f"run {i + 1} {name:<18} {r['tput']:8.2f} tok/s  AL {r['al']}  TPOT {r['tpot']:.1f} ms  "
-                      f"TTFT {r['ttft']:.1f} ms  load {os.getloadavg()[0]:.1f}" + (f"  warnings {r['warnings']}" if r["warnings"] else ""),
+                sv = r["server"]
+                print(f"run {i + 1} {name:<18} {r['tput']:8.2f} tok/s  AL {r['al']}  TPOT {r['tpot']:.1f} ms "
+                      f"(server {sv['tpot']:.1f})  TTFT {r['ttft']:.1f} ms (server {sv['ttft']:.1f})  "
+                      f"load {os.getloadavg()[0]:.1f}" + (f"  warnings {r['warnings']}" if r["warnings"] else ""),
                       flush=True)
     print()
     a = summary("specadvisor", results["specadvisor"])
     b = summary("vllm bench serve", results["vllm bench serve"])
     print(f"ratio of medians specadvisor / vllm bench serve = {a / b:.3f} ({(a / b - 1) * 100:+.1f}%)")
+    for name, runs in results.items():
+        d_tpot = statistics.median(r["tpot"] - r["server"]["tpot"] for r in runs)
+        d_ttft = statistics.median(r["ttft"] - r["server"]["ttft"] for r in runs)
+        print(f"{name:<18} client minus server, median over runs: TPOT {d_tpot:+.2f} ms, TTFT {d_ttft:+.2f} ms")
 
 
 if __name__ == "__main__":
