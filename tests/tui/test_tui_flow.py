@@ -112,7 +112,8 @@ async def test_sweep_runs_live_and_lands_on_results(make_app, db_path):
         assert state.finished and state.recommendation is not None
         queue = app.screen.query_one("#queue", DataTable)
         assert queue.row_count == 4
-        assert all(str(queue.get_row_at(i)[0]) == "✔" for i in range(4))
+        icons = {str(queue.get_row_at(i)[1]): str(queue.get_row_at(i)[0]) for i in range(4)}
+        assert icons == {"baseline": "✔", "ngram N=4": "★", "suffix N=8": "✔", "ngram N=2": "✔"}
         points = app.screen.query_one("#throughput", ThroughputChart).points
         assert {p.label: p.measured for p in points}["ngram N=4"] == 15.4
         assert any(p.predicted is not None for p in points)

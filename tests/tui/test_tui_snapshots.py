@@ -124,3 +124,23 @@ def test_error_modal(snap_compare, make_app, size):
         await pilot.pause()
 
     assert snap_compare(make_app(), terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_compare(snap_compare, make_app, db_path, size):
+    from datetime import timedelta
+
+    from tui_fakes import FIXED_TIME
+
+    with Store.open(db_path) as store:
+        finished_session(store, name="smollm2-code")
+        finished_session(store, name="smollm2-code-t07", created=FIXED_TIME + timedelta(days=1))
+
+    async def run_before(pilot):
+        await settle(pilot)
+        await pilot.press("f3")
+        await pilot.pause()
+        await pilot.press("space", "down", "space", "c")
+        await pilot.pause(0.1)
+
+    assert snap_compare(make_app(), terminal_size=size, run_before=run_before)

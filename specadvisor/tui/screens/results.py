@@ -73,9 +73,11 @@ class ResultsScreen(AppScreen):
         table.border_title = f"Arms measured ({session.name or session.id[:8]})"
         table.add_columns(*COLUMNS)
         base = baseline_throughput(session)
-        for arm in session.arms:
-            table.add_row(*result_row(short_label(arm), session.result_for(arm.id), base), key=arm.id)
         self.recommendation = self.app.services.recommend(session)
+        chosen = self.recommendation.arm_id if self.recommendation else None
+        for arm in session.arms:
+            label = ("★ " if arm.id == chosen else "  ") + short_label(arm)
+            table.add_row(*result_row(label, session.result_for(arm.id), base), key=arm.id)
         if self.recommendation is not None and self.recommendation.speculative_config:
             self.command = self.app.services.serve_command(session, self.recommendation)
         self.query_one("#recommendation").border_title = "Recommendation"

@@ -15,9 +15,8 @@ from specadvisor.tui.screens.base import AppScreen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from specadvisor.domain import Session
-from specadvisor.tui.format import baseline_throughput, result_row, summary_cells
-from specadvisor.tui.screens.results import COLUMNS, ResultsScreen
-from specadvisor.tui.sweep_state import short_label
+from specadvisor.tui.format import summary_cells
+from specadvisor.tui.screens.results import ResultsScreen
 from specadvisor.tui.widgets.modals import ConfirmModal, PromptModal
 
 SESSION_COLUMNS = ("name", "model", "workload", "status", "arms", "best", "created (UTC)")
@@ -180,7 +179,8 @@ class SessionsScreen(AppScreen):
 
 
 class CompareScreen(AppScreen):
-    """Two sessions' arms one above the other, same columns, so speedups line up by eye."""
+    """Two sessions side by side per arm (tok/s, speedup, acceptance length), and what differs
+    between them, from the same comparison the `sessions compare` command prints."""
 
     BINDINGS = [Binding("escape", "app.pop_screen", "Back")]
 
@@ -191,16 +191,35 @@ class CompareScreen(AppScreen):
     def compose(self) -> ComposeResult:
         yield Header()
         with Vertical(id="compare-body"):
-            for i, _ in enumerate(self.pair):
-                yield DataTable(id=f"compare-{i}", cursor_type="row", classes="panel")
+            yield Static("", id="compare-sessions", classes="panel", markup=False)
+            yield DataTable(id="compare", cursor_type="row", zebra_stripes=True, classes="panel")
+            yield Static("", id="compare-differences", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:
-        for i, session in enumerate(self.pair):
-            table = self.query_one(f"#compare-{i}", DataTable)
-            hw = session.hardware.gpu_label
-            table.border_title = f"{session.name or session.id[:8]} · {session.model} · {hw} · vLLM {session.vllm_version or '?'}"
-            table.add_columns(*COLUMNS)
-            base = baseline_throughput(session)
-            for arm in session.arms:
-                table.add_row(*result_row(short_label(arm), session.result_for(arm.id), base))
+        from specadvisor.store.compare import compare_sessions
+
+        comparison = compare_sessions(list(self.pair))
+        lines = []
+        for tag, col in zip("AB", comparison.sessions):
+            best = f"best {col.best_arm} {col.best_speedup:.2f}x" if col.best_arm and col.best_speedup else "no speculative win"
+            lines.append(f"{tag}  {col.name or col.short_id} · {col.model} · {col.gpu} · vLLM {col.vllm_version or '?'} · {col.workload} · {best}")
+        panel = self.query_one("#compare-sessions", Static)
+        panel.border_title = "Sessions compared"
+        panel.update("\n".join(lines))
+        table = self.query_one("#compare", DataTable)
+        table.border_title = "Per arm"
+        table.add_columns("arm", "A tok/s", "A speedup", "A AL", "B tok/s", "B speedup", "B AL")
+        for row in comparison.arms:
+            cells = [row.label]
+            for cell in row.cells:
+                cells += [
+                    f"{cell.output_throughput:.1f}" if cell.output_throughput is not None else "-",
+                    f"{cell.speedup:.2f}x" if cell.speedup is not None else "-",
+                    f"{cell.mean_acceptance_length:.2f}" if cell.mean_acceptance_length is not None else "-",
+                ]
+            table.add_row(*cells, key=row.arm_id)
+        notes = comparison.differences
+        self.query_one("#compare-differences", Static).update(
+            "\n".join(f"⚠ {n}" for n in notes) if notes else "Same hardware, vLLM, workload and settings: the numbers compare directly."
+        )

@@ -130,7 +130,9 @@ class SweepScreen(AppScreen):
                 state = f"{row.throughput:.1f} tok/s"
             elif row.status not in (ArmStatus.pending, ArmStatus.running):
                 state = row.status.value
-            table.add_row(STATUS_ICONS[row.status], short_label(row.arm), state, key=arm_id)
+            chosen = self.state.recommendation is not None and self.state.recommendation.arm_id == arm_id
+            icon = "★" if chosen else STATUS_ICONS[row.status]
+            table.add_row(icon, short_label(row.arm), state, key=arm_id)
 
     def draw_progress(self) -> None:
         state = self.state
