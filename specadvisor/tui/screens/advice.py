@@ -6,12 +6,12 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from specadvisor.tui.screens.base import AppScreen
 from textual.widgets import Button, Collapsible, DataTable, Footer, Header, Static
 
 from specadvisor.errors import InputError
 from specadvisor.tui.format import candidate_details, candidate_title, duration
 from specadvisor.tui.plan_edit import arm_request
+from specadvisor.tui.screens.base import AppScreen
 from specadvisor.tui.sweep_state import short_label
 from specadvisor.tui.widgets.modals import PromptModal
 

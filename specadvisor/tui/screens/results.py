@@ -8,13 +8,13 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from specadvisor.tui.screens.base import AppScreen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from specadvisor.domain import Recommendation, Session
 from specadvisor.tui.files import write_text_atomic
 from specadvisor.tui.format import baseline_throughput, result_row
 from specadvisor.report.snippet import spec_config_json
+from specadvisor.tui.screens.base import AppScreen
 from specadvisor.tui.sweep_state import short_label
 from specadvisor.tui.widgets.charts import AcceptanceChart
 from specadvisor.tui.widgets.modals import PromptModal

@@ -11,11 +11,11 @@ from pathlib import Path
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from specadvisor.tui.screens.base import AppScreen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from specadvisor.domain import Session
 from specadvisor.tui.format import summary_cells
+from specadvisor.tui.screens.base import AppScreen
 from specadvisor.tui.screens.results import ResultsScreen
 from specadvisor.tui.widgets.modals import ConfirmModal, PromptModal
 

@@ -6,12 +6,12 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
-from specadvisor.tui.screens.base import AppScreen
 from textual.widgets import Button, Footer, Header, Input, Label, Select, Static
 
 from specadvisor.domain import HardwareProfile, ModelProfile, Workload, WorkloadKind
 from specadvisor.errors import InputError
 from specadvisor.tui.format import hardware_lines, model_lines
+from specadvisor.tui.screens.base import AppScreen
 
 PROMPT_SOURCES = [
     ("HumanEval (code)", "humaneval"),
@@ -87,7 +87,7 @@ class SetupScreen(AppScreen):
         self.query_one("#form").border_title = "Model and workload"
         self.query_one("#model", Input).focus()
         if self.app.hardware is None:
-            self.detect()
+            self.call_after_refresh(self.detect)  # paint the first frame before probing starts
         else:
             self.show_hardware(self.app.hardware)
         if self.app.model_profile is not None:

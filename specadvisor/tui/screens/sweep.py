@@ -10,11 +10,11 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from specadvisor.tui.screens.base import AppScreen
 from textual.widgets import Collapsible, DataTable, Footer, Header, Input, ProgressBar, RichLog, Static
 
 from specadvisor.domain import ArmStatus
 from specadvisor.tui.app import SweepUpdated
+from specadvisor.tui.screens.base import AppScreen
 from specadvisor.tui.sweep_state import STATUS_ICONS, SweepState, short_label
 from specadvisor.tui.widgets.charts import AcceptanceChart, ThroughputChart
 from specadvisor.tui.widgets.modals import ConfirmModal
