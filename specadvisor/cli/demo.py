@@ -98,7 +98,7 @@ def _tui(args: argparse.Namespace) -> int:
     engine = ensure_cpu_engine(lambda line: print(f"  {line}", file=sys.stderr))
     session = demo_session(engine, n_values, args.num_prompts, args.output_len)
     services = default_services(args.db, runner_kwargs={"server_env": dict(engine.env)})
-    app = create_app(services, sweep=session)
+    app = create_app(services, sweep=session, guard_signals=True)
     try:
         return int(app.run() or 0)
     finally:

@@ -61,12 +61,14 @@ class SpecAdvisorApp(App[int]):
         workload: Workload | None = None,
         model_ref: str | None = None,
         sweep: Session | None = None,
+        guard_signals: bool = False,
     ):
         super().__init__()
         self.services = services
         self.cursor_blink = cursor_blink
         self.start = start
         self.initial_sweep = sweep  # `specadvisor demo`: open straight on this sweep
+        self.guard_signals = guard_signals  # real runs: SIGTERM/SIGHUP must stop our vLLM servers too
         self.hardware: HardwareProfile | None = None
         self.model_profile: ModelProfile | None = None
         self.model_ref = model_ref or ""
@@ -99,6 +101,15 @@ class SpecAdvisorApp(App[int]):
             self.push_screen(SessionsScreen())
         if self.initial_sweep is not None:
             self.start_sweep(self.initial_sweep)
+        if self.guard_signals:
+            self.run_worker(self._load_reaper, thread=True, name="signals", exit_on_error=False)
+
+    def _load_reaper(self) -> None:
+        """Import the engine layer off the UI thread (it is slow to import), then chain its signal
+        handlers on the main thread, where Python requires them to be installed."""
+        from specadvisor.engine.reaper import install_signal_handlers
+
+        self.call_from_thread(install_signal_handlers)
 
     # ------------------------------------------------------------------ errors
 

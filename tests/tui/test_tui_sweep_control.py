@@ -67,3 +67,20 @@ async def test_server_log_opens_and_filters(make_app):
         app.screen.query_one("#log-filter", Input).value = "ready in"
         await pilot.pause(0.1)
         assert len(log.lines) == 4
+
+
+async def test_real_runs_chain_the_server_reaper_into_signal_handlers(make_app):
+    import signal
+
+    from specadvisor.engine import reaper
+
+    previous = {sig: signal.getsignal(sig) for sig in reaper._HANDLED_SIGNALS}
+    app = make_app()
+    app.guard_signals = True
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await settle(pilot)
+            assert signal.getsignal(signal.SIGTERM) is reaper._on_signal
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
