@@ -48,10 +48,11 @@ def free_port() -> int:
 class Server:
     """The fake server in its own process (uvloop from vLLM's venv when available)."""
 
-    def __init__(self, chunk_delay: float):
+    def __init__(self, chunk_delay: float, yield_every: int = 1):
         self.port = free_port()
         py = str(ENGINE_PY) if ENGINE_PY.exists() else sys.executable
-        cmd = [py, str(ROOT / "benchmarks" / "_fake_sse_server.py"), "--port", str(self.port), "--chunk-delay", str(chunk_delay)]
+        cmd = [py, str(ROOT / "benchmarks" / "_fake_sse_server.py"), "--port", str(self.port), "--chunk-delay", str(chunk_delay),
+               "--yield-every", str(yield_every)]
         if ENGINE_PY.exists():
             cmd.append("--uvloop")
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -96,9 +97,11 @@ def ours(url: str, n: int, output_len: int, concurrency: int, httpx_pool: bool =
     }
 
 
-def vllm_bench(url: str, n: int, output_len: int, concurrency: int) -> dict | None:
+def vllm_bench(url: str, n: int, output_len: int, concurrency: int, startup_cpu_s: float = 0.0) -> dict | None:
+    """One `vllm bench serve` run; its client CPU is the child's CPU minus a 1-request run's (imports, tokenizer)."""
     if not ENGINE_PY.exists():
         return None
+    cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [
             str(ENGINE_PY), "-c", VLLM_BENCH, "--base-url", url, "--backend", "openai", "--endpoint", "/v1/completions",
@@ -113,6 +116,7 @@ def vllm_bench(url: str, n: int, output_len: int, concurrency: int) -> dict | No
             print(proc.stdout[-2000:], proc.stderr[-3000:], file=sys.stderr)
             return None
         data = json.loads((Path(tmp) / "r.json").read_text())
+    cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     chunks = sum(len(itl) + 1 for itl in data.get("itls", []) if itl is not None)
     return {
         "completed": data["completed"],
@@ -122,12 +126,14 @@ def vllm_bench(url: str, n: int, output_len: int, concurrency: int) -> dict | No
         "tokens_ok": data["total_output_tokens"] == data["completed"] * output_len,
         "itl_mean_ms": data["mean_itl_ms"],
         "itl_p99_ms": data["p99_itl_ms"],
-        "cpu_s": None,
+        "cpu_s": (cpu1.ru_utime + cpu1.ru_stime) - (cpu0.ru_utime + cpu0.ru_stime) - startup_cpu_s,
         "wall_s": time.time() - t0,
     }
 
 
 def show(title: str, rows: dict[str, dict | None], delay_ms: float | None = None) -> None:
+    """client CPU s: what the client itself burned; with the server on the same 2 cores, CPU per
+    request (not wall rate) is the figure that says which client would saturate first."""
     print(f"\n== {title}")
     print(f"{'client':<24}{'req/s':>9}{'chunks/s':>11}{'ITL mean ms':>13}{'ITL p99 ms':>12}{'err mean ms':>13}{'client CPU s':>14}")
     for name, r in rows.items():
@@ -148,14 +154,19 @@ def main() -> None:
     ap.add_argument("--delay-ms", type=float, default=10.0, help="per-chunk server delay for the timing-error run")
     ap.add_argument("--delay-requests", type=int, default=256)
     ap.add_argument("--skip-vllm", action="store_true")
+    ap.add_argument("--yield-every", type=int, default=8, help="instant server: chunks written between yields")
     args = ap.parse_args()
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at start")
 
-    server = Server(chunk_delay=0.0)
+    server = Server(chunk_delay=0.0, yield_every=args.yield_every)
     try:
+        startup = 0.0
+        if not args.skip_vllm:
+            one = vllm_bench(server.url, 1, args.output_len, 1)
+            startup = one["cpu_s"] if one else 0.0
         rows = {"specadvisor": ours(server.url, args.requests, args.output_len, args.concurrency)}
         rows["specadvisor httpx pool"] = ours(server.url, args.requests, args.output_len, args.concurrency, httpx_pool=True)
-        rows["vllm bench serve"] = None if args.skip_vllm else vllm_bench(server.url, args.requests, args.output_len, args.concurrency)
+        rows["vllm bench serve"] = None if args.skip_vllm else vllm_bench(server.url, args.requests, args.output_len, args.concurrency, startup)
     finally:
         server.stop()
     show(f"throughput: instant server, {args.requests} requests x {args.output_len} tokens, concurrency {args.concurrency}", rows)
@@ -164,7 +175,7 @@ def main() -> None:
     try:
         n, c = args.delay_requests, min(args.concurrency, 16)
         rows = {"specadvisor": ours(server.url, n, 32, c)}
-        rows["vllm bench serve"] = None if args.skip_vllm else vllm_bench(server.url, n, 32, c)
+        rows["vllm bench serve"] = None if args.skip_vllm else vllm_bench(server.url, n, 32, c, startup)
     finally:
         server.stop()
     show(f"timing error: server waits {args.delay_ms} ms per chunk, {n} requests x 32 tokens, concurrency {c}", rows, args.delay_ms)

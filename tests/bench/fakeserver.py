@@ -26,6 +26,7 @@ class FakeConfig:
     comment_every: int = 4  # an SSE ":" comment line every N chunks (0 = never)
     version: str = "0.32.0-fake"
     close_after_response: bool = False  # drop keep-alive connections silently (as idle timeouts do)
+    yield_every: int = 1  # instant mode: let other streams run every N chunks (larger = cheaper server)
 
 
 @dataclass
@@ -157,7 +158,8 @@ class FakeServer:
                 self._chunk(writer, b": ping\n\n")
             if cfg.chunk_delay_s:
                 await asyncio.sleep(cfg.chunk_delay_s)
-            else:
+            elif chunks % cfg.yield_every == 0:
+                await writer.drain()
                 await asyncio.sleep(0)
         usage = {"prompt_tokens": prompt_tokens, "completion_tokens": sent, "total_tokens": prompt_tokens + sent}
         self._chunk(writer, b'data: {"id":"c1","object":"%s","created":1,"model":"m","choices":[],"usage":%s}\n\n' % (obj.encode(), json.dumps(usage, separators=(",", ":")).encode()))
@@ -237,7 +239,7 @@ class FakeServer:
 
 async def _serve_forever(args: argparse.Namespace) -> None:
     server = await FakeServer(
-        FakeConfig(chunk_delay_s=args.chunk_delay, num_spec_tokens=args.spec_tokens, comment_every=0),
+        FakeConfig(chunk_delay_s=args.chunk_delay, num_spec_tokens=args.spec_tokens, comment_every=0, yield_every=args.yield_every),
         record_requests=False,
     ).start(args.port)
     print(f"fake SSE server on {server.base_url}", flush=True)
@@ -252,6 +254,7 @@ def main() -> None:
     parser.add_argument("--chunk-delay", type=float, default=0.0)
     parser.add_argument("--spec-tokens", type=int, default=0)
     parser.add_argument("--lifetime", type=float, default=3600.0)
+    parser.add_argument("--yield-every", type=int, default=1)
     parser.add_argument("--uvloop", action="store_true")
     args = parser.parse_args()
     if args.uvloop:
