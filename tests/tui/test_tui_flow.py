@@ -132,3 +132,22 @@ async def test_sweep_runs_live_and_lands_on_results(make_app, db_path):
     with Store.open(db_path) as store:
         [summary] = store.list_sessions()
         assert summary.status == "finished" and summary.arms == 4
+
+
+async def test_prompt_file_must_exist_and_replaces_the_builtin_set(make_app, tmp_path):
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        app.screen.query_one("#model", Input).value = MODEL.id
+        app.screen.query_one("#prompt_file", Input).value = str(tmp_path / "missing.jsonl")
+        await pilot.press("ctrl+a")
+        await settle(pilot)
+        assert isinstance(app.screen, ErrorModal) and "does not exist" in app.screen.message
+        await pilot.press("escape")
+        prompts = tmp_path / "mine.jsonl"
+        prompts.write_text('{"prompt": "def add(a, b):"}\n')
+        app.screen.query_one("#prompt_file", Input).value = str(prompts)
+        await pilot.press("ctrl+a")
+        await settle(pilot)
+        assert isinstance(app.screen, AdviceScreen)
+        assert app.plan.session.settings.prompt_source == str(prompts)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -22,8 +24,11 @@ PROMPT_SOURCES = [
 DEFAULT_SOURCE = {"code": "humaneval", "chat": "sharegpt", "math": "math", "rag": "rag", "agentic": "sharegpt"}
 
 
-def parse_workload(kind: str, source: str, concurrency: str, output_len: str, temperature: str, num_prompts: str) -> Workload:
-    """The form's strings as a Workload; a bad field is an InputError naming the field and the fix."""
+def parse_workload(
+    kind: str, source: str, concurrency: str, output_len: str, temperature: str, num_prompts: str, prompt_file: str = ""
+) -> Workload:
+    """The form's strings as a Workload; a bad field is an InputError naming the field and the fix.
+    A prompt file, when given, replaces the built-in prompt set."""
 
     def number(name: str, text: str, cast, low: float):
         try:
@@ -34,6 +39,12 @@ def parse_workload(kind: str, source: str, concurrency: str, output_len: str, te
             raise InputError(f"{name} must be at least {low:g}, got {value}", hint=f"enter a number >= {low:g}")
         return value
 
+    prompt_file = prompt_file.strip()
+    if prompt_file:
+        path = Path(prompt_file).expanduser()
+        if not path.is_file():
+            raise InputError(f"prompt file {path} does not exist", hint="give a JSONL or text file of prompts, or clear the field")
+        source = str(path)
     return Workload(
         kind=WorkloadKind(kind),
         prompt_source=source,
@@ -65,7 +76,10 @@ class SetupScreen(AppScreen):
                     yield Label("Workload")
                     yield Select([(k.value, k.value) for k in WorkloadKind], value=wl.kind.value, allow_blank=False, id="kind", compact=True)
                     yield Label("Prompts")
-                    yield Select(PROMPT_SOURCES, value=wl.prompt_source or "humaneval", allow_blank=False, id="source", compact=True)
+                    builtin = wl.prompt_source if wl.prompt_source in dict((v, k) for k, v in PROMPT_SOURCES) else "humaneval"
+                    yield Select(PROMPT_SOURCES, value=builtin, allow_blank=False, id="source", compact=True)
+                    yield Label("Prompt file")
+                    yield self._input("" if builtin == wl.prompt_source else (wl.prompt_source or ""), "optional: your own prompts", "prompt_file")
                     yield Label("Concurrency")
                     yield self._input(str(wl.concurrency), "1", "concurrency")
                     yield Label("Output tokens")
@@ -144,6 +158,7 @@ class SetupScreen(AppScreen):
                 self.query_one("#output_len", Input).value,
                 self.query_one("#temperature", Input).value,
                 self.query_one("#num_prompts", Input).value,
+                self.query_one("#prompt_file", Input).value,
             )
         except InputError as err:
             self.app.show_error("Check the workload", err)
