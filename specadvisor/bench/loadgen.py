@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from functools import cache
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 from pydantic import BaseModel, Field
@@ -211,6 +212,7 @@ class _Senders:
             self.owned = [RawConnection.for_url(self.base) for _ in range(size)]
         else:
             self.owned = [make_client(1) for _ in range(size)]
+        self.prefix = urlsplit(self.base).path.rstrip("/") if self.raw else ""  # a server behind a path prefix
         self.free: asyncio.LifoQueue[Any] = asyncio.LifoQueue()
         for c in self.owned:
             self.free.put_nowait(c)
@@ -221,7 +223,7 @@ class _Senders:
         conn = await self.free.get()
         try:
             if self.raw:
-                return await send_one_raw(conn, path, body, headers, expected_tokens=expected, prompt_id=pid)
+                return await send_one_raw(conn, self.prefix + path, body, headers, expected_tokens=expected, prompt_id=pid)
             return await send_one(conn, self.base + path, body, headers, expected_tokens=expected, prompt_id=pid)
         finally:
             self.free.put_nowait(conn)

@@ -26,6 +26,7 @@ class FakeConfig:
     comment_every: int = 4  # an SSE ":" comment line every N chunks (0 = never)
     version: str = "0.32.0-fake"
     close_after_response: bool = False  # drop keep-alive connections silently (as idle timeouts do)
+    path_prefix: str = ""  # served behind a reverse proxy at this prefix
     yield_every: int = 1  # instant mode: let other streams run every N chunks (larger = cheaper server)
 
 
@@ -89,7 +90,10 @@ class FakeServer:
                 headers = {k.strip().lower(): v.strip() for k, v in (ln.split(":", 1) for ln in lines[1:] if ":" in ln)}
                 length = int(headers.get("content-length", "0"))
                 body = await reader.readexactly(length) if length else b""
-                await self._route(method, path.split("?")[0], body, writer)
+                route = path.split("?")[0]
+                if self.config.path_prefix and route.startswith(self.config.path_prefix):
+                    route = route[len(self.config.path_prefix):]
+                await self._route(method, route, body, writer)
                 if self.config.close_after_response:
                     break
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError, asyncio.CancelledError):

@@ -139,3 +139,10 @@ async def test_httpx_client_path_matches_raw_path(server):
 async def test_reconnects_when_server_drops_idle_connections(server):
     result = await load(server, text_set(8), concurrency=2)
     assert result.completed == 8 and result.failed == 0
+
+
+@pytest.mark.parametrize("server", [FakeConfig(path_prefix="/proxy")], indirect=True)
+async def test_server_behind_a_path_prefix(server):
+    result = await run_load(base_url=server.base_url + "/proxy/", model_name="m", prompts=text_set(2), output_len=4,
+                            temperature=0.0, seed=0, concurrency=2)
+    assert result.completed == 2
