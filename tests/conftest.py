@@ -1,0 +1,21 @@
+"""Every test runs with its own SPECADVISOR_HOME (database, logs, user rules, config), so no test
+reads or writes the developer's real data. The provisioned CPU engine is the exception: it is
+3 GB and takes minutes to build, so its location (from the ambient environment) is shared."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from specadvisor import settings
+
+_AMBIENT_ENGINE_DIR = str(settings.paths().cpu_engine)
+
+
+@pytest.fixture(autouse=True)
+def isolated_specadvisor_home(tmp_path_factory, monkeypatch):
+    home = tmp_path_factory.mktemp("specadvisor-home")
+    monkeypatch.setenv("SPECADVISOR_HOME", str(home))
+    monkeypatch.setenv("SPECADVISOR_ENGINE_DIR", os.environ.get("SPECADVISOR_ENGINE_DIR", _AMBIENT_ENGINE_DIR))
+    return home
