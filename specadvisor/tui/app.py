@@ -18,6 +18,7 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from specadvisor.domain import Advice, ArmFinished, HardwareProfile, ModelProfile, Session, Workload
+from specadvisor.errors import SpecAdvisorError
 from specadvisor.tui.services import PlanLike, Runner, Services, SessionStore
 from specadvisor.tui.sweep_state import SweepState
 from specadvisor.tui.widgets.modals import ConfirmModal, ErrorModal
@@ -157,12 +158,17 @@ class SpecAdvisorApp(App[int]):
         """Run the session's arms in an async worker; events fold into sweep_state and reach the screen."""
         from specadvisor.tui.screens.sweep import SweepScreen
 
+        try:
+            runner = self.services.make_runner(session, self.store)
+        except SpecAdvisorError as err:  # e.g. the database cannot be opened: say so, keep the plan
+            self.show_error("Cannot start the sweep", err)
+            return
         self.session = session
         self.sweep_state = SweepState()
         self.sweep_state.add_arms(session.arms)
         for result in session.results:  # a resumed session: finished arms show as done
             self.sweep_state.apply(ArmFinished(result=result))
-        self.runner = self.services.make_runner(session, self.store)
+        self.runner = runner
         self.push_screen(SweepScreen())
         self.run_worker(self._drive(self.runner), name="sweep", group="sweep", exclusive=True, exit_on_error=False)
 

@@ -84,3 +84,16 @@ async def test_real_runs_chain_the_server_reaper_into_signal_handlers(make_app):
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+async def test_unusable_database_at_start_shows_the_store_error(make_app, db_path):
+    db_path.write_text("this is not a sqlite database, just text " * 100)
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await go_to_advice(app, pilot)
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert isinstance(app.screen, ErrorModal)
+        assert app.screen.title_text == "Cannot start the sweep"
+        assert str(db_path) in app.screen.message
+        assert not app.sweep_running
