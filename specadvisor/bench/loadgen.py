@@ -40,9 +40,14 @@ class RequestRecord(BaseModel):
     expected_tokens: int = 0
 
     @property
+    def unverified(self) -> bool:
+        """Succeeded without a usage chunk: the token count is a chunk count, not the server's."""
+        return self.ok and self.error is not None
+
+    @property
     def clamped(self) -> bool:
         """The server produced fewer tokens than asked: vLLM silently clamps to max_model_len."""
-        return self.ok and self.completion_tokens != self.expected_tokens
+        return self.ok and not self.unverified and self.completion_tokens != self.expected_tokens
 
     @property
     def tpot_s(self) -> float | None:

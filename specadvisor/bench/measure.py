@@ -186,6 +186,9 @@ class _ArmRun:
                 f"{label}{len(clamped)} requests returned {clamped[0].completion_tokens} tokens instead of "
                 f"{self.settings.output_len}: output clamped (prompt too long for max_model_len?)"
             )
+        unverified = sum(1 for r in load.records if r.unverified)
+        if unverified:
+            out.append(f"{label}{unverified} responses had no usage chunk: output lengths not verified, tokens counted as chunks")
         if before is not None and after is not None:
             d = delta(before, after)
             self.deltas.append(d)

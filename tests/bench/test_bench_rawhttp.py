@@ -61,3 +61,13 @@ def test_sse_parser_reads_usage_on_a_content_chunk_and_spaced_json():
     sse.feed(b'data: {"choices": [{"index": 0, "text": "x"}]}\n\ndata: {"choices":[{"text":"y"}],"usage":{"completion_tokens":2}}\n', 1.0)
     sse.feed(b"\ndata: [DONE]\n\n", 2.0)
     assert sse.first == 1.0 and sse.itl == [0.0] and sse.usage == {"completion_tokens": 2} and sse.done
+
+
+async def test_stream_without_usage_is_flagged_unverified_not_clamped():
+    from specadvisor.bench.loadgen import _record
+    from specadvisor.bench.sse import SSEStream
+
+    sse = SSEStream()
+    sse.feed(b'data: {"choices":[{"text":"a"}]}\n\ndata: {"choices":[{"text":"b"}]}\n\ndata: [DONE]\n\n', 1.0)
+    rec = _record(0.5, sse, "p", expected=16)
+    assert rec.ok and rec.unverified and not rec.clamped and rec.completion_tokens == 2
