@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 
 import httpx
 
@@ -61,8 +62,11 @@ async def measure_arm(
     ArmFinished carries status `failed` (with `error`) when no measured request completed.
     """
     run = _ArmRun(base_url, model_name, arm, settings, prompts, api_key, sample_interval_s)
-    async for event in run.events():
-        yield event
+    # aclosing: a consumer that stops iterating (an arm stopped early) must stop the load now,
+    # not when the garbage collector finalizes the nested generators.
+    async with aclosing(run.events()) as events:
+        async for event in events:
+            yield event
 
 
 class _ArmRun:
@@ -103,11 +107,13 @@ class _ArmRun:
         side_client = httpx.AsyncClient(timeout=30.0)
         try:
             version = await server_version(self.base_url, self.api_key)
-            async for event in self._warmup(concurrency):
-                yield event
-            for trial in range(max(1, self.settings.trials)):
-                async for event in self._trial(trial, side_client, concurrency):
+            async with aclosing(self._warmup(concurrency)) as warmup:
+                async for event in warmup:
                     yield event
+            for trial in range(max(1, self.settings.trials)):
+                async with aclosing(self._trial(trial, side_client, concurrency)) as measured:
+                    async for event in measured:
+                        yield event
         finally:
             await side_client.aclose()
         yield self._finished(started_at, version)

@@ -145,3 +145,17 @@ def test_window_throughputs_spread_tokens_over_time():
     windows = window_throughputs(load)
     assert len(windows) == 10
     assert sum(w * 1.05 for w in windows) == pytest.approx(20.0)
+
+
+async def test_stopping_iteration_stops_the_load(spec_server):
+    import asyncio
+
+    gen = measure_arm(base_url=spec_server.base_url, model_name="m", arm=Arm(id="a", label="a", concurrency=2),
+                      settings=SweepSettings(output_len=12, warmup=0), prompts=prompts(20), sample_interval_s=0.05)
+    async for ev in gen:
+        if isinstance(ev, Progress):
+            break
+    await gen.aclose()
+    sent = len(spec_server.state.requests)
+    await asyncio.sleep(0.5)
+    assert len(spec_server.state.requests) == sent < 20
