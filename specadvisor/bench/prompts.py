@@ -277,17 +277,18 @@ async def fit_prompts(
             f"output length {output_len} leaves no room for a prompt in max_model_len {max_model_len}",
             hint="lower --output-len or raise --max-model-len",
         )
-    if base_url:
-        counts = await _server_counts(ps, base_url, model_name, api_key, client)
-    else:
+    notes = list(ps.notes)
+    counts = await _server_counts(ps, base_url, model_name, api_key, client) if base_url else None
+    if base_url and counts is None:
+        notes.append("the server has no /tokenize endpoint: prompt lengths estimated from characters")
+    how = "server tokenizer" if counts is not None else f"estimate of {CHARS_PER_TOKEN_ESTIMATE} chars per token"
+    if counts is None:
         counts = [-(-p.chars // CHARS_PER_TOKEN_ESTIMATE) for p in ps.prompts]
     kept = [
         p.model_copy(update={"tokens": n}) for p, n in zip(ps.prompts, counts) if n + output_len <= max_model_len
     ]
     dropped = len(ps.prompts) - len(kept)
-    notes = list(ps.notes)
     if dropped:
-        how = "server tokenizer" if base_url else f"estimate of {CHARS_PER_TOKEN_ESTIMATE} chars per token"
         notes.append(f"dropped {dropped} of {len(ps.prompts)} prompts longer than {max_model_len - output_len} tokens ({how})")
     if not kept:
         raise InputError(
@@ -299,12 +300,17 @@ async def fit_prompts(
 
 async def _server_counts(
     ps: PromptSet, base_url: str, model_name: str | None, api_key: str | None, client: httpx.AsyncClient | None
-) -> list[int]:
+) -> list[int] | None:
+    """Token counts from vLLM's POST /tokenize (chat prompts through the model's template); None
+    when the server does not offer it (another OpenAI-compatible server behind --endpoint)."""
     url = base_url.rstrip("/") + "/tokenize"
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     own = client is None
     http = client or httpx.AsyncClient(timeout=30.0)
     gate = asyncio.Semaphore(8)
+
+    class _NoTokenize(Exception):
+        pass
 
     async def count(p: Prompt) -> int:
         body: dict[str, Any] = {"model": model_name} if model_name else {}
@@ -314,12 +320,16 @@ async def _server_counts(
             body["prompt"] = p.text
         async with gate:
             response = await http.post(url, json=body, headers=headers)
+        if response.status_code in (404, 405, 501):
+            raise _NoTokenize
         if response.status_code != 200:
             raise EngineError(f"{url} answered HTTP {response.status_code} for prompt {p.id!r}", hint="check the served model name")
         return int(response.json()["count"])
 
     try:
         return list(await asyncio.gather(*(count(p) for p in ps.prompts)))
+    except _NoTokenize:
+        return None
     except httpx.HTTPError as exc:
         raise EngineError(f"cannot reach {url}: {type(exc).__name__}", hint="check that the vLLM server is up") from exc
     finally:

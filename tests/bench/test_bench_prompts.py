@@ -114,3 +114,20 @@ async def test_fit_without_server_uses_conservative_estimate():
         await fit_prompts(ps, base_url=None, model_name=None, output_len=100, max_model_len=101)
     with pytest.raises(InputError, match="leaves no room"):
         await fit_prompts(ps, base_url=None, model_name=None, output_len=100, max_model_len=100)
+
+
+async def test_fit_falls_back_to_estimate_without_tokenize_endpoint():
+    server = await FakeServer(FakeConfig()).start()
+    original = server._route
+
+    async def no_tokenize(method, path, body, writer):
+        await original(method, "/missing" if path == "/tokenize" else path, body, writer)
+
+    server._route = no_tokenize
+    try:
+        ps = load_prompts("humaneval", 5, seed=0)
+        fitted = await fit_prompts(ps, base_url=server.base_url, model_name="m", output_len=16, max_model_len=4096)
+    finally:
+        await server.stop()
+    assert fitted.dropped == 0 and "no /tokenize" in fitted.notes[-1]
+    assert all(p.tokens == -(-p.chars // 3) for p in fitted.prompts)
