@@ -203,7 +203,7 @@ class SweepRunner:
                 startup_s = await server.wait_ready()
             except SpecAdvisorError as err:
                 for arm in group:
-                    self._fail(arm, err.one_line(), server, emit)
+                    self._fail(arm, err.one_line(), server, emit, during_start=True)
                 return
             emit(ServerReady(arm_id=first.id, startup_s=startup_s, vllm_version=self.session.vllm_version))
             await self._fit_prompts(server, emit)
@@ -269,20 +269,20 @@ class SweepRunner:
 
     # ------------------------------------------------------------------ bookkeeping
 
-    def _fail(self, arm: Arm, cause: str, server: ServerHandle | None, emit) -> None:
+    def _fail(self, arm: Arm, cause: str, server: ServerHandle | None, emit, *, during_start: bool = False) -> None:
         result = ArmResult(arm_id=arm.id, status=ArmStatus.failed, started_at=utcnow(), finished_at=utcnow(), error=cause)
-        self._explain_failure(result, server)
+        self._explain_failure(result, server, during_start=during_start)
         self._record(result, [])
         emit(ArmFailed(result=result))
 
-    def _explain_failure(self, result: ArmResult, server: ServerHandle | None) -> None:
+    def _explain_failure(self, result: ArmResult, server: ServerHandle | None, *, during_start: bool = False) -> None:
         if server is None:
             return
         diagnosis = getattr(server, "diagnosis", None)
         running = getattr(server, "running", True)
         if diagnosis is not None and getattr(diagnosis, "cause", None) and diagnosis.cause not in (result.error or ""):
             result.error = f"{diagnosis.cause} ({diagnosis.hint})" if getattr(diagnosis, "hint", None) else diagnosis.cause
-        elif not running and "exited" not in (result.error or ""):
+        elif not running and not during_start and "exited" not in (result.error or ""):
             result.error = f"the vLLM server exited mid-arm: {result.error}"
         tail = server.tail(20)
         if tail and not result.error_excerpt:

@@ -76,6 +76,7 @@ class FakeMeasure:
         total = settings.num_prompts
         yield Progress(arm_id=arm.id, completed=total // 2, total=total, output_throughput=self.throughput(arm) * self.first_fraction)
         if arm.id in self.crash:
+            FakeServer.instances[-1].running = False  # the server process died under the load
             raise EngineError("connection reset by the server", hint="see the server log")
         if arm.id in self.hang:
             await asyncio.sleep(3600)

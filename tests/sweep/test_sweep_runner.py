@@ -67,6 +67,7 @@ async def test_failed_start_is_recorded_and_the_sweep_goes_on(store):
     failed = [e for e in events if isinstance(e, ArmFailed)]
     assert [e.result.arm_id for e in failed] == ["ngram-n2"]
     assert "fake server exited during start-up" in failed[0].result.error
+    assert "mid-arm" not in failed[0].result.error
     assert "ERROR fake cause" in failed[0].result.error_excerpt
     stored = store.get_session(plan.session.id)
     assert stored.result_for("ngram-n2").status == ArmStatus.failed
@@ -80,6 +81,7 @@ async def test_crash_mid_arm_costs_one_arm(store):
     events = await collect(SweepRunner(plan, store, server_factory=factory(), measure=measure, prompt_loader=no_prompts))
     failed = [e.result for e in events if isinstance(e, ArmFailed)]
     assert [r.arm_id for r in failed] == ["ngram-n4"] and "connection reset" in failed[0].error
+    assert "exited mid-arm" in failed[0].error  # the fake server is no longer running after the crash
     assert isinstance(events[-1], SweepFinished)
     assert all(s.stopped for s in FakeServer.instances)
 
