@@ -24,6 +24,7 @@ FAKE_PYTHON = Path(__file__).with_name("fake_engine_python.py")
 @pytest.fixture
 def home(tmp_path, monkeypatch) -> Path:
     monkeypatch.setenv("SPECADVISOR_HOME", str(tmp_path))
+    monkeypatch.delenv("SPECADVISOR_ENGINE_DIR", raising=False)  # the engine lives under this home
     return tmp_path
 
 
