@@ -1,8 +1,9 @@
 """`--adaptive`: measure fewer server launches for the same answer.
 
 Order: the baseline, then every family at its largest N (whose per-position rates predict all smaller
-N). After that, only the unmeasured N the predictor rates within reach of the leader is launched, best
-first, until none is left: then the leader is confirmed and the rest are skipped. Within an arm,
+N), then each family's predicted-best N once (a second point lets the step-cost fit drop the baseline
+anchor). After that, only an unmeasured N the predictor rates within reach of the leader is launched,
+best first, until none is left: then the leader is confirmed and the rest are skipped. Within an arm,
 measurement stops early once the arm is clearly behind the leader.
 """
 
@@ -89,6 +90,9 @@ class AdaptivePolicy:
                 ratios.append(pred.predicted_throughput / leader.output_throughput)
             scored.append((max(ratios), group))
         scored.sort(key=lambda item: -item[0])
+        confirm = self._confirmation(scored)
+        if confirm is not None:
+            return confirm
         for ratio, group in scored:
             if ratio >= 1 - tolerance:
                 return group
@@ -102,6 +106,17 @@ class AdaptivePolicy:
                     if pred and leader
                     else "skipped by --adaptive: the leader was confirmed"
                 )
+        return None
+
+    def _confirmation(self, scored: list[tuple[float, list[Arm]]]) -> list[Arm] | None:
+        """A family measured at one N only is predicted from the baseline anchor alone, which cannot
+        see the fixed cost of turning speculation on: measure its predicted-best N once to refit."""
+        results = measured(self.session)
+        for _, group in scored:  # best predicted first
+            family = family_key(group[0])
+            points = {a.n for a in self.session.arms if not a.is_baseline and a.id in results and family_key(a) == family}
+            if len(points) == 1:
+                return group
         return None
 
     def _leader(self, concurrency: int) -> ArmResult | None:
