@@ -197,9 +197,9 @@ class SweepRunner:
         self._launches += 1
         server.subscribe(lambda line: emit(ServerLog(arm_id=first.id, line=line)))
         try:
-            emit(ServerStarting(arm_id=first.id, command=list(getattr(server, "command", []) or [])))
             try:
-                await server.start()
+                await server.start()  # spawns the process: its exact command line is known from here
+                emit(ServerStarting(arm_id=first.id, command=list(getattr(server, "command", []) or [])))
                 startup_s = await server.wait_ready()
             except SpecAdvisorError as err:
                 for arm in group:

@@ -9,7 +9,7 @@ import threading
 import pytest
 from sweep_fakes import FakeMeasure, FakeServer, no_prompts
 
-from specadvisor.domain import ArmFailed, ArmFinished, ArmStatus, ServerLog, SweepFinished, SweepSettings
+from specadvisor.domain import ArmFailed, ArmFinished, ArmStatus, ServerLog, ServerStarting, SweepFinished, SweepSettings
 from specadvisor.store import Store
 from specadvisor.sweep.plan import plan_from_methods
 from specadvisor.sweep.runner import SweepRunner, run_sweep_blocking
@@ -46,6 +46,8 @@ async def test_each_arm_is_persisted_and_recommended(store):
     assert isinstance(last, SweepFinished) and last.launches_used == 3 == last.launches_full_grid
     assert all(s.stopped for s in FakeServer.instances)
     assert any(isinstance(e, ServerLog) for e in events)
+    starting = [e for e in events if isinstance(e, ServerStarting)]
+    assert [e.command[-1] for e in starting] == ["baseline", "ngram-n2", "ngram-n4"]
 
 
 async def test_result_is_committed_before_the_next_arm_starts(store):
