@@ -115,3 +115,59 @@ def test_resume_measures_only_the_unfinished_arms(tmp_path, capsys, fake_engine)
     data = json.loads(capsys.readouterr().out)
     assert fake_engine.calls == ["ngram-n4"]
     assert data["status"] == "finished" and data["recommendation"]["arm_id"] == "ngram-n2"
+
+
+class _AttachableFake:
+    """The bench tests' OpenAI-compatible fake, plus /health, /v1/models and /server_info, served
+    from its own thread so that the CLI's own event loops can talk to it over real HTTP."""
+
+    def __init__(self):
+        import asyncio
+        import threading
+
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+        from fakeserver import FakeConfig, FakeServer as HttpFake
+
+        class Attachable(HttpFake):
+            async def _route(self, method, path, body, writer):
+                extra = {
+                    "/health": b"",
+                    "/v1/models": json.dumps({"data": [{"id": "served-fake", "max_model_len": 2048}]}).encode(),
+                    "/server_info": json.dumps({"vllm_config": {"speculative_config": {"method": "ngram", "num_speculative_tokens": 3}}}).encode(),
+                }
+                if method == "GET" and path in extra:
+                    self._send(writer, 200, extra[path])
+                    await writer.drain()
+                    return
+                await super()._route(method, path, body, writer)
+
+        self.loop = asyncio.new_event_loop()
+        self.fake = Attachable(FakeConfig(num_spec_tokens=3, chunk_delay_s=0.002))
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        asyncio.run_coroutine_threadsafe(self.fake.start(), self.loop).result(5)
+
+    def close(self):
+        import asyncio
+
+        asyncio.run_coroutine_threadsafe(self.fake.stop(), self.loop).result(5)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5)
+
+
+def test_endpoint_mode_measures_the_running_server_as_one_arm(tmp_path, capsys):
+    server = _AttachableFake()
+    try:
+        code = main(["--db", str(tmp_path / "s.db"), "sweep", "--endpoint", server.fake.base_url + "/v1",
+                     "--num-prompts", "3", "--output-len", "8", "--warmup", "0", "--json"])
+    finally:
+        server.close()
+    out = capsys.readouterr().out
+    assert code == 0, out
+    data = json.loads(out)
+    [arm] = data["arms"]
+    assert arm["arm_id"] == "endpoint" and arm["status"] == "ok", arm
+    assert arm["speculative_config"] == {"method": "ngram", "num_speculative_tokens": 3}
+    assert len(arm["per_position_acceptance"]) == 3
+    assert data["launches_used"] == 1
+    assert server.fake.state.requests and all(r.get("model") == "served-fake" for r in server.fake.state.requests)
