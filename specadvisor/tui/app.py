@@ -181,7 +181,8 @@ class SpecAdvisorApp(App[int]):
         finally:
             if self.runner is runner:
                 self.runner = None
-            self.post_to_sweep_screen({"done", "queue", "progress"} if self.sweep_state.finished else {"stopped"})
+            if not self.sweep_state.finished:  # a finished sweep already said "done" with its last event
+                self.post_to_sweep_screen({"stopped"})
 
     def post_to_sweep_screen(self, changed: set[str]) -> None:
         for screen in self.screen_stack:

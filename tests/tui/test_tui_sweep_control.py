@@ -97,3 +97,24 @@ async def test_unusable_database_at_start_shows_the_store_error(make_app, db_pat
         assert app.screen.title_text == "Cannot start the sweep"
         assert str(db_path) in app.screen.message
         assert not app.sweep_running
+
+
+async def test_measurement_warnings_pop_up_as_they_happen(make_app):
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await go_to_advice(app, pilot)
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        messages = [n.message for n in app._notifications]
+        assert any("clamped by max_model_len" in m for m in messages)
+
+
+async def test_finishing_notifies_once(make_app):
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await go_to_advice(app, pilot)
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        await pilot.pause(0.2)
+        finished = [n for n in app._notifications if n.message.startswith("Sweep finished")]
+        assert len(finished) == 1

@@ -81,6 +81,8 @@ class SweepScreen(AppScreen):
 
     def on_sweep_updated(self, message: SweepUpdated) -> None:
         self.dirty |= message.changed
+        if "warnings" in message.changed and self.state.warnings and self.is_current:
+            self.notify(self.state.warnings[-1], title="measurement warning", severity="warning", timeout=8)
         if "done" in message.changed or "stopped" in message.changed:
             self.dirty |= FAST_PARTS | CHART_PARTS
             self.redraw_fast()
