@@ -34,6 +34,9 @@ class PlanLike(Protocol):
 
     session: Session
 
+    @property
+    def arms(self) -> list[Any]: ...
+
     def add_arm(self, method: str | None, n: int | None = None, extra: dict[str, Any] | None = None) -> list[Any]: ...
 
     def remove_arm(self, arm_id_: str) -> None: ...
