@@ -45,6 +45,9 @@ from specadvisor.engine import reset_prefix_cache, server_version
 from specadvisor.errors import SpecAdvisorError
 
 MAX_WINDOWS = 10  # batch means for the single-trial throughput interval
+# Live samples wait at least this many times the last scrape's duration: rendering /metrics blocks
+# vLLM's API-server loop, and on a 2-core CPU server 1 s scrapes cost ~4% throughput (fidelity.py).
+SCRAPE_BUDGET = 100
 
 
 async def measure_arm(
@@ -158,12 +161,15 @@ class _ArmRun:
             )
         )
         try:
+            scrape_s = 0.0
             while not task.done():
-                await asyncio.wait({task}, timeout=self.interval)
+                await asyncio.wait({task}, timeout=max(self.interval, SCRAPE_BUDGET * scrape_s))
                 if task.done():
                     break
                 yield self._progress()
+                t0 = time.perf_counter()
                 sample = await self._sample(side)
+                scrape_s = time.perf_counter() - t0
                 if sample is not None:
                     yield MetricsSampled(sample=sample)
             load = task.result()

@@ -26,6 +26,7 @@ class FakeConfig:
     comment_every: int = 4  # an SSE ":" comment line every N chunks (0 = never)
     version: str = "0.32.0-fake"
     close_after_response: bool = False  # drop keep-alive connections silently (as idle timeouts do)
+    metrics_delay_s: float = 0.0  # time to render /metrics (vLLM's blocks its API-server loop)
     path_prefix: str = ""  # served behind a reverse proxy at this prefix
     yield_every: int = 1  # instant mode: let other streams run every N chunks (larger = cheaper server)
 
@@ -113,6 +114,8 @@ class FakeServer:
         if method == "POST" and path in ("/v1/completions", "/v1/chat/completions"):
             await self._stream(json.loads(body), path.endswith("chat/completions"), writer)
         elif method == "GET" and path == "/metrics":
+            if self.config.metrics_delay_s:
+                await asyncio.sleep(self.config.metrics_delay_s)
             self._send(writer, 200, self.metrics_text().encode(), "text/plain; version=0.0.4")
         elif method == "POST" and path == "/tokenize":
             data = json.loads(body)

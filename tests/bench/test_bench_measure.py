@@ -159,3 +159,15 @@ async def test_stopping_iteration_stops_the_load(spec_server):
     sent = len(spec_server.state.requests)
     await asyncio.sleep(0.5)
     assert len(spec_server.state.requests) == sent < 20
+
+
+async def test_live_sampling_backs_off_when_scrapes_are_slow():
+    srv = await FakeServer(FakeConfig(chunk_delay_s=0.01, metrics_delay_s=0.02)).start()
+    try:
+        events = await collect(srv, ps=prompts(12), settings=SweepSettings(output_len=20, warmup=0), interval=0.01)
+    finally:
+        await srv.stop()
+    r = events[-1].result
+    live = [e for e in events if isinstance(e, MetricsSampled)][:-1]  # the last one closes the trial
+    # without the budget: one sample every ~0.03 s; with it: at most one per 100 x 0.02 s = 2 s
+    assert r.duration_s > 1.0 and len(live) <= 1 + r.duration_s / 2.0
