@@ -3,9 +3,10 @@
 Per-position acceptance is unconditional ("the first i+1 draft tokens were all accepted"), so the
 rates measured once at the largest N give the mean acceptance length at every smaller N:
 AL(N) = 1 + sum of the first N rates. Throughput is AL(N) / step_cost(N) with a linear step cost
-c0 + c1*N fitted by least squares on the measured arms of the same family (the baseline is the point
-N=0, AL=1, used while only one speculative arm is measured). Chain drafters show a steep c1, parallel
-drafters a nearly flat one; ngram drafts for free but still pays verification: it fits the same line.
+c0 + c1*N fitted by weighted least squares (noisier arms count less) on the measured arms of the
+same family (the baseline is the point N=0, AL=1, used while only one speculative arm is measured).
+Chain drafters show a steep c1, parallel drafters a nearly flat one; ngram drafts for free but still
+pays verification: it fits the same line.
 A measured arm's prediction comes from a fit that leaves that arm out, so its prediction error is an
 honest out-of-sample error.
 """
@@ -21,6 +22,8 @@ from specadvisor.domain import Arm, ArmResult, ArmStatus, Session
 from specadvisor.sweep.arms import family_key, family_label
 
 USABLE = {ArmStatus.ok}
+DEFAULT_REL_ERROR = 0.05  # a throughput without an interval: assume 5%
+MIN_REL_ERROR = 0.01
 
 
 class Prediction(BaseModel):
@@ -45,6 +48,7 @@ class _Point:
     n: int
     al: float
     throughput: float
+    rel_error: float = DEFAULT_REL_ERROR
 
 
 def measured(session: Session) -> dict[str, ArmResult]:
@@ -61,17 +65,33 @@ def acceptance_length(rates: list[float], n: int) -> float:
     return 1.0 + sum(rates[:n])
 
 
-def fit_step_cost(points: list[tuple[int, float, float]]) -> tuple[float, float] | None:
-    """Least squares of cost = AL / throughput on N: returns (c0, c1), None with < 2 distinct N."""
+def fit_step_cost(points: list[tuple[int, float, float]], rel_errors: list[float] | None = None) -> tuple[float, float] | None:
+    """Weighted least squares of cost = AL / throughput on N: returns (c0, c1), None with < 2 distinct N.
+
+    rel_errors are each throughput's relative standard error: a noisy arm (a wide interval, e.g. a
+    neighbour loaded the machine) then pulls the line less than a steady one.
+    """
     if len({n for n, _, _ in points}) < 2:
         return None
     xs = [float(n) for n, _, _ in points]
     ys = [al / tps for _, al, tps in points]
-    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
-    sxx = sum((x - mx) ** 2 for x in xs)
-    c1 = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
+    rel = rel_errors or [DEFAULT_REL_ERROR] * len(points)
+    ws = [1.0 / (y * max(r, MIN_REL_ERROR)) ** 2 for y, r in zip(ys, rel)]
+    sw = sum(ws)
+    mx = sum(w * x for w, x in zip(ws, xs)) / sw
+    my = sum(w * y for w, y in zip(ws, ys)) / sw
+    sxx = sum(w * (x - mx) ** 2 for w, x in zip(ws, xs))
+    c1 = sum(w * (x - mx) * (y - my) for w, x, y in zip(ws, xs, ys)) / sxx
     c0 = my - c1 * mx
     return c0, c1
+
+
+def relative_error(result: ArmResult) -> float:
+    """Relative standard error of a measured throughput, from its 95% interval (default 5%)."""
+    ci = result.output_throughput_ci
+    if not ci or not result.output_throughput:
+        return DEFAULT_REL_ERROR
+    return max(MIN_REL_ERROR, (ci[1] - ci[0]) / (2 * 1.96 * result.output_throughput))
 
 
 def predict_throughput(session: Session) -> dict[str, Prediction]:
@@ -143,7 +163,8 @@ def _families(session: Session) -> dict[tuple[str, int], list[Arm]]:
 def _baseline_point(session: Session, results: dict[str, ArmResult], conc: int) -> _Point | None:
     for arm in session.arms:
         if arm.is_baseline and arm.concurrency == conc and arm.id in results:
-            return _Point(arm=arm, n=0, al=1.0, throughput=results[arm.id].output_throughput)
+            r = results[arm.id]
+            return _Point(arm=arm, n=0, al=1.0, throughput=r.output_throughput, rel_error=relative_error(r))
     return None
 
 
@@ -153,7 +174,7 @@ def _point(arm: Arm, result: ArmResult) -> _Point | None:
         al = acceptance_length(result.per_position_acceptance, arm.n)
     if al is None:
         return None
-    return _Point(arm=arm, n=arm.n, al=al, throughput=result.output_throughput)
+    return _Point(arm=arm, n=arm.n, al=al, throughput=result.output_throughput, rel_error=relative_error(result))
 
 
 def _reference(points: list[_Point], results: dict[str, ArmResult]) -> _Point | None:
@@ -174,7 +195,7 @@ def _predict_one(
         # Only one speculative point: anchor the line on the baseline. With two or more, the baseline
         # is left out: turning speculation on adds a fixed per-step overhead it does not have.
         used.append(baseline)
-    fit = fit_step_cost([(p.n, p.al, p.throughput) for p in used])
+    fit = fit_step_cost([(p.n, p.al, p.throughput) for p in used], [p.rel_error for p in used])
     names = ", ".join(sorted("baseline" if p.n == 0 else f"N={p.n}" for p in used))
     if fit is not None:
         c0, c1 = fit

@@ -81,3 +81,12 @@ def test_fixed_speculation_overhead_is_absorbed_once_two_spec_arms_exist():
     preds = predict_throughput(s)
     assert preds["ngram-n4"].predicted_throughput == pytest.approx(overhead_curve(4))
     assert "baseline" not in preds["ngram-n4"].basis
+
+
+def test_a_noisy_arm_with_a_wide_interval_barely_moves_the_fit():
+    s = session_with([1, 2, 3, 6])
+    outlier = s.result_for("ngram-n6")  # a neighbour loaded the machine during this arm
+    outlier.output_throughput = true_curve(6) * 0.3
+    outlier.output_throughput_ci = (outlier.output_throughput * 0.2, outlier.output_throughput * 1.8)
+    pred = predict_throughput(s)["ngram-n2"]  # fitted on N=1, N=3 (steady) and N=6 (noisy)
+    assert abs(pred.error_pct) < 5
