@@ -60,7 +60,7 @@ def _headless(args: argparse.Namespace) -> int:
 
 def demo_session(engine, n_values: list[int], num_prompts: int, output_len: int):
     """The demo's planned session: SmolLM2 on the CPU engine, baseline + n-gram at each N."""
-    from specadvisor.domain import SweepSettings
+    from specadvisor.domain import SweepSettings, WorkloadKind
     from specadvisor.sweep.plan import plan_from_methods
 
     settings = SweepSettings(
@@ -72,6 +72,7 @@ def demo_session(engine, n_values: list[int], num_prompts: int, output_len: int)
     )
     plan = plan_from_methods(str(engine.model_dir), [(DEMO_METHOD, dict(DEMO_EXTRA))], n_values, settings)
     plan.session.name = "demo"
+    plan.session.workload = WorkloadKind.code  # HumanEval prompts
     plan.session.vllm_version = engine.vllm_version
     return plan.session
 

@@ -69,7 +69,7 @@ def model_lines(m: ModelProfile) -> list[str]:
 
 def speedup_range(rng: tuple[float, float] | None) -> str:
     if not rng:
-        return "no estimate"
+        return "no published estimate"
     low, high = rng
     return f"{low:.2f}x" if abs(high - low) < 0.005 else f"{low:.2f}-{high:.2f}x"
 

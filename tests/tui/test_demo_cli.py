@@ -27,7 +27,7 @@ def test_demo_session_is_baseline_plus_ngram_on_the_cpu_engine(tmp_path):
     session = demo_session(engine, [2, 4], num_prompts=6, output_len=64)
     assert [a.id for a in session.arms] == ["baseline", "ngram-n2", "ngram-n4"]
     assert session.arms[2].speculative_config == {"method": "ngram", "prompt_lookup_min": 2, "prompt_lookup_max": 4, "num_speculative_tokens": 4}
-    assert session.model == str(engine.model_dir) and session.name == "demo"
+    assert session.model == str(engine.model_dir) and session.name == "demo" and session.workload.value == "code"
     assert session.settings.engine_cmd == engine.engine_cmd and session.settings.server_args == engine.server_args
     assert session.settings.prompt_source == "humaneval" and session.settings.num_prompts == 6
 
