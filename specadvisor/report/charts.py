@@ -5,6 +5,7 @@ Acceptance is drawn on an absolute 0-100% axis: rescaling min..max makes 90% loo
 
 from __future__ import annotations
 
+import math
 from html import escape
 
 PALETTE = ["#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2"]
@@ -18,7 +19,8 @@ def throughput_chart(series: list[dict], baseline: float | None) -> str:
     if not xs or not ys:
         return ""
     x_max = max(xs)
-    y_max = max(ys) * 1.15
+    step = nice_step(max(ys) * 1.1 / 4)
+    y_max = step * 4
 
     def px(n: float) -> float:
         return PAD + (W - 2 * PAD) * (n / x_max if x_max else 0)
@@ -27,7 +29,7 @@ def throughput_chart(series: list[dict], baseline: float | None) -> str:
         return H - PAD - (H - 2 * PAD) * (v / y_max)
 
     parts = [_frame("output tokens/s vs N (num_speculative_tokens)", "N", "tok/s")]
-    parts += _y_ticks(y_max, py, fmt="{:.0f}")
+    parts += _y_ticks(y_max, py, fmt="{:g}")
     for n in range(0, x_max + 1):
         parts.append(f'<text x="{px(n):.1f}" y="{H - PAD + 16}" font-size="11" text-anchor="middle">{n}</text>')
     if baseline:
@@ -62,6 +64,14 @@ def acceptance_chart(label: str, rates: list[float]) -> str:
         parts.append(f'<text x="{x + width * 0.35:.1f}" y="{py(r) - 4:.1f}" font-size="11" text-anchor="middle">{r:.0%}</text>')
         parts.append(f'<text x="{x + width * 0.35:.1f}" y="{H - PAD + 16}" font-size="11" text-anchor="middle">{i + 1}</text>')
     return _svg(parts)
+
+
+def nice_step(raw: float) -> float:
+    """The smallest 1, 2, 2.5 or 5 x 10^k at least `raw`: axis ticks people can read."""
+    if raw <= 0:
+        return 1.0
+    magnitude = 10 ** math.floor(math.log10(raw))
+    return next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
 
 
 def _svg(parts: list[str]) -> str:
