@@ -17,6 +17,7 @@ import json
 import os
 import resource
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -154,6 +155,7 @@ def main() -> None:
     ap.add_argument("--delay-ms", type=float, default=10.0, help="per-chunk server delay for the timing-error run")
     ap.add_argument("--delay-requests", type=int, default=256)
     ap.add_argument("--skip-vllm", action="store_true")
+    ap.add_argument("--rounds", type=int, default=3, help="alternating throughput runs per client")
     ap.add_argument("--yield-every", type=int, default=8, help="instant server: chunks written between yields")
     args = ap.parse_args()
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at start")
@@ -164,12 +166,21 @@ def main() -> None:
         if not args.skip_vllm:
             one = vllm_bench(server.url, 1, args.output_len, 1)
             startup = one["cpu_s"] if one else 0.0
-        rows = {"specadvisor": ours(server.url, args.requests, args.output_len, args.concurrency)}
+        rows = {}
+        for i in range(args.rounds):  # alternate the clients: machine load drifts between runs
+            runs = [("specadvisor", lambda: ours(server.url, args.requests, args.output_len, args.concurrency)),
+                    ("vllm bench serve", None if args.skip_vllm else
+                     (lambda: vllm_bench(server.url, args.requests, args.output_len, args.concurrency, startup)))]
+            for name, run in (runs if i % 2 == 0 else runs[::-1]):
+                rows[f"{name} #{i + 1}"] = run() if run else None
         rows["specadvisor httpx pool"] = ours(server.url, args.requests, args.output_len, args.concurrency, httpx_pool=True)
-        rows["vllm bench serve"] = None if args.skip_vllm else vllm_bench(server.url, args.requests, args.output_len, args.concurrency, startup)
     finally:
         server.stop()
     show(f"throughput: instant server, {args.requests} requests x {args.output_len} tokens, concurrency {args.concurrency}", rows)
+    for name in ("specadvisor", "vllm bench serve"):
+        rates = [r["req_s"] for k, r in rows.items() if k.startswith(name + " #") and r]
+        if rates:
+            print(f"{name:<24} median {statistics.median(rates):.1f} req/s over {len(rates)} runs")
 
     server = Server(chunk_delay=args.delay_ms / 1000)
     try:
