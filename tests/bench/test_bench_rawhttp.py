@@ -3,6 +3,8 @@
 import asyncio
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from specadvisor.bench.loadgen import send_one_raw
 from specadvisor.bench.rawhttp import RawConnection
@@ -71,3 +73,21 @@ async def test_stream_without_usage_is_flagged_unverified_not_clamped():
     sse.feed(b'data: {"choices":[{"text":"a"}]}\n\ndata: {"choices":[{"text":"b"}]}\n\ndata: [DONE]\n\n', 1.0)
     rec = _record(0.5, sse, "p", expected=16)
     assert rec.ok and rec.unverified and not rec.clamped and rec.completion_tokens == 2
+
+
+_REAL = (__import__("pathlib").Path(__file__).resolve().parents[1] / "fixtures" / "bench" / "vllm032_chat_stream.sse").read_bytes()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(1, len(_REAL) - 1), max_size=40, unique=True))
+def test_sse_parser_is_independent_of_how_reads_split_the_stream(cuts):
+    from specadvisor.bench.sse import SSEStream
+
+    bounds = [0, *sorted(cuts), len(_REAL)]
+    pieces = [_REAL[a:b] for a, b in zip(bounds, bounds[1:])]
+    whole, split = SSEStream(), SSEStream()
+    whole.feed(_REAL, 0.0)
+    for i, piece in enumerate(pieces):
+        split.feed(piece, float(i))
+    assert split.usage == whole.usage == {"prompt_tokens": 39, "total_tokens": 55, "completion_tokens": 16}
+    assert len(split.itl) == len(whole.itl) == _REAL.count(b'"choices":[{') - 1 and split.done
