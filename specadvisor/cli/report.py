@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 from specadvisor.errors import InputError
+from specadvisor.fileio import write_atomic
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -52,18 +51,8 @@ def _session(args: argparse.Namespace, id_or_prefix: str):
 
 
 def write_atomically(path: Path, text: str) -> None:
-    """Write via a temporary file and a rename: a failed write never leaves half a report."""
-    path = path.expanduser()
-    if not path.parent.is_dir():
-        raise InputError(f"folder {path.parent} does not exist", hint="create it or choose another -o path")
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """A failed write never leaves half a report (see specadvisor.fileio)."""
+    write_atomic(path, text)
 
 
 def run_report(args: argparse.Namespace) -> int:

@@ -10,8 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
-import tempfile
 import uuid
 from pathlib import Path
 from typing import Any
@@ -21,8 +19,13 @@ from pydantic import ValidationError
 from specadvisor import __version__
 from specadvisor.domain import Provenance, Session, utcnow
 from specadvisor.errors import InputError
+from specadvisor.fileio import write_atomic
 from specadvisor.store.redact import redact_session
-from specadvisor.store.safe_json import MAX_FILE_BYTES, parse_untrusted_json, read_regular_file
+from specadvisor.store.safe_json import (
+    MAX_FILE_BYTES,
+    parse_untrusted_json,
+    read_regular_file,
+)
 from specadvisor.store.store import Store
 
 BUNDLE_FORMAT = "specadvisor-session-bundle"
@@ -74,26 +77,11 @@ def _without_non_finite(session: Session) -> Session:
 
 def export_bundle(session: Session, path: Path, *, redact_paths: bool = False) -> Path:
     """Write the bundle to `path` via a temporary file and a rename, so no half-written file remains."""
-    path = Path(path).expanduser()
-    if path.is_dir():
-        raise InputError(f"{path} is a folder", hint="give a file name, e.g. -o session.json")
-    if not path.parent.is_dir():
-        raise InputError(f"folder {path.parent} does not exist", hint="create it or choose another -o path")
     text = json.dumps(bundle_document(session, redact_paths=redact_paths), indent=2, ensure_ascii=False, allow_nan=False)
     data = text.encode("utf-8") + b"\n"
     if len(data) > MAX_FILE_BYTES:
         raise InputError(f"session {session.id} makes a {len(data)}-byte bundle, over the import limit", hint="the session holds too many samples to share")
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp_name, path)
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
-        raise
-    return path
+    return write_atomic(path, data)
 
 
 def read_bundle(path: Path) -> Session:

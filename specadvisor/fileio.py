@@ -1,0 +1,30 @@
+"""Writing user-chosen files (reports, bundles, snippets) so that a failure never leaves half a file."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from specadvisor.errors import InputError
+
+
+def write_atomic(path: Path, data: str | bytes) -> Path:
+    """Write via a temporary file in the same folder, fsync and rename; a bad target is an InputError."""
+    path = Path(path).expanduser()
+    if path.is_dir():
+        raise InputError(f"{path} is a folder", hint="give a file name")
+    if not path.parent.is_dir():
+        raise InputError(f"folder {path.parent} does not exist", hint="create it or choose another path")
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(payload)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
