@@ -150,13 +150,25 @@ def _explain(
         head += f", {speedup:.2f}x the baseline ({base.output_throughput:.1f} tok/s)"
     if win.mean_acceptance_length:
         head += f", mean acceptance length {win.mean_acceptance_length:.2f}"
+    warning = [_missing_baseline(session, conc)] if base is None else []
     return Recommendation(
         arm_id=winner.id,
         speculative_config=dict(winner.speculative_config),
         speedup=speedup,
         speedup_ci=speedup_ci,
-        reasons=[head, *reasons],
+        reasons=[*warning, head, *reasons],
         serve_command=serve_command_for(session, winner.speculative_config),
+    )
+
+
+def _missing_baseline(session: Session, conc: int) -> str:
+    """Without a baseline the fastest arm is known, but not whether speculation helps at all."""
+    planned = any(a.is_baseline and a.concurrency == conc for a in session.arms)
+    cause = "the no-speculation baseline failed" if planned else "no no-speculation baseline was measured"
+    fix = f"specadvisor sweep --resume {session.id[:8]}" if planned else "re-run the sweep with --baseline"
+    return (
+        f"UNCONFIRMED: {cause} at concurrency {conc}, so this is only the fastest speculative configuration; "
+        f"whether it beats no speculation is unknown ({fix})"
     )
 
 

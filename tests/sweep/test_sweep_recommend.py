@@ -70,3 +70,18 @@ def test_batch_size_schedule_from_several_concurrency_levels():
 def test_nothing_measured_recommends_nothing():
     rec = recommend(session({}))
     assert rec.arm_id is None and not rec.do_not_speculate
+
+
+def test_failed_baseline_leaves_the_pick_unconfirmed_and_says_how_to_fix_it():
+    s = session({"ngram-n2": 130, "ngram-n4": 160})  # the planned baseline has no result
+    rec = recommend(s)
+    assert rec.arm_id == "ngram-n4" and rec.speedup is None
+    assert rec.reasons[0].startswith("UNCONFIRMED: the no-speculation baseline failed")
+    assert f"--resume {s.id[:8]}" in rec.reasons[0]
+
+
+def test_sweep_without_a_baseline_arm_says_none_was_measured():
+    plan = plan_from_methods("m", [("ngram", {})], [2], SweepSettings(), baseline=False)
+    plan.session.results.append(spec_result("ngram-n2", 2, 120))
+    rec = recommend(plan.session)
+    assert "no no-speculation baseline was measured" in rec.reasons[0] and "--baseline" in rec.reasons[0]
