@@ -100,6 +100,7 @@ _RULES: tuple[_Rule, ...] = (
             r"Repository Not Found|is not a local folder and is not a valid model identifier|Repo id must be in the form"
             r"|does not appear to have a file named config\.json|Invalid repository ID|HFValidationError"
             r"|We couldn't connect to 'https://huggingface\.co'|LocalEntryNotFoundError|GatedRepoError"
+            r"|Cannot find any model weights"
         ),
         lambda lines, i: f"model or drafter not found: {_quoted(lines, i)}",
         "check the model/drafter path or hub id (and HF_TOKEN for gated repos; offline machines need a local copy)",

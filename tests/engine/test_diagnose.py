@@ -93,3 +93,14 @@ def test_cuda_oom_line():
     result = diagnose(["loading", line, "RuntimeError: Engine core initialization failed. See root cause above."], 1)
     assert result.kind == "out_of_memory"
     assert "Tried to allocate 2.00 GiB" in result.cause
+
+
+def test_folder_without_weights_is_model_not_found():
+    """Seen in a real sweep when the model folder was being rewritten while vLLM started."""
+    lines = [
+        "(EngineCore pid=4242) ERROR Traceback (most recent call last):",
+        "(EngineCore pid=4242) ERROR RuntimeError: Cannot find any model weights with `/models/SmolLM2-135M-Instruct`",
+        "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}",
+    ]
+    d = diagnose.diagnose(lines, 1)
+    assert d.kind == "model_not_found" and "check the model" in d.hint
