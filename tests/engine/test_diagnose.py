@@ -102,5 +102,5 @@ def test_folder_without_weights_is_model_not_found():
         "(EngineCore pid=4242) ERROR RuntimeError: Cannot find any model weights with `/models/SmolLM2-135M-Instruct`",
         "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}",
     ]
-    d = diagnose.diagnose(lines, 1)
+    d = diagnose(lines, 1)
     assert d.kind == "model_not_found" and "check the model" in d.hint
