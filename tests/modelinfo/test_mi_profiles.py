@@ -65,15 +65,9 @@ def test_a_drafter_passed_as_target_is_flagged():
     assert any("--drafter" in w for w in p.warnings)
 
 
-def _smollm2_dir():
-    from specadvisor.settings import paths
-
-    return paths().cpu_engine / "models" / "SmolLM2-135M-Instruct"
-
-
-@pytest.mark.skipif(not (_smollm2_dir() / "model.safetensors").exists(), reason="the CPU engine's SmolLM2 model has not been converted here")
-def test_real_smollm2_checkpoint_counts_its_tensors_exactly():
-    p = inspect_model(str(_smollm2_dir()), offline=True)
+@pytest.mark.slow
+def test_real_smollm2_checkpoint_counts_its_tensors_exactly(smollm2_dir):
+    p = inspect_model(str(smollm2_dir), offline=True)
     assert p.architecture == "LlamaForCausalLM" and p.num_hidden_layers == 30 and p.vocab_size == 49152
     assert p.params_b == pytest.approx(0.1345, rel=0.01)  # exact, from the safetensors header
     assert p.dtype == "float32" and not p.mtp.present and p.mtp.confirmed_by_weights is None
