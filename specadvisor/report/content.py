@@ -23,7 +23,7 @@ HOW_TO_READ = [
     "Predicted throughput: AL(N) = 1 + the first N per-position rates measured at the largest N, divided by a per-step cost "
     "c0 + c1*N fitted by least squares on the measured arms (the baseline is N=0). A measured arm's prediction leaves that arm out of the fit.",
     "Recommendation rules: highest throughput (among arms meeting the p99 latency target when one is set); near-ties "
-    "(overlapping 95% intervals or within 2%) go to the smaller N, and no speculation counts as N=0.",
+    "(a difference within its 95% interval, or within 2%) go to the smaller N, and no speculation counts as N=0.",
 ]
 
 

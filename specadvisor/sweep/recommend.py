@@ -4,7 +4,7 @@ Rules (documented in the report):
 - Rank by measured output throughput, never by acceptance rate (it falls with N by arithmetic).
 - With a latency target, only arms whose p99 TPOT (--slo-tpot-ms) and p99 TTFT (--slo-ttft-ms) meet it
   compete; p99 because a target is a promise about the slow requests, not the typical one.
-- Near-ties (confidence intervals overlap, or within 2%) go to the smaller N, and the baseline counts
+- Near-ties (the difference lies within its 95% interval, or within 2%) go to the smaller N, and the baseline counts
   as N=0: speculation must win clearly to be worth its memory and complexity.
 - With several concurrency levels, the recommendation is for the session's concurrency, and a
   `num_speculative_tokens_per_batch_size` schedule ([start, end, k], k=0 = off) is offered too.
@@ -80,13 +80,19 @@ def meets_slo(session: Session, result: ArmResult) -> bool:
 
 
 def near_tie(a: ArmResult, b: ArmResult) -> bool:
-    """Within 2% of each other, or confidence intervals that overlap."""
+    """Within 2% of each other, or a difference inside its own 95% interval.
+
+    The difference's half-width combines the two intervals' half-widths in quadrature (as a Welch
+    interval does); merely overlapping intervals would be far stricter than a 95% test and would
+    call a clear 25% gain "noise" on a short run.
+    """
     ta, tb = a.output_throughput, b.output_throughput
     if abs(ta - tb) <= TIE_FRACTION * max(ta, tb):
         return True
     if a.output_throughput_ci and b.output_throughput_ci:
-        (la, ha), (lb, hb) = a.output_throughput_ci, b.output_throughput_ci
-        return la <= hb and lb <= ha
+        half_a = (a.output_throughput_ci[1] - a.output_throughput_ci[0]) / 2
+        half_b = (b.output_throughput_ci[1] - b.output_throughput_ci[0]) / 2
+        return abs(ta - tb) <= math.hypot(half_a, half_b)
     return False
 
 

@@ -85,3 +85,21 @@ def test_sweep_without_a_baseline_arm_says_none_was_measured():
     plan.session.results.append(spec_result("ngram-n2", 2, 120))
     rec = recommend(plan.session)
     assert "no no-speculation baseline was measured" in rec.reasons[0] and "--baseline" in rec.reasons[0]
+
+
+def test_clear_gain_with_overlapping_intervals_is_not_a_tie():
+    """Real demo figures: 43.6 +- 7.9 vs 34.0 +- 3.0 tok/s overlap, yet the gain is well outside noise."""
+    s = session({"baseline": 34.0, "ngram-n2": 43.2, "ngram-n4": 43.6})
+    half = {"baseline": 3.0, "ngram-n2": 6.1, "ngram-n4": 7.9}
+    for r in s.results:
+        r.output_throughput_ci = (r.output_throughput - half[r.arm_id], r.output_throughput + half[r.arm_id])
+    rec = recommend(s)
+    assert not rec.do_not_speculate
+    assert rec.arm_id == "ngram-n2"  # N=2 and N=4 are within noise of each other: the smaller N wins
+
+
+def test_difference_inside_its_interval_is_a_tie():
+    s = session({"baseline": 34.0, "ngram-n2": 38.0})
+    for r in s.results:
+        r.output_throughput_ci = (r.output_throughput - 4.0, r.output_throughput + 4.0)
+    assert recommend(s).do_not_speculate  # 4.0 < hypot(4, 4) = 5.7

@@ -26,7 +26,7 @@ def recommendation_text(session: Session, rec: Recommendation | None, command: s
     if rec is None:
         return "No recommendation yet: the sweep has not measured enough arms."
     if rec.do_not_speculate or rec.arm_id is None:
-        head = "Do NOT speculate here: the baseline is as fast or faster."
+        head = "Do NOT speculate here: speculation is not clearly faster than the baseline."
     else:
         arm = next((a for a in session.arms if a.id == rec.arm_id), None)
         speed = f" ({rec.speedup:.2f}x" if rec.speedup else ""
