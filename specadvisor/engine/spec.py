@@ -10,6 +10,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from specadvisor.errors import InputError
+from specadvisor.vllm_command import serve_args
 
 # Flags specadvisor owns: it binds 127.0.0.1 on a port it chose, and it needs the stats vLLM
 # drops with --disable-log-stats (the SpecDecoding log line and every /metrics counter).
@@ -48,20 +49,13 @@ def build_command(spec: ServerSpec, port: int) -> list[str]:
         flag = arg.split("=", 1)[0]
         if flag in _FORBIDDEN_EXTRA:
             raise InputError(f"extra server argument {flag} is not allowed", hint=f"remove it: {_FORBIDDEN_EXTRA[flag]}")
-    cmd = list(spec.engine_cmd)
-    cmd += [spec.model] if cmd[-1] == "serve" else ["--model", spec.model]
-    cmd += ["--host", "127.0.0.1", "--port", str(port)]
-    if spec.served_model_name:
-        cmd += ["--served-model-name", spec.served_model_name]
-    if spec.speculative_config is not None:
-        if not spec.speculative_config.get("method"):
-            raise InputError(
-                f"speculative config {json.dumps(spec.speculative_config)} has no 'method'",
-                hint='add "method", e.g. {"method": "ngram", ...}',
-            )
-        cmd += ["--speculative-config", json.dumps(spec.speculative_config, separators=(",", ":"))]
-    cmd += spec.extra_args
-    return cmd
+    if spec.speculative_config is not None and not spec.speculative_config.get("method"):
+        raise InputError(
+            f"speculative config {json.dumps(spec.speculative_config)} has no 'method'",
+            hint='add "method", e.g. {"method": "ngram", ...}',
+        )
+    naming = ["--served-model-name", spec.served_model_name] if spec.served_model_name else []
+    return serve_args(spec.model, spec.speculative_config, port=port, extra_args=[*naming, *spec.extra_args], engine_cmd=spec.engine_cmd)
 
 
 def server_env(spec: ServerSpec) -> dict[str, str]:
