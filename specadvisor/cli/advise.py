@@ -59,11 +59,8 @@ def _hardware(gpu: str | None) -> HardwareProfile:
 
 def _local_sessions(db: Path | None, model: ModelProfile, hw: HardwareProfile) -> list:
     """Sessions measured before for this model and GPU; none when there is no database yet (never create one)."""
-    try:
-        from specadvisor.store import Store
-    except ImportError:
-        return []
     from specadvisor.settings import paths
+    from specadvisor.store import Store
 
     path = Path(db) if db else paths().database
     if not path.exists():

@@ -38,24 +38,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--db", type=Path, default=None, help="SQLite database to use (default: the user data dir; SPECADVISOR_HOME moves it)")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(f"specadvisor.cli.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"specadvisor.cli.{name}":
-                continue
-            raise
-        module.register(subparsers)
+        importlib.import_module(f"specadvisor.cli.{name}").register(subparsers)
     return parser
 
 
-def _open_tui(args: argparse.Namespace) -> int | None:
-    """Open the TUI; None when this installation has no TUI module."""
-    try:
-        from specadvisor.tui.launch import run_tui
-    except ModuleNotFoundError as exc:
-        if exc.name and exc.name.startswith("specadvisor.tui"):
-            return None
-        raise
+def _open_tui(args: argparse.Namespace) -> int:
+    from specadvisor.tui.launch import run_tui  # imported here: Textual costs start-up time
+
     return run_tui(db_path=args.db)
 
 
@@ -64,11 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command is None:
-            code = _open_tui(args)
-            if code is None:
-                parser.print_help()
-                return 0
-            return code
+            return _open_tui(args)
         return int(args.func(args) or 0)
     except SpecAdvisorError as err:
         print(f"specadvisor: error: {err.one_line()}", file=sys.stderr)
