@@ -9,7 +9,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from specadvisor.domain import ArmResult, Candidate, HardwareProfile, LatencyStats, ModelProfile, Session
+from specadvisor.domain import (
+    ArmResult,
+    Candidate,
+    HardwareProfile,
+    LatencyStats,
+    ModelProfile,
+)
 
 
 def duration(seconds: float | None) -> str:
@@ -118,15 +124,6 @@ def result_row(label: str, res: ArmResult | None, baseline_tps: float | None) ->
     ttft = f"{ms(res.ttft_ms, 'median')}/{ms(res.ttft_ms, 'p99')}"
     tpot = f"{ms(res.tpot_ms, 'median')}/{ms(res.tpot_ms, 'p99')}"
     return [label, res.status.value, tps, speed, al, rate, ttft, tpot]
-
-
-def baseline_throughput(session: Session) -> float | None:
-    for arm in session.arms:
-        if arm.is_baseline:
-            res = session.result_for(arm.id)
-            if res and res.output_throughput:
-                return res.output_throughput
-    return None
 
 
 def summary_cells(summary: Any) -> list[str]:

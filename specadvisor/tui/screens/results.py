@@ -11,9 +11,10 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Static
 
 from specadvisor.domain import Recommendation, Session
-from specadvisor.tui.files import write_text_atomic
-from specadvisor.tui.format import baseline_throughput, result_row
 from specadvisor.report.snippet import spec_config_json
+from specadvisor.store.summary import baseline_throughput
+from specadvisor.tui.files import write_text_atomic
+from specadvisor.tui.format import result_row
 from specadvisor.tui.screens.base import AppScreen
 from specadvisor.tui.sweep_state import short_label
 from specadvisor.tui.widgets.charts import AcceptanceChart
@@ -72,11 +73,11 @@ class ResultsScreen(AppScreen):
         table = self.query_one("#results", DataTable)
         table.border_title = f"Arms measured ({session.name or session.id[:8]})"
         table.add_columns(*COLUMNS)
-        base = baseline_throughput(session)
         self.recommendation = self.app.services.recommend(session)
         chosen = self.recommendation.arm_id if self.recommendation else None
         for arm in session.arms:
             label = ("★ " if arm.id == chosen else "  ") + short_label(arm)
+            base = baseline_throughput(session, arm.concurrency)  # speedup at the arm's own concurrency
             table.add_row(*result_row(label, session.result_for(arm.id), base), key=arm.id)
         if self.recommendation is not None and self.recommendation.speculative_config:
             self.command = self.app.services.serve_command(session, self.recommendation)
