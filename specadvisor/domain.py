@@ -180,6 +180,7 @@ class WorkloadKind(str, Enum):
 class Workload(Model):
     kind: WorkloadKind = WorkloadKind.chat
     concurrency: int = Field(1, ge=1)
+    concurrency_levels: list[int] = Field(default_factory=list)  # levels to sweep; empty = [concurrency]
     output_len: int = Field(256, ge=1)
     temperature: float = Field(0.0, ge=0.0)
     prompt_source: str | None = None  # humaneval | sharegpt | math | rag | a file path

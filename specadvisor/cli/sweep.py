@@ -32,8 +32,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--baseline", action=argparse.BooleanOptionalAction, default=True, help="also measure no speculation (default: yes)")
     p.add_argument("--adaptive", action="store_true", help="measure the largest N first, predict the rest, launch only promising N")
     p.add_argument("--prompts", default="humaneval", help="prompt source: humaneval, sharegpt, a project set or a file (default humaneval)")
-    p.add_argument("--num-prompts", type=int, default=32)
-    p.add_argument("--output-len", type=int, default=256)
+    p.add_argument("--num-prompts", default="32", help="measured requests per arm, e.g. 32 or 1k")
+    p.add_argument("--output-len", default="256", help="output tokens per request, e.g. 256 or 2k")
     p.add_argument("--concurrency", default="1", help="client concurrency level(s), e.g. 1 or 1,8")
     p.add_argument("--temperature", type=float, default=0.0)
     p.add_argument("--warmup", type=int, default=2, help="warmup requests per arm (excluded from results)")
@@ -90,8 +90,8 @@ def _new(args: argparse.Namespace):
     server_args = (list(cpu.server_args) if cpu else []) + list(args.server_arg)
     settings = SweepSettings(
         prompt_source=args.prompts,
-        num_prompts=_positive(args.num_prompts, "--num-prompts"),
-        output_len=_positive(args.output_len, "--output-len"),
+        num_prompts=_count(args.num_prompts, "--num-prompts"),
+        output_len=_count(args.output_len, "--output-len"),
         temperature=args.temperature,
         seed=args.seed,
         warmup=max(0, args.warmup),
@@ -125,7 +125,7 @@ def _endpoint_session(args: argparse.Namespace, model: str | None):
     if spec:
         arm = Arm(id="endpoint", label=f"{spec.get('method')} N={spec.get('num_speculative_tokens')} at {endpoint.url}", method=spec.get("method"), n=spec.get("num_speculative_tokens"), speculative_config=spec)
     settings = SweepSettings(
-        prompt_source=args.prompts, num_prompts=_positive(args.num_prompts, "--num-prompts"), output_len=_positive(args.output_len, "--output-len"),
+        prompt_source=args.prompts, num_prompts=_count(args.num_prompts, "--num-prompts"), output_len=_count(args.output_len, "--output-len"),
         temperature=args.temperature, seed=args.seed, warmup=max(0, args.warmup), trials=_positive(args.trials, "--trials"),
         concurrency=_ints(args.concurrency, "--concurrency")[:1], endpoint=endpoint.url,
     )
@@ -196,13 +196,17 @@ def _split_extra(raw: str) -> tuple[str | None, str]:
 
 
 def _ints(text: str, flag: str) -> list[int]:
-    try:
-        values = [int(x) for x in str(text).split(",") if x.strip()]
-    except ValueError as exc:
-        raise InputError(f"{flag} {text!r} is not a comma-separated list of integers", hint=f"e.g. {flag} 1,3,5") from exc
-    if not values or any(v < 1 for v in values):
-        raise InputError(f"{flag} needs positive integers, got {text!r}", hint=f"e.g. {flag} 1,3,5")
-    return values
+    """Comma-separated positive counts as people type them (`1,8`, `1 8`, `2k`): one parser with the TUI."""
+    from specadvisor.quantities import parse_count_list
+
+    return parse_count_list(str(text), flag)
+
+
+def _count(text: str | int, flag: str) -> int:
+    """A positive count as people type it (`256`, `2k`), parsed by the TUI's parser."""
+    from specadvisor.quantities import parse_count
+
+    return parse_count(str(text), flag)
 
 
 def _positive(value: int, flag: str) -> int:

@@ -74,6 +74,8 @@ class SpecAdvisorApp(App[int]):
         self.model_profile: ModelProfile | None = None
         self.model_ref = model_ref or ""
         self.workload = workload or Workload()
+        self.budget_s: float | None = None  # the Setup form's time budget: sizes the default plan
+        self.budget_text: str | None = None
         self.advice: Advice | None = None
         self.plan: PlanLike | None = None
         self.session: Session | None = None

@@ -59,7 +59,7 @@ class Services:
     detect: Callable[[], HardwareProfile]
     inspect_model: Callable[[str], ModelProfile]
     advise: Callable[[HardwareProfile, ModelProfile, Workload], Advice]
-    plan: Callable[[Advice, ModelProfile, HardwareProfile, Workload], PlanLike]
+    plan: Callable[..., PlanLike]  # (advice, model, hardware, workload, budget_s=None)
     predict: Callable[[Session], dict[str, float]]
     open_store: Callable[[], SessionStore]
     make_runner: Callable[[Session, SessionStore], Runner]
@@ -108,7 +108,7 @@ def default_services(db_path: Path | None = None, runner_kwargs: dict[str, Any] 
         with Store.open(db_path or paths().database) as store:
             return store.find_sessions(model=model.id, hardware_fingerprint=hardware.fingerprint())
 
-    def plan(advice: Advice, model: ModelProfile, hardware: HardwareProfile, workload: Workload) -> PlanLike:
+    def plan(advice: Advice, model: ModelProfile, hardware: HardwareProfile, workload: Workload, budget_s: float | None = None) -> PlanLike:
         from specadvisor.domain import SweepSettings
         from specadvisor.sweep.plan import plan_from_advice
 
@@ -118,7 +118,7 @@ def default_services(db_path: Path | None = None, runner_kwargs: dict[str, Any] 
             num_prompts=workload.num_prompts,
             output_len=workload.output_len,
             temperature=workload.temperature,
-            concurrency=[workload.concurrency],
+            concurrency=list(workload.concurrency_levels or [workload.concurrency]),
             engine_cmd=list(cpu.engine_cmd) if cpu else list(hardware.engine.command),
             server_args=list(cpu.server_args) if cpu else [],
         )

@@ -82,6 +82,7 @@ def test_import_bench_creates_a_session_with_imported_arms(tmp_path, capsys):
         (["--model", "m", "--method", "eagle3", "--n", "2"], "method eagle3 needs a drafter model"),
         (["--model", "m", "--method", "ngram", "--n", "2", "--spec-extra", "{bad"], "is not valid JSON"),
         (["--method", "ngram", "--n", "2"], "no model given"),
+        (["--model", "m", "--method", "ngram", "--n", "2", "--output-len", "lots"], "--output-len: 'lots' is not a whole number"),
     ],
 )
 def test_bad_sweep_input_is_one_line_and_writes_nothing(tmp_path, capsys, argv, message):

@@ -37,7 +37,7 @@ def test_headless_builds_a_valid_sweep_command(tmp_path):
     parsed = build_parser().parse_args(_sweep_argv(args))
     assert parsed.command == "sweep" and parsed.cpu and parsed.db == tmp_path / "x.db"
     assert parsed.method == ["ngram"] and parsed.n == "2,4" and parsed.prompts == "humaneval"
-    assert parsed.num_prompts == 6 and parsed.output_len == 64
+    assert parsed.num_prompts == "6" and parsed.output_len == "64"  # read by the shared count parser in sweep
     assert parsed.spec_extra == ['ngram:{"prompt_lookup_min": 2, "prompt_lookup_max": 4}']
 
 

@@ -53,18 +53,83 @@ async def test_inspection_failure_in_a_worker_opens_error_modal(make_app):
         assert "missing/model not found" in app.screen.message and app.screen.hint == "check the id or pass a local folder"
 
 
-async def test_bad_workload_field_opens_error_modal(make_app):
+async def test_a_bad_field_is_named_by_its_label_beside_it_and_gets_the_focus(make_app):
+    """No modal: the message sits under the field, names its label, and the focus returns to it."""
     app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         app.screen.query_one("#model", Input).value = MODEL.id
-        app.screen.query_one("#concurrency", Input).value = "many"
+        app.screen.query_one("#num_prompts", Input).value = "lots"
         await pilot.press("ctrl+a")
         await settle(pilot)
-        assert isinstance(app.screen, ErrorModal)
-        assert "Concurrency must be a number" in app.screen.message
-        await pilot.press("escape")
         assert isinstance(app.screen, SetupScreen)
+        error = app.screen.query_one("#num_prompts-error", Static)
+        assert error.display and "Requests: 'lots' is not a whole number" in str(error.render())
+        assert app.focused is app.screen.query_one("#num_prompts", Input)
+        await pilot.press("ctrl+u", "1", "6")  # typing goes to the field that had the error
+        await pilot.pause()
+        assert app.screen.query_one("#num_prompts", Input).value == "16"
+        assert not app.screen.query_one("#num_prompts-error", Static).display
+
+
+async def test_inline_validation_as_you_type(make_app):
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        field = app.screen.query_one("#temperature", Input)
+        field.focus()
+        await pilot.press("ctrl+u", "h", "o", "t")
+        await pilot.pause()
+        error = app.screen.query_one("#temperature-error", Static)
+        assert error.display and "Temperature: 'hot' is not a number" in str(error.render())
+        assert field.has_class("-invalid")
+        await pilot.press("ctrl+u", "0", ",", "7")  # a decimal comma is a number
+        await pilot.pause()
+        assert not error.display and not field.has_class("-invalid")
+
+
+async def test_cleared_fields_mean_the_shown_defaults(make_app):
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        app.screen.query_one("#model", Input).value = MODEL.id
+        for field_id in ("concurrency", "output_len", "temperature", "num_prompts", "budget"):
+            field = app.screen.query_one(f"#{field_id}", Input)
+            field.value = ""
+            assert "(default)" in field.placeholder
+        await pilot.press("ctrl+a")
+        await settle(pilot)
+        assert isinstance(app.screen, AdviceScreen)
+        wl = app.workload
+        assert (wl.concurrency, wl.output_len, wl.temperature, wl.num_prompts) == (1, 256, 0.0, 32)
+        assert app.budget_s == 30 * 60
+
+
+async def test_numbers_as_people_type_them(make_app):
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        app.screen.query_one("#model", Input).value = MODEL.id
+        app.screen.query_one("#concurrency", Input).value = "1,8"
+        app.screen.query_one("#output_len", Input).value = "2k"
+        app.screen.query_one("#budget", Input).value = "about 1 h"
+        await pilot.press("ctrl+a")
+        await settle(pilot)
+        assert isinstance(app.screen, AdviceScreen)
+        assert app.workload.output_len == 2000 and app.workload.concurrency_levels == [1, 8]
+        assert app.plan.session.settings.concurrency == [1, 8]
+        assert app.budget_s == 3600
+
+
+async def test_focused_field_is_visibly_styled(make_app):
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        field = app.screen.query_one("#output_len", Input)
+        before = field.styles.background
+        field.focus()
+        await pilot.pause()
+        assert field.styles.background != before and field.styles.text_style.bold
 
 
 async def go_to_advice(app, pilot) -> None:
@@ -142,8 +207,9 @@ async def test_prompt_file_must_exist_and_replaces_the_builtin_set(make_app, tmp
         app.screen.query_one("#prompt_file", Input).value = str(tmp_path / "missing.jsonl")
         await pilot.press("ctrl+a")
         await settle(pilot)
-        assert isinstance(app.screen, ErrorModal) and "does not exist" in app.screen.message
-        await pilot.press("escape")
+        assert isinstance(app.screen, SetupScreen)
+        assert "Prompt file:" in str(app.screen.query_one("#prompt_file-error", Static).render())
+        assert "does not exist" in str(app.screen.query_one("#prompt_file-error", Static).render())
         prompts = tmp_path / "mine.jsonl"
         prompts.write_text('{"prompt": "def add(a, b):"}\n')
         app.screen.query_one("#prompt_file", Input).value = str(prompts)

@@ -115,13 +115,26 @@ def test_help(snap_compare, make_app, size):
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_error_modal(snap_compare, make_app, size):
+def test_setup_inline_error(snap_compare, make_app, size):
+    """A bad field: the message under it names its label, the field keeps the focus."""
+
     async def run_before(pilot):
         await settle(pilot)
         pilot.app.screen.query_one("#output_len", Input).value = "0"
         pilot.app.screen.query_one("#model", Input).value = MODEL.id
         await pilot.press("ctrl+a")
         await pilot.pause()
+
+    assert snap_compare(make_app(), terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_error_modal(snap_compare, make_app, size):
+    async def run_before(pilot):
+        await settle(pilot)
+        pilot.app.screen.query_one("#model", Input).value = "missing/model"
+        await pilot.press("enter")
+        await settle(pilot)
 
     assert snap_compare(make_app(), terminal_size=size, run_before=run_before)
 

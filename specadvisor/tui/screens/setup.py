@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
+from textual import events
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Footer, Header, Input, Label, Select, Static
 
 from specadvisor.domain import HardwareProfile, ModelProfile, Workload, WorkloadKind
 from specadvisor.errors import InputError
 from specadvisor.tui.format import hardware_lines, model_lines
 from specadvisor.tui.screens.base import AppScreen
+from specadvisor.tui.setup_form import BY_ID, FIELDS, field_error, initial_texts, parse_form
 
 PROMPT_SOURCES = [
     ("HumanEval (code)", "humaneval"),
@@ -22,37 +22,6 @@ PROMPT_SOURCES = [
     ("RAG (long context)", "rag"),
 ]
 DEFAULT_SOURCE = {"code": "humaneval", "chat": "sharegpt", "math": "math", "rag": "rag", "agentic": "sharegpt"}
-
-
-def parse_workload(
-    kind: str, source: str, concurrency: str, output_len: str, temperature: str, num_prompts: str, prompt_file: str = ""
-) -> Workload:
-    """The form's strings as a Workload; a bad field is an InputError naming the field and the fix.
-    A prompt file, when given, replaces the built-in prompt set."""
-
-    def number(name: str, text: str, cast, low: float):
-        try:
-            value = cast(text.strip())
-        except ValueError:
-            raise InputError(f"{name} must be a number, got {text!r}", hint=f"enter a number >= {low:g}") from None
-        if value < low:
-            raise InputError(f"{name} must be at least {low:g}, got {value}", hint=f"enter a number >= {low:g}")
-        return value
-
-    prompt_file = prompt_file.strip()
-    if prompt_file:
-        path = Path(prompt_file).expanduser()
-        if not path.is_file():
-            raise InputError(f"prompt file {path} does not exist", hint="give a JSONL or text file of prompts, or clear the field")
-        source = str(path)
-    return Workload(
-        kind=WorkloadKind(kind),
-        prompt_source=source,
-        concurrency=number("Concurrency", concurrency, int, 1),
-        output_len=number("Output length", output_len, int, 1),
-        temperature=number("Temperature", temperature, float, 0),
-        num_prompts=number("Prompts", num_prompts, int, 1),
-    )
 
 
 class SetupScreen(AppScreen):
@@ -72,22 +41,21 @@ class SetupScreen(AppScreen):
                     yield self._input(app.model_ref, "model id or local path", "model")
                     yield Button("Inspect", id="inspect", compact=True)
                 yield Static("type a model id (e.g. Qwen/Qwen3-8B) and press Enter", id="model-info", markup=False)
-                with Grid(id="workload-grid"):
-                    yield Label("Workload")
-                    yield Select([(k.value, k.value) for k in WorkloadKind], value=wl.kind.value, allow_blank=False, id="kind", compact=True)
-                    yield Label("Prompts")
-                    builtin = wl.prompt_source if wl.prompt_source in dict((v, k) for k, v in PROMPT_SOURCES) else "humaneval"
-                    yield Select(PROMPT_SOURCES, value=builtin, allow_blank=False, id="source", compact=True)
-                    yield Label("Prompt file")
-                    yield self._input("" if builtin == wl.prompt_source else (wl.prompt_source or ""), "optional: your own prompts", "prompt_file")
-                    yield Label("Concurrency")
-                    yield self._input(str(wl.concurrency), "1", "concurrency")
-                    yield Label("Output tokens")
-                    yield self._input(str(wl.output_len), "256", "output_len")
-                    yield Label("Temperature")
-                    yield self._input(f"{wl.temperature:g}", "0", "temperature")
-                    yield Label("Requests")
-                    yield self._input(str(wl.num_prompts), "32", "num_prompts")
+                with Vertical(id="workload-form"):
+                    with Horizontal(classes="field-row"):
+                        yield Label("  Workload", id="kind-label")
+                        yield Select([(k.value, k.value) for k in WorkloadKind], value=wl.kind.value, allow_blank=False, id="kind", compact=True)
+                    with Horizontal(classes="field-row"):
+                        yield Label("  Prompt set", id="source-label")
+                        builtin = wl.prompt_source if wl.prompt_source in dict((v, k) for k, v in PROMPT_SOURCES) else "humaneval"
+                        yield Select(PROMPT_SOURCES, value=builtin, allow_blank=False, id="source", compact=True)
+                    texts = initial_texts(wl, getattr(app, "budget_text", None) or BY_ID["budget"].default)
+                    for field in FIELDS:
+                        with Horizontal(classes="field-row"):
+                            yield Label(f"  {field.label}", id=f"{field.id}-label")
+                            placeholder = f"{field.default} (default)" if field.default else "optional: your own prompts"
+                            yield self._input(texts[field.id], placeholder, field.id)
+                        yield Static("", id=f"{field.id}-error", classes="field-error", markup=False)
                 yield Button("Advise ▶", id="advise", variant="primary")
         yield Footer()
 
@@ -148,31 +116,59 @@ class SetupScreen(AppScreen):
 
     # ------------------------------------------------------------------ advice
 
+    # ------------------------------------------------------------------ validation
+
+    @on(Input.Changed)
+    def field_changed(self, event: Input.Changed) -> None:
+        """Inline validation as you type: the message sits under the field, naming it."""
+        if event.input.id in BY_ID:
+            self.show_field_error(event.input.id, field_error(event.input.id, event.value))
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        self._mark_focus(event.widget, True)
+
+    def on_descendant_blur(self, event: events.DescendantBlur) -> None:
+        self._mark_focus(event.widget, False)
+
+    def _mark_focus(self, widget, focused: bool) -> None:
+        """A ▶ before the focused field's label: visible even in a colourless terminal capture."""
+        labels = self.query(f"#{widget.id}-label") if widget.id else []
+        for label in labels:
+            text = str(label.render()).strip().lstrip("▶ ")
+            label.update(("▶ " if focused else "  ") + text)
+            label.set_class(focused, "-focused")
+
+    def show_field_error(self, field_id: str, message: str | None) -> None:
+        box = self.query_one(f"#{field_id}-error", Static)
+        box.update(f"↑ {message}" if message else "")
+        box.display = bool(message)
+        self.query_one(f"#{field_id}", Input).set_class(bool(message), "-invalid")
+        self.query_one(f"#{field_id}-label", Label).set_class(bool(message), "-invalid")
+
+    # ------------------------------------------------------------------ advice
+
     @on(Button.Pressed, "#advise")
     def action_advise(self) -> None:
-        try:
-            workload = parse_workload(
-                str(self.query_one("#kind", Select).value),
-                str(self.query_one("#source", Select).value),
-                self.query_one("#concurrency", Input).value,
-                self.query_one("#output_len", Input).value,
-                self.query_one("#temperature", Input).value,
-                self.query_one("#num_prompts", Input).value,
-                self.query_one("#prompt_file", Input).value,
-            )
-        except InputError as err:
-            self.app.show_error("Check the workload", err)
+        texts = {f.id: self.query_one(f"#{f.id}", Input).value for f in FIELDS}
+        values, errors = parse_form(str(self.query_one("#kind", Select).value), str(self.query_one("#source", Select).value), texts)
+        for field in FIELDS:
+            self.show_field_error(field.id, errors.get(field.id))
+        if values is None:
+            first = next(iter(errors))
+            self.query_one(f"#{first}", Input).focus()  # focus goes back to the field to fix
+            self.notify(errors[first], title=f"Check {BY_ID[first].label}", severity="error", timeout=6)
             return
         if self.app.hardware is None:
             self.app.notify("Still detecting hardware; try again in a moment.", severity="warning")
             return
         ref = self.query_one("#model", Input).value.strip()
-        if self.app.model_profile is None or self.app.model_profile.id != ref:
-            if not ref:
-                self.app.show_error("No model given", InputError("the model field is empty", hint="type a Hugging Face id or a local path"))
-                return
-        self.app.workload = workload
-        self.advise(ref, workload)
+        if not ref:
+            self.app.show_error("No model given", InputError("the model field is empty", hint="type a Hugging Face id or a local path"))
+            return
+        self.app.workload = values.workload
+        self.app.budget_s = values.budget_s
+        self.app.budget_text = texts["budget"]
+        self.advise(ref, values.workload)
 
     @work(thread=True, exclusive=True, group="advise", exit_on_error=False)
     def advise(self, ref: str, workload: Workload) -> None:
@@ -182,7 +178,7 @@ class SetupScreen(AppScreen):
             profile = services.inspect_model(ref)
             self.app.call_from_thread(self.show_model, profile)
         advice = services.advise(self.app.hardware, profile, workload)
-        plan = services.plan(advice, profile, self.app.hardware, workload)
+        plan = services.plan(advice, profile, self.app.hardware, workload, budget_s=self.app.budget_s)
         self.app.call_from_thread(self.open_advice, advice, plan)
 
     def open_advice(self, advice, plan) -> None:

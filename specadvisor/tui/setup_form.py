@@ -1,0 +1,119 @@
+"""The Setup form's fields as data: label, default, parser. No Textual here.
+
+One table says what each field is called, what empty means (the default shown in the field) and how
+its text is read, so the screen's labels, its inline errors and the parsed Workload cannot drift
+apart (an error once said "Prompts" for the field labelled "Requests").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from specadvisor.domain import Workload, WorkloadKind
+from specadvisor.errors import InputError
+from specadvisor.quantities import parse_count, parse_count_list, parse_duration, parse_number
+
+DEFAULT_BUDGET = "30 min"
+
+
+@dataclass(frozen=True)
+class Field:
+    id: str  # the Input's id
+    label: str  # what the user reads next to it; errors name it
+    default: str  # what empty means, shown as the placeholder
+    parse: Callable[[str, str, str], Any]  # (text, label, default text) -> value; InputError when bad
+
+
+def _count(text: str, label: str, default: str) -> int:
+    return parse_count(text, label, default=int(default))
+
+
+def _levels(text: str, label: str, default: str) -> list[int]:
+    return parse_count_list(text, label, default=[int(default)])
+
+
+def _temperature(text: str, label: str, default: str) -> float:
+    return parse_number(text, label, default=float(default), minimum=0.0, maximum=2.0)
+
+
+def _budget(text: str, label: str, default: str) -> float | None:
+    return parse_duration(text, label, default=parse_duration(default, label))
+
+
+def _prompt_file(text: str, label: str, default: str) -> str | None:
+    text = text.strip()
+    if not text:
+        return None
+    path = Path(text).expanduser()
+    if not path.is_file():
+        raise InputError(f"{label}: {path} does not exist", hint="give a JSONL or text file of prompts, or clear the field")
+    return str(path)
+
+
+FIELDS: tuple[Field, ...] = (
+    Field("prompt_file", "Prompt file", "", _prompt_file),
+    Field("concurrency", "Concurrency", "1", _levels),
+    Field("output_len", "Output tokens", "256", _count),
+    Field("temperature", "Temperature", "0", _temperature),
+    Field("num_prompts", "Requests", "32", _count),
+    Field("budget", "Time budget", DEFAULT_BUDGET, _budget),
+)
+BY_ID = {f.id: f for f in FIELDS}
+
+
+def field_error(field_id: str, text: str) -> str | None:
+    """The inline message for one field's text, or None when it reads fine (empty = its default)."""
+    field = BY_ID[field_id]
+    try:
+        field.parse(text, field.label, field.default)
+    except InputError as err:
+        return err.message
+    return None
+
+
+@dataclass
+class FormValues:
+    workload: Workload
+    budget_s: float | None
+
+
+def parse_form(kind: str, source: str, texts: dict[str, str]) -> tuple[FormValues | None, dict[str, str]]:
+    """(values, {}) when every field reads; (None, {field id: message}) otherwise, in form order."""
+    values: dict[str, Any] = {}
+    errors: dict[str, str] = {}
+    hints: dict[str, str] = {}
+    for field in FIELDS:
+        try:
+            values[field.id] = field.parse(texts.get(field.id, ""), field.label, field.default)
+        except InputError as err:
+            errors[field.id] = err.message
+            hints[field.id] = err.hint or ""
+    if errors:
+        return None, {k: f"{m} ({hints[k]})" if hints[k] else m for k, m in errors.items()}
+    levels = values["concurrency"]
+    workload = Workload(
+        kind=WorkloadKind(kind),
+        prompt_source=values["prompt_file"] or source,
+        concurrency=levels[0],
+        concurrency_levels=levels,
+        output_len=values["output_len"],
+        temperature=values["temperature"],
+        num_prompts=values["num_prompts"],
+    )
+    return FormValues(workload=workload, budget_s=values["budget"]), {}
+
+
+def initial_texts(workload: Workload, budget: str = DEFAULT_BUDGET) -> dict[str, str]:
+    """What the fields show on opening: the current values, as real text (not placeholders)."""
+    levels = workload.concurrency_levels or [workload.concurrency]
+    builtin = workload.prompt_source in (None, "humaneval", "sharegpt", "math", "rag")
+    return {
+        "prompt_file": "" if builtin else str(workload.prompt_source),
+        "concurrency": ",".join(str(c) for c in levels),
+        "output_len": str(workload.output_len),
+        "temperature": f"{workload.temperature:g}",
+        "num_prompts": str(workload.num_prompts),
+        "budget": budget,
+    }
