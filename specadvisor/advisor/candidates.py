@@ -9,7 +9,7 @@ from specadvisor.advisor.options import Option
 from specadvisor.advisor.scoring import Tally
 from specadvisor.advisor.validate import validate_spec_config
 from specadvisor.domain import Advice, Candidate, EvidenceRef, ModelProfile, Workload
-from specadvisor.rulebase import Evidence, RuleBase, find_model_family
+from specadvisor.rulebase import Evidence, RuleBase, find_model_family, registry
 
 
 def _published_ref(ev: Evidence) -> EvidenceRef:
@@ -41,17 +41,16 @@ def _targets_model(ev: Evidence, model: ModelProfile, facts: Facts, rb: RuleBase
     return family is not None and facts.family is not None and family.id == facts.family.id
 
 
-def _clip_grid(grid: list[int], option: Option, facts: Facts) -> list[int]:
+def _clip_grid(grid: list[int], option: Option, facts: Facts, rb: RuleBase) -> list[int]:
+    """The grid within vLLM's limits: the drafter's block size (DFlash N <= block - 1), MTP layer multiples.
+    When the block cuts the grid, its largest N is added so the deepest usable block is measured."""
     spec = option.method
-    limits = [spec.max_n] if spec.max_n else []
-    if spec.vllm_method == "dflash" and option.block_size:
-        limits.append(option.block_size - 1)
-    if spec.vllm_method == "dspark" and option.block_size:
-        limits.append(option.block_size)
-    limit = min(limits) if limits else None
+    limit = registry.n_limit(spec.vllm_method, option.block_size, rb)
     wanted = [*grid, *([option.default_k] if option.default_k else [])]
     kept = [n for n in wanted if limit is None or n <= limit]
-    if spec.id == "mtp" and option.origin == "native" and facts.mtp_layers > 1:
+    if limit is not None and option.block_size and len(kept) < len(wanted) and limit not in kept:
+        kept.append(limit)
+    if spec.n_multiple_of_layers and option.origin == "native" and facts.mtp_layers > 1:
         layers = facts.mtp_layers
         kept = [n for n in kept if n <= layers or n % layers == 0]
     if not kept:
@@ -73,11 +72,18 @@ def build_candidates(
     for key, tally in tallies.items():
         option = options[key]
         spec = option.method
-        grid = _clip_grid(tally.grid, option, facts)
-        config = {"method": spec.vllm_method}
+        grid = _clip_grid(tally.grid, option, facts, rb)
+        family_id = facts.family.id if facts.family else None
+        vllm_method = registry.vllm_name(spec, facts.vllm_version, model_type=model.model_type, family=family_id)
+        if vllm_method is None:
+            problem = f"{spec.label} has no method name vLLM {facts.vllm_version} accepts for this model (it needs vLLM >= {spec.name_since})"
+            advice.warnings.append(f"{spec.label} left out: {problem}")
+            advice.trace.append(f"x {key}: {problem}")
+            continue
+        config = {"method": vllm_method}
         if option.drafter:
             config["model"] = option.drafter
-        config["num_speculative_tokens"] = grid[0]
+        config["num_speculative_tokens"] = _start_n(grid, spec.default_n_grid)
         config.update(spec.extra_config)
         config.update(spec.default_config)
         config.update(tally.config)
@@ -113,7 +119,7 @@ def build_candidates(
         candidates.append(
             Candidate(
                 id=key,
-                method=spec.vllm_method,
+                method=vllm_method,
                 drafter=option.drafter,
                 speculative_config=config,
                 n_grid=grid,
@@ -122,11 +128,19 @@ def build_candidates(
                 evidence=refs,
                 expected_speedup=_expected(fresh_speedups, specific),
                 warnings=warnings,
-                parallel_drafting=bool(config.get("parallel_drafting")) or spec.drafting == "parallel",
+                parallel_drafting=registry.is_parallel(vllm_method, config, rb) or spec.drafting == "parallel",
             )
         )
     candidates.sort(key=lambda c: (-c.score, c.id))
     return candidates
+
+
+def _start_n(grid: list[int], default_grid: list[int]) -> int:
+    """The N the emitted config starts from: the smallest grid value the method's own default grid
+    also starts at or above (EAGLE-3 starts at 2, not 1), else the grid's first."""
+    floor = min(default_grid) if default_grid else 1
+    at_or_above = [n for n in grid if n >= floor]
+    return at_or_above[0] if at_or_above else grid[0]
 
 
 def _expected(fresh: list[float], published: list[Evidence]) -> tuple[float, float] | None:

@@ -10,19 +10,8 @@ from dataclasses import dataclass, field
 
 from specadvisor.advisor.facts import Facts
 from specadvisor.domain import DrafterProfile, DrafterRef, ModelProfile
-from specadvisor.rulebase import DrafterEntry, MethodSpec
+from specadvisor.rulebase import DrafterEntry, MethodSpec, registry
 from specadvisor.rulebase.versions import effective_version
-
-# speculators_model_type -> (vLLM method, parallel drafting), per vLLM's own mapping
-_ALGORITHMS = {
-    "eagle3": ("eagle3", False),
-    "peagle": ("eagle3", True),
-    "eagle": ("eagle", False),
-    "dflash": ("dflash", True),
-    "dflash2": ("dflash", True),
-    "dspark": ("dspark", True),
-    "mtp": ("mtp", False),
-}
 
 
 @dataclass
@@ -37,10 +26,8 @@ class Option:
 
 def method_id_for(vllm_method: str, parallel: bool, rb) -> str | None:
     """specadvisor's method id for a served (method, parallel_drafting) pair: eagle3 + parallel -> peagle."""
-    specs = [m for m in rb.methods.values() if m.vllm_method == vllm_method]
-    exact = [m for m in specs if bool(m.extra_config.get("parallel_drafting", False)) == parallel]
-    chosen = (exact or specs or [None])[0]
-    return chosen.id if chosen else None
+    spec = registry.by_vllm_name(vllm_method, parallel, rb)
+    return spec.id if spec else None
 
 
 def _unavailable(spec: MethodSpec, version: str, what: str) -> str:
@@ -55,8 +42,10 @@ def _user_option(drafter: DrafterProfile, available: dict[str, MethodSpec], rb, 
         return None
     vllm_method, parallel = drafter.method, drafter.parallel_drafting
     if vllm_method is None:
-        vllm_method, parallel = _ALGORITHMS.get(drafter.algorithm or "", ("draft_model", False))
-    parallel = parallel or drafter.algorithm == "peagle"
+        vllm_method, parallel = registry.from_speculators(drafter.algorithm or "", rb)
+        if vllm_method is None:
+            vllm_method = registry.from_architecture([], None, rb)[1]
+    parallel = parallel or registry.from_speculators(drafter.algorithm or "", rb)[1]
     method_id = method_id_for(vllm_method, parallel, rb)
     if method_id is None:
         warnings.append(f"Your drafter {drafter.id} is served with unknown method '{vllm_method}': it is left out.")
@@ -102,13 +91,14 @@ def gather_options(
                 options[method_id].alternatives.append(entry.drafter)
             continue
         options[method_id] = Option(available[method_id], entry.drafter, getattr(entry, "block_size", None), None, "published")
-    if facts.native_mtp and "mtp" not in options:
-        if "mtp" in available:
-            options["mtp"] = Option(available["mtp"], None, None, None, "native")
+    native = registry.native_heads_method(rb)
+    if native is not None and facts.native_mtp and native.id not in options:
+        if native.id in available:
+            options[native.id] = Option(available[native.id], None, None, None, "native")
         else:
-            warnings.append(f"The model's MTP heads need method 'mtp', which vLLM {version} does not offer.")
+            warnings.append(f"The model's MTP heads need method '{native.vllm_method}', which vLLM {version} does not offer.")
     needs_assistant = model.mtp.needs_assistant_checkpoint or bool(facts.family and facts.family.mtp_needs_assistant)
-    if needs_assistant and "mtp" not in options:
+    if needs_assistant and (native is None or native.id not in options):
         warnings.append("This model's MTP runs through a separate assistant checkpoint: pass it with --drafter to try native MTP.")
     for spec in available.values():
         if spec.drafting == "lookup" and spec.offer and spec.id not in options:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from specadvisor.rulebase import config_keys_for, default_rulebase, in_range
+from specadvisor.rulebase import config_keys_for, default_rulebase, registry
 from specadvisor.rulebase.versions import effective_version
 
 _REJECTED = {
@@ -28,19 +28,6 @@ def _type_ok(value: Any, type_name: str) -> bool:
     return isinstance(value, _TYPES[type_name])
 
 
-def _method_problem(method: str, version: str | None, rb) -> str | None:
-    specs = [m for m in rb.methods.values() if m.vllm_method == method]
-    if not specs:
-        return f"unknown method '{method}' (known: {', '.join(sorted(rb.vllm_methods))})"
-    if any(in_range(version, m.min_version, m.removed_in) for m in specs):
-        return None
-    spec = specs[0]
-    shown = effective_version(version)
-    if spec.removed_in:
-        return f"method '{method}' was removed in vLLM {spec.removed_in} (target version {shown})"
-    return f"method '{method}' needs vLLM >= {spec.min_version} (target version {shown})"
-
-
 def _key_problems(config: dict, method: str, version: str | None, rb) -> list[str]:
     accepted = config_keys_for(method, version, rb)
     problems = []
@@ -50,7 +37,8 @@ def _key_problems(config: dict, method: str, version: str | None, rb) -> list[st
             if key in _REJECTED:
                 problems.append(f"key '{key}': {_REJECTED[key]}")
             elif key in rb.config_keys:
-                problems.append(f"key '{key}' is not accepted with method '{method}' in vLLM {effective_version(version)}")
+                note = rb.config_keys[key].note
+                problems.append(f"key '{key}' is not accepted with method '{method}' in vLLM {effective_version(version)}" + (f" ({note})" if note else ""))
             else:
                 problems.append(f"unknown key '{key}' (vLLM rejects unknown --speculative-config keys)")
             continue
@@ -69,14 +57,10 @@ def _n_problems(config: dict, method: str, rb, mtp_layers: int | None, block_siz
     if not isinstance(n, int) or isinstance(n, bool) or n < 1:
         return []
     problems = []
-    limits = [m.max_n for m in rb.methods.values() if m.vllm_method == method and m.max_n]
-    if method == "dflash" and block_size:
-        limits.append(block_size - 1)
-    if method == "dspark" and block_size:
-        limits.append(block_size)
-    if limits and n > min(limits):
-        problems.append(f"num_speculative_tokens={n} exceeds the maximum {min(limits)} for '{method}'")
-    if method == "mtp" and mtp_layers and n > mtp_layers and n % mtp_layers:
+    limit = registry.n_limit(method, block_size, rb)
+    if limit is not None and n > limit:
+        problems.append(f"num_speculative_tokens={n} exceeds the maximum {limit} for '{method}'")
+    if registry.n_must_divide_layers(method, rb) and mtp_layers and n > mtp_layers and n % mtp_layers:
         problems.append(f"num_speculative_tokens={n} for MTP must be <= {mtp_layers} or a multiple of the {mtp_layers} MTP layers")
     return problems
 
@@ -96,17 +80,17 @@ def validate_spec_config(
     method = config.get("method")
     if not isinstance(method, str) or not method:
         return ["no 'method': name it explicitly, or vLLM guesses it from the drafter's name"]
-    problem = _method_problem(method, vllm_version, rb)
+    problem = registry.vllm_name_problem(method, vllm_version, rb)
     if problem:
         return [problem]
     problems = _key_problems(config, method, vllm_version, rb)
-    specs = [m for m in rb.methods.values() if m.vllm_method == method]
+    specs = registry.specs_for_vllm_name(method, rb)
     needs_model = all(m.needs_drafter and not m.model_optional for m in specs)
     if needs_model and not config.get("model"):
         problems.append(f"method '{method}' needs a drafter 'model'")
-    if all(m.drafting == "lookup" for m in specs) and "model" in config:
+    if registry.drafts_from_prompt(method, rb) and "model" in config:
         problems.append(f"method '{method}' drafts from the prompt and takes no 'model'")
-    if "num_speculative_tokens" not in config and method not in ("mtp", "dspark"):
+    if "num_speculative_tokens" not in config and not registry.n_optional(method, rb):
         problems.append("set 'num_speculative_tokens' (the number of draft tokens N)")
     problems += _n_problems(config, method, rb, mtp_layers, block_size)
     low, high = config.get("prompt_lookup_min"), config.get("prompt_lookup_max")

@@ -11,10 +11,16 @@ from __future__ import annotations
 import argparse
 import sys
 
-DEMO_METHOD = "ngram"
-DEMO_EXTRA = {"prompt_lookup_min": 2, "prompt_lookup_max": 4}
 DEMO_N = "2,4"
 DEMO_PROMPTS = "humaneval"
+
+
+def _demo_method() -> tuple[str, dict]:
+    """The model-free method the CPU engine serves (n-gram) and its starting lookup sizes, from the registry."""
+    from specadvisor.rulebase import registry
+
+    spec = registry.model_free("cpu")
+    return spec.id, dict(spec.default_config)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -45,9 +51,10 @@ def _sweep_argv(args: argparse.Namespace) -> list[str]:
     import json
 
     argv = [] if args.db is None else ["--db", str(args.db)]
+    method, extra = _demo_method()
     return argv + [
         "sweep", "--cpu", "--name", "demo",
-        "--method", DEMO_METHOD, "--n", args.n, "--spec-extra", f"{DEMO_METHOD}:{json.dumps(DEMO_EXTRA)}",
+        "--method", method, "--n", args.n, "--spec-extra", f"{method}:{json.dumps(extra)}",
         "--prompts", DEMO_PROMPTS, "--num-prompts", str(args.num_prompts), "--output-len", str(args.output_len),
     ]  # fmt: skip
 
@@ -70,7 +77,7 @@ def demo_session(engine, n_values: list[int], num_prompts: int, output_len: int)
         engine_cmd=list(engine.engine_cmd),
         server_args=list(engine.server_args),
     )
-    plan = plan_from_methods(str(engine.model_dir), [(DEMO_METHOD, dict(DEMO_EXTRA))], n_values, settings)
+    plan = plan_from_methods(str(engine.model_dir), [_demo_method()], n_values, settings)
     plan.session.name = "demo"
     plan.session.workload = WorkloadKind.code  # HumanEval prompts
     plan.session.vllm_version = engine.vllm_version

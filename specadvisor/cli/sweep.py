@@ -13,8 +13,7 @@ import sys
 from typing import Any
 
 from specadvisor.errors import InputError
-
-NEEDS_DRAFTER = {"eagle", "eagle3", "peagle", "p-eagle", "dflash", "draft_model", "pard"}
+from specadvisor.rulebase import registry
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -177,7 +176,7 @@ def _methods(args: argparse.Namespace) -> list[tuple[str, dict]]:
     out = []
     for name in names:
         extra = {**common, **per_method.get(name, {})}
-        if name.lower() in NEEDS_DRAFTER and "model" not in extra:
+        if registry.needs_drafter(name) and "model" not in extra:
             if not args.drafter:
                 raise InputError(f"method {name} needs a drafter model", hint="pass --drafter MODEL")
             extra["model"] = args.drafter

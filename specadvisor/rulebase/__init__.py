@@ -4,6 +4,7 @@ Loaded from the shipped rules/ folder, then the user's rules folder, then any --
 later entries replace earlier ones with the same id.
 """
 
+from specadvisor.rulebase import registry
 from specadvisor.rulebase.loader import Origin, RuleBase, load_rulebase
 from specadvisor.rulebase.lookup import (
     config_keys_for,
@@ -48,4 +49,5 @@ __all__ = [
     "load_rulebase",
     "methods_for_version",
     "parse_version",
+    "registry",
 ]

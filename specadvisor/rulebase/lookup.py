@@ -89,13 +89,18 @@ def drafters_for(model_id: str, rb=None) -> list[DrafterEntry]:
 
 def methods_for_version(vllm_version: str | None, rb=None) -> dict[str, MethodSpec]:
     """Methods (by id) that this vLLM version serves; None means the newest version the rules know."""
-    rb = rb or default_rulebase()
-    return {key: m for key, m in rb.methods.items() if in_range(vllm_version, m.min_version, m.removed_in)}
+    from specadvisor.rulebase import registry
+
+    return registry.methods_for_version(vllm_version, rb)
 
 
 def config_keys_for(vllm_method: str, vllm_version: str | None, rb=None) -> dict:
-    """`--speculative-config` keys this version accepts together with this vLLM method."""
+    """`--speculative-config` keys this version accepts together with this vLLM method
+    (an older per-family name such as deepseek_mtp takes the keys of its canonical method)."""
+    from specadvisor.rulebase import registry
+
     rb = rb or default_rulebase()
+    vllm_method = registry.canonical_vllm_name(vllm_method, rb)
     return {
         key: spec
         for key, spec in rb.config_keys.items()

@@ -26,12 +26,42 @@ def _check_version(value: str | None) -> str | None:
     return value
 
 
+Platform = Literal["cuda", "rocm", "cpu"]
+
+
+class OlderName(_Strict):
+    """A per-family vLLM method name used before the canonical one existed (deepseek_mtp before mtp)."""
+
+    name: str
+    model_types: list[str] = Field(default_factory=list)  # config.json model_type values it serves
+    families: list[str] = Field(default_factory=list)  # [[model]] ids it serves
+    source: str = ""
+
+
 class MethodSpec(_Strict):
-    """A speculative method as specadvisor offers it; `vllm_method` + `extra_config` is what vLLM sees."""
+    """A speculative method as specadvisor offers it; `vllm_method` + `extra_config` is what vLLM sees.
+
+    The method registry (specadvisor.rulebase.registry) answers every question about methods from
+    these fields; no Python module outside it names a method.
+    """
 
     id: str
     name: str
+    display_name: str = ""  # short label for plans and tables ("P-EAGLE"); defaults to `name`
     vllm_method: str
+    aliases: list[str] = Field(default_factory=list)  # other spellings users type (p-eagle)
+    name_since: str | None = None  # first vLLM version accepting `vllm_method` itself (mtp: 0.11.0)
+    older_names: list[OlderName] = Field(default_factory=list)  # what to send before `name_since`
+    speculators_types: list[str] = Field(default_factory=list)  # speculators_model_type values served with it
+    architecture_hints: list[str] = Field(default_factory=list)  # substrings of a drafter's architectures/model_type
+    plain_model_fallback: bool = False  # any other language-model checkpoint drafts with this method
+    forces_parallel: bool = False  # vLLM turns parallel_drafting on by itself (dflash, dspark)
+    uses_native_heads: bool = False  # serves the target's own MTP heads
+    block_n_offset: int | None = None  # N <= drafter block_size + offset (DFlash -1, DSpark 0)
+    n_multiple_of_layers: bool = False  # N above the head count must be a multiple of it (MTP)
+    n_optional: bool = False  # vLLM picks N itself when num_speculative_tokens is absent
+    platforms: list[Platform] = Field(default_factory=lambda: ["cuda", "rocm"])
+    source: str = ""  # where the method and its versions are documented (a URL)
     extra_config: dict[str, Any] = Field(default_factory=dict)  # e.g. P-EAGLE: parallel_drafting = true
     default_config: dict[str, Any] = Field(default_factory=dict)  # sensible starting keys (ngram lookup sizes)
     needs_drafter: bool = False
@@ -47,7 +77,11 @@ class MethodSpec(_Strict):
     caveats: list[str] = Field(default_factory=list)
     description: str = ""
 
-    _v1 = field_validator("min_version", "removed_in")(_check_version)
+    _v1 = field_validator("min_version", "removed_in", "name_since")(_check_version)
+
+    @property
+    def label(self) -> str:
+        return self.display_name or self.name
 
     @field_validator("default_n_grid")
     @classmethod
@@ -68,6 +102,7 @@ class ConfigKeySpec(_Strict):
     min_version: str | None = None
     removed_in: str | None = None
     note: str = ""
+    source: str = ""
 
     _v1 = field_validator("min_version", "removed_in")(_check_version)
 

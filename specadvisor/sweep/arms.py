@@ -7,15 +7,7 @@ import json
 from typing import Any
 
 from specadvisor.domain import Arm
-
-# Method ids that are not vLLM method names (contract section 1): P-EAGLE and PARD are flags.
-METHOD_ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
-    "peagle": ("eagle3", {"parallel_drafting": True}),
-    "p-eagle": ("eagle3", {"parallel_drafting": True}),
-    "pard": ("draft_model", {"parallel_drafting": True}),
-}
-# vLLM forces parallel drafting on for these.
-ALWAYS_PARALLEL = {"dflash", "dspark"}
+from specadvisor.rulebase import registry
 
 
 def slug(text: str) -> str:
@@ -41,7 +33,7 @@ def family_label(arm: Arm) -> str:
     if arm.speculative_config is None:
         return "baseline"
     cfg = arm.speculative_config
-    label = "p-eagle" if cfg.get("method") == "eagle3" and cfg.get("parallel_drafting") else str(cfg.get("method"))
+    label = _method_slug(cfg)
     if cfg.get("model"):
         label += f" ({str(cfg['model']).rstrip('/').split('/')[-1]})"
     return label
@@ -52,14 +44,20 @@ def server_key(arm: Arm) -> str:
     return json.dumps([arm.speculative_config, arm.server_args], sort_keys=True)
 
 
+def _method_slug(cfg: dict[str, Any]) -> str:
+    """The vLLM method, or the registry's first alias for a flag-defined method (eagle3 + parallel
+    -> "p-eagle"): arm ids are built from it, so it must stay stable across releases."""
+    method = str(cfg.get("method"))
+    spec = registry.by_vllm_name(method, bool(cfg.get("parallel_drafting")))
+    if spec is not None and spec.extra_config and spec.aliases and spec.extra_config.items() <= cfg.items():
+        return spec.aliases[0]
+    return method
+
+
 def is_parallel(method: str, config: dict[str, Any]) -> bool:
-    return bool(config.get("parallel_drafting")) or method in ALWAYS_PARALLEL
+    return registry.is_parallel(method, config)
 
 
 def resolve_method(method_id: str, extra: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """The vLLM method and extra keys for a method id ("peagle" -> eagle3 + parallel_drafting)."""
-    key = method_id.strip().lower()
-    if key in METHOD_ALIASES:
-        method, implied = METHOD_ALIASES[key]
-        return method, {**implied, **extra}
-    return key, dict(extra)
+    return registry.resolve(method_id, extra)

@@ -7,9 +7,16 @@ import pytest
 from hw_fakes import ScriptedRunner, ok
 from specadvisor.hardware.commands import CommandResult
 from specadvisor.hardware.engine_probe import infer_platform, probe_engine
-from specadvisor.hardware.methods_table import config_keys_for, methods_for
+from specadvisor.hardware.engine_probe import _method_support
+from specadvisor.errors import InputError
 
 
+def methods_for(version):
+    return _method_support(version)[0]
+
+
+def config_keys_for(version):
+    return _method_support(version)[1]
 
 
 def test_method_table_follows_removals_and_additions():
@@ -19,7 +26,10 @@ def test_method_table_follows_removals_and_additions():
     assert "dflash" not in v19 and "eagle3" in v19
     assert methods_for(None) == [] and methods_for("garbage") == []
     assert "parallel_drafting" in config_keys_for("0.32.0") and "parallel_drafting" not in config_keys_for("0.15.0")
-    assert "disable_by_batch_size" not in config_keys_for("0.32.0")
+    assert "disable_by_batch_size" not in config_keys_for("0.32.0") and "disable_by_batch_size" in config_keys_for("0.15.0")
+    # Before vLLM 0.11 MTP went by per-family names (vllm#25232); suffix came with 0.11 (vllm#25784).
+    v10 = methods_for("0.10.2")
+    assert "mtp" not in v10 and "deepseek_mtp" in v10 and "suffix" not in v10 and "suffix" in methods_for("0.11.0")
 
 
 @pytest.mark.parametrize(
@@ -113,11 +123,11 @@ def test_methods_come_from_the_rule_base_and_survive_its_failure(monkeypatch):
     assert info.methods == expected and "medusa" not in info.methods and info.platform == "cuda"
 
     def broken(*args, **kwargs):
-        raise ValueError("rules/methods.toml:3: bad entry")
+        raise InputError("~/.config/specadvisor/rules/mine.toml:3: bad entry")
 
-    monkeypatch.setattr(rulebase, "methods_for_version", broken)
+    monkeypatch.setattr(rulebase, "default_rulebase", broken)
     fallback = probe_engine(["python"], runner=runner)
-    assert fallback.methods == methods_for("0.33.0") and "dflash" in fallback.methods
+    assert fallback.methods == expected and "dflash" in fallback.methods
 
 
 def test_a_vllm_script_is_asked_through_the_python_beside_it(tmp_path):

@@ -77,7 +77,7 @@ class AdviceScreen(AppScreen):
                 return
             self.refresh_plan()
 
-        first = self.app.advice.candidates[0].id if self.app.advice.candidates else "ngram"
+        first = self.app.advice.candidates[0].id if self.app.advice.candidates else "method"
         self.app.push_screen(PromptModal("Add an arm: candidate and N", placeholder=f"{first} 6"), added)
 
     def action_remove_arm(self) -> None:
