@@ -29,8 +29,8 @@ sys.path.insert(0, str(ROOT))
 
 from specadvisor.bench.loadgen import make_client, run_load  # noqa: E402
 from specadvisor.bench.prompts import load_prompts  # noqa: E402
-from specadvisor.bench.stats import percentile  # noqa: E402
 from specadvisor.settings import paths  # noqa: E402
+from specadvisor.stats import percentile  # noqa: E402
 
 ENGINE_PY = paths().cpu_engine / "venv" / "bin" / "python"
 TOKENIZER = paths().cpu_engine / "models" / "SmolLM2-135M-Instruct"

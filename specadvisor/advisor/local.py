@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from specadvisor.advisor.options import method_id_for
-from specadvisor.domain import ArmStatus, EvidenceRef, Session
+from specadvisor.domain import ArmStatus, EvidenceRef
+from specadvisor.figures import arm_speedup
 from specadvisor.rulebase import parse_version
 
 
@@ -18,6 +19,7 @@ class LocalResult:
     method_id: str
     drafter: str | None
     speedup: float
+    speedup_ci: tuple[float, float] | None
     n: int | None
     concurrency: int
     session_id: str
@@ -26,35 +28,29 @@ class LocalResult:
     label: str
 
 
-def _ok_throughput(session: Session, arm_id: str) -> float | None:
-    result = session.result_for(arm_id)
-    if result is None or result.status != ArmStatus.ok or not result.output_throughput:
-        return None
-    return result.output_throughput
-
-
 def local_results(sessions, rb) -> list[LocalResult]:
-    """Best speedup per (session, method) against the same session's baseline at the same concurrency."""
+    """Best speedup per (session, method) against the same session's baseline at the same concurrency.
+
+    Only arms that finished count: an arm stopped early by --adaptive is a partial measurement.
+    """
     found: dict[tuple[str, str], LocalResult] = {}
     for session in sessions:
-        baselines = {}
         for arm in session.arms:
-            throughput = _ok_throughput(session, arm.id)
-            if arm.is_baseline and throughput:
-                baselines[arm.concurrency] = throughput
-        for arm in session.arms:
-            throughput = _ok_throughput(session, arm.id)
-            base = baselines.get(arm.concurrency)
-            if arm.is_baseline or not throughput or not base:
+            result = session.result_for(arm.id)
+            if arm.is_baseline or result is None or result.status != ArmStatus.ok:
+                continue
+            figure = arm_speedup(session, arm)
+            if figure is None:
                 continue
             config = arm.speculative_config or {}
             method_id = method_id_for(str(config.get("method", "")), bool(config.get("parallel_drafting", False)), rb)
             if method_id is None:
                 continue
-            result = LocalResult(
+            local = LocalResult(
                 method_id=method_id,
                 drafter=config.get("model"),
-                speedup=throughput / base,
+                speedup=figure.value,
+                speedup_ci=figure.ci,
                 n=arm.n or config.get("num_speculative_tokens"),
                 concurrency=arm.concurrency,
                 session_id=session.id,
@@ -63,8 +59,8 @@ def local_results(sessions, rb) -> list[LocalResult]:
                 label=arm.label or arm.id,
             )
             key = (session.id, method_id)
-            if key not in found or result.speedup > found[key].speedup:
-                found[key] = result
+            if key not in found or local.speedup > found[key].speedup:
+                found[key] = local
     return sorted(found.values(), key=lambda r: (r.method_id, r.date, r.session_id))
 
 
@@ -85,8 +81,9 @@ def evidence_ref(result: LocalResult, stale: bool) -> EvidenceRef:
         summary=f"Measured here: {result.label} gave {result.speedup:.2f}x output throughput vs no speculation{why_stale}",
         source=f"local session {result.session_id}",
         date=result.date,
-        speedup_low=round(result.speedup, 3),
-        speedup_high=round(result.speedup, 3),
+        # the measured 95% interval where both arms had one, else the point (one measurement)
+        speedup_low=round(result.speedup_ci[0] if result.speedup_ci else result.speedup, 3),
+        speedup_high=round(result.speedup_ci[1] if result.speedup_ci else result.speedup, 3),
         conditions=f"N={result.n}, concurrency {result.concurrency}, vLLM {result.vllm_version or 'unknown'}",
         local=True,
         stale=stale,

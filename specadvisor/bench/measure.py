@@ -14,7 +14,7 @@ from contextlib import aclosing
 
 import httpx
 
-from specadvisor.bench import stats
+from specadvisor import stats
 from specadvisor.bench.loadgen import LoadResult, RequestRecord, run_load
 from specadvisor.bench.metrics import (
     KV_CACHE_USAGE,
@@ -288,10 +288,7 @@ def summarize(arm_id: str, loads: list[LoadResult], deltas: list[SpecDelta], out
     )
     if deltas and deltas[0].spec_enabled:
         total = _sum_deltas(deltas)
-        mean_al, rate, per_pos = acceptance(total)
-        result.num_drafts, result.num_draft_tokens = total.num_drafts, total.num_draft_tokens
-        result.num_accepted_tokens = total.num_accepted_tokens
-        result.mean_acceptance_length, result.acceptance_rate, result.per_position = mean_al, rate, per_pos
+        acceptance(total).apply_to(result)
     return result
 
 

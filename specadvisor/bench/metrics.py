@@ -14,9 +14,9 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 from pydantic import BaseModel, Field
 
-from specadvisor.bench.stats import wilson
-from specadvisor.domain import PositionStats
+from specadvisor import figures
 from specadvisor.errors import EngineError, InputError
+from specadvisor.figures import Acceptance
 
 DRAFTS = "vllm:spec_decode_num_drafts_total"
 DRAFT_TOKENS = "vllm:spec_decode_num_draft_tokens_total"
@@ -131,18 +131,8 @@ def delta(before: MetricsSnapshot, after: MetricsSnapshot) -> SpecDelta:
     )
 
 
-def acceptance(d: SpecDelta) -> tuple[float | None, float | None, list[PositionStats]]:
-    """(mean acceptance length incl. the bonus token, acceptance rate, per-position stats).
-
-    None when speculation is off or nothing was drafted: a 1.0 there would read as "measured, bad".
-    """
-    if not d.spec_enabled or d.num_drafts == 0:
-        return None, None, []
-    mean_al = 1.0 + d.num_accepted_tokens / d.num_drafts
-    rate = d.num_accepted_tokens / d.num_draft_tokens if d.num_draft_tokens else None
-    per_pos = []
-    for i, accepted in enumerate(d.accepted_per_position):
-        k = min(accepted, d.num_drafts)
-        lo, hi = wilson(k, d.num_drafts)
-        per_pos.append(PositionStats(position=i, accepted=accepted, drafts=d.num_drafts, rate=accepted / d.num_drafts, ci_low=lo, ci_high=hi))
-    return mean_al, rate, per_pos
+def acceptance(d: SpecDelta) -> Acceptance:
+    """The delta's speculation figures (specadvisor.figures); none when speculation is off."""
+    if not d.spec_enabled:
+        return Acceptance()
+    return figures.acceptance(d.num_drafts, d.num_draft_tokens, d.num_accepted_tokens, d.accepted_per_position)

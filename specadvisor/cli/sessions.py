@@ -179,6 +179,10 @@ def _fmt(value: float | None, spec: str = ".1f", suffix: str = "") -> str:
     return "-" if value is None else f"{value:{spec}}{suffix}"
 
 
+def _speedup_text(speedup) -> str:
+    return speedup.text() if speedup is not None else "-"
+
+
 def render_list(summaries) -> None:
     from rich.markup import escape
     from rich.table import Table
@@ -213,7 +217,7 @@ def render_session(session) -> None:
     from rich.table import Table
 
     from specadvisor.cli.output import console
-    from specadvisor.store.summary import arm_speedup
+    from specadvisor.figures import arm_speedup
 
     out = console()
     out.print(f"[bold]Session {escape(session.id)}[/bold] {escape(session.name)}")
@@ -237,7 +241,7 @@ def render_session(session) -> None:
             escape(arm.label),
             escape(result.status.value),
             _fmt(result.output_throughput),
-            _fmt(arm_speedup(session, arm), ".2f", "x"),
+            _speedup_text(arm_speedup(session, arm)),
             _fmt(result.mean_acceptance_length, ".2f"),
             _fmt(None if result.acceptance_rate is None else result.acceptance_rate * 100, ".0f", "%"),
             positions,

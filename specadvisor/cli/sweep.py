@@ -304,9 +304,9 @@ class LiveSweepView:
         elif kind == "metrics_sample":
             s = event.sample
             if s.num_drafts:
+                live = acceptance(s.num_drafts, s.num_draft_tokens, s.num_accepted_tokens, s.accepted_per_position)
                 row = self._row(s.arm_id)
-                row["rates"] = [a / s.num_drafts for a in s.accepted_per_position]
-                row["al"] = 1 + s.num_accepted_tokens / s.num_drafts
+                row["rates"], row["al"] = live.rates, live.mean_length
         elif kind in ("arm_finished", "arm_failed"):
             self._from_result(event.result)
         elif kind == "warning":

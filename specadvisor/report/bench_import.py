@@ -9,8 +9,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from specadvisor.domain import Arm, ArmResult, LatencyStats, PositionStats
+from specadvisor.domain import Arm, ArmResult, LatencyStats
 from specadvisor.errors import InputError
+from specadvisor.figures import position_stats
 from specadvisor.sweep.arms import slug
 
 SOURCE = "imported:vllm-bench"
@@ -96,10 +97,10 @@ def _result(arm_id: str, data: dict[str, Any]) -> ArmResult:
         result.acceptance_rate = float(rate) / 100.0 if rate is not None else None
         length = data.get("spec_decode_acceptance_length")
         result.mean_acceptance_length = float(length) if length is not None else None
+        # The file reports vLLM's own figures (same formulas as specadvisor.figures), rounded; they are
+        # kept as the source states them. Per-position counts are not in it: recovered from the rates.
         rates = data.get("spec_decode_per_position_acceptance_rates") or []
-        result.per_position = [
-            PositionStats(position=i, accepted=round(float(r) * drafts), drafts=drafts, rate=float(r)) for i, r in enumerate(rates)
-        ]
+        result.per_position = [position_stats(i, float(r) * drafts, drafts, rate=float(r)) for i, r in enumerate(rates)]
     return result
 
 

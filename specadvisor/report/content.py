@@ -7,19 +7,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from specadvisor.domain import Session
+from specadvisor.figures import Speedup, arm_speedup, baseline_result, throughput
 from specadvisor.report.serve_params import bench_sweep_command, serve_params
 from specadvisor.report.snippet import serve_command, spec_config_json
 from specadvisor.sweep.arms import family_key, family_label
 from specadvisor.sweep.predict import mean_abs_error_pct, measured, predict_throughput
 from specadvisor.sweep.recommend import recommend
 
-COLUMNS = ["arm", "status", "output tok/s (95% CI)", "predicted", "pred. error", "req/s", "mean AL", "accept rate", "per-position acceptance", "TTFT p99 ms", "TPOT p99 ms"]
+COLUMNS = ["arm", "status", "output tok/s (95% CI)", "speedup (95% CI)", "predicted", "pred. error", "req/s", "mean AL", "accept rate", "per-position acceptance", "TTFT p99 ms", "TPOT p99 ms"]
 
 HOW_TO_READ = [
     "Output tok/s counts generated tokens per second over the measured requests only (warmups excluded), at a fixed output length.",
     "Mean acceptance length (AL) = 1 + accepted / drafts, bonus token included; acceptance rate = accepted / drafted tokens. "
     "Acceptance rate falls with N by arithmetic, so configurations are ranked by measured throughput, never by it.",
     "Per-position acceptance i = drafts whose first i tokens were all accepted / drafts, on an absolute 0-100% scale.",
+    "Speedup = output tok/s / the no-speculation baseline's at the same concurrency; its 95% interval is Fieller's for a "
+    "ratio of two independent means, from the two throughput intervals (\"no interval\" when either side has none).",
     "Predicted throughput: AL(N) = 1 + the first N per-position rates measured at the largest N, divided by a per-step cost "
     "c0 + c1*N fitted by least squares on the measured arms (the baseline is N=0). A measured arm's prediction leaves that arm out of the fit.",
     "Recommendation rules: highest throughput (among arms meeting the p99 latency target when one is set); near-ties "
@@ -73,7 +76,7 @@ def build(session: Session) -> ReportContent:
     for arm in session.arms:
         r = session.result_for(arm.id)
         p = preds.get(arm.id)
-        rows.append(_row(arm.label, r, p))
+        rows.append(_row(arm.label, r, p, arm_speedup(session, arm)))
         if r is not None and r.error:
             problems.append(f"{arm.label}: {r.error}")
         for w in (r.warnings if r else []):
@@ -91,7 +94,7 @@ def build(session: Session) -> ReportContent:
         rows=rows,
         prediction_note=note,
         throughput_series=_series(session, preds, results),
-        baseline_tps=_baseline(session, results),
+        baseline_tps=_baseline(session),
         acceptance=[(a.label, results[a.id].per_position_acceptance) for a in session.arms if a.id in results and results[a.id].per_position],
         problems=problems,
         serve_params_json=json.dumps(serve_params(session), indent=2),
@@ -99,12 +102,12 @@ def build(session: Session) -> ReportContent:
     )
 
 
-def _row(label: str, r, p) -> list[str]:
+def _row(label: str, r, p, speedup: Speedup | None) -> list[str]:
     def num(v: Any, fmt: str = "{:.1f}") -> str:
         return fmt.format(v) if v is not None else "-"
 
     if r is None:
-        return [label, "pending", "-", num(p.predicted_throughput) if p else "-", "-", "-", "-", "-", "-", "-", "-"]
+        return [label, "pending", "-", "-", num(p.predicted_throughput) if p else "-", "-", "-", "-", "-", "-", "-", "-"]
     tps = num(r.output_throughput)
     if r.output_throughput_ci:
         tps += f" ({r.output_throughput_ci[0]:.1f}-{r.output_throughput_ci[1]:.1f})"
@@ -112,6 +115,7 @@ def _row(label: str, r, p) -> list[str]:
         label,
         r.status.value + (" (imported)" if r.source.startswith("imported") else ""),
         tps,
+        speedup.text() if speedup else "-",
         num(p.predicted_throughput) if p else "-",
         (f"{p.error_pct:+.1f}%" if p and p.error_pct is not None else ("reference" if p and p.reference else "-")),
         num(r.request_throughput, "{:.2f}"),
@@ -138,7 +142,6 @@ def _series(session: Session, preds, results) -> list[dict]:
     return [f for f in families.values() if f["measured"] or f["predicted"]]
 
 
-def _baseline(session: Session, results) -> float | None:
+def _baseline(session: Session) -> float | None:
     conc = session.concurrency if session.concurrency in session.settings.concurrency else session.settings.concurrency[0]
-    arm = next((a for a in session.arms if a.is_baseline and a.concurrency == conc and a.id in results), None)
-    return results[arm.id].output_throughput if arm else None
+    return throughput(baseline_result(session, conc))

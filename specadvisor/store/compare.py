@@ -8,7 +8,8 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from specadvisor.domain import Session
-from specadvisor.store.summary import arm_speedup, best_arm
+from specadvisor.figures import arm_speedup
+from specadvisor.store.summary import best_arm
 
 
 class ArmCell(BaseModel):
@@ -17,6 +18,7 @@ class ArmCell(BaseModel):
     status: str | None = None
     output_throughput: float | None = None
     speedup: float | None = None
+    speedup_ci: tuple[float, float] | None = None  # None: no interval (a side measured without one)
     mean_acceptance_length: float | None = None
 
 
@@ -108,11 +110,13 @@ def _arm_rows(sessions: list[Session]) -> list[ArmRow]:
             if arm is None or result is None:
                 cells.append(ArmCell())
                 continue
+            speedup = arm_speedup(session, arm)
             cells.append(
                 ArmCell(
                     status=result.status.value,
                     output_throughput=result.output_throughput,
-                    speedup=arm_speedup(session, arm),
+                    speedup=speedup.value if speedup else None,
+                    speedup_ci=speedup.ci if speedup else None,
                     mean_acceptance_length=result.mean_acceptance_length,
                 )
             )

@@ -1,4 +1,4 @@
-"""Derived figures of a stored session: speedup per arm, the best arm, the one-line summary.
+"""A stored session in one line: its best arm and that arm's speedup (from specadvisor.figures).
 
 Kept pure (no database) so that the store's listing, `sessions compare` and the TUI agree.
 """
@@ -9,9 +9,8 @@ from datetime import datetime
 
 from pydantic import BaseModel
 
-from specadvisor.domain import Arm, ArmResult, ArmStatus, Session
-
-_USABLE = (ArmStatus.ok, ArmStatus.stopped_early)
+from specadvisor.domain import Arm, Session
+from specadvisor.figures import arm_speedup, throughput
 
 
 class SessionSummary(BaseModel):
@@ -32,29 +31,9 @@ class SessionSummary(BaseModel):
     origin: str = "local"
 
 
-def _throughput(result: ArmResult | None) -> float | None:
-    if result is None or result.status not in _USABLE or not result.output_throughput:
-        return None
-    return result.output_throughput
-
-
-def baseline_throughput(session: Session, concurrency: int) -> float | None:
-    """Throughput of the no-speculation arm measured at the same concurrency."""
-    for arm in session.arms:
-        if arm.is_baseline and arm.concurrency == concurrency:
-            value = _throughput(session.result_for(arm.id))
-            if value is not None:
-                return value
-    return None
-
-
-def arm_speedup(session: Session, arm: Arm) -> float | None:
-    """Output throughput relative to the baseline at the arm's concurrency (None: cannot tell)."""
-    value = _throughput(session.result_for(arm.id))
-    base = baseline_throughput(session, arm.concurrency)
-    if value is None or base is None:
-        return None
-    return value / base
+def _speedup(session: Session, arm: Arm) -> float | None:
+    figure = arm_speedup(session, arm)
+    return figure.value if figure else None
 
 
 def best_arm(session: Session) -> tuple[Arm | None, float | None]:
@@ -68,11 +47,11 @@ def best_arm(session: Session) -> tuple[Arm | None, float | None]:
     if rec is not None:
         if rec.arm_id in arms:
             arm = arms[rec.arm_id]
-            return arm, rec.speedup if rec.speedup is not None else arm_speedup(session, arm)
+            return arm, rec.speedup if rec.speedup is not None else _speedup(session, arm)
         if rec.do_not_speculate:
             baseline = next((a for a in session.arms if a.is_baseline), None)
             return baseline, 1.0 if baseline else None
-    scored = [(arm_speedup(session, a), _throughput(session.result_for(a.id)), a) for a in session.arms if not a.is_baseline]
+    scored = [(_speedup(session, a), throughput(session.result_for(a.id)), a) for a in session.arms if not a.is_baseline]
     with_speedup = [s for s in scored if s[0] is not None]
     if with_speedup:
         speedup, _, arm = max(with_speedup, key=lambda s: s[0])

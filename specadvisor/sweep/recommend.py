@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 
 from specadvisor.domain import Arm, ArmResult, Recommendation, Session
+from specadvisor.figures import speedup
 from specadvisor.sweep.arms import family_key, family_label
 from specadvisor.sweep.predict import measured
 
@@ -133,11 +134,7 @@ def _explain(
     base_arm = next((a for a in session.arms if a.is_baseline and a.concurrency == conc and a.id in results), None)
     base = results[base_arm.id] if base_arm else None
     win = results[winner.id]
-    speedup = speedup_ci = None
-    if base is not None:
-        speedup = win.output_throughput / base.output_throughput
-        if win.output_throughput_ci and base.output_throughput_ci and base.output_throughput_ci[0] > 0:
-            speedup_ci = (win.output_throughput_ci[0] / base.output_throughput_ci[1], win.output_throughput_ci[1] / base.output_throughput_ci[0])
+    figure = speedup(win, base)
     reasons = [f"measured at concurrency {conc}, {session.settings.output_len} output tokens, temperature {session.settings.temperature:g}"]
     reasons += notes
     if winner.is_baseline:
@@ -152,16 +149,16 @@ def _explain(
             why += ": the drafts it gets accepted do not pay for their draft and verification cost here" if delta < 0 else ": not clearly better than no speculation"
         return Recommendation(arm_id=None, do_not_speculate=True, speedup=1.0 if base else None, reasons=["do not speculate here: " + why, *reasons])
     head = f"{_name(winner)}: {win.output_throughput:.1f} output tok/s"
-    if speedup is not None:
-        head += f", {speedup:.2f}x the baseline ({base.output_throughput:.1f} tok/s)"
+    if figure is not None:
+        head += f", {figure.text()} the baseline ({figure.baseline_throughput:.1f} tok/s)"
     if win.mean_acceptance_length:
         head += f", mean acceptance length {win.mean_acceptance_length:.2f}"
     warning = [_missing_baseline(session, conc)] if base is None else []
     return Recommendation(
         arm_id=winner.id,
         speculative_config=dict(winner.speculative_config),
-        speedup=speedup,
-        speedup_ci=speedup_ci,
+        speedup=figure.value if figure else None,
+        speedup_ci=figure.ci if figure else None,
         reasons=[*warning, head, *reasons],
         serve_command=serve_command_for(session, winner.speculative_config),
     )

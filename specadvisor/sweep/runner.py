@@ -35,6 +35,7 @@ from specadvisor.domain import (
     utcnow,
 )
 from specadvisor.errors import InputError, SpecAdvisorError
+from specadvisor.figures import acceptance
 from specadvisor.sweep.adaptive import AdaptivePolicy
 from specadvisor.sweep.arms import server_key
 from specadvisor.sweep.plan import SweepPlan
@@ -444,18 +445,7 @@ def _partial_result(arm: Arm, progress: Progress, samples: list[MetricsSample], 
     )
     last = samples[-1] if samples else None
     if last is not None and last.num_drafts > 0:
-        from specadvisor.domain import PositionStats
-
-        result.num_drafts = int(last.num_drafts)
-        result.num_draft_tokens = int(last.num_draft_tokens)
-        result.num_accepted_tokens = int(last.num_accepted_tokens)
-        result.mean_acceptance_length = 1 + last.num_accepted_tokens / last.num_drafts
-        if last.num_draft_tokens:
-            result.acceptance_rate = last.num_accepted_tokens / last.num_draft_tokens
-        result.per_position = [
-            PositionStats(position=i, accepted=int(a), drafts=int(last.num_drafts), rate=a / last.num_drafts)
-            for i, a in enumerate(last.accepted_per_position)
-        ]
+        acceptance(last.num_drafts, last.num_draft_tokens, last.num_accepted_tokens, last.accepted_per_position).apply_to(result)
     return result
 
 

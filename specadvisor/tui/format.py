@@ -16,6 +16,7 @@ from specadvisor.domain import (
     LatencyStats,
     ModelProfile,
 )
+from specadvisor.figures import Speedup
 
 
 def duration(seconds: float | None) -> str:
@@ -103,7 +104,7 @@ def ms(stats: LatencyStats, which: str) -> str:
     return "-" if value is None else f"{value:.0f}"
 
 
-def result_row(label: str, res: ArmResult | None, baseline_tps: float | None) -> list[str]:
+def result_row(label: str, res: ArmResult | None, speedup: Speedup | None) -> list[str]:
     """Cells of the results table: arm, status, tok/s (CI), speedup, AL, acc rate, TTFT p50/p99, TPOT p50/p99."""
     if res is None:
         return [label, "pending"] + ["-"] * 6
@@ -113,12 +114,7 @@ def result_row(label: str, res: ArmResult | None, baseline_tps: float | None) ->
         if res.output_throughput_ci:
             lo, hi = res.output_throughput_ci
             tps += f" ±{(hi - lo) / 2:.1f}"
-    speed = "-"
-    if res.output_throughput and baseline_tps:
-        speed = f"{res.output_throughput / baseline_tps:.2f}x"
-        if res.output_throughput_ci:
-            lo, hi = res.output_throughput_ci
-            speed += f" [{lo / baseline_tps:.2f}-{hi / baseline_tps:.2f}]"
+    speed = speedup.text() if speedup else "-"
     al = f"{res.mean_acceptance_length:.2f}" if res.mean_acceptance_length is not None else "-"
     rate = f"{res.acceptance_rate * 100:.0f}%" if res.acceptance_rate is not None else "-"
     ttft = f"{ms(res.ttft_ms, 'median')}/{ms(res.ttft_ms, 'p99')}"

@@ -28,6 +28,7 @@ from specadvisor.domain import (
     SweepFinished,
     WarmupStarted,
 )
+from specadvisor.figures import acceptance
 
 LOG_LINES_KEPT = 2000
 WARNINGS_KEPT = 200
@@ -176,11 +177,8 @@ class SweepState:
         s = event.sample
         if s.arm_id != self.current and self.current is not None:
             return set()
-        if s.num_drafts > 0:
-            self.rates = [min(1.0, a / s.num_drafts) for a in s.accepted_per_position]
-            self.mean_acceptance_length = 1.0 + s.num_accepted_tokens / s.num_drafts
-        elif s.accepted_per_position:
-            self.rates = [0.0] * len(s.accepted_per_position)
+        live = acceptance(s.num_drafts, s.num_draft_tokens, s.num_accepted_tokens, s.accepted_per_position)
+        self.rates, self.mean_acceptance_length = live.rates, live.mean_length
         return {"chart", "progress"}
 
     def _show_recommended(self) -> None:

@@ -29,7 +29,8 @@ def test_real_delta_and_vllm_formulas():
     assert d.accepted_per_position == [28, 19, 17, 14]
     assert d.generation_tokens == 224
     assert d.requests_succeeded == 7
-    mean_al, rate, per_pos = acceptance(d)
+    acc = acceptance(d)
+    mean_al, rate, per_pos = acc.mean_length, acc.rate, acc.per_position
     assert mean_al == pytest.approx(1 + 78 / 40)
     assert rate == pytest.approx(78 / 160)
     assert [p.rate for p in per_pos] == pytest.approx([28 / 40, 19 / 40, 17 / 40, 14 / 40])
@@ -58,7 +59,8 @@ def test_sums_over_engines_and_ignores_created():
 def test_baseline_has_no_acceptance():
     snap = parse_metrics(FakeServer(FakeConfig(num_spec_tokens=0)).metrics_text())
     assert not snap.spec_enabled
-    assert acceptance(delta(snap, snap)) == (None, None, [])
+    acc = acceptance(delta(snap, snap))
+    assert (acc.mean_length, acc.rate, acc.per_position) == (None, None, [])
 
 
 def test_garbage_is_one_line_input_error():

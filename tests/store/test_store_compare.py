@@ -8,8 +8,9 @@ import pytest
 from store_samples import h200_hardware, make_session
 
 from specadvisor.domain import ArmStatus, Recommendation, WorkloadKind
+from specadvisor.figures import arm_speedup
 from specadvisor.store.compare import compare_sessions
-from specadvisor.store.summary import arm_speedup, best_arm
+from specadvisor.store.summary import best_arm
 
 
 def test_best_arm_follows_the_recommendation():

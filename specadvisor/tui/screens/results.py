@@ -11,8 +11,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Static
 
 from specadvisor.domain import Recommendation, Session
+from specadvisor.figures import arm_speedup, speedup_text
 from specadvisor.report.snippet import spec_config_json
-from specadvisor.store.summary import baseline_throughput
 from specadvisor.tui.files import write_text_atomic
 from specadvisor.tui.format import result_row
 from specadvisor.tui.screens.base import AppScreen
@@ -30,10 +30,7 @@ def recommendation_text(session: Session, rec: Recommendation | None, command: s
         head = "Do NOT speculate here: speculation is not clearly faster than the baseline."
     else:
         arm = next((a for a in session.arms if a.id == rec.arm_id), None)
-        speed = f" ({rec.speedup:.2f}x" if rec.speedup else ""
-        if speed and rec.speedup_ci:
-            speed += f", CI {rec.speedup_ci[0]:.2f}-{rec.speedup_ci[1]:.2f}"
-        speed += ")" if speed else ""
+        speed = f" ({speedup_text(rec.speedup, rec.speedup_ci)})" if rec.speedup else ""
         head = f"{short_label(arm) if arm else rec.arm_id}{speed}"
     lines = [head, *[f"• {r}" for r in rec.reasons]]
     if command:
@@ -77,8 +74,7 @@ class ResultsScreen(AppScreen):
         chosen = self.recommendation.arm_id if self.recommendation else None
         for arm in session.arms:
             label = ("★ " if arm.id == chosen else "  ") + short_label(arm)
-            base = baseline_throughput(session, arm.concurrency)  # speedup at the arm's own concurrency
-            table.add_row(*result_row(label, session.result_for(arm.id), base), key=arm.id)
+            table.add_row(*result_row(label, session.result_for(arm.id), arm_speedup(session, arm)), key=arm.id)
         if self.recommendation is not None and self.recommendation.speculative_config:
             self.command = self.app.services.serve_command(session, self.recommendation)
         self.query_one("#recommendation").border_title = "Recommendation"

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from specadvisor.bench.stats import latency_stats, mean_ci, percentile, t_critical_975, wilson
+from specadvisor.stats import latency_stats, mean_ci, percentile, t_critical_975, wilson
 
 
 def test_percentile_interpolates_like_numpy():
