@@ -235,13 +235,14 @@ class Store:
 
     @_guarded
     def list_sessions(self) -> list[SessionSummary]:
-        """Newest first; samples are not loaded."""
+        """Newest first, in one query: the session row plus each arm's label, status and throughput
+        (no samples, no stored result JSON), which is all a summary's best arm needs."""
         summaries = []
-        for session_id, created_at in self.db.execute("SELECT id, created_at FROM sessions").fetchall():
+        for row in self._query(_SUMMARY_SQL, []):
             try:
-                summaries.append(summarize(self._load(session_id, with_samples=False)))
-            except StoreError:
-                summaries.append(_unreadable_summary(session_id, created_at))
+                summaries.append(summarize(_summary_session(row)))
+            except (ValidationError, ValueError, TypeError):
+                summaries.append(_unreadable_summary(row["id"], row["created_at"]))
         return sorted(summaries, key=lambda s: _aware(s.created_at), reverse=True)
 
     @_guarded
@@ -271,14 +272,9 @@ class Store:
         self.db.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", [utcnow().isoformat(), session_id])
 
     def _upsert(self, table: str, row: dict[str, Any], key: tuple[str, ...]) -> None:
-        """INSERT ... ON CONFLICT DO UPDATE keeps the rowid, hence the insertion order we list by."""
-        columns = list(row)
-        updates = ", ".join(f"{c} = excluded.{c}" for c in columns if c not in key)
-        sql = (
-            f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)}) "
-            f"ON CONFLICT ({', '.join(key)}) DO UPDATE SET {updates}"
-        )
-        self.db.execute(sql, [row[c] for c in columns])
+        """sqlite-utils' upsert is INSERT ... ON CONFLICT DO UPDATE: it keeps the rowid, hence the
+        insertion order we list by."""
+        self.db.table(table).upsert(row, pk=key)
 
     def _write_result(self, session_id: str, result: ArmResult) -> None:
         self._upsert("arm_results", rows.result_row(session_id, result), ("session_id", "arm_id"))
@@ -320,6 +316,32 @@ class Store:
                 for r in self._query("SELECT sample_json FROM samples WHERE session_id = ? ORDER BY rowid", [session_id])
             ]
         return rows.session_from_rows(found[0], arms, results, samples)
+
+
+# One row per session with its arms and results as a JSON array; no samples, advice or settings.
+_SUMMARY_SQL = """
+SELECT s.id, s.name, s.created_at, s.updated_at, s.status, s.model, s.drafter, s.workload, s.temperature,
+       s.concurrency, s.vllm_version, s.hardware_json, s.recommendation_json, s.provenance_json,
+       (SELECT json_group_array(json_object('arm', a.arm_json, 'result', r.result_json))
+          FROM (SELECT * FROM arms WHERE session_id = s.id ORDER BY position, rowid) AS a
+          LEFT JOIN arm_results AS r ON r.session_id = a.session_id AND r.arm_id = a.arm_id) AS arms
+  FROM sessions AS s
+"""
+
+
+def _summary_session(row: dict[str, Any]) -> Session:
+    """The parts of a session that summarize() reads, validated as fully as a loaded session's."""
+    pairs = json.loads(row["arms"])
+    return Session.model_validate(
+        {
+            **{k: row[k] for k in ("id", "name", "created_at", "updated_at", "status", "model", "drafter", "workload", "temperature", "concurrency", "vllm_version")},
+            "hardware": rows.load(row["hardware_json"]),
+            "recommendation": rows.load(row["recommendation_json"]),
+            "provenance": rows.load(row["provenance_json"]),
+            "arms": [Arm.model_validate(json.loads(p["arm"])) for p in pairs],
+            "results": [rows.result_from_row(p["result"]) for p in pairs if p["result"] is not None],
+        }
+    )
 
 
 def _aware(moment: datetime) -> datetime:

@@ -122,6 +122,19 @@ def test_list_is_newest_first_with_best_arm(store):
     assert summaries[0].gpu == "1x NVIDIA H200"
 
 
+def test_list_is_one_query_however_many_sessions(store):
+    for _ in range(5):
+        store.save_session(make_session(id=str(uuid.uuid4())))
+    statements: list[str] = []
+    store.db.conn.set_trace_callback(statements.append)
+    try:
+        summaries = store.list_sessions()
+    finally:
+        store.db.conn.set_trace_callback(None)
+    assert len(summaries) == 5 and all(s.best_speedup == pytest.approx(1.725) for s in summaries)
+    assert len([q for q in statements if q.lstrip().upper().startswith("SELECT")]) == 1
+
+
 def test_find_sessions_filters_by_model_and_hardware(store):
     a = make_session()
     b = make_session(id=str(uuid.uuid4()), model="other/model")
