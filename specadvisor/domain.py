@@ -159,6 +159,7 @@ class ModelProfile(Model):
     num_hidden_layers: int | None = None
     vocab_size: int | None = None
     context_length: int | None = None
+    kv_bytes_per_token: int | None = None  # KV cache per token over all layers at 16-bit, from config.json shapes
     quantization: str | None = None
     dtype: str | None = None
     mtp: MtpInfo = Field(default_factory=MtpInfo)
@@ -224,6 +225,9 @@ class Advice(Model):
     speculation_unlikely: bool = False
     fired_rules: list[str] = Field(default_factory=list)
     tensor_parallel_size: int = 1
+    tensor_parallel_known: bool = True  # False: the model's size is unknown; serve commands would be a guess
+    missing_inputs: list[str] = Field(default_factory=list)  # what the user must give first (--tensor-parallel-size or --params-b)
+    max_model_len: int | None = None  # suggested --max-model-len when the full context does not fit
     vllm_version: str | None = None
     trace: list[str] = Field(default_factory=list)  # every rule checked and what it changed (advise --explain)
     verdict_level: Literal["speculate", "careful", "unlikely", ""] = ""

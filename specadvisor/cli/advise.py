@@ -21,8 +21,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--concurrency", type=int, default=1, metavar="N", help="requests served at once (default 1)")
     parser.add_argument("--gpu", metavar="NAME[xCOUNT]", help="plan for a GPU you do not have here, e.g. H100x8 or MI300X")
     parser.add_argument("--vllm-version", metavar="X.Y", help="vLLM version that will serve (default: the detected one, else the newest known)")
-    parser.add_argument("--output-len", type=int, default=256, metavar="L", help="typical output tokens per request")
-    parser.add_argument("--temperature", type=float, default=0.0, metavar="T")
+    parser.add_argument("--output-len", type=int, default=None, metavar="L", help="typical output tokens per request (default: the workload's, e.g. 2048 for math)")
+    parser.add_argument("--temperature", type=float, default=None, metavar="T", help="sampling temperature served (default: the model card's, else the workload's)")
+    parser.add_argument("--tensor-parallel-size", type=int, default=None, metavar="N", help="GPUs per replica (default: chosen from the memory plan; required when the model's size is unknown)")
+    parser.add_argument("--params-b", type=float, default=None, metavar="B", help="the model's parameter count in billions, when it cannot be read from config.json")
     parser.add_argument("--train", action="store_true", help="you are willing to train a drafter")
     parser.add_argument("--rules", type=Path, action="append", default=[], metavar="DIR", help="extra rules folder (repeatable; overrides by id)")
     parser.add_argument("--offline", action="store_true", help="do not contact the Hugging Face Hub")
@@ -76,12 +78,19 @@ def run(args: argparse.Namespace) -> int:
     from specadvisor.rulebase import load_rulebase, parse_version
 
     _positive(args.concurrency, "--concurrency", 1)
-    _positive(args.output_len, "--output-len", 1)
-    _positive(args.temperature, "--temperature", 0)
+    for flag, value, minimum in (("--output-len", args.output_len, 1), ("--temperature", args.temperature, 0),
+                                 ("--tensor-parallel-size", args.tensor_parallel_size, 1), ("--params-b", args.params_b, 0.001)):
+        if value is not None:
+            _positive(value, flag, minimum)
     if args.vllm_version:
         parse_version(args.vllm_version)
     rulebase = load_rulebase(args.rules)
     model, notes = _model(args.model, args.offline)
+    from specadvisor.rulebase import workload_defaults
+
+    defaults = workload_defaults(args.workload, model.id, rulebase)
+    output_len = args.output_len or defaults.output_len
+    temperature = args.temperature if args.temperature is not None else defaults.temperature
     hw = _hardware(args.gpu)
     drafter = None
     if args.drafter:
@@ -91,8 +100,8 @@ def run(args: argparse.Namespace) -> int:
     workload = Workload(
         kind=WorkloadKind(args.workload),
         concurrency=args.concurrency,
-        output_len=args.output_len,
-        temperature=args.temperature,
+        output_len=output_len,
+        temperature=temperature,
         willing_to_train=args.train,
     )
     if workload.concurrency < 1:
@@ -100,7 +109,10 @@ def run(args: argparse.Namespace) -> int:
     advice = advise(
         hw, model, workload, drafter=drafter, vllm_version=args.vllm_version,
         local_sessions=_local_sessions(args.db, model, hw), rulebase=rulebase,
+        tensor_parallel_size=args.tensor_parallel_size, params_b=args.params_b,
     )
+    if args.output_len is None or args.temperature is None:
+        advice.trace.insert(0, f"workload defaults: output {output_len} tokens, temperature {temperature:g} ({defaults.why})")
     advice.warnings[:0] = [*notes, *model.warnings]
     if args.json:
         from specadvisor.cli.output import print_json
@@ -112,8 +124,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _commands(advice: Advice, model: ModelProfile, hw: HardwareProfile, config: dict | None) -> dict:
+    """Serve and container commands; None for both when the model's size (so its TP) is unknown."""
     from specadvisor.advisor import container_command, serve_command
 
+    if not advice.tensor_parallel_known:
+        return {"serve_command": None, "container_command": None}
     ref = model.path if model.source == "local" and model.path else model.id
     tp = advice.tensor_parallel_size
     return {
@@ -154,7 +169,8 @@ def render(advice: Advice, model: ModelProfile, hw: HardwareProfile, *, explain_
 
     out = console()
     planned = " (planned)" if hw.hypothetical else ""
-    out.print(f"[bold]{escape(model.id)}[/bold] on {escape(hw.gpu_label)}{planned}, vLLM {advice.vllm_version or LATEST_KNOWN + ' (assumed: newest known)'}, tensor parallel {advice.tensor_parallel_size}")
+    tp = advice.tensor_parallel_size if advice.tensor_parallel_known else "unknown (pass --tensor-parallel-size or --params-b)"
+    out.print(f"[bold]{escape(model.id)}[/bold] on {escape(hw.gpu_label)}{planned}, vLLM {advice.vllm_version or LATEST_KNOWN + ' (assumed: newest known)'}, tensor parallel {tp}")
     style = {"speculate": "green", "careful": "yellow", "unlikely": "red"}.get(advice.verdict_level, "bold")
     out.print(f"[{style}]{escape(advice.verdict)}[/{style}]")
     table = Table(show_edge=False)
@@ -174,16 +190,19 @@ def render(advice: Advice, model: ModelProfile, hw: HardwareProfile, *, explain_
         for warning in c.warnings:
             out.print(f"  [yellow]note:[/yellow] {escape(warning)}", soft_wrap=True)
     baseline_title = "Recommended: serve without speculation" if advice.speculation_unlikely else "Baseline (no speculation)"
-    if advice.speculation_unlikely:
+    if not advice.tensor_parallel_known:
+        out.print("\n[bold]No serve command:[/bold] the model's size is unknown, so its tensor-parallel size would be a guess; "
+                  "pass --tensor-parallel-size N or --params-b B.")
+    elif advice.speculation_unlikely:
         out.print(f"\n[bold]{baseline_title}[/bold]")
         out.print(_commands(advice, model, hw, None)["serve_command"], soft_wrap=True, markup=False)
-    if advice.candidates:
+    if advice.candidates and advice.tensor_parallel_known:
         top = _commands(advice, model, hw, advice.candidates[0].speculative_config)
         title = "Only to confirm by measurement: the top candidate" if advice.speculation_unlikely else "Serve the top candidate"
         out.print(f"\n[bold]{title}[/bold]")
         out.print(top["serve_command"], soft_wrap=True, markup=False)
         out.print(top["container_command"], soft_wrap=True, markup=False)
-    if not advice.speculation_unlikely:
+    if not advice.speculation_unlikely and advice.tensor_parallel_known:
         out.print(f"\n[bold]{baseline_title}[/bold]")
         out.print(_commands(advice, model, hw, None)["serve_command"], soft_wrap=True, markup=False)
     for warning in advice.warnings:

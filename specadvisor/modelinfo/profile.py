@@ -59,6 +59,23 @@ def _params_b(cfg: dict[str, Any], weights: WeightInfo | None, dtype: str | None
     return None, None, "parameter count unknown: config.json lacks hidden_size/num_hidden_layers/vocab_size"
 
 
+def kv_bytes_per_token(cfg: dict[str, Any]) -> int | None:
+    """KV cache bytes per token over all layers at 16 bits: MLA keeps one latent (kv_lora_rank + rope dims)
+    per layer; other attention keeps K and V for each KV head."""
+    layers = num(cfg, "num_hidden_layers", "n_layer", "num_layers")
+    if not layers:
+        return None
+    if num(cfg, "kv_lora_rank"):
+        return layers * ((num(cfg, "kv_lora_rank") or 512) + (num(cfg, "qk_rope_head_dim") or 64)) * 2
+    heads = num(cfg, "num_attention_heads", "n_head")
+    hidden = num(cfg, "hidden_size", "d_model", "n_embd")
+    kv_heads = num(cfg, "num_key_value_heads", "num_kv_heads") or heads
+    head_dim = num(cfg, "head_dim") or (hidden // heads if hidden and heads else None)
+    if not (kv_heads and head_dim):
+        return None
+    return layers * 2 * kv_heads * head_dim * 2
+
+
 def _sig(value: float | None) -> float | None:
     """Four significant digits: 8.03 and 0.1345 (SmolLM2) alike."""
     return float(f"{value:.4g}") if value is not None else None
@@ -99,6 +116,7 @@ def build_profile(model_id: str, located: Located) -> ModelProfile:
         num_hidden_layers=layers,
         vocab_size=num(cfg, "vocab_size"),
         context_length=num(cfg, *CONTEXT_KEYS),
+        kv_bytes_per_token=kv_bytes_per_token(cfg),
         quantization=quant,
         dtype=str(dtype) if dtype else None,
         mtp=mtp,

@@ -13,6 +13,7 @@ from specadvisor.rulebase.lookup import (
     find_gpu,
     find_model_family,
     methods_for_version,
+    workload_defaults,
 )
 from specadvisor.rulebase.schema import (
     ConfigKeySpec,
@@ -50,4 +51,5 @@ __all__ = [
     "methods_for_version",
     "parse_version",
     "registry",
+    "workload_defaults",
 ]

@@ -26,6 +26,7 @@ from specadvisor.rulebase.schema import (
     MethodSpec,
     ModelFamily,
     Rule,
+    WorkloadDefaults,
 )
 
 
@@ -50,6 +51,7 @@ class RuleBase:
     drafters: list[DrafterEntry] = field(default_factory=list)
     evidence: dict[str, Evidence] = field(default_factory=dict)
     rules: list[Rule] = field(default_factory=list)
+    workloads: dict[str, WorkloadDefaults] = field(default_factory=dict)
     files: list[Path] = field(default_factory=list)
     origins: dict[tuple[str, str], Origin] = field(default_factory=dict)
 
@@ -66,6 +68,7 @@ class RuleBase:
             "drafters": len(self.drafters),
             "evidence": len(self.evidence),
             "rules": len(self.rules),
+            "workloads": len(self.workloads),
         }
 
 
@@ -186,6 +189,7 @@ def _assemble(merged: dict[str, dict[str, tuple[BaseModel, Origin]]], files: lis
         drafters=entries("drafter"),
         evidence={e.id: e for e in entries("evidence")},
         rules=entries("rule"),
+        workloads={w.id: w for w in entries("workload")},
         files=files,
     )
     rb.origins = {(kind, key): origin for kind, table in merged.items() for key, (_, origin) in table.items()}

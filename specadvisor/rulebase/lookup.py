@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 
 from specadvisor.rulebase.schema import DrafterEntry, GpuSpec, MethodSpec, ModelFamily
@@ -106,3 +107,25 @@ def config_keys_for(vllm_method: str, vllm_version: str | None, rb=None) -> dict
         for key, spec in rb.config_keys.items()
         if (not spec.methods or vllm_method in spec.methods) and in_range(vllm_version, spec.min_version, spec.removed_in)
     }
+
+
+@dataclass(frozen=True)
+class Defaults:
+    temperature: float
+    output_len: int
+    prompt_len: int
+    why: str
+
+
+def workload_defaults(kind: str, model_id: str | None = None, rb=None) -> Defaults:
+    """Temperature, output and prompt lengths for a workload the user did not describe: the workload's
+    practice (rules/workloads.toml), with the model card's recommended temperature winning."""
+    rb = rb or default_rulebase()
+    entry = rb.workloads.get(kind)
+    temperature, output_len, prompt_len = (entry.temperature, entry.output_len, entry.prompt_len) if entry else (0.0, 256, 1024)
+    why = f"the {kind} workload's usual settings" if entry else "no workload defaults in the rules"
+    family = find_model_family(model_id, rb) if model_id else None
+    if family is not None and family.temperature is not None:
+        temperature = family.temperature
+        why += f"; temperature {family.temperature:g} recommended by the {family.id} model card"
+    return Defaults(temperature, output_len, prompt_len, why)

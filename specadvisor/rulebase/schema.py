@@ -61,6 +61,7 @@ class MethodSpec(_Strict):
     n_multiple_of_layers: bool = False  # N above the head count must be a multiple of it (MTP)
     n_optional: bool = False  # vLLM picks N itself when num_speculative_tokens is absent
     platforms: list[Platform] = Field(default_factory=lambda: ["cuda", "rocm"])
+    drafter_share: float = Field(0.0, ge=0)  # drafter weights as a share of the target's (memory plan)
     source: str = ""  # where the method and its versions are documented (a URL)
     extra_config: dict[str, Any] = Field(default_factory=dict)  # e.g. P-EAGLE: parallel_drafting = true
     default_config: dict[str, Any] = Field(default_factory=dict)  # sensible starting keys (ngram lookup sizes)
@@ -120,6 +121,17 @@ class GpuSpec(_Strict):
     notes: str = ""
 
 
+class WorkloadDefaults(_Strict):
+    """What a workload looks like when the user does not say: from serving practice, with its source."""
+
+    id: WorkloadName
+    temperature: float = Field(ge=0)
+    output_len: int = Field(ge=1)
+    prompt_len: int = Field(ge=1)  # typical input tokens: sizes the KV cache
+    source: str = ""
+    notes: str = ""
+
+
 class ModelFamily(_Strict):
     id: str
     hf_id: str = ""
@@ -131,6 +143,9 @@ class ModelFamily(_Strict):
     mtp_needs_assistant: bool = False  # Gemma 4: MTP through a separate assistant checkpoint
     context: int | None = None
     weights_dtype: str = ""  # how the published checkpoint stores weights (fp8, mxfp4); empty = bf16
+    temperature: float | None = Field(None, ge=0)  # the model card's recommended sampling temperature
+    kv_kib_per_token: float | None = Field(None, gt=0)  # KV cache per token (all layers, bf16), when known
+    source: str = ""
     notes: str = ""
 
     @property
@@ -229,5 +244,6 @@ KINDS: dict[str, type[BaseModel]] = {
     "drafter": DrafterEntry,
     "evidence": Evidence,
     "rule": Rule,
+    "workload": WorkloadDefaults,
 }
 """TOML array-of-tables name -> model. Any rules file may hold any of these kinds."""
