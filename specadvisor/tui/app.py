@@ -20,7 +20,7 @@ from textual.worker import Worker, WorkerState
 from specadvisor.domain import Advice, ArmFinished, HardwareProfile, ModelProfile, Session, Workload
 from specadvisor.errors import SpecAdvisorError
 from specadvisor.tui.services import PlanLike, Runner, Services, SessionStore
-from specadvisor.tui.sweep_state import SweepState
+from specadvisor.sweep.live import SweepState
 from specadvisor.tui.widgets.modals import ConfirmModal, ErrorModal
 
 WORKER_TITLES = {

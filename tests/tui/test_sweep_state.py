@@ -1,4 +1,4 @@
-"""The live sweep view folded from events, without Textual: what the sweep screen will show."""
+"""The live sweep model (specadvisor.sweep.live), folded from events without Textual: what the sweep screen shows."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from specadvisor.domain import (
     ServerStarting,
     SweepFinished,
 )
-from specadvisor.tui.sweep_state import LOG_LINES_KEPT, SweepState
+from specadvisor.sweep.live import LOG_LINES_KEPT, SweepState
 
 BASE = Arm(id="baseline", label="baseline")
 NGRAM = Arm(id="ngram-n4", label="ngram N=4", method="ngram", n=4, speculative_config={"method": "ngram", "num_speculative_tokens": 4})

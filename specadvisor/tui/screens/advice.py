@@ -12,7 +12,7 @@ from specadvisor.errors import InputError
 from specadvisor.tui.format import candidate_details, candidate_title, duration
 from specadvisor.tui.plan_edit import arm_request
 from specadvisor.tui.screens.base import AppScreen
-from specadvisor.tui.sweep_state import short_label
+from specadvisor.sweep.live import short_label
 from specadvisor.tui.widgets.modals import PromptModal
 
 

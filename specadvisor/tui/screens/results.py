@@ -16,7 +16,7 @@ from specadvisor.report.snippet import spec_config_json
 from specadvisor.tui.files import write_text_atomic
 from specadvisor.tui.format import result_row
 from specadvisor.tui.screens.base import AppScreen
-from specadvisor.tui.sweep_state import short_label
+from specadvisor.sweep.live import short_label
 from specadvisor.tui.widgets.charts import AcceptanceChart
 from specadvisor.tui.widgets.modals import PromptModal
 

@@ -15,7 +15,7 @@ from textual.widgets import Collapsible, DataTable, Footer, Header, Input, Progr
 from specadvisor.domain import ArmStatus
 from specadvisor.tui.app import SweepUpdated
 from specadvisor.tui.screens.base import AppScreen
-from specadvisor.tui.sweep_state import STATUS_ICONS, SweepState, short_label
+from specadvisor.sweep.live import STATUS_ICONS, SweepState, short_label
 from specadvisor.tui.widgets.charts import AcceptanceChart, ThroughputChart
 from specadvisor.tui.widgets.modals import ConfirmModal
 

@@ -1,8 +1,9 @@
-"""The live sweep view as plain data, folded from the runner's event stream.
+"""The live sweep model: plain data folded from the runner's event stream.
 
-No Textual here: the sweep screen only renders this state, so what the user sees during a sweep is
-tested by feeding events, and memory stays bounded however many requests a sweep sends (the log is a
-ring buffer; Progress events only overwrite counters).
+Both front ends render it: the TUI's sweep screen and the headless CLI's live view
+(specadvisor.cli.live_view), so they cannot show different numbers. No Textual or rich here: what
+the user sees during a sweep is tested by feeding events, and memory stays bounded however many
+requests a sweep sends (the log is a ring buffer; Progress events only overwrite counters).
 """
 
 from __future__ import annotations

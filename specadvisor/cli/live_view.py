@@ -1,0 +1,115 @@
+"""The headless sweep's live display: a rich rendering of the sweep's live model.
+
+The state is specadvisor.sweep.live.SweepState, the same fold of runner events the TUI's sweep
+screen renders, and the charts are specadvisor.charts', so both front ends show the same numbers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+from specadvisor import charts
+from specadvisor.domain import ArmFinished, ArmStatus, Session
+from specadvisor.sweep.live import ArmRow, SweepState, short_label
+from specadvisor.sweep.predict import predict_throughput
+from specadvisor.vllm_command import spec_config_json
+
+CHART_WIDTH = 60
+
+
+class LiveSweepView:
+    """A rich Live table fed by runner events; predictions are re-fitted only when an arm finishes."""
+
+    def __init__(self, session: Session, console: Console):
+        self.session = session
+        self.console = console
+        self.state = SweepState()
+        self.state.add_arms(session.arms)
+        for result in session.results:  # a resumed sweep shows what it already has
+            if result.arm_id in self.state.arms:
+                self.state.apply(ArmFinished(result=result))
+        self.predictions = self._predict()
+        self._live: Live | None = None
+
+    def __enter__(self) -> LiveSweepView:
+        self._live = Live(self.render(), console=self.console, refresh_per_second=4, transient=False)
+        self._live.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._live is not None:
+            self._live.__exit__(*exc)
+
+    def on_event(self, event: Any) -> None:
+        changed = self.state.apply(event)
+        if "throughput" in changed:  # an arm finished: the only event that changes the fit
+            self.predictions = self._predict()
+        if self._live is not None and changed:
+            self._live.update(self.render())
+
+    def _predict(self) -> dict[str, Any]:
+        return predict_throughput(self.session.model_copy(update={"results": self.state.results()}))
+
+    def _status(self, row: ArmRow) -> str:
+        if row.phase == "measuring":
+            return f"{row.completed}/{row.total}"
+        if row.result is not None and row.result.status == ArmStatus.failed:
+            return f"failed: {(row.result.error or '')[:60]}"
+        if row.result is not None:
+            return row.result.status.value
+        return row.phase
+
+    def _acceptance(self, arm_id: str, row: ArmRow) -> tuple[float | None, list[float]]:
+        if row.result is not None:
+            return row.result.mean_acceptance_length, row.result.per_position_acceptance
+        if arm_id == self.state.current:
+            return self.state.mean_acceptance_length, self.state.rates
+        return None, []
+
+    def render(self) -> RenderableType:
+        table = Table(title=f"sweep {self.session.id[:8]}  {self.session.model}", expand=False)
+        for col in ("arm", "status", "tok/s", "predicted", "AL", "per-position acceptance"):
+            table.add_column(col)
+        for arm_id, row in self.state.arms.items():
+            al, rates = self._acceptance(arm_id, row)
+            pred = self.predictions.get(arm_id)
+            pred_text = "" if pred is None else f"{pred.predicted_throughput:.1f}" + (f" ({pred.error_pct:+.0f}%)" if pred.error_pct is not None else "")
+            table.add_row(
+                short_label(row.arm),
+                self._status(row),
+                f"{row.throughput:.1f}" if row.throughput else "",
+                pred_text,
+                f"{al:.2f}" if al else "",
+                " ".join(charts.percent(r).strip() for r in rates[:8]),
+            )
+        parts: list[RenderableType] = [table]
+        if self.state.rates:
+            parts.append(Text(charts.acceptance_chart(self.state.rates, CHART_WIDTH)))
+        if self.state.warnings:
+            parts.append(Text("\n".join(list(self.state.warnings)[-3:]), style="yellow"))
+        if self.state.log:
+            parts.append(Text(self.state.log[-1][1][-150:], style="dim"))
+        return Group(*parts)
+
+    def print_summary(self, summary: dict[str, Any]) -> None:
+        rec = summary.get("recommendation") or {}
+        self.console.print()
+        for line in rec.get("reasons", []):
+            self.console.print(f"- {line}")
+        if rec.get("speculative_config"):
+            self.console.print(f"--speculative-config '{spec_config_json(rec['speculative_config'])}'")
+        if rec.get("batch_size_schedule"):
+            self.console.print(f"num_speculative_tokens_per_batch_size: {rec['batch_size_schedule']}")
+        for arm in summary["arms"]:
+            if arm.get("prediction_error_pct") is not None:
+                self.console.print(
+                    f"prediction for {arm['label']}: {arm['predicted_throughput']:.1f} tok/s vs measured "
+                    f"{arm['output_throughput']:.1f} ({arm['prediction_error_pct']:+.1f}%)"
+                )
+        self.console.print(f"launches: {summary['launches_used']} of {summary['launches_full_grid']} (full grid)")
+        self.console.print(f"session {summary['session_id']}: specadvisor report {summary['session_id'][:8]} | specadvisor snippet {summary['session_id'][:8]}")
