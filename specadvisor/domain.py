@@ -275,6 +275,33 @@ class PositionStats(Model):
     ci_high: float | None = None
 
 
+class AchievedLoad(Model):
+    """The load a measurement really applied, checked against what was asked.
+
+    Closed loop: `asked` is the concurrency, `achieved` the mean number of requests in flight (sum
+    of request times / duration). Poisson: `asked` is the request rate (req/s) and `achieved` the
+    rate requests were really sent at. `per_trial` keeps each trial's figure.
+    """
+
+    mode: Literal["closed", "poisson"] = "closed"
+    asked: float
+    achieved: float
+    per_trial: list[float] = Field(default_factory=list)
+    mean_in_flight: float | None = None  # also recorded in Poisson mode
+
+    @property
+    def ratio(self) -> float | None:
+        return self.achieved / self.asked if self.asked > 0 else None
+
+    @property
+    def unit(self) -> str:
+        return "in flight" if self.mode == "closed" else "req/s"
+
+    def short(self) -> str:
+        """"3.9/4 in flight" or "1.8/2 req/s": achieved over asked, for tables."""
+        return f"{self.achieved:.1f}/{self.asked:g} {self.unit}"
+
+
 class ArmStatus(str, Enum):
     pending = "pending"
     running = "running"
@@ -300,6 +327,7 @@ class ArmResult(Model):
     output_throughput_ci: tuple[float, float] | None = None
     request_throughput: float | None = None
     achieved_request_rate: float | None = None
+    achieved_load: AchievedLoad | None = None  # the load really applied vs the load asked
     trials: list[float] = Field(default_factory=list)  # output throughput per trial
     ttft_ms: LatencyStats = Field(default_factory=LatencyStats)
     tpot_ms: LatencyStats = Field(default_factory=LatencyStats)
@@ -452,6 +480,8 @@ class Progress(_Event):
     completed: int
     total: int
     output_throughput: float | None = None
+    in_flight: int | None = None  # requests sent and not yet finished (the live load check)
+    concurrency: int | None = None  # the concurrency asked for this arm
 
 
 class MetricsSampled(_Event):

@@ -12,9 +12,11 @@ HOST = "127.0.0.1"
 
 
 def spec_config_json(config: dict) -> str:
-    """Compact JSON, `method` first then the other keys sorted: the same config always prints the same."""
+    """Compact JSON, `method` first then the other keys sorted: the same config always prints the same.
+    Keys set to null are left out: they mean "vLLM's default" (a config read back from a running
+    server's /server_info lists every unset key as null)."""
     ordered = {"method": config["method"]} if "method" in config else {}
-    ordered.update({key: config[key] for key in sorted(config) if key != "method"})
+    ordered.update({key: config[key] for key in sorted(config) if key != "method" and config[key] is not None})
     return json.dumps(ordered, separators=(",", ":"))
 
 

@@ -35,7 +35,8 @@ class RequestRecord(BaseModel):
     latency_s: float = 0.0  # start to last content chunk (vllm bench serve's definition)
     itl_s: list[float] = Field(default_factory=list)  # gaps between content chunks
     start_s: float = 0.0  # time.perf_counter() when sent
-    end_s: float = 0.0
+    end_s: float = 0.0  # the last content chunk (or the failure)
+    closed_s: float = 0.0  # the stream's end (usage chunk and [DONE] read): the slot is free again
     prompt_id: str = ""
     expected_tokens: int = 0
 
@@ -61,6 +62,8 @@ class LoadResult(BaseModel):
     duration_s: float  # first send to last completion
     achieved_rate: float  # requests actually sent per second over the sending span
     requested_rate: float | None = None
+    scheduled_rate: float | None = None  # Poisson: the rate of the arrival schedule actually drawn
+    concurrency: int = 1  # the cap asked for
     start_s: float = 0.0
     end_s: float = 0.0
 
@@ -91,6 +94,14 @@ class LoadResult(BaseModel):
     @property
     def request_throughput(self) -> float | None:
         return self.completed / self.duration_s if self.duration_s > 0 else None
+
+    @property
+    def mean_in_flight(self) -> float | None:
+        """Requests in flight on average over the run (Little's law: the sum of request times over
+        the duration). In a closed loop this is the concurrency the server really saw."""
+        if self.duration_s <= 0 or not self.records:
+            return None
+        return sum(max(0.0, max(r.closed_s, r.end_s) - r.start_s) for r in self.records) / self.duration_s
 
 
 @cache
@@ -187,7 +198,7 @@ def _record(start: float, sse: SSEStream, prompt_id: str, expected: int) -> Requ
         return _failed(start, prompt_id, expected, "the stream carried no content chunk")
     rec = RequestRecord(
         ok=True, start_s=start, end_s=sse.last, ttft_s=sse.first - start, latency_s=sse.last - start,
-        itl_s=sse.itl, prompt_id=prompt_id, expected_tokens=expected,
+        itl_s=sse.itl, prompt_id=prompt_id, expected_tokens=expected, closed_s=time.perf_counter(),
     )
     if sse.usage:
         rec.completion_tokens = int(sse.usage.get("completion_tokens") or 0)
@@ -207,8 +218,9 @@ class _Senders:
     httpx clients; a caller-supplied httpx client (tests, proxies) is shared as given.
     """
 
-    def __init__(self, base_url: str, size: int, shared: httpx.AsyncClient | None):
+    def __init__(self, base_url: str, size: int, shared: httpx.AsyncClient | None, on_send: Callable[[], None] | None = None):
         self.base = base_url.rstrip("/")
+        self.on_send = on_send
         self.shared = shared
         self.raw = shared is None and self.base.startswith("http://")
         if shared is not None:
@@ -223,6 +235,8 @@ class _Senders:
             self.free.put_nowait(c)
 
     async def send(self, path: str, body: bytes, headers: dict[str, str], expected: int, pid: str) -> RequestRecord:
+        if self.on_send is not None:
+            self.on_send()
         if self.shared is not None:
             return await send_one(self.shared, self.base + path, body, headers, expected_tokens=expected, prompt_id=pid)
         conn = await self.free.get()
@@ -254,6 +268,7 @@ async def run_load(
     api_key: str | None = None,
     on_done: Callable[[RequestRecord], None] | None = None,
     client: httpx.AsyncClient | None = None,
+    on_send: Callable[[], None] | None = None,
 ) -> LoadResult:
     """Send every prompt once, at most `concurrency` in flight, optionally with Poisson arrivals."""
     if concurrency < 1:
@@ -272,13 +287,14 @@ async def run_load(
         if on_done is not None:
             on_done(rec)
 
-    pool = _Senders(base_url, min(concurrency, max(1, len(jobs))), client)
+    pool = _Senders(base_url, min(concurrency, max(1, len(jobs))), client, on_send)
+    scheduled: float | None = None
     start = time.perf_counter()
     try:
         if request_rate is None or request_rate == float("inf"):
             await _closed_loop(pool, jobs, headers, output_len, concurrency, finish)
         else:
-            await _poisson(pool, jobs, headers, output_len, concurrency, request_rate, seed, finish)
+            scheduled = await _poisson(pool, jobs, headers, output_len, concurrency, request_rate, seed, finish)
     finally:
         await pool.aclose()
     end = time.perf_counter()
@@ -287,6 +303,8 @@ async def run_load(
         duration_s=end - start,
         achieved_rate=_achieved_rate(records),
         requested_rate=request_rate,
+        scheduled_rate=scheduled,
+        concurrency=concurrency,
         start_s=start,
         end_s=end,
     )
@@ -303,8 +321,10 @@ async def _closed_loop(pool: _Senders, jobs, headers, output_len, concurrency, f
     await asyncio.gather(*(worker() for _ in range(min(concurrency, len(jobs)))))
 
 
-async def _poisson(pool: _Senders, jobs, headers, output_len, concurrency, rate, seed, finish) -> None:
-    """Arrivals follow a Poisson process; requests beyond `concurrency` wait at the client, as in vLLM."""
+async def _poisson(pool: _Senders, jobs, headers, output_len, concurrency, rate, seed, finish) -> float | None:
+    """Arrivals follow a Poisson process; requests beyond `concurrency` wait at the client, as in vLLM.
+    Returns the rate of the drawn schedule ((n - 1) gaps over its span), the figure the achieved
+    send rate should match when neither the client nor the concurrency cap held requests back."""
     rng = random.Random(seed)
     gate = asyncio.Semaphore(concurrency)
 
@@ -313,14 +333,18 @@ async def _poisson(pool: _Senders, jobs, headers, output_len, concurrency, rate,
             finish(await pool.send(path, body, headers, output_len, pid))
 
     tasks = []
-    next_at = time.perf_counter()
+    first_at = next_at = time.perf_counter()
+    last_at = first_at
     for path, body, pid in jobs:
         delay = next_at - time.perf_counter()
         if delay > 0:
             await asyncio.sleep(delay)
         tasks.append(asyncio.create_task(one(path, body, pid)))
+        last_at = next_at
         next_at += rng.expovariate(rate)
     await asyncio.gather(*tasks)
+    span = last_at - first_at
+    return (len(jobs) - 1) / span if len(jobs) > 1 and span > 0 else None
 
 
 def _achieved_rate(records: list[RequestRecord]) -> float:

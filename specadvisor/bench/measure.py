@@ -15,6 +15,7 @@ from contextlib import aclosing
 import httpx
 
 from specadvisor import stats
+from specadvisor.bench.loadcheck import achieved_load, shortfall_warning
 from specadvisor.bench.loadgen import LoadResult, RequestRecord, run_load
 from specadvisor.bench.metrics import (
     KV_CACHE_USAGE,
@@ -90,6 +91,7 @@ class _ArmRun:
         self.first_snapshot: MetricsSnapshot | None = None
         self.measure_t0 = 0.0
         self.tokens_so_far = 0
+        self.sent = 0
 
     def _warn(self, message: str) -> MeasurementWarning:
         self.warnings.append(message)
@@ -148,6 +150,9 @@ class _ArmRun:
         if before is None:
             yield self._warn("cannot read /metrics: no acceptance figures and no foreign-traffic check for this trial")
 
+        def on_send() -> None:
+            self.sent += 1
+
         def on_done(rec: RequestRecord) -> None:
             self.completed += 1
             self.tokens_so_far += rec.completion_tokens if rec.ok else 0
@@ -157,7 +162,7 @@ class _ArmRun:
                 base_url=self.base_url, model_name=self.model_name, prompts=self.prompts,
                 output_len=self.settings.output_len, temperature=self.settings.temperature,
                 seed=self.settings.seed, concurrency=concurrency, request_rate=self.settings.request_rate,
-                api_key=self.api_key, on_done=on_done,
+                api_key=self.api_key, on_done=on_done, on_send=on_send,
             )
         )
         try:
@@ -198,6 +203,9 @@ class _ArmRun:
                 f"{label}{len(clamped)} requests returned {clamped[0].completion_tokens} tokens instead of "
                 f"{self.settings.output_len}: output clamped (prompt too long for max_model_len?)"
             )
+        shortfall = shortfall_warning(load, len(self.prompts.prompts))
+        if shortfall:
+            out.append(label + shortfall)
         unverified = sum(1 for r in load.records if r.unverified)
         if unverified:
             out.append(f"{label}{unverified} responses had no usage chunk: output lengths not verified, tokens counted as chunks")
@@ -243,7 +251,8 @@ class _ArmRun:
     def _progress(self) -> Progress:
         elapsed = time.perf_counter() - self.measure_t0
         tput = self.tokens_so_far / elapsed if elapsed > 0 and self.tokens_so_far else None
-        return Progress(arm_id=self.arm.id, completed=self.completed, total=self.total, output_throughput=tput)
+        return Progress(arm_id=self.arm.id, completed=self.completed, total=self.total, output_throughput=tput,
+                        in_flight=self.sent - self.completed, concurrency=max(1, self.arm.concurrency))
 
     def _finished(self, started_at, version: str | None, error: str | None = None) -> ArmFinished:
         result = summarize(self.arm.id, self.loads, self.deltas, self.settings.output_len)
@@ -280,6 +289,7 @@ def summarize(arm_id: str, loads: list[LoadResult], deltas: list[SpecDelta], out
         output_throughput_ci=ci,
         request_throughput=len(ok) / duration if duration > 0 else None,
         achieved_request_rate=_mean([load.achieved_rate for load in loads if load.achieved_rate > 0]),
+        achieved_load=achieved_load(loads),
         trials=trial_tputs,
         ttft_ms=stats.latency_stats([r.ttft_s * 1000 for r in ok if r.ttft_s is not None]),
         tpot_ms=stats.latency_stats([r.tpot_s * 1000 for r in ok if r.tpot_s is not None]),

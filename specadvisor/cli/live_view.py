@@ -73,7 +73,7 @@ class LiveSweepView:
 
     def render(self) -> RenderableType:
         table = Table(title=f"sweep {self.session.id[:8]}  {self.session.model}", expand=False)
-        for col in ("arm", "status", "tok/s", "predicted", "AL", "per-position acceptance"):
+        for col in ("arm", "status", "tok/s", "load", "predicted", "AL", "per-position acceptance"):
             table.add_column(col)
         for arm_id, row in self.state.arms.items():
             al, rates = self._acceptance(arm_id, row)
@@ -83,6 +83,7 @@ class LiveSweepView:
                 short_label(row.arm),
                 self._status(row),
                 f"{row.throughput:.1f}" if row.throughput else "",
+                row.load_text(),
                 pred_text,
                 f"{al:.2f}" if al else "",
                 " ".join(charts.percent(r).strip() for r in rates[:8]),

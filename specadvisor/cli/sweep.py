@@ -111,25 +111,45 @@ def _new(args: argparse.Namespace):
 
 
 def _endpoint_session(args: argparse.Namespace, model: str | None):
-    """Attach mode: the running server is one arm, its config read from /server_info when exposed."""
+    """Attach mode: the running server is one configuration, measured at every requested concurrency
+    level; its config is read from /server_info when exposed."""
     import asyncio
 
-    from specadvisor.domain import Arm, Session, SweepSettings
+    from specadvisor.domain import Session, SweepSettings
     from specadvisor.engine import Endpoint
 
+    levels = _ints(args.concurrency, "--concurrency")
     endpoint = Endpoint(args.endpoint, api_key_env=args.api_key_env)
     info = asyncio.run(endpoint.info())
     spec = info.speculative_config
-    arm = Arm(id="endpoint", label=f"running server at {endpoint.url}")
-    if spec:
-        arm = Arm(id="endpoint", label=f"{spec.get('method')} N={spec.get('num_speculative_tokens')} at {endpoint.url}", method=spec.get("method"), n=spec.get("num_speculative_tokens"), speculative_config=spec)
     settings = SweepSettings(
         prompt_source=args.prompts, num_prompts=_count(args.num_prompts, "--num-prompts"), output_len=_count(args.output_len, "--output-len"),
         temperature=args.temperature, seed=args.seed, warmup=max(0, args.warmup), trials=_positive(args.trials, "--trials"),
-        concurrency=_ints(args.concurrency, "--concurrency")[:1], endpoint=endpoint.url,
+        concurrency=levels, request_rate=args.request_rate, endpoint=endpoint.url,
+        slo_tpot_ms=args.slo_tpot_ms, slo_ttft_ms=args.slo_ttft_ms,
     )
-    session = Session(model=model or info.served_model or "", settings=settings, arms=[arm], vllm_version=info.version, name=args.name, temperature=args.temperature)
+    session = Session(model=model or info.served_model or "", settings=settings, arms=endpoint_arms(endpoint.url, spec, levels),
+                      vllm_version=info.version, name=args.name, temperature=args.temperature, concurrency=levels[0])
     return session, {"api_key_env": args.api_key_env, "model_name": info.served_model}
+
+
+def endpoint_arms(url: str, spec: dict | None, levels: list[int]) -> list:
+    """One arm per requested concurrency level on the running server (they share it: nothing is relaunched)."""
+    from specadvisor.domain import Arm
+
+    multi = len(levels) > 1
+    what = f"{spec.get('method')} N={spec.get('num_speculative_tokens')}" if spec else "running server"
+    arms = []
+    for level in levels:
+        arms.append(Arm(
+            id=f"endpoint-c{level}" if multi else "endpoint",
+            label=f"{what} at {url}" + (f" @c{level}" if multi else ""),
+            method=spec.get("method") if spec else None,
+            n=spec.get("num_speculative_tokens") if spec else None,
+            speculative_config=spec,
+            concurrency=level,
+        ))
+    return arms
 
 
 def _resume(args: argparse.Namespace, store):

@@ -108,8 +108,9 @@ def _speculative_config_from(server_info: dict) -> dict | None:
                     value = node[key]
                     if not isinstance(value, dict):
                         return None
-                    # Drop the nested target/draft model and parallel configs: they repeat the server's.
-                    return {k: v for k, v in value.items() if not isinstance(v, dict)}
+                    # Drop the nested target/draft model and parallel configs (they repeat the server's)
+                    # and unset keys (null): replayed as --speculative-config they only add noise.
+                    return {k: v for k, v in value.items() if not isinstance(v, dict) and v is not None}
             stack.extend(node.values())
         elif isinstance(node, list):
             stack.extend(node)

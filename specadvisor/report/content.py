@@ -14,12 +14,14 @@ from specadvisor.sweep.arms import family_key, family_label
 from specadvisor.sweep.predict import mean_abs_error_pct, measured, predict_throughput
 from specadvisor.sweep.recommend import recommend
 
-COLUMNS = ["arm", "status", "output tok/s (95% CI)", "speedup (95% CI)", "predicted", "pred. error", "req/s", "mean AL", "accept rate", "per-position acceptance", "TTFT p99 ms", "TPOT p99 ms"]
+COLUMNS = ["arm", "status", "output tok/s (95% CI)", "speedup (95% CI)", "predicted", "pred. error", "load achieved/asked", "req/s", "mean AL", "accept rate", "per-position acceptance", "TTFT p99 ms", "TPOT p99 ms"]
 
 HOW_TO_READ = [
     "Output tok/s counts generated tokens per second over the measured requests only (warmups excluded), at a fixed output length.",
     "Mean acceptance length (AL) = 1 + accepted / drafts, bonus token included; acceptance rate = accepted / drafted tokens. "
     "Acceptance rate falls with N by arithmetic, so configurations are ranked by measured throughput, never by it.",
+    "Load achieved/asked: the mean number of requests in flight (sum of request times / duration) against the concurrency asked, "
+    "or the request rate really sent against the Poisson rate asked; a trial more than 10% below its ask is flagged under problems.",
     "Per-position acceptance i = drafts whose first i tokens were all accepted / drafts, on an absolute 0-100% scale.",
     "Speedup = output tok/s / the no-speculation baseline's at the same concurrency; its 95% interval is Fieller's for a "
     "ratio of two independent means, from the two throughput intervals (\"no interval\" when either side has none).",
@@ -107,7 +109,7 @@ def _row(label: str, r, p, speedup: Speedup | None) -> list[str]:
         return fmt.format(v) if v is not None else "-"
 
     if r is None:
-        return [label, "pending", "-", "-", num(p.predicted_throughput) if p else "-", "-", "-", "-", "-", "-", "-", "-"]
+        return [label, "pending", "-", "-", num(p.predicted_throughput) if p else "-", "-", "-", "-", "-", "-", "-", "-", "-"]
     tps = num(r.output_throughput)
     if r.output_throughput_ci:
         tps += f" ({r.output_throughput_ci[0]:.1f}-{r.output_throughput_ci[1]:.1f})"
@@ -118,6 +120,7 @@ def _row(label: str, r, p, speedup: Speedup | None) -> list[str]:
         speedup.text() if speedup else "-",
         num(p.predicted_throughput) if p else "-",
         (f"{p.error_pct:+.1f}%" if p and p.error_pct is not None else ("reference" if p and p.reference else "-")),
+        r.achieved_load.short() if r.achieved_load else "-",
         num(r.request_throughput, "{:.2f}"),
         num(r.mean_acceptance_length, "{:.2f}"),
         num(r.acceptance_rate, "{:.1%}"),

@@ -52,7 +52,16 @@ class ArmRow:
     completed: int = 0
     total: int = 0
     throughput: float | None = None
+    in_flight: int | None = None  # live: requests sent and not finished, against arm.concurrency
     result: ArmResult | None = None
+
+    def load_text(self) -> str:
+        """The load check: live "3/4 in flight" while measuring, then the achieved/asked figure."""
+        if self.phase == "measuring" and self.in_flight is not None:
+            return f"{self.in_flight}/{self.arm.concurrency} in flight"
+        if self.result is not None and self.result.achieved_load is not None:
+            return self.result.achieved_load.short()
+        return ""
 
 
 @dataclass
@@ -113,6 +122,7 @@ class SweepState:
             row.completed, row.total = event.completed, event.total
             if event.output_throughput is not None:
                 row.throughput = event.output_throughput
+            row.in_flight = event.in_flight
             self.current = event.arm_id
             return {"progress", "queue"}
         if isinstance(event, MetricsSampled):

@@ -32,6 +32,7 @@ def session_summary(session: Session, *, launches_used: int | None = None) -> di
                 output_throughput=result.output_throughput,
                 output_throughput_ci=result.output_throughput_ci,
                 request_throughput=result.request_throughput,
+                achieved_load=result.achieved_load.model_dump(mode="json") if result.achieved_load else None,
                 mean_acceptance_length=result.mean_acceptance_length,
                 acceptance_rate=result.acceptance_rate,
                 per_position_acceptance=result.per_position_acceptance,

@@ -105,9 +105,10 @@ def ms(stats: LatencyStats, which: str) -> str:
 
 
 def result_row(label: str, res: ArmResult | None, speedup: Speedup | None) -> list[str]:
-    """Cells of the results table: arm, status, tok/s (CI), speedup, AL, acc rate, TTFT p50/p99, TPOT p50/p99."""
+    """Cells of the results table: arm, status, tok/s (CI), speedup, AL, acc rate, TTFT p50/p99, TPOT p50/p99,
+    achieved/asked load."""
     if res is None:
-        return [label, "pending"] + ["-"] * 6
+        return [label, "pending"] + ["-"] * 7
     tps = "-"
     if res.output_throughput is not None:
         tps = f"{res.output_throughput:.1f}"
@@ -119,7 +120,8 @@ def result_row(label: str, res: ArmResult | None, speedup: Speedup | None) -> li
     rate = f"{res.acceptance_rate * 100:.0f}%" if res.acceptance_rate is not None else "-"
     ttft = f"{ms(res.ttft_ms, 'median')}/{ms(res.ttft_ms, 'p99')}"
     tpot = f"{ms(res.tpot_ms, 'median')}/{ms(res.tpot_ms, 'p99')}"
-    return [label, res.status.value, tps, speed, al, rate, ttft, tpot]
+    load = res.achieved_load.short() if res.achieved_load else "-"
+    return [label, res.status.value, tps, speed, al, rate, ttft, tpot, load]
 
 
 def summary_cells(summary: Any) -> list[str]:

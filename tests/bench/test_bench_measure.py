@@ -36,16 +36,17 @@ async def spec_server():
 
 
 async def test_event_order_and_one_final_result(spec_server):
-    events = await collect(spec_server)
+    # 6 prompts at concurrency 2 would drain alone at the end (the load check warns): give it 12
+    events = await collect(spec_server, ps=prompts(12))
     assert isinstance(events[0], WarmupStarted) and events[0].requests == 2
     assert isinstance(events[-1], ArmFinished)
     assert sum(isinstance(e, ArmFinished) for e in events) == 1
     assert any(isinstance(e, MetricsSampled) for e in events)
     progress = [e for e in events if isinstance(e, Progress)]
-    assert progress[-1].completed == progress[-1].total == 6
+    assert progress[-1].completed == progress[-1].total == 12
     r = events[-1].result
-    assert r.status == ArmStatus.ok and r.completed == 6 and r.failed == 0
-    assert r.output_tokens == 72 and r.vllm_version == "0.32.0-fake"
+    assert r.status == ArmStatus.ok and r.completed == 12 and r.failed == 0
+    assert r.output_tokens == 144 and r.vllm_version == "0.32.0-fake"
     assert r.output_throughput > 0 and r.request_throughput > 0 and r.achieved_request_rate > 0
     for s in (r.ttft_ms, r.tpot_ms, r.itl_ms, r.e2el_ms):
         assert s.mean is not None and s.p99 is not None

@@ -69,3 +69,18 @@ def test_summary_prints_the_config_in_the_canonical_order(monkeypatch):
     rec = Recommendation(arm_id="ngram-n4", speculative_config={"num_speculative_tokens": 4, "method": "ngram"})
     view.print_summary({"recommendation": rec.model_dump(), "arms": [], "launches_used": 2, "launches_full_grid": 2, "session_id": "abcdef123456"})
     assert """--speculative-config '{"method":"ngram","num_speculative_tokens":4}'""" in out.getvalue()
+
+
+def test_the_load_column_shows_requests_in_flight_then_the_achieved_load(monkeypatch):
+    from specadvisor.domain import AchievedLoad
+
+    view, _, out = _view(monkeypatch)
+    arm = Arm(id="c4", label="c4", concurrency=4)
+    view.state.add_arms([arm])
+    view.on_event(ServerStarting(arm_id="c4", command=["vllm"]))
+    view.on_event(Progress(arm_id="c4", completed=2, total=16, in_flight=3, concurrency=4))
+    view.console.print(view.render())
+    assert "3/4 in flight" in out.getvalue()
+    view.on_event(ArmFinished(result=ArmResult(arm_id="c4", output_throughput=5.0, achieved_load=AchievedLoad(asked=4, achieved=3.62))))
+    view.console.print(view.render())
+    assert "3.6/4 in flight" in out.getvalue()

@@ -172,3 +172,42 @@ def test_endpoint_mode_measures_the_running_server_as_one_arm(tmp_path, capsys):
     assert len(arm["per_position_acceptance"]) == 3
     assert data["launches_used"] == 1
     assert server.fake.state.requests and all(r.get("model") == "served-fake" for r in server.fake.state.requests)
+
+
+def test_endpoint_mode_measures_every_requested_concurrency(tmp_path, capsys):
+    """`--endpoint URL --concurrency 1,4` measured everything at concurrency 1 before; the achieved load
+    (mean requests in flight) proves each arm ran at its own level."""
+    server = _AttachableFake()
+    try:
+        code = main(["--db", str(tmp_path / "s.db"), "sweep", "--endpoint", server.fake.base_url, "--concurrency", "1,4",
+                     "--num-prompts", "16", "--output-len", "24", "--warmup", "0", "--json"])
+    finally:
+        server.close()
+    out = capsys.readouterr().out
+    assert code == 0, out
+    data = json.loads(out)
+    arms = {a["arm_id"]: a for a in data["arms"]}
+    assert set(arms) == {"endpoint-c1", "endpoint-c4"}
+    assert data["settings"]["concurrency"] == [1, 4]
+    c1, c4 = arms["endpoint-c1"], arms["endpoint-c4"]
+    assert c1["concurrency"] == 1 and c4["concurrency"] == 4
+    assert c1["achieved_load"]["asked"] == 1 and c1["achieved_load"]["achieved"] <= 1.0 + 1e-9
+    assert c4["achieved_load"]["asked"] == 4 and c4["achieved_load"]["achieved"] > 3.0, c4["achieved_load"]
+    assert data["launches_used"] == 1  # one running server, nothing launched
+
+
+def test_endpoint_mode_at_concurrency_4_runs_4_in_flight(tmp_path, capsys):
+    server = _AttachableFake()
+    try:
+        code = main(["--db", str(tmp_path / "s.db"), "sweep", "--endpoint", server.fake.base_url, "--concurrency", "4",
+                     "--num-prompts", "16", "--output-len", "24", "--warmup", "0", "--json"])
+    finally:
+        server.close()
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0
+    [arm] = data["arms"]
+    assert arm["arm_id"] == "endpoint" and arm["concurrency"] == 4
+    assert arm["achieved_load"]["achieved"] > 3.0, arm["achieved_load"]
+    assert main(["--db", str(tmp_path / "s.db"), "report", data["session_id"], "--format", "md"]) == 0
+    report = capsys.readouterr().out
+    assert "load achieved/asked" in report and f"{arm['achieved_load']['achieved']:.1f}/4 in flight" in report

@@ -53,6 +53,17 @@ def test_speculative_config_is_found_in_server_info_and_trimmed():
     assert _speculative_config_from({"vllm_config": {"speculative_config": None}}) is None
 
 
+def test_unset_keys_from_server_info_never_reach_the_serve_command():
+    """/server_info lists every unset key as null; replayed, they made `--speculative-config` noisy."""
+    from specadvisor.vllm_command import serve_command
+
+    spec = _speculative_config_from({"vllm_config": {"speculative_config": {
+        "method": "ngram", "num_speculative_tokens": 4, "model": None, "quantization": None, "prompt_lookup_max": 4}}})
+    assert spec == {"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max": 4}
+    command = serve_command("m", {**spec, "draft_tensor_parallel_size": None})
+    assert "null" not in command and '{"method":"ngram","num_speculative_tokens":4,"prompt_lookup_max":4}' in command
+
+
 async def test_probe_cli_reads_a_running_server(fake_spec):
     import asyncio
     import json

@@ -64,3 +64,17 @@ def test_advice_reads_local_sessions_for_this_model_and_hardware(tmp_path, monke
     default_services(db).advise(HARDWARE, MODEL, WORKLOAD)
     assert [s.id for s in seen["local_sessions"]] == [session.id]
     assert seen["vllm_version"] == "0.32.0"
+
+
+def test_every_concurrency_level_typed_in_setup_is_planned(tmp_path):
+    from specadvisor.tui.setup_form import parse_form
+
+    form, errors = parse_form("code", "humaneval", {"concurrency": "8, 1", "output_len": "64", "num_prompts": "16"})
+    assert not errors
+    workload = form.workload
+    assert workload.concurrency_levels == [1, 8]
+    hardware = HARDWARE.model_copy(update={"engine": EngineInfo(found=True, version="0.33.0", distribution="vllm", platform="cuda", command=["vllm", "serve"])})
+    plan = default_services(tmp_path / "db.sqlite").plan(ADVICE, MODEL, hardware, workload)
+    assert plan.session.settings.concurrency == [1, 8]
+    baselines = sorted(a.concurrency for a in plan.arms if a.is_baseline)
+    assert baselines == [1, 8]

@@ -20,7 +20,7 @@ from specadvisor.sweep.live import short_label
 from specadvisor.tui.widgets.charts import AcceptanceChart
 from specadvisor.tui.widgets.modals import PromptModal
 
-COLUMNS = ("arm", "status", "tok/s", "speedup [CI]", "AL", "acc.", "TTFT p50/99", "TPOT p50/99")
+COLUMNS = ("arm", "status", "tok/s", "speedup [CI]", "AL", "acc.", "TTFT p50/99", "TPOT p50/99", "load")
 
 
 def recommendation_text(session: Session, rec: Recommendation | None, command: str) -> str:

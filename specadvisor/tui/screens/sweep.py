@@ -152,6 +152,8 @@ class SweepScreen(AppScreen):
                 bits.append(f"{row.completed}/{row.total}")
             if row.throughput:
                 bits.append(f"{row.throughput:.1f} tok/s")
+            if row.load_text():
+                bits.append(row.load_text())
             if state.mean_acceptance_length and not row.arm.is_baseline:
                 bits.append(f"AL {state.mean_acceptance_length:.2f}")
             text = " · ".join(bits)
