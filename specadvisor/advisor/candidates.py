@@ -46,9 +46,11 @@ def _clip_grid(grid: list[int], option: Option, facts: Facts, rb: RuleBase) -> l
     When the block cuts the grid, its largest N is added so the deepest usable block is measured."""
     spec = option.method
     limit = registry.n_limit(spec.vllm_method, option.block_size, rb)
+    if option.max_n:
+        limit = min(limit, option.max_n) if limit else option.max_n
     wanted = [*grid, *([option.default_k] if option.default_k else [])]
     kept = [n for n in wanted if limit is None or n <= limit]
-    if limit is not None and option.block_size and len(kept) < len(wanted) and limit not in kept:
+    if limit is not None and (option.block_size or option.max_n) and len(kept) < len(wanted) and limit not in kept:
         kept.append(limit)
     if spec.n_multiple_of_layers and option.origin == "native" and facts.mtp_layers > 1:
         layers = facts.mtp_layers

@@ -22,6 +22,8 @@ class Option:
     default_k: int | None = None
     origin: str = "lookup"  # user | published | native | lookup
     alternatives: list[str] = field(default_factory=list)
+    max_n: int | None = None  # the drafter's own limit (a single-token throughput head)
+    variant: str = ""
 
 
 def method_id_for(vllm_method: str, parallel: bool, rb) -> str | None:
@@ -56,9 +58,23 @@ def _user_option(drafter: DrafterProfile, available: dict[str, MethodSpec], rb, 
     return Option(available[method_id], drafter.path or drafter.id, drafter.block_size, drafter.default_k, "user")
 
 
-def _published(model: ModelProfile, catalog: list[DrafterEntry]) -> list[DrafterRef | DrafterEntry]:
+def _variant_rank(entry, facts: Facts) -> int:
+    """Which published variant suits the workload: long-context heads for long RAG/agent prompts,
+    single-token throughput heads only at high concurrency, the general head otherwise."""
+    variant = getattr(entry, "variant", "")
+    if facts.workload in ("rag", "agentic"):
+        order = ["long-context", "", "short-context", "throughput"]
+    elif facts.concurrency >= 32:
+        order = ["throughput", "", "short-context", "long-context"]
+    else:
+        order = ["", "short-context", "long-context", "throughput"]
+    return order.index(variant) if variant in order else len(order)
+
+
+def _published(model: ModelProfile, catalog: list[DrafterEntry], facts: Facts) -> list[DrafterRef | DrafterEntry]:
     seen = {entry.drafter for entry in catalog}
-    return [*catalog, *(ref for ref in model.drafters if ref.drafter not in seen)]
+    entries = [*catalog, *(ref for ref in model.drafters if ref.drafter not in seen)]
+    return sorted(entries, key=lambda entry: _variant_rank(entry, facts))  # stable: catalog order otherwise
 
 
 def gather_options(
@@ -77,7 +93,7 @@ def gather_options(
         if option:
             options[option.method.id] = option
     left_out: set[str] = set()
-    for entry in _published(model, catalog):
+    for entry in _published(model, catalog, facts):
         method_id = method_id_for(entry.method, entry.parallel_drafting, rb)
         if method_id is None:
             continue
@@ -90,13 +106,22 @@ def gather_options(
             if entry.drafter not in (options[method_id].drafter, *options[method_id].alternatives):
                 options[method_id].alternatives.append(entry.drafter)
             continue
-        options[method_id] = Option(available[method_id], entry.drafter, getattr(entry, "block_size", None), None, "published")
+        options[method_id] = Option(
+            available[method_id], entry.drafter, getattr(entry, "block_size", None), None, "published",
+            max_n=getattr(entry, "max_n", None), variant=getattr(entry, "variant", ""),
+        )
     native = registry.native_heads_method(rb)
     if native is not None and facts.native_mtp and native.id not in options:
         if native.id in available:
             options[native.id] = Option(available[native.id], None, None, None, "native")
         else:
             warnings.append(f"The model's MTP heads need method '{native.vllm_method}', which vLLM {version} does not offer.")
+    in_checkpoint = registry.in_checkpoint_method(rb)
+    if in_checkpoint is not None and facts.family is not None and facts.family.native_dspark and in_checkpoint.id not in options:
+        if in_checkpoint.id in available:
+            options[in_checkpoint.id] = Option(available[in_checkpoint.id], None, None, None, "native")
+        else:
+            warnings.append(_unavailable(in_checkpoint, version, f"{facts.family.id}'s own checkpoint"))
     needs_assistant = model.mtp.needs_assistant_checkpoint or bool(facts.family and facts.family.mtp_needs_assistant)
     if needs_assistant and (native is None or native.id not in options):
         warnings.append("This model's MTP runs through a separate assistant checkpoint: pass it with --drafter to try native MTP.")

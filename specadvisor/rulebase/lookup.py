@@ -82,6 +82,9 @@ def drafters_for(model_id: str, rb=None) -> list[DrafterEntry]:
         if keys & set(_model_keys(entry.target)):
             found.append(entry)
             continue
+        if any(fnmatch.fnmatchcase(key, pattern.lower()) for pattern in entry.serves for key in keys):
+            found.append(entry)
+            continue
         target_family = find_model_family(entry.target, rb)
         if family is not None and target_family is not None and target_family.id == family.id:
             found.append(entry)

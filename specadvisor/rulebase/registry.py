@@ -248,6 +248,11 @@ def native_heads_method(rb=None) -> MethodSpec | None:
     return next((m for m in _rb(rb).methods.values() if m.uses_native_heads), None)
 
 
+def in_checkpoint_method(rb=None) -> MethodSpec | None:
+    """The drafter method some targets ship inside their own checkpoint (DSpark on DeepSeek-V4)."""
+    return next((m for m in _rb(rb).methods.values() if m.model_optional), None)
+
+
 def model_free(platform: str | None = None, rb=None) -> MethodSpec:
     """The first offered method that drafts from the prompt alone and runs on the platform (n-gram):
     what runs anywhere, with no drafter, such as the CPU demo."""

@@ -141,6 +141,7 @@ class ModelFamily(_Strict):
     moe: bool = False
     native_mtp: int = Field(0, ge=0)  # MTP layers in the checkpoint (0: none)
     mtp_needs_assistant: bool = False  # Gemma 4: MTP through a separate assistant checkpoint
+    native_dspark: bool = False  # DeepSeek-V4: DSpark stages ship in the target checkpoint (method dspark, no drafter)
     context: int | None = None
     weights_dtype: str = ""  # how the published checkpoint stores weights (fp8, mxfp4); empty = bf16
     temperature: float | None = Field(None, ge=0)  # the model card's recommended sampling temperature
@@ -158,9 +159,12 @@ class DrafterEntry(_Strict):
 
     drafter: str
     target: str
+    serves: list[str] = Field(default_factory=list)  # more targets it drafts for (shell patterns on the model id): PARD drafters serve a family
     method: str  # vLLM method name
     parallel_drafting: bool = False
     block_size: int | None = Field(None, ge=2)
+    max_n: int | None = Field(None, ge=1)  # the drafter's own limit (a single-token throughput head: 1)
+    variant: Literal["", "short-context", "long-context", "throughput"] = ""
     source: str
     date: str = ""
     notes: str = ""
