@@ -1,4 +1,4 @@
-"""Where specadvisor keeps its data, and the user config file.
+"""Where specadvisor keeps its data: database, logs, user rules, the CPU engine.
 
 SPECADVISOR_HOME puts everything (database, logs, engine, user rules) under one folder, which is
 what tests and CI use; otherwise platformdirs' per-user locations apply. SPECADVISOR_ENGINE_DIR
@@ -8,13 +8,10 @@ moves the CPU engine alone.
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 import platformdirs
-
-from specadvisor.errors import InputError
 
 APP = "specadvisor"
 
@@ -38,10 +35,6 @@ class Paths:
         return self.config / "rules"
 
     @property
-    def config_file(self) -> Path:
-        return self.config / "config.toml"
-
-    @property
     def cpu_engine(self) -> Path:
         """The provisioned CPU build of vLLM (venv) and the converted SmolLM2 model.
 
@@ -62,14 +55,3 @@ def paths() -> Paths:
         cache=Path(platformdirs.user_cache_dir(APP)),
         config=Path(platformdirs.user_config_dir(APP)),
     )
-
-
-def load_user_config(path: Path | None = None) -> dict:
-    """The optional user config (TOML). A broken file is an error, never silently ignored."""
-    path = path or paths().config_file
-    if not path.exists():
-        return {}
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: not valid TOML: {exc}", hint="fix or delete the file") from exc

@@ -21,14 +21,3 @@ def test_engine_dir_override_moves_only_the_engine(monkeypatch, tmp_path):
 
 def test_tests_never_touch_the_real_user_data():
     assert not settings.paths().database.is_relative_to(Path.home() / ".local")
-
-
-def test_broken_user_config_is_a_one_line_error(tmp_path):
-    bad = tmp_path / "config.toml"
-    bad.write_text("[oops\n")
-    try:
-        settings.load_user_config(bad)
-    except settings.InputError as err:
-        assert str(bad) in err.one_line() and "\n" not in err.one_line()
-    else:
-        raise AssertionError("a broken config file must raise")

@@ -13,7 +13,9 @@ Rules (documented in the report):
 from __future__ import annotations
 
 import math
+from typing import Any
 
+from specadvisor import vllm_command
 from specadvisor.domain import Arm, ArmResult, Recommendation, Session
 from specadvisor.figures import speedup
 from specadvisor.sweep.arms import family_key, family_label
@@ -160,7 +162,7 @@ def _explain(
         speedup=figure.value if figure else None,
         speedup_ci=figure.ci if figure else None,
         reasons=[*warning, head, *reasons],
-        serve_command=serve_command_for(session, winner.speculative_config),
+        serve_command=serve_command(session, winner.speculative_config),
     )
 
 
@@ -184,8 +186,8 @@ def _name(arm: Arm) -> str:
     return "no speculation" if arm.is_baseline else f"{family_label(arm)} N={arm.n}"
 
 
-def serve_command_for(session: Session, spec_config: dict | None) -> str:
-    """The `vllm serve` line for a config, through the advisor's renderer (one source of truth)."""
-    from specadvisor.report.snippet import serve_command
-
-    return serve_command(session, spec_config)
+def serve_command(session: Session, spec_config: dict[str, Any] | None) -> str:
+    """The full `vllm serve` command for the session's model and the measured server args."""
+    return vllm_command.serve_command(
+        session.model, spec_config, extra_args=list(session.settings.server_args), engine_cmd=list(session.settings.engine_cmd) or None
+    )

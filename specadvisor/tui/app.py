@@ -13,14 +13,15 @@ from typing import Iterable
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
-from textual.message import Message
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from specadvisor.domain import Advice, ArmFinished, HardwareProfile, ModelProfile, Session, Workload
 from specadvisor.errors import SpecAdvisorError
-from specadvisor.tui.services import PlanLike, Runner, Services, SessionStore
 from specadvisor.sweep.live import SweepState
+from specadvisor.tui.messages import SweepUpdated
+from specadvisor.tui.screens.sweep import SweepScreen
+from specadvisor.tui.services import PlanLike, Runner, Services, SessionStore
 from specadvisor.tui.widgets.modals import ConfirmModal, ErrorModal
 
 WORKER_TITLES = {
@@ -32,14 +33,6 @@ WORKER_TITLES = {
     "import": "Import failed",
     "store": "The session store failed",
 }
-
-
-class SweepUpdated(Message):
-    """Posted after each sweep event is folded into the app's SweepState: `changed` names what to redraw."""
-
-    def __init__(self, changed: set[str]):
-        super().__init__()
-        self.changed = changed
 
 
 class SpecAdvisorApp(App[int]):
@@ -137,7 +130,7 @@ class SpecAdvisorApp(App[int]):
         from specadvisor.tui.screens.setup import SetupScreen
 
         while len(self.screen_stack) > 2 and not isinstance(self.screen, SetupScreen):
-            if self.sweep_running and type(self.screen).__name__ == "SweepScreen":
+            if self.sweep_running and isinstance(self.screen, SweepScreen):
                 self.notify("A sweep is running: stop it (x) or wait for it to finish.", severity="warning")
                 return
             self.pop_screen()
@@ -158,8 +151,6 @@ class SpecAdvisorApp(App[int]):
 
     def start_sweep(self, session: Session) -> None:
         """Run the session's arms in an async worker; events fold into sweep_state and reach the screen."""
-        from specadvisor.tui.screens.sweep import SweepScreen
-
         try:
             runner = self.services.make_runner(session, self.store)
         except SpecAdvisorError as err:  # e.g. the database cannot be opened: say so, keep the plan
@@ -171,7 +162,7 @@ class SpecAdvisorApp(App[int]):
         for result in session.results:  # a resumed session: finished arms show as done
             self.sweep_state.apply(ArmFinished(result=result))
         self.runner = runner
-        self.push_screen(SweepScreen())
+        self.push_screen(SweepScreen(self.sweep_state))
         self.run_worker(self._drive(self.runner), name="sweep", group="sweep", exclusive=True, exit_on_error=False)
 
     async def _drive(self, runner: Runner) -> None:
@@ -188,7 +179,7 @@ class SpecAdvisorApp(App[int]):
 
     def post_to_sweep_screen(self, changed: set[str]) -> None:
         for screen in self.screen_stack:
-            if type(screen).__name__ == "SweepScreen":
+            if isinstance(screen, SweepScreen):
                 screen.post_message(SweepUpdated(changed))
 
     def finished_session(self) -> Session | None:

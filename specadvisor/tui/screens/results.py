@@ -11,9 +11,9 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Static
 
 from specadvisor.domain import Recommendation, Session
+from specadvisor.fileio import write_atomic
 from specadvisor.figures import arm_speedup, speedup_text
 from specadvisor.report.snippet import spec_config_json
-from specadvisor.tui.files import write_text_atomic
 from specadvisor.tui.format import result_row
 from specadvisor.tui.screens.base import AppScreen
 from specadvisor.sweep.live import short_label
@@ -135,7 +135,7 @@ class ResultsScreen(AppScreen):
 
     @work(thread=True, group="export", exit_on_error=False)
     def write_snippet(self, path: Path) -> None:
-        written = write_text_atomic(path, "#!/bin/sh\n" + self.command + "\n")
+        written = write_atomic(path, "#!/bin/sh\n" + self.command + "\n")
         self.app.call_from_thread(self.notify, f"Saved {written}")
 
     @work(thread=True, group="export", exit_on_error=False)
@@ -143,7 +143,7 @@ class ResultsScreen(AppScreen):
         """Markdown, or self-contained HTML when the name ends in .html."""
         services = self.app.services
         render = services.report_html if path.suffix.lower() in (".html", ".htm") else services.report_markdown
-        written = write_text_atomic(path, render(self.session))
+        written = write_atomic(path, render(self.session))
         self.app.call_from_thread(self.notify, f"Wrote {written}")
 
     @work(thread=True, group="export", exit_on_error=False)

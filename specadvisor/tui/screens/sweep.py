@@ -1,6 +1,6 @@
 """Sweep (live): the arm queue, the current arm, acceptance per position, throughput vs N, warnings, log.
 
-The screen only renders the app's SweepState. Updates are coalesced: counters redraw a few times a
+The screen only renders the SweepState it is given (specadvisor.sweep.live). Updates are coalesced: counters redraw a few times a
 second and the charts about once a second, so a sweep of thousands of requests stays smooth.
 """
 
@@ -13,9 +13,9 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Collapsible, DataTable, Footer, Header, Input, ProgressBar, RichLog, Static
 
 from specadvisor.domain import ArmStatus
-from specadvisor.tui.app import SweepUpdated
-from specadvisor.tui.screens.base import AppScreen
 from specadvisor.sweep.live import STATUS_ICONS, SweepState, short_label
+from specadvisor.tui.messages import SweepUpdated
+from specadvisor.tui.screens.base import AppScreen
 from specadvisor.tui.widgets.charts import AcceptanceChart, ThroughputChart
 from specadvisor.tui.widgets.modals import ConfirmModal
 
@@ -32,14 +32,11 @@ class SweepScreen(AppScreen):
         Binding("escape", "back", "Back", show=False),
     ]
 
-    def __init__(self) -> None:
+    def __init__(self, state: SweepState) -> None:
         super().__init__()
+        self.state = state  # the app's live model of this sweep, folded from the runner's events
         self.dirty: set[str] = set(FAST_PARTS | CHART_PARTS)
         self.log_shown = 0
-
-    @property
-    def state(self) -> SweepState:
-        return self.app.sweep_state
 
     def compose(self) -> ComposeResult:
         yield Header()
