@@ -311,6 +311,26 @@ class ArmStatus(str, Enum):
     skipped = "skipped"
 
 
+class RunRecord(Model):
+    """One measurement of an arm on its own server launch: a trial, the end-of-sweep bracket of the
+    baseline, or the confirmation wave. Where and when it ran is what drift and fairness checks need."""
+
+    trial: int = 1
+    role: Literal["trial", "bracket", "confirm"] = "trial"
+    wave: int | None = None  # runs of one wave ran side by side (parallel) or back to back (serial)
+    placement: str = ""  # "GPU 0,1", "cores 0-0", "" = the whole host
+    status: str = "ok"
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    startup_s: float | None = None
+    completed: int = 0
+    planned: int = 0  # requests the run would have sent without early stopping
+    duration_s: float | None = None
+    output_throughput: float | None = None
+    output_throughput_ci: tuple[float, float] | None = None
+    seconds_saved: float = 0.0  # estimated measuring time saved by stopping early
+
+
 class ArmResult(Model):
     arm_id: str
     status: ArmStatus = ArmStatus.ok
@@ -346,6 +366,10 @@ class ArmResult(Model):
     error_excerpt: str | None = None
     log_path: str | None = None
     source: str = "measured"  # measured | imported:vllm-bench | predicted
+    # scheduling: every run of this arm (trials, bracket, confirmation), and where the last one ran
+    runs: list[RunRecord] = Field(default_factory=list)
+    wave: int | None = None
+    placement: str | None = None
 
     @property
     def per_position_acceptance(self) -> list[float]:
@@ -367,8 +391,21 @@ class MetricsSample(Model):
     kv_cache_usage: float | None = None
 
 
+class DriftReport(Model):
+    """How far the reference arm (the baseline) moved between its first and last measurement."""
+
+    arm_id: str
+    first: float  # output tok/s
+    last: float
+    change: float  # (last - first) / first
+    seconds_apart: float | None = None
+    measurements: int = 2
+    threshold: float = 0.05
+    exceeded: bool = False
+
+
 class Recommendation(Model):
-    arm_id: str | None  # None: do not speculate
+    arm_id: str | None  # None: do not speculate (or, with withheld, no verdict)
     do_not_speculate: bool = False
     speculative_config: dict[str, Any] | None = None
     speedup: float | None = None
@@ -376,6 +413,8 @@ class Recommendation(Model):
     reasons: list[str] = Field(default_factory=list)
     serve_command: str | None = None
     batch_size_schedule: list[list[int]] | None = None  # num_speculative_tokens_per_batch_size
+    drift: DriftReport | None = None
+    withheld: bool = False  # the machine drifted more than the difference being judged: no verdict
 
 
 class Provenance(Model):
@@ -405,6 +444,11 @@ class SweepSettings(Model):
     adaptive: bool = False
     slo_tpot_ms: float | None = None
     slo_ttft_ms: float | None = None
+    # scheduling (specadvisor.sweep.scheduler)
+    bracket: bool = True  # re-measure the baseline at the end (and, in parallel, the top arms with it)
+    drift_threshold: float = 0.05  # above this baseline drift the verdict is widened or withheld
+    parallel: int = 1  # server slots used at once (1 = serial)
+    ci_target: float | None = None  # stop an arm once its throughput interval's relative half-width is below this
 
 
 class Session(Model):

@@ -269,8 +269,10 @@ async def run_load(
     on_done: Callable[[RequestRecord], None] | None = None,
     client: httpx.AsyncClient | None = None,
     on_send: Callable[[], None] | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> LoadResult:
-    """Send every prompt once, at most `concurrency` in flight, optionally with Poisson arrivals."""
+    """Send every prompt once, at most `concurrency` in flight, optionally with Poisson arrivals.
+    `stop` (checked before each send) ends the load early: nothing new is sent, in-flight requests finish."""
     if concurrency < 1:
         raise ValueError("concurrency must be at least 1")
     headers = {"Content-Type": "application/json"}
@@ -280,6 +282,8 @@ async def run_load(
     for p in prompts.prompts:
         path, body = build_request(p, model_name=model_name, output_len=output_len, temperature=temperature, seed=seed)
         jobs.append((path, body, p.id))
+    if stop is not None:
+        jobs = _Until(jobs, stop)
     records: list[RequestRecord] = []
 
     def finish(rec: RequestRecord) -> None:
@@ -344,7 +348,23 @@ async def _poisson(pool: _Senders, jobs, headers, output_len, concurrency, rate,
         next_at += rng.expovariate(rate)
     await asyncio.gather(*tasks)
     span = last_at - first_at
-    return (len(jobs) - 1) / span if len(jobs) > 1 and span > 0 else None
+    return (len(tasks) - 1) / span if len(tasks) > 1 and span > 0 else None  # tasks: what was sent (stop may end early)
+
+
+class _Until:
+    """The jobs, until `stop()` says the answer is known (sized like the list for worker counts)."""
+
+    def __init__(self, jobs: list, stop: Callable[[], bool]):
+        self.jobs, self.stop = jobs, stop
+
+    def __len__(self) -> int:
+        return len(self.jobs)
+
+    def __iter__(self):
+        for job in self.jobs:
+            if self.stop():
+                return
+            yield job
 
 
 def _achieved_rate(records: list[RequestRecord]) -> float:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
 
 import httpx
@@ -60,12 +60,15 @@ async def measure_arm(
     prompts: PromptSet,
     api_key: str | None = None,
     sample_interval_s: float = 1.0,
+    stop: Callable[[list[RequestRecord], float], bool] | None = None,
 ) -> AsyncIterator[SweepEvent]:
-    """Yield WarmupStarted, Progress, MetricsSampled, MeasurementWarning, then exactly one ArmFinished.
+    """`stop(done_records, elapsed_s)`, checked before each request is sent, ends a trial early
+    (in-flight requests finish and count). Yield WarmupStarted, Progress, MetricsSampled, MeasurementWarning, then exactly one ArmFinished.
 
     ArmFinished carries status `failed` (with `error`) when no measured request completed.
     """
     run = _ArmRun(base_url, model_name, arm, settings, prompts, api_key, sample_interval_s)
+    run.stop = stop
     # aclosing: a consumer that stops iterating (an arm stopped early) must stop the load now,
     # not when the garbage collector finalizes the nested generators.
     async with aclosing(run.events()) as events:
@@ -92,6 +95,7 @@ class _ArmRun:
         self.measure_t0 = 0.0
         self.tokens_so_far = 0
         self.sent = 0
+        self.stop: Callable[[list[RequestRecord], float], bool] | None = None
 
     def _warn(self, message: str) -> MeasurementWarning:
         self.warnings.append(message)
@@ -153,16 +157,23 @@ class _ArmRun:
         def on_send() -> None:
             self.sent += 1
 
+        done: list[RequestRecord] = []
+        trial_t0 = time.perf_counter()
+
         def on_done(rec: RequestRecord) -> None:
             self.completed += 1
             self.tokens_so_far += rec.completion_tokens if rec.ok else 0
+            done.append(rec)
+
+        rule = self.stop
+        stop = (lambda: rule(done, time.perf_counter() - trial_t0)) if rule is not None else None
 
         task = asyncio.create_task(
             run_load(
                 base_url=self.base_url, model_name=self.model_name, prompts=self.prompts,
                 output_len=self.settings.output_len, temperature=self.settings.temperature,
                 seed=self.settings.seed, concurrency=concurrency, request_rate=self.settings.request_rate,
-                api_key=self.api_key, on_done=on_done, on_send=on_send,
+                api_key=self.api_key, on_done=on_done, on_send=on_send, stop=stop,
             )
         )
         try:

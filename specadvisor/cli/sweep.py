@@ -36,7 +36,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--concurrency", default="1", help="client concurrency level(s), e.g. 1 or 1,8")
     p.add_argument("--temperature", type=float, default=0.0)
     p.add_argument("--warmup", type=int, default=2, help="warmup requests per arm (excluded from results)")
-    p.add_argument("--trials", type=int, default=1, help="measured trials per arm (prefix cache reset between)")
+    p.add_argument("--trials", type=int, default=1, help="measured trials per arm, each on a fresh server; trial k of every arm runs before trial k+1 of any")
+    p.add_argument("--bracket", action=argparse.BooleanOptionalAction, default=True, help="measure the baseline again at the end to measure drift (default: yes)")
+    p.add_argument("--drift-threshold", type=float, default=5.0, metavar="PCT", help="baseline drift (%%) above which the verdict is widened or withheld (default 5)")
+    p.add_argument("--parallel", default="auto", metavar="auto|K", help="servers at once: auto = one per free GPU group (serial without GPUs); K on a CPU-only host splits the cores")
+    p.add_argument("--ci-target", type=float, default=None, metavar="PCT", help="stop an arm once its throughput interval is within +/-PCT%% (default 3 with --adaptive, else off; 0 = off)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--request-rate", type=float, default=None, help="Poisson request rate (default: as fast as concurrency allows)")
     p.add_argument("--spec-extra", action="append", default=[], metavar="[METHOD:]JSON", help='extra speculative-config keys, e.g. \'{"prompt_lookup_min":2}\' or \'ngram:{"prompt_lookup_max":4}\'')
@@ -63,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
     store = Store.open(args.db or paths().database)
     try:
         session, runner_kwargs = built or _resume(args, store)
+        runner_kwargs["slots"] = _slots(args, session)
         return _execute(args, store, session, runner_kwargs)
     finally:
         store.close()
@@ -102,6 +107,7 @@ def _new(args: argparse.Namespace):
         adaptive=args.adaptive,
         slo_tpot_ms=args.slo_tpot_ms,
         slo_ttft_ms=args.slo_ttft_ms,
+        **_scheduling(args),
     )
     plan = plan_from_methods(model, methods, n_values, settings, baseline=args.baseline, drafter=args.drafter)
     plan.session.name = args.name
@@ -214,6 +220,46 @@ def _split_extra(raw: str) -> tuple[str | None, str]:
     return head.strip(), rest
 
 
+def _scheduling(args: argparse.Namespace) -> dict[str, Any]:
+    """Bracketing, drift threshold and the early-stop target as SweepSettings fields."""
+    if args.drift_threshold < 0:
+        raise InputError(f"--drift-threshold must be >= 0, got {args.drift_threshold}", hint="e.g. --drift-threshold 5")
+    target = args.ci_target if args.ci_target is not None else (3.0 if args.adaptive else 0.0)
+    if target < 0:
+        raise InputError(f"--ci-target must be >= 0, got {target}", hint="e.g. --ci-target 3 (percent), 0 = off")
+    return {"bracket": args.bracket, "drift_threshold": args.drift_threshold / 100, "ci_target": target / 100 or None}
+
+
+def _slots(args: argparse.Namespace, session) -> list:
+    """Where arms run (`--parallel`): GPU groups of the arm's tensor-parallel size, or core ranges."""
+    import os
+
+    from specadvisor.sweep.slots import plan_slots, tp_size
+
+    if session.settings.endpoint:
+        return plan_slots(1, gpus=[])
+    gpus, affinity = _visible_gpus()
+    tp = max([tp_size([*session.settings.server_args, *a.server_args]) for a in session.arms] or [1])
+    cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else list(range(os.cpu_count() or 1))
+    slots = plan_slots(args.parallel, gpus=gpus, tp=tp, cores=cores, affinity=affinity)
+    if any(s.shared for s in slots) and not any("gpu-memory-utilization" in a for a in session.settings.server_args):
+        print("specadvisor: note: several servers share a GPU; pass --server-arg=--gpu-memory-utilization=0.3 so that they fit", file=sys.stderr)
+    return slots
+
+
+def _visible_gpus() -> tuple[list[int], dict]:
+    from specadvisor.hardware import detect_gpus
+    from specadvisor.hardware import topology
+
+    gpus, _notes = detect_gpus()
+    indices = [g.index for g in gpus]
+    if not indices:
+        return [], {}
+    vendor = gpus[0].vendor
+    affinity = topology.nvidia_affinity(indices) if vendor == "nvidia" else topology.amd_affinity(indices) if vendor == "amd" else {}
+    return indices, affinity
+
+
 def _ints(text: str, flag: str) -> list[int]:
     """Comma-separated positive counts as people type them (`1,8`, `1 8`, `2k`): one parser with the TUI."""
     from specadvisor.quantities import parse_count_list
@@ -255,7 +301,7 @@ def _execute(args: argparse.Namespace, store, session, runner_kwargs: dict) -> i
     except KeyboardInterrupt:
         print(f"specadvisor: sweep interrupted; resume with: specadvisor sweep --resume {session.id[:8]}", file=sys.stderr)
         return 130
-    summary = session_summary(runner.session, launches_used=runner.launches_used)
+    summary = session_summary(runner.session, launches_used=runner.launches_used, launches_full_grid=runner.launches_full_grid)
     if args.json:
         print_json(summary)
     else:

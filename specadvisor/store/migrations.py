@@ -122,6 +122,19 @@ def m002_origin_columns_and_indexes(db: Database) -> None:
     db.execute("CREATE INDEX idx_sessions_bundle_sha256 ON sessions(bundle_sha256)")
 
 
+@migrations(name="m003_arm_result_wave_placement")
+def m003_arm_result_wave_placement(db: Database) -> None:
+    """Schema v3: where (GPUs or cores) and in which wave an arm last ran, and how many runs it has
+    (trials, bracket, confirmation), as columns; the runs themselves stay in result_json."""
+    db.execute("ALTER TABLE arm_results ADD COLUMN wave INTEGER")
+    db.execute("ALTER TABLE arm_results ADD COLUMN placement TEXT")
+    db.execute("ALTER TABLE arm_results ADD COLUMN runs INTEGER NOT NULL DEFAULT 0")
+    db.execute(
+        "UPDATE arm_results SET wave = json_extract(result_json, '$.wave'), placement = json_extract(result_json, '$.placement'), "
+        "runs = coalesce(json_array_length(result_json, '$.runs'), 0)"
+    )
+
+
 def known_migration_names() -> list[str]:
     """Every migration this build knows, in order (all are pending on an empty database)."""
     return [m.name for m in migrations.pending(Database(memory=True))]

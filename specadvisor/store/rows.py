@@ -77,6 +77,9 @@ def result_row(session_id: str, result: ArmResult) -> dict[str, Any]:
         "num_accepted_tokens": result.num_accepted_tokens,
         "vllm_version": result.vllm_version,
         "finished_at": result.finished_at.isoformat() if result.finished_at else None,
+        "wave": result.wave,
+        "placement": result.placement,
+        "runs": len(result.runs),
         "result_json": dump(result),
     }
 

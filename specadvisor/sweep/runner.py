@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import os
 import threading
+from dataclasses import dataclass
 from collections.abc import AsyncIterator, Callable
 from typing import Any, Protocol
 
@@ -37,12 +38,14 @@ from specadvisor.domain import (
 from specadvisor.errors import InputError, SpecAdvisorError
 from specadvisor.figures import acceptance
 from specadvisor.sweep.adaptive import AdaptivePolicy
-from specadvisor.sweep.arms import server_key
+from specadvisor.sweep.arms import family_label
 from specadvisor.sweep.plan import SweepPlan
 from specadvisor.sweep.recommend import recommend
+from specadvisor.sweep.runs import merge, run_record
+from specadvisor.sweep.scheduler import DONE_STATUSES, Job, Scheduler
+from specadvisor.sweep.slots import Slot
+from specadvisor.sweep.stopping import CiTarget, account_savings as _account_savings
 
-# Arms that a resumed sweep does not redo. Failed arms are retried: the cause may have been transient.
-DONE_STATUSES = {ArmStatus.ok, ArmStatus.stopped_early, ArmStatus.skipped}
 
 
 class ServerHandle(Protocol):
@@ -58,7 +61,17 @@ class ServerHandle(Protocol):
     async def stop(self) -> Any: ...
 
 
-ServerFactory = Callable[[Arm, Session], ServerHandle]
+ServerFactory = Callable[..., ServerHandle]  # (arm, session) or (arm, session, placement=Placement)
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where one launch runs: its slot (GPUs or cores), a port chosen by the runner (servers
+    starting side by side must not race for one), and a log-name suffix (one log per launch)."""
+
+    slot: Slot | None = None
+    port: int | None = None
+    log_suffix: str = ""
 MeasureFn = Callable[..., AsyncIterator[SweepEvent]]
 PromptLoader = Callable[[Session], Any]
 
@@ -79,6 +92,7 @@ class SweepRunner:
         server_env: dict[str, str] | None = None,
         sample_interval_s: float = 1.0,
         model_name: str | None = None,
+        slots: list[Slot] | None = None,
     ):
         self.session = plan.session if isinstance(plan, SweepPlan) else plan
         self.store = store
@@ -91,6 +105,10 @@ class SweepRunner:
         self._interval = sample_interval_s
         self._model_name = model_name
         self._launches = 0
+        self.slots = slots or [Slot(index=0)]
+        self.session.settings.parallel = len(self.slots)
+        self._ports: set[int | None] = set()
+        self._scheduler: Scheduler | None = None
         self._prompts: Any = None
         self._prompts_fitted = False
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -105,7 +123,8 @@ class SweepRunner:
 
     @property
     def launches_full_grid(self) -> int:
-        return len({server_key(a) for a in self.session.arms})
+        """Launches the plan needs run serially, one launch per configuration and trial (+ the bracket)."""
+        return (self._scheduler or Scheduler(self.session, self.slots)).full_grid_launches()
 
     async def events(self) -> AsyncIterator[SweepEvent]:
         queue: asyncio.Queue = asyncio.Queue()
@@ -151,49 +170,44 @@ class SweepRunner:
 
     async def _run(self, emit: Callable[[SweepEvent], None]) -> None:
         session = self.session
-        remaining = self._pending_groups()
+        policy = AdaptivePolicy(session) if self.adaptive else None
+        scheduler = Scheduler(session, self.slots, policy)
+        self._scheduler = scheduler
+        wave = scheduler.next_wave()
         # Prompts first: a bad prompt source is an input error that must not leave a "running" session.
-        self._prompts = await _maybe_await(self._prompt_loader(session)) if remaining else None
+        self._prompts = await _maybe_await(self._prompt_loader(session)) if wave else None
         session.status = "running"
         self.store.save_session(session)
-        for group in remaining:
-            for arm in group:
+        done = {r.arm_id for r in session.results if r.status in DONE_STATUSES and not r.runs}
+        for arm in session.arms:
+            if arm.id not in done:
                 emit(ArmQueued(arm=arm))
-        policy = AdaptivePolicy(session) if self.adaptive else None
-        while remaining:
-            group = policy.next_group(remaining) if policy else remaining[0]
-            if group is None:
-                break
-            remaining.remove(group)
-            await self._run_server(group, emit, policy)
-        if policy:
-            for group in remaining:
-                for arm in group:
-                    reason = policy.skip_reasons.get(arm.id, "skipped by --adaptive: the leader was confirmed")
-                    self._record(ArmResult(arm_id=arm.id, status=ArmStatus.skipped, warnings=[reason]), [])
-                    emit(MeasurementWarning(arm_id=arm.id, message=reason))
+        while wave:
+            if len(wave) > 1 or wave[0].slot and wave[0].slot.label:
+                placed = ", ".join(f"{_group_name(j.group)} on {j.slot.label or 'host'}" for j in wave)
+                emit(MeasurementWarning(arm_id=None, message=f"wave {wave[0].wave}: {placed}"))
+            await asyncio.gather(*(self._run_job(job, emit, policy) for job in wave))
+            wave = scheduler.next_wave()
+        for group in scheduler.skipped:
+            for arm in group:
+                reason = (policy.skip_reasons.get(arm.id) if policy else None) or "skipped by --adaptive: the leader was confirmed"
+                self._record(ArmResult(arm_id=arm.id, status=ArmStatus.skipped, warnings=[reason]), [])
+                emit(MeasurementWarning(arm_id=arm.id, message=reason))
         rec = recommend(session)
         session.recommendation = rec
         self.store.set_recommendation(session.id, rec)
         self._mark("finished")
         emit(SweepFinished(recommendation=rec, launches_used=self._launches, launches_full_grid=self.launches_full_grid))
 
-    def _pending_groups(self) -> list[list[Arm]]:
-        """Arms not yet done, grouped by server configuration, in plan order (baseline first)."""
-        done = {r.arm_id for r in self.session.results if r.status in DONE_STATUSES}
-        groups: dict[str, list[Arm]] = {}
-        for arm in sorted(self.session.arms, key=lambda a: not a.is_baseline):
-            if arm.id not in done:
-                groups.setdefault(server_key(arm), []).append(arm)
-        return list(groups.values())
-
-    async def _run_server(self, group: list[Arm], emit, policy: AdaptivePolicy | None) -> None:
-        first = group[0]
+    async def _run_job(self, job: Job, emit, policy: AdaptivePolicy | None) -> None:
+        """One server launch on the job's slot: start, measure every arm of its group, stop."""
+        group, first, slot = job.group, job.group[0], job.slot
+        where = dict(trial=job.trial, role=job.role, wave=job.wave, placement=slot.label if slot else "")
         try:
-            server = self._server_factory(first, self.session)
+            server = self._make_server(first, slot, job)
         except SpecAdvisorError as err:
             for arm in group:
-                self._fail(arm, err.one_line(), None, emit)
+                self._fail(arm, err.one_line(), None, emit, where=where)
             return
         self._launches += 1
         server.subscribe(lambda line: emit(ServerLog(arm_id=first.id, line=line)))
@@ -204,28 +218,59 @@ class SweepRunner:
                 startup_s = await server.wait_ready()
             except SpecAdvisorError as err:
                 for arm in group:
-                    self._fail(arm, err.one_line(), server, emit, during_start=True)
+                    self._fail(arm, err.one_line(), server, emit, during_start=True, where=where)
                 return
             emit(ServerReady(arm_id=first.id, startup_s=startup_s, vllm_version=self.session.vllm_version))
             await self._fit_prompts(server, emit)
             for arm in group:
-                await self._measure_arm(arm, server, self._prompts, emit, policy)
+                await self._measure_arm(arm, server, self._prompts, emit, policy, {**where, "startup_s": startup_s})
         finally:
             await asyncio.shield(_stop_quietly(server))
+            if slot is not None:
+                self._ports.discard(getattr(server, "port", None))
 
-    async def _measure_arm(self, arm: Arm, server: ServerHandle, prompts: Any, emit, policy: AdaptivePolicy | None) -> None:
+    def _make_server(self, arm: Arm, slot: Slot | None, job: Job) -> ServerHandle:
+        """The factory's server; pinned to the slot (GPUs or cores, its own port and log) when the
+        sweep runs more than one server at a time or repeats a configuration."""
+        pinned = slot is not None and (slot.label or len(self.slots) > 1)
+        if not pinned and job.role == "trial" and job.trial == 1:
+            return self._server_factory(arm, self.session)
+        port = None
+        if pinned:
+            from specadvisor.engine.spec import free_port
+
+            port = free_port()
+            while port in self._ports:
+                port = free_port()
+            self._ports.add(port)
+        tag = job.role if job.role != "trial" else f"t{job.trial}"
+        placement = Placement(slot=slot, port=port, log_suffix=f"-{tag}-w{job.wave}" if (job.trial > 1 or job.role != "trial" or pinned) else "")
+        try:
+            return self._server_factory(arm, self.session, placement=placement)
+        except TypeError as exc:  # a factory that knows no placement (tests, older callers)
+            if "placement" not in str(exc):
+                raise
+            return self._server_factory(arm, self.session)
+
+    async def _measure_arm(self, arm: Arm, server: ServerHandle, prompts: Any, emit, policy: AdaptivePolicy | None, where: dict) -> None:
         started = utcnow()
         samples: list[MetricsSample] = []
         result: ArmResult | None = None
         last_progress: Progress | None = None
+        extra: dict[str, Any] = {}
+        stop_rule = None
+        if self.session.settings.ci_target:
+            stop_rule = CiTarget(self.session.settings.ci_target, arm.concurrency)
+            extra["stop"] = stop_rule
         stream = self._measure(
             base_url=server.base_url,
             model_name=self._model_name or self.session.model,
             arm=arm,
-            settings=self.session.settings,
+            settings=self.session.settings.model_copy(update={"trials": 1}),
             prompts=prompts,
             api_key=self._api_key(),
             sample_interval_s=self._interval,
+            **extra,
         )
         try:
             async with contextlib.aclosing(stream):
@@ -238,7 +283,7 @@ class SweepRunner:
                     emit(event)
                     if isinstance(event, Progress):
                         last_progress = event
-                        reason = policy.should_stop_early(arm, event) if policy else None
+                        reason = policy.should_stop_early(arm, event) if policy and where.get("role") == "trial" else None
                         if reason:
                             result = _partial_result(arm, last_progress, samples, reason)
                             break
@@ -249,10 +294,15 @@ class SweepRunner:
         result.arm_id = arm.id
         result.started_at = result.started_at or started
         result.finished_at = result.finished_at or utcnow()
+        if result.status == ArmStatus.stopped_early and result.duration_s is None:
+            result.duration_s = (result.finished_at - result.started_at).total_seconds()
         if result.status == ArmStatus.failed:
             self._explain_failure(result, server)
-        self._record(result, samples)
-        emit(ArmFailed(result=result) if result.status == ArmStatus.failed else ArmFinished(result=result))
+        record = run_record(result, **where)
+        _account_savings(record, result, prompts, last_progress, stop_rule)
+        merged = merge(self.session.result_for(arm.id), result, record)
+        self._record(merged, samples)
+        emit(ArmFailed(result=merged) if merged.status == ArmStatus.failed else ArmFinished(result=merged))
 
     async def _fit_prompts(self, server: ServerHandle, emit) -> None:
         """Once, on the first ready server: drop prompts too long for max_model_len (vLLM would
@@ -270,11 +320,12 @@ class SweepRunner:
 
     # ------------------------------------------------------------------ bookkeeping
 
-    def _fail(self, arm: Arm, cause: str, server: ServerHandle | None, emit, *, during_start: bool = False) -> None:
+    def _fail(self, arm: Arm, cause: str, server: ServerHandle | None, emit, *, during_start: bool = False, where: dict | None = None) -> None:
         result = ArmResult(arm_id=arm.id, status=ArmStatus.failed, started_at=utcnow(), finished_at=utcnow(), error=cause)
         self._explain_failure(result, server, during_start=during_start)
-        self._record(result, [])
-        emit(ArmFailed(result=result))
+        merged = merge(self.session.result_for(arm.id), result, run_record(result, **(where or {})))
+        self._record(merged, [])
+        emit(ArmFailed(result=merged) if merged.status == ArmStatus.failed else MeasurementWarning(arm_id=arm.id, message=f"{where.get('role', 'run') if where else 'run'} failed: {cause}"))
 
     def _explain_failure(self, result: ArmResult, server: ServerHandle | None, *, during_start: bool = False) -> None:
         if server is None:
@@ -343,7 +394,7 @@ _DONE = _Done()
 
 def _default_server_factory(env: dict[str, str], session: Session) -> ServerFactory:
     if session.settings.endpoint:
-        return lambda arm, s: AttachedServer(s.settings.endpoint)
+        return lambda arm, s, placement=None: AttachedServer(s.settings.endpoint)
     return VllmServerFactory(env=env)
 
 
@@ -354,20 +405,23 @@ class VllmServerFactory:
         self.env = dict(env or {})
         self.ready_timeout_s = ready_timeout_s
 
-    def __call__(self, arm: Arm, session: Session) -> ServerHandle:
+    def __call__(self, arm: Arm, session: Session, placement: Placement | None = None) -> ServerHandle:
         from specadvisor.engine.server import VllmServer
         from specadvisor.engine.spec import ServerSpec
         from specadvisor.settings import paths
 
         log_dir = paths().logs / session.id
         log_dir.mkdir(parents=True, exist_ok=True)
+        slot = placement.slot if placement else None
         spec_kwargs: dict[str, Any] = dict(
             model=session.model,
             speculative_config=arm.speculative_config,
             extra_args=[*session.settings.server_args, *arm.server_args],
-            env=self.env,
+            env={**self.env, **(slot.server_env() if slot else {})},
             ready_timeout_s=self.ready_timeout_s,
-            log_path=log_dir / f"{arm.id}.log",
+            log_path=log_dir / f"{arm.id}{placement.log_suffix if placement else ''}.log",
+            port=placement.port if placement else None,
+            gpu_ids=slot.gpu_ids if slot else None,
         )
         if session.settings.engine_cmd:
             spec_kwargs["engine_cmd"] = list(session.settings.engine_cmd)
@@ -447,6 +501,11 @@ def _partial_result(arm: Arm, progress: Progress, samples: list[MetricsSample], 
     if last is not None and last.num_drafts > 0:
         acceptance(last.num_drafts, last.num_draft_tokens, last.num_accepted_tokens, last.accepted_per_position).apply_to(result)
     return result
+
+
+def _group_name(group: list[Arm]) -> str:
+    arm = group[0]
+    return "baseline" if arm.is_baseline else f"{family_label(arm)} N={arm.n}"
 
 
 def _max_model_len_arg(args: list[str]) -> int | None:

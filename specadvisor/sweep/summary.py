@@ -10,7 +10,7 @@ from specadvisor.sweep.arms import server_key
 from specadvisor.sweep.predict import mean_abs_error_pct, predict_throughput
 
 
-def session_summary(session: Session, *, launches_used: int | None = None) -> dict[str, Any]:
+def session_summary(session: Session, *, launches_used: int | None = None, launches_full_grid: int | None = None) -> dict[str, Any]:
     predictions = predict_throughput(session)
     arms = []
     for arm in session.arms:
@@ -45,9 +45,14 @@ def session_summary(session: Session, *, launches_used: int | None = None) -> di
                 warnings=result.warnings,
                 error=result.error,
                 source=result.source,
+                wave=result.wave,
+                placement=result.placement,
+                runs=[r.model_dump(mode="json") for r in result.runs],
             )
         arms.append(row)
-    launches_full = len({server_key(a) for a in session.arms})
+    launches_full = launches_full_grid if launches_full_grid is not None else len({server_key(a) for a in session.arms})
+    runs = [run for r in session.results for run in r.runs]
+    rec = session.recommendation
     return {
         "session_id": session.id,
         "name": session.name,
@@ -60,4 +65,14 @@ def session_summary(session: Session, *, launches_used: int | None = None) -> di
         "prediction_mean_abs_error_pct": mean_abs_error_pct(session),
         "launches_used": launches_used,
         "launches_full_grid": launches_full,
+        "drift": rec.drift.model_dump(mode="json") if rec is not None and rec.drift is not None else None,
+        "order": [f"{r.arm_id}:{run.role}{run.trial if run.role == 'trial' else ''}@w{run.wave}" for r, run in _in_time_order(session)],
+        "requests_saved": sum(max(0, run.planned - run.completed) for run in runs if run.planned),
+        "seconds_saved": round(sum(run.seconds_saved for run in runs), 1),
     }
+
+
+def _in_time_order(session: Session) -> list:
+    """(result, run) for every run of the sweep, in the order they started (wave, then start time)."""
+    pairs = [(r, run) for r in session.results for run in r.runs]
+    return sorted(pairs, key=lambda p: (p[1].wave is None, p[1].wave or 0, p[1].started_at is None, p[1].started_at or 0))

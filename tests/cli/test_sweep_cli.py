@@ -43,7 +43,7 @@ def test_sweep_json_reports_every_arm_and_the_recommendation(tmp_path, capsys, f
         assert key in arms["ngram-n2"]
     assert arms["ngram-n4"]["per_position_acceptance"] == [0.9, 0.7, 0.5, 0.3]
     assert data["recommendation"]["arm_id"] == "ngram-n2"
-    assert data["launches_used"] == 3 == data["launches_full_grid"]
+    assert data["launches_used"] == 4 == data["launches_full_grid"]  # 3 configurations + the baseline bracket
     assert data["arms"][1]["prediction_error_pct"] is not None
 
 
@@ -114,7 +114,7 @@ def test_resume_measures_only_the_unfinished_arms(tmp_path, capsys, fake_engine)
         store.save_session(plan.session)
     assert main(["--db", str(db), "sweep", "--resume", plan.session.id[:8], "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert fake_engine.calls == ["ngram-n4"]
+    assert fake_engine.calls == ["ngram-n4", "baseline"]  # the unfinished arm, then the bracket
     assert data["status"] == "finished" and data["recommendation"]["arm_id"] == "ngram-n2"
 
 

@@ -15,6 +15,7 @@ from specadvisor.store import Store, rows
 from specadvisor.store.migrations import known_migration_names, migrations
 
 V2 = "m002_origin_columns_and_indexes"
+V3 = "m003_arm_result_wave_placement"
 
 
 def _write_v1_file(path, *sessions) -> None:
@@ -28,7 +29,9 @@ def _write_v1_file(path, *sessions) -> None:
         for position, arm in enumerate(session.arms):
             db["arms"].insert(rows.arm_row(session.id, position, arm))
         for result in session.results:
-            db["arm_results"].insert(rows.result_row(session.id, result))
+            row = rows.result_row(session.id, result)
+            del row["wave"], row["placement"], row["runs"]
+            db["arm_results"].insert(row)
             db["position_counts"].insert_all(rows.position_rows(session.id, result))
         db["samples"].insert_all(rows.sample_row(session.id, s) for s in session.samples)
     db.close()
@@ -40,7 +43,7 @@ def _file_bytes(path):
 
 def test_empty_database_gets_every_migration(tmp_path):
     with Store.open(tmp_path / "new.db") as store:
-        assert store.schema_migrations() == known_migration_names() == ["m001_create_tables", V2]
+        assert store.schema_migrations()[:3] == known_migration_names()[:3] == ["m001_create_tables", V2, V3]
         assert {"sessions", "arms", "arm_results", "position_counts", "samples"} <= set(store.db.table_names())
         assert "origin" in store.db["sessions"].columns_dict
         index_columns = {tuple(i.columns) for i in store.db["sessions"].indexes}
@@ -176,3 +179,25 @@ def test_closed_store_refuses_calls(tmp_path):
     store.close()
     with pytest.raises(StoreError, match="closed"):
         store.list_sessions()
+
+
+def test_v2_file_gets_wave_placement_and_run_count_columns_backfilled(tmp_path):
+    from specadvisor.domain import ArmResult, RunRecord
+
+    path = tmp_path / "v2.db"
+    session = make_session()
+    session.results = [ArmResult(arm_id=session.arms[0].id, output_throughput=10.0, wave=3, placement="cores 1",
+                                 runs=[RunRecord(trial=1, wave=1), RunRecord(role="bracket", wave=3, placement="cores 1")])]
+    db = Database(sqlite3.connect(path))
+    migrations.apply(db, stop_before=V3)
+    db["sessions"].insert(rows.session_row(session))
+    for position, arm in enumerate(session.arms):
+        db["arms"].insert(rows.arm_row(session.id, position, arm))
+    row = rows.result_row(session.id, session.results[0])
+    del row["wave"], row["placement"], row["runs"]
+    db["arm_results"].insert(row)
+    db.close()
+    with Store.open(path) as store:
+        assert V3 in store.schema_migrations()
+        assert store.db.execute("SELECT wave, placement, runs FROM arm_results").fetchall() == [(3, "cores 1", 2)]
+        assert store.get_session(session.id).results[0].runs[1].role == "bracket"

@@ -34,7 +34,7 @@ async def test_runner_records_a_stopped_early_arm_and_moves_on(store):
     measure = FakeMeasure(lambda arm: {None: 100.0, 2: 140.0, 4: 150.0}[arm.n], first_fraction=0.2)
     runner = SweepRunner(p, store, server_factory=lambda arm, s: FakeServer(arm), measure=measure, prompt_loader=no_prompts, adaptive=True)
     events = [e async for e in runner.events()]
-    assert measure.calls == ["baseline", "ngram-n4", "ngram-n2"]
+    assert measure.calls == ["baseline", "ngram-n4", "ngram-n2", "baseline"]  # the last: the end-of-sweep bracket
     stored = store.get_session(p.session.id)
     n2 = stored.result_for("ngram-n2")
     assert n2.status == ArmStatus.stopped_early and "clearly below the leader" in n2.warnings[0]

@@ -36,18 +36,20 @@ async def test_each_arm_is_persisted_and_recommended(store):
     runner = SweepRunner(plan, store, server_factory=factory(), measure=FakeMeasure(tput), prompt_loader=no_prompts)
     events = await collect(runner)
     finished = [e for e in events if isinstance(e, ArmFinished)]
-    assert [e.result.arm_id for e in finished] == ["baseline", "ngram-n2", "ngram-n4"]
+    assert [e.result.arm_id for e in finished] == ["baseline", "ngram-n2", "ngram-n4", "baseline"]  # bracketed
     assert all(e.session_id == plan.session.id for e in events)
     stored = store.get_session(plan.session.id)
     assert stored.status == "finished"
     assert {r.arm_id for r in stored.results} == {"baseline", "ngram-n2", "ngram-n4"}
     assert stored.recommendation.arm_id == "ngram-n2"
     last = events[-1]
-    assert isinstance(last, SweepFinished) and last.launches_used == 3 == last.launches_full_grid
+    assert isinstance(last, SweepFinished) and last.launches_used == 4 == last.launches_full_grid
+    assert [run.role for run in stored.result_for("baseline").runs] == ["trial", "bracket"]
+    assert stored.recommendation.drift is not None and stored.recommendation.drift.change == 0
     assert all(s.stopped for s in FakeServer.instances)
     assert any(isinstance(e, ServerLog) for e in events)
     starting = [e for e in events if isinstance(e, ServerStarting)]
-    assert [e.command[-1] for e in starting] == ["baseline", "ngram-n2", "ngram-n4"]
+    assert [e.command[-1] for e in starting] == ["baseline", "ngram-n2", "ngram-n4", "baseline"]
 
 
 async def test_result_is_committed_before_the_next_arm_starts(store):
@@ -55,11 +57,11 @@ async def test_result_is_committed_before_the_next_arm_starts(store):
     seen_in_store = []
 
     def spying_factory(arm, session):
-        seen_in_store.append(len(Store.open(store.path).get_session(session.id).results) if arm.id != "baseline" else 0)
+        seen_in_store.append(len(Store.open(store.path).get_session(session.id).results) if seen_in_store else 0)
         return FakeServer(arm)
 
     await collect(SweepRunner(plan, store, server_factory=spying_factory, measure=FakeMeasure(tput), prompt_loader=no_prompts))
-    assert seen_in_store == [0, 1, 2]
+    assert seen_in_store == [0, 1, 2, 3]  # the bracket starts after all three arms are stored
 
 
 async def test_failed_start_is_recorded_and_the_sweep_goes_on(store):
@@ -102,7 +104,7 @@ async def test_resume_skips_finished_arms(store):
 
     again = FakeMeasure(tput)
     events = await collect(SweepRunner(interrupted, store, server_factory=factory(), measure=again, prompt_loader=no_prompts))
-    assert again.calls == ["ngram-n4"]
+    assert again.calls == ["ngram-n4", "baseline"]  # the unfinished arm, then the bracket
     assert store.get_session(plan.session.id).status == "finished"
     assert isinstance(events[-1], SweepFinished)
 
@@ -160,7 +162,7 @@ async def test_adaptive_skips_hopeless_n_and_reports_launches(store):
     events = await collect(SweepRunner(plan, store, server_factory=factory(), measure=measure, prompt_loader=no_prompts, adaptive=True))
     done = events[-1]
     assert isinstance(done, SweepFinished)
-    assert done.launches_full_grid == 7
+    assert done.launches_full_grid == 8  # 7 configurations + the bracket
     assert done.launches_used < done.launches_full_grid
     assert measure.calls[:2] == ["baseline", "ngram-n6"]
     full = {n: curve(type("A", (), {"n": n})()) for n in range(1, 7)}

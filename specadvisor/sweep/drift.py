@@ -1,0 +1,95 @@
+"""Machine drift: how far the baseline moved between its first and last measurement, and what that
+does to a verdict.
+
+A GPU's throughput moves with clocks, temperature, power caps and a colleague's job (the same H200
+sweep gave a baseline 21% apart on two leases); a 2-core CPU moves 4-13% run to run. An arm measured
+minutes after the baseline can therefore look faster or slower than it is. The sweep measures the
+baseline again at the end (bracketing); here the two ends give the drift, every arm's interval is
+widened by it (an arm measured somewhere between the brackets can be off by up to that much), and
+above the threshold the recommendation says so and withholds a verdict the drift could explain.
+"""
+
+from __future__ import annotations
+
+import math
+
+from specadvisor.domain import ArmResult, DriftReport, Recommendation, Session
+
+DEFAULT_THRESHOLD = 0.05
+
+
+def baseline_drift(session: Session, concurrency: int | None = None) -> DriftReport | None:
+    """Drift of the baseline at `concurrency` (the session's by default): its first measured run
+    against its last, in time order. None with fewer than two measured runs."""
+    conc = session.concurrency if concurrency is None else concurrency
+    arm = next((a for a in session.arms if a.is_baseline and a.concurrency == conc), None)
+    result = session.result_for(arm.id) if arm else None
+    if result is None:
+        return None
+    runs = [r for r in result.runs if r.output_throughput and r.status in ("ok", "stopped_early")]
+    if len(runs) < 2:
+        return None
+    runs.sort(key=lambda r: (r.started_at is None, r.started_at))
+    first, last = runs[0], runs[-1]
+    change = (last.output_throughput - first.output_throughput) / first.output_throughput
+    apart = (last.started_at - first.started_at).total_seconds() if first.started_at and last.started_at else None
+    threshold = session.settings.drift_threshold
+    return DriftReport(
+        arm_id=arm.id, first=first.output_throughput, last=last.output_throughput, change=change,
+        seconds_apart=apart, measurements=len(runs), threshold=threshold, exceeded=abs(change) > threshold,
+    )
+
+
+def widen(results: dict[str, ArmResult], drift: DriftReport | None) -> dict[str, ArmResult]:
+    """Copies of `results` whose throughput intervals also hold the drift: relative half-widths add
+    in quadrature. Without a drift measurement the results are returned as they are."""
+    if drift is None or drift.change == 0:
+        return results
+    out = {}
+    for arm_id, r in results.items():
+        tput = r.output_throughput
+        if not tput:
+            out[arm_id] = r
+            continue
+        half = (r.output_throughput_ci[1] - r.output_throughput_ci[0]) / 2 if r.output_throughput_ci else 0.0
+        centre = (r.output_throughput_ci[1] + r.output_throughput_ci[0]) / 2 if r.output_throughput_ci else tput
+        wide = math.hypot(half, abs(drift.change) * tput)
+        out[arm_id] = r.model_copy(update={"output_throughput_ci": (centre - wide, centre + wide)})
+    return out
+
+
+def annotate(rec: Recommendation, drift: DriftReport | None, results: dict[str, ArmResult], session: Session) -> Recommendation:
+    """Put the drift on the recommendation and, above the threshold, say what it does to the verdict."""
+    if drift is None:
+        base = next((session.result_for(a.id) for a in session.arms if a.is_baseline and a.concurrency == session.concurrency), None)
+        if session.settings.bracket and base is not None and len(base.runs) == 1:
+            rec.reasons.append("baseline drift unknown: the baseline was measured only once (its bracket did not finish)")
+        return rec
+    rec.drift = drift
+    line = (
+        f"baseline drift {drift.change * 100:+.1f}% between its first and last measurement"
+        + (f" ({drift.seconds_apart / 60:.0f} min apart" if drift.seconds_apart is not None else " (")
+        + f", {drift.measurements} measurements; threshold {drift.threshold * 100:.0f}%)"
+    )
+    if not drift.exceeded:
+        rec.reasons.append(line + ": intervals include it")
+        return rec
+    best = _best_speculative(session, results)
+    base = results.get(drift.arm_id)
+    if rec.do_not_speculate and best is not None and base is not None and base.output_throughput:
+        gain = results[best].output_throughput / base.output_throughput - 1
+        if gain > 0:
+            rec.withheld, rec.do_not_speculate, rec.speedup = True, False, None
+            rec.reasons.insert(
+                0,
+                f"VERDICT WITHHELD: the machine drifted ({line}); the best speculative arm's {gain * 100:+.1f}% "
+                "is within what the drift alone could produce. Re-run on a quieter machine, or with --trials 3",
+            )
+            return rec
+    rec.reasons.insert(1 if rec.arm_id else 0, f"the machine drifted: {line}; intervals were widened by it and the verdict holds beyond it")
+    return rec
+
+
+def _best_speculative(session: Session, results: dict[str, ArmResult]) -> str | None:
+    spec = [a.id for a in session.arms if not a.is_baseline and a.concurrency == session.concurrency and a.id in results]
+    return max(spec, key=lambda i: results[i].output_throughput) if spec else None

@@ -1,0 +1,193 @@
+"""Which server configuration runs where and when: one scheduler for serial and parallel sweeps.
+
+Work comes in waves. A wave is up to one job per slot, started together and finished together, so
+that the arms of a wave are measured under the same host conditions; a serial sweep is the 1-slot
+case (a wave is one job). A job is one server launch for one configuration (its concurrency levels
+share the server) and one trial.
+
+- Trials interleave: trial k of every configuration runs before trial k+1 of any, so a slow change
+  of the machine spreads over all arms instead of landing on one (AIPerf interleaves for the same
+  reason). A trial is a fresh server launch, not a second pass on a warm server: start-up state
+  (CUDA graphs, allocator layout, a co-tenant's load) is part of what a repeat run would see, and
+  the interleaving needs the servers of other arms to run in between anyway.
+- With two or more slots the baseline runs in every wave beside the arms it is compared with.
+- At the end the baseline is measured again (bracketing) so that drift can be measured; with two or
+  more slots that last wave also re-measures the top candidates beside it (the confirmation wave).
+- With --adaptive the policy chooses which configurations trial 1 launches and skips the rest.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from specadvisor.domain import Arm, ArmStatus, Session
+from specadvisor.sweep.adaptive import AdaptivePolicy
+from specadvisor.sweep.arms import server_key
+from specadvisor.sweep.slots import Slot
+
+DONE_STATUSES = {ArmStatus.ok, ArmStatus.stopped_early, ArmStatus.skipped}
+
+
+@dataclass
+class Job:
+    group: list[Arm]  # arms sharing one server (they differ only in client concurrency)
+    trial: int
+    role: str  # trial | bracket | confirm
+    wave: int = 0
+    slot: Slot | None = None
+
+    @property
+    def is_baseline(self) -> bool:
+        return self.group[0].is_baseline
+
+
+class Scheduler:
+    def __init__(self, session: Session, slots: list[Slot], policy: AdaptivePolicy | None = None):
+        self.session = session
+        self.slots = slots or [Slot(index=0)]
+        self.policy = policy
+        self.trials = max(1, session.settings.trials)
+        self.groups = _groups(session)
+        self.attempted: set[tuple[str, int]] = set()
+        self.skipped: list[list[Arm]] = []
+        self.wave = _last_wave(session)
+        self._adaptive_done = policy is None
+        self._final_done = False
+        self._measured_this_sweep = False
+
+    # ------------------------------------------------------------------ public
+
+    def full_grid_launches(self) -> int:
+        """Launches of the whole plan run serially: every configuration once per trial, plus the bracket."""
+        count = len(self.groups) * self.trials
+        return count + (1 if self._brackets() else 0)
+
+    def next_wave(self) -> list[Job] | None:
+        """The next wave of jobs (each with its slot), or None when the sweep is done."""
+        for trial in range(1, self.trials + 1):
+            todo = self._todo(trial)
+            if todo:
+                return self._form(todo, trial)
+        return self._final()
+
+    # ------------------------------------------------------------------ trials
+
+    def _todo(self, trial: int) -> list[list[Arm]]:
+        out = []
+        for g in self.groups:
+            key = server_key(g[0])
+            if (key, trial) in self.attempted or g in self.skipped:
+                continue
+            if _trials_done(self.session, g) >= trial or _finished_untrialed(self.session, g, trial):
+                continue
+            if trial > 1 and not _measured(self.session, g):
+                continue  # trial 1 failed or was skipped: nothing to repeat
+            out.append(g)
+        return out
+
+    def _form(self, todo: list[list[Arm]], trial: int) -> list[Job] | None:
+        capacity = len(self.slots)
+        picked: list[list[Arm]] = []
+        if trial == 1 and not self._adaptive_done:
+            remaining = list(todo)
+            while remaining and len(picked) < capacity:
+                group = self.policy.next_group(remaining)
+                if group is None:
+                    break
+                remaining.remove(group)
+                picked.append(group)
+            if not picked:  # the policy confirmed its leader: the rest of trial 1 is skipped
+                self._adaptive_done = True
+                self.skipped.extend(todo)
+                return self.next_wave()
+        else:
+            picked = todo[:capacity]
+        base = self._baseline_group()
+        if capacity >= 2 and base is not None and not any(g[0].is_baseline for g in picked):
+            if len(picked) >= capacity:
+                picked = picked[: capacity - 1]
+            jobs = [Job(base, trial, "bracket")] + [Job(g, trial, "trial") for g in picked]
+        else:
+            jobs = [Job(g, trial, "trial") for g in picked]
+        for job in jobs:
+            if job.role == "trial":
+                self.attempted.add((server_key(job.group[0]), trial))
+        return self._place(jobs)
+
+    # ------------------------------------------------------------------ bracket / confirmation
+
+    def _brackets(self) -> bool:
+        return bool(self.session.settings.bracket and self._baseline_group() is not None and len(self.groups) > 1)
+
+    def _final(self) -> list[Job] | None:
+        if self._final_done or not self._brackets() or not self._measured_this_sweep:
+            return None
+        self._final_done = True
+        base = self._baseline_group()
+        if not _measured(self.session, base):
+            return None
+        jobs = [Job(base, self.trials, "bracket")]
+        if len(self.slots) >= 2:
+            for group in self._top_candidates(len(self.slots) - 1):
+                jobs.append(Job(group, self.trials, "confirm"))
+            if len(jobs) > 1:
+                jobs[0].role = "confirm"
+        return self._place(jobs)
+
+    def _top_candidates(self, k: int) -> list[list[Arm]]:
+        def best(group: list[Arm]) -> float:
+            values = [r.output_throughput for a in group if (r := self.session.result_for(a.id)) and r.status == ArmStatus.ok and r.output_throughput]
+            return max(values) if values else 0.0
+
+        ranked = sorted((g for g in self.groups if not g[0].is_baseline and best(g) > 0), key=best, reverse=True)
+        return ranked[:k]
+
+    # ------------------------------------------------------------------ helpers
+
+    def _place(self, jobs: list[Job]) -> list[Job]:
+        self.wave += 1
+        self._measured_this_sweep = True
+        for job, slot in zip(jobs, self.slots):
+            job.wave, job.slot = self.wave, slot
+        return jobs
+
+    def _baseline_group(self) -> list[Arm] | None:
+        return next((g for g in self.groups if g[0].is_baseline), None)
+
+
+def _groups(session: Session) -> list[list[Arm]]:
+    """Server configurations in plan order, baseline first."""
+    groups: dict[str, list[Arm]] = {}
+    for arm in sorted(session.arms, key=lambda a: not a.is_baseline):
+        groups.setdefault(server_key(arm), []).append(arm)
+    return list(groups.values())
+
+
+def _trials_done(session: Session, group: list[Arm]) -> int:
+    result = session.result_for(group[0].id)
+    if result is None:
+        return 0
+    return sum(1 for r in result.runs if r.role == "trial" and r.status in ("ok", "stopped_early"))
+
+
+def _finished_untrialed(session: Session, group: list[Arm], trial: int) -> bool:
+    """A result from before runs were recorded (or imported, or skipped/stopped) counts as done."""
+    results = [session.result_for(a.id) for a in group]
+    if any(r is None for r in results):
+        return False
+    if all(r.status == ArmStatus.skipped for r in results):
+        return True
+    if all(r.status == ArmStatus.stopped_early for r in results):
+        return True  # clearly beaten: no further trials
+    return all(r.status in DONE_STATUSES and not r.runs for r in results)
+
+
+def _measured(session: Session, group: list[Arm] | None) -> bool:
+    if group is None:
+        return False
+    return any((r := session.result_for(a.id)) is not None and r.status in (ArmStatus.ok, ArmStatus.stopped_early) for a in group)
+
+
+def _last_wave(session: Session) -> int:
+    waves = [run.wave for r in session.results for run in r.runs if run.wave is not None]
+    return max(waves, default=0)

@@ -1,0 +1,179 @@
+"""The scheduler through the real runner and a real SQLite store; fakes only at the process boundary."""
+
+from __future__ import annotations
+
+import asyncio
+
+from sweep_fakes import FakeMeasure, FakeServer, no_prompts, spec_result
+
+from specadvisor.domain import ArmFinished, Progress, SweepFinished, SweepSettings
+from specadvisor.sweep.plan import plan_from_methods
+from specadvisor.sweep.runner import SweepRunner
+from specadvisor.sweep.slots import cpu_slots
+
+
+def tput(arm):
+    return {None: 100.0, 2: 150.0, 4: 140.0, 6: 120.0, 8: 110.0}[arm.n]
+
+
+def make_plan(n_values=(2, 4), **settings):
+    return plan_from_methods("m", [("ngram", {})], list(n_values), SweepSettings(num_prompts=8, **settings))
+
+
+async def run(plan, store, measure, **kw):
+    factory = kw.pop("factory", None) or (lambda arm, session: FakeServer(arm))
+    runner = SweepRunner(plan, store, server_factory=factory, measure=measure, prompt_loader=no_prompts, **kw)
+    return runner, [e async for e in runner.events()]
+
+
+async def test_trials_interleave_and_the_baseline_is_bracketed(store):
+    plan = make_plan(trials=3)
+    measure = FakeMeasure(tput)
+    runner, events = await run(plan, store, measure)
+    # trial k of every arm before trial k+1 of any, then the baseline again
+    assert measure.calls == ["baseline", "ngram-n2", "ngram-n4"] * 3 + ["baseline"]
+    stored = store.get_session(plan.session.id)
+    base = stored.result_for("baseline")
+    assert [(r.role, r.trial) for r in base.runs] == [("trial", 1), ("trial", 2), ("trial", 3), ("bracket", 3)]
+    assert [r.wave for r in base.runs] == [1, 4, 7, 10]
+    n2 = stored.result_for("ngram-n2")
+    assert len(n2.runs) == 3 and n2.trials == [150.0, 150.0, 150.0] and n2.completed == 24
+    assert runner.launches_used == 10 == events[-1].launches_full_grid
+    assert stored.settings.trials == 3  # each measure call ran one trial; the session keeps the plan's count
+
+
+async def test_every_measure_call_is_one_trial(store):
+    plan = make_plan(trials=2)
+    seen = []
+
+    class Spy(FakeMeasure):
+        async def __call__(self, *, settings, **kw):
+            seen.append(settings.trials)
+            async for e in super().__call__(settings=settings, **kw):
+                yield e
+
+    await run(plan, store, Spy(tput))
+    assert seen and set(seen) == {1}
+
+
+async def test_parallel_waves_pin_slots_and_keep_the_baseline_beside_its_arms(store):
+    plan = make_plan(n_values=(2, 4, 6, 8))
+    placements = []
+
+    def factory(arm, session, placement=None):
+        placements.append((arm.id, placement))
+        return FakeServer(arm)
+
+    live = {"now": 0, "max": 0}
+
+    class Overlap(FakeMeasure):
+        async def __call__(self, **kw):
+            live["now"] += 1
+            live["max"] = max(live["max"], live["now"])
+            await asyncio.sleep(0.02)
+            try:
+                async for e in super().__call__(**kw):
+                    yield e
+            finally:
+                live["now"] -= 1
+
+    slots = cpu_slots([0, 1, 2], 3)
+    runner, events = await run(plan, store, Overlap(tput), factory=factory, slots=slots)
+    assert live["max"] == 3  # three servers measured at the same time
+    waves: dict[int, list[str]] = {}
+    stored = store.get_session(plan.session.id)
+    for r in stored.results:
+        for run_ in r.runs:
+            waves.setdefault(run_.wave, []).append((r.arm_id, run_.role, run_.placement))
+    # wave 1: baseline + 2 arms; wave 2: the baseline again beside the next 2; wave 3: confirmation
+    assert sorted(a for a, _, _ in waves[1]) == ["baseline", "ngram-n2", "ngram-n4"]
+    assert sorted(a for a, _, _ in waves[2]) == ["baseline", "ngram-n6", "ngram-n8"]
+    assert sorted(a for a, _, _ in waves[3]) == ["baseline", "ngram-n2", "ngram-n4"]  # the top two re-measured
+    assert {role for a, role, _ in waves[3]} == {"confirm"}
+    assert {p for w in waves.values() for _, _, p in w} == {"cores 0", "cores 1", "cores 2"}
+    ports = [p.port for _, p in placements]
+    assert all(ports) and len(set(ports[:3])) == 3  # servers side by side never share a port
+    assert placements[0][1].slot.server_env() == {"VLLM_CPU_OMP_THREADS_BIND": "0"}
+    assert stored.result_for("ngram-n2").wave == 3 and stored.result_for("ngram-n6").placement in {"cores 1", "cores 2"}
+    assert stored.recommendation.arm_id == "ngram-n2"
+    assert isinstance(events[-1], SweepFinished)
+
+
+async def test_no_bracket_measures_each_configuration_once(store):
+    plan = make_plan(bracket=False)
+    measure = FakeMeasure(tput)
+    await run(plan, store, measure)
+    assert measure.calls == ["baseline", "ngram-n2", "ngram-n4"]
+    assert store.get_session(plan.session.id).recommendation.drift is None
+
+
+class Drifting(FakeMeasure):
+    """Recorded figures with drift injected: launch i runs at true(arm) x machine[i] (or 1 + step x i)."""
+
+    def __init__(self, true, step=0.0, machine=None):
+        super().__init__(true)
+        self.true, self.step, self.machine, self.launch = true, step, machine, 0
+
+    async def __call__(self, *, arm, settings, **kw):
+        self.calls.append(arm.id)
+        factor = self.machine[self.launch] if self.machine else 1 + self.step * self.launch
+        value = self.true(arm) * factor
+        self.launch += 1
+        total = settings.num_prompts
+        yield Progress(arm_id=arm.id, completed=total, total=total, output_throughput=value)
+        yield ArmFinished(result=spec_result(arm.id, arm.n, value))
+
+
+def one_arm(**settings):
+    return plan_from_methods("m", [("ngram", {})], [2], SweepSettings(num_prompts=8, **settings))
+
+
+async def test_a_fake_speedup_from_drift_is_not_recommended(store):
+    # ngram N=2 is truly no faster than the baseline; the machine gets 20% faster per launch.
+    same = lambda arm: 100.0  # noqa: E731
+    naive_plan = one_arm(bracket=False)
+    await run(naive_plan, store, Drifting(same, step=0.2))
+    naive = store.get_session(naive_plan.session.id).recommendation
+    assert naive.arm_id == "ngram-n2" and naive.speedup > 1.19  # without bracketing: a fake 20% win
+
+    plan = one_arm()
+    measure = Drifting(same, step=0.2)
+    await run(plan, store, measure)
+    rec = store.get_session(plan.session.id).recommendation
+    assert measure.calls == ["baseline", "ngram-n2", "baseline"]
+    assert rec.drift is not None and abs(rec.drift.change - 0.4) < 1e-9 and rec.drift.exceeded
+    assert rec.arm_id is None  # not recommended
+    assert any("the machine drifted" in r for r in rec.reasons)
+
+
+async def test_a_speedup_within_the_drift_is_withheld(store):
+    # recorded: baseline 100, the arm (truly equal) while the machine ran 18% fast, the bracket at +12%
+    plan = one_arm()
+    await run(plan, store, Drifting(lambda arm: 100.0, machine=[1.0, 1.18, 1.12]))
+    rec = store.get_session(plan.session.id).recommendation
+    assert rec.arm_id is None and rec.withheld and not rec.do_not_speculate
+    assert rec.reasons[0].startswith("VERDICT WITHHELD: the machine drifted (baseline drift +12.0%")
+
+
+async def test_interleaved_trials_cancel_a_steady_drift(store):
+    plan = one_arm(trials=3)
+    measure = Drifting(lambda arm: 100.0, step=0.05)  # 7 launches: the machine ends 30% faster
+    await run(plan, store, measure)
+    stored = store.get_session(plan.session.id)
+    assert measure.calls == ["baseline", "ngram-n2"] * 3 + ["baseline"]
+    rec = stored.recommendation
+    assert rec.arm_id is None and rec.drift.exceeded
+    n2 = stored.result_for("ngram-n2")
+    lo, hi = n2.output_throughput_ci
+    assert lo <= min(n2.trials) and hi >= max(n2.trials)  # the interval covers the repeat-run spread
+
+
+async def test_a_real_speedup_survives_small_drift(store):
+    plan = one_arm()
+    measure = Drifting(lambda arm: 100.0 if arm.is_baseline else 140.0, step=0.01)
+    await run(plan, store, measure)
+    rec = store.get_session(plan.session.id).recommendation
+    assert rec.arm_id == "ngram-n2" and not rec.withheld
+    assert not rec.drift.exceeded and any("baseline drift +2.0%" in r for r in rec.reasons)
+    lo, hi = rec.speedup_ci
+    assert 1.0 < lo < hi
