@@ -249,7 +249,9 @@ def render_session(session) -> None:
     out.print(table)
     rec = session.recommendation
     if rec is not None:
-        if rec.do_not_speculate:
+        if rec.withheld:
+            out.print("[bold]Recommendation:[/bold] withheld (the machine drifted more than the difference)")
+        elif rec.do_not_speculate:
             out.print("[bold]Recommendation:[/bold] do not speculate")
         else:
             out.print(f"[bold]Recommendation:[/bold] {escape(rec.arm_id or '-')} ({_fmt(rec.speedup, '.2f', 'x')})")

@@ -232,32 +232,12 @@ def _scheduling(args: argparse.Namespace) -> dict[str, Any]:
 
 def _slots(args: argparse.Namespace, session) -> list:
     """Where arms run (`--parallel`): GPU groups of the arm's tensor-parallel size, or core ranges."""
-    import os
+    from specadvisor.sweep.host import slots_for
 
-    from specadvisor.sweep.slots import plan_slots, tp_size
-
-    if session.settings.endpoint:
-        return plan_slots(1, gpus=[])
-    gpus, affinity = _visible_gpus()
-    tp = max([tp_size([*session.settings.server_args, *a.server_args]) for a in session.arms] or [1])
-    cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else list(range(os.cpu_count() or 1))
-    slots = plan_slots(args.parallel, gpus=gpus, tp=tp, cores=cores, affinity=affinity)
+    slots = slots_for(args.parallel, session)
     if any(s.shared for s in slots) and not any("gpu-memory-utilization" in a for a in session.settings.server_args):
         print("specadvisor: note: several servers share a GPU; pass --server-arg=--gpu-memory-utilization=0.3 so that they fit", file=sys.stderr)
     return slots
-
-
-def _visible_gpus() -> tuple[list[int], dict]:
-    from specadvisor.hardware import detect_gpus
-    from specadvisor.hardware import topology
-
-    gpus, _notes = detect_gpus()
-    indices = [g.index for g in gpus]
-    if not indices:
-        return [], {}
-    vendor = gpus[0].vendor
-    affinity = topology.nvidia_affinity(indices) if vendor == "nvidia" else topology.amd_affinity(indices) if vendor == "amd" else {}
-    return indices, affinity
 
 
 def _ints(text: str, flag: str) -> list[int]:

@@ -72,6 +72,7 @@ def build(session: Session) -> ReportContent:
         facts.append(("imported from", session.provenance.imported_from or "a bundle"))
     if s.slo_tpot_ms or s.slo_ttft_ms:
         facts.append(("latency target", f"p99 TPOT <= {s.slo_tpot_ms} ms; p99 TTFT <= {s.slo_ttft_ms} ms"))
+    facts += schedule_facts(session, rec)
     verdict = list(rec.reasons)
     spec_cfg = rec.speculative_config
     rows, problems = [], []
@@ -148,3 +149,24 @@ def _series(session: Session, preds, results) -> list[dict]:
 def _baseline(session: Session) -> float | None:
     conc = session.concurrency if session.concurrency in session.settings.concurrency else session.settings.concurrency[0]
     return throughput(baseline_result(session, conc))
+
+
+def schedule_facts(session: Session, rec) -> list[tuple[str, str]]:
+    """How the arms were run (trials, parallel slots, waves) and how far the baseline drifted."""
+    runs = [run for r in session.results for run in r.runs]
+    facts: list[tuple[str, str]] = []
+    if runs:
+        places = sorted({run.placement for run in runs if run.placement})
+        waves = max((run.wave or 0 for run in runs), default=0)
+        text = f"{len(runs)} server launches in {waves} wave(s), trials interleaved"
+        if places:
+            text += f"; side by side on {', '.join(places)}"
+        saved = sum(run.seconds_saved for run in runs)
+        if saved:
+            text += f"; early stopping saved ~{saved:.0f} s"
+        facts.append(("runs", text))
+    drift = rec.drift if rec is not None else None
+    if drift is not None:
+        above = " - ABOVE the threshold" if drift.exceeded else ""
+        facts.append(("baseline drift", f"{drift.change * 100:+.1f}% ({drift.first:.1f} -> {drift.last:.1f} tok/s, {drift.measurements} measurements; threshold {drift.threshold * 100:.0f}%){above}"))
+    return facts

@@ -39,19 +39,28 @@ class SweepPlan(BaseModel):
     def arms(self) -> list[Arm]:
         return self.session.arms
 
-    def launches(self) -> int:
-        """Server launches the full grid needs: arms that differ only in concurrency share one."""
+    def configurations(self) -> int:
+        """Distinct server configurations: arms that differ only in concurrency share one."""
         return len({server_key(a) for a in self.session.arms})
 
+    def launches(self) -> int:
+        """Server launches of the full grid run serially: each configuration once per trial (a trial
+        is a fresh server), plus the baseline's end-of-sweep bracket."""
+        return self.configurations() * max(1, self.settings.trials) + (1 if self._bracketed() else 0)
+
     def estimate_seconds(self) -> float:
-        """Start-up per launch plus, per arm, the tokens to generate over the expected rate."""
+        """Start-up per launch plus, per arm and launch, the tokens to generate over the expected rate."""
         s = self.settings
         total = self.launches() * self.startup_estimate_s
         for arm in self.session.arms:
-            requests = s.warmup + s.num_prompts * max(1, s.trials)
+            runs = max(1, s.trials) + (1 if arm.is_baseline and self._bracketed() else 0)
+            requests = (s.warmup + s.num_prompts) * runs
             streams = max(1, min(arm.concurrency, s.num_prompts))
             total += requests * s.output_len / (self.tokens_per_s_estimate * streams)
         return total
+
+    def _bracketed(self) -> bool:
+        return self.settings.bracket and self.configurations() > 1 and any(a.is_baseline for a in self.session.arms)
 
     # ------------------------------------------------------------------ edits
 

@@ -10,7 +10,9 @@ share the server) and one trial.
   reason). A trial is a fresh server launch, not a second pass on a warm server: start-up state
   (CUDA graphs, allocator layout, a co-tenant's load) is part of what a repeat run would see, and
   the interleaving needs the servers of other arms to run in between anyway.
-- With two or more slots the baseline runs in every wave beside the arms it is compared with.
+- With three or more slots the baseline runs in every wave beside the arms it is compared with (a
+  per-wave reference for drift). With two it joins a wave only where a slot is free: a baseline in
+  every wave would halve the sweep's speed, and the confirmation wave measures the leaders beside it.
 - At the end the baseline is measured again (bracketing) so that drift can be measured; with two or
   more slots that last wave also re-measures the top candidates beside it (the confirmation wave).
 - With --adaptive the policy chooses which configurations trial 1 launches and skips the rest.
@@ -103,7 +105,8 @@ class Scheduler:
         else:
             picked = todo[:capacity]
         base = self._baseline_group()
-        if capacity >= 2 and base is not None and not any(g[0].is_baseline for g in picked):
+        companion = capacity >= 3 or (capacity == 2 and len(picked) < capacity)
+        if companion and base is not None and not any(g[0].is_baseline for g in picked) and _measured(self.session, base):
             if len(picked) >= capacity:
                 picked = picked[: capacity - 1]
             jobs = [Job(base, trial, "bracket")] + [Job(g, trial, "trial") for g in picked]

@@ -145,6 +145,10 @@ def default_services(db_path: Path | None = None, runner_kwargs: dict[str, Any] 
         from specadvisor.sweep.runner import SweepRunner
 
         kwargs = dict(runner_kwargs or {})
+        if "slots" not in kwargs and not session.hardware.hypothetical and len(session.hardware.gpus) > 1:
+            from specadvisor.sweep.host import slots_for
+
+            kwargs["slots"] = slots_for("auto", session, session.hardware.gpus)  # one arm per free GPU group
         cpu = cpu_engine_for(session.hardware)
         if cpu is not None and session.settings.engine_cmd == list(cpu.engine_cmd):
             kwargs.setdefault("server_env", dict(cpu.env))

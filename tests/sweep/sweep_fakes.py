@@ -71,7 +71,7 @@ class FakeMeasure:
         self.hang = set(hang)
         self.calls: list[str] = []
 
-    async def __call__(self, *, base_url, model_name, arm, settings, prompts, api_key=None, sample_interval_s=1.0):
+    async def __call__(self, *, base_url, model_name, arm, settings, prompts, api_key=None, sample_interval_s=1.0, stop=None):
         self.calls.append(arm.id)
         total = settings.num_prompts
         yield Progress(arm_id=arm.id, completed=total // 2, total=total, output_throughput=self.throughput(arm) * self.first_fraction)

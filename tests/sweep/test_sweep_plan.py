@@ -24,9 +24,9 @@ def test_edit_arms_and_concurrency():
     plan.remove_arm("ngram-n2")
     plan.set_concurrency([1, 8])
     assert [a.id for a in plan.arms] == ["baseline-c1", "baseline-c8", "ngram-n4-c1", "ngram-n4-c8"]
-    assert plan.launches() == 2
+    assert plan.configurations() == 2 and plan.launches() == 3  # + the baseline's end-of-sweep bracket
     plan.update_settings(trials=3, output_len=64)
-    assert plan.settings.trials == 3
+    assert plan.settings.trials == 3 and plan.launches() == 7  # a trial is a fresh server
     with pytest.raises(InputError, match="no arm 'nope'"):
         plan.remove_arm("nope")
 
@@ -40,6 +40,8 @@ def test_estimate_counts_startup_per_launch_and_tokens():
     s = SweepSettings(num_prompts=10, output_len=100, warmup=0, trials=1)
     plan = plan_from_methods("m", [("ngram", {})], [2], s)
     plan.startup_estimate_s, plan.tokens_per_s_estimate = 60, 50
+    assert plan.estimate_seconds() == pytest.approx(3 * 60 + 3 * 10 * 100 / 50)  # 2 arms + the baseline bracket
+    plan.update_settings(bracket=False)
     assert plan.estimate_seconds() == pytest.approx(2 * 60 + 2 * 10 * 100 / 50)
     assert estimate_seconds(plan.session) > 0
 

@@ -177,3 +177,46 @@ async def test_a_real_speedup_survives_small_drift(store):
     assert not rec.drift.exceeded and any("baseline drift +2.0%" in r for r in rec.reasons)
     lo, hi = rec.speedup_ci
     assert 1.0 < lo < hi
+
+
+async def test_two_slots_fill_waves_with_arms_and_confirm_beside_the_baseline(store):
+    plan = make_plan(n_values=(2, 4, 6))
+    measure = FakeMeasure(tput)
+    await run(plan, store, measure, slots=cpu_slots([0, 1], 2))
+    stored = store.get_session(plan.session.id)
+    waves: dict[int, set] = {}
+    for r in stored.results:
+        for run_ in r.runs:
+            waves.setdefault(run_.wave, set()).add((r.arm_id, run_.role))
+    assert waves == {
+        1: {("baseline", "trial"), ("ngram-n2", "trial")},
+        2: {("ngram-n4", "trial"), ("ngram-n6", "trial")},  # no slot spent on a second baseline
+        3: {("baseline", "confirm"), ("ngram-n2", "confirm")},  # the leader re-measured beside the baseline
+    }
+    assert stored.recommendation.arm_id == "ngram-n2" and stored.recommendation.drift is not None
+
+
+async def test_ci_target_is_handed_to_the_measurement_and_savings_are_reported(store):
+    from specadvisor.sweep.summary import session_summary
+
+    plan = make_plan(ci_target=0.03, bracket=False)
+    stops = []
+
+    class Stopping(FakeMeasure):
+        async def __call__(self, *, arm, settings, stop=None, **kw):
+            stops.append(stop)
+            self.calls.append(arm.id)
+            yield Progress(arm_id=arm.id, completed=3, total=8, output_throughput=self.throughput(arm))
+            r = spec_result(arm.id, arm.n, self.throughput(arm))
+            r.completed, r.duration_s = 3, 3.0  # stopped after 3 of the 8 prompts
+            yield ArmFinished(result=r)
+
+    class EightPrompts:
+        prompts = list(range(8))
+
+    runner = SweepRunner(plan, store, server_factory=lambda arm, s: FakeServer(arm), measure=Stopping(tput), prompt_loader=lambda s: EightPrompts())
+    [e async for e in runner.events()]
+    assert len(stops) == 3 and all(s is not None and s.target == 0.03 for s in stops)
+    summary = session_summary(store.get_session(plan.session.id))
+    assert summary["requests_saved"] == 15 and summary["seconds_saved"] == 15.0
+    assert summary["arms"][0]["runs"][0]["planned"] == 8

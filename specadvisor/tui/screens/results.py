@@ -26,7 +26,9 @@ COLUMNS = ("arm", "status", "tok/s", "speedup [CI]", "AL", "acc.", "TTFT p50/99"
 def recommendation_text(session: Session, rec: Recommendation | None, command: str) -> str:
     if rec is None:
         return "No recommendation yet: the sweep has not measured enough arms."
-    if rec.do_not_speculate or rec.arm_id is None:
+    if rec.withheld:
+        head = "No verdict: the machine drifted more than the difference between the arms (see below)."
+    elif rec.do_not_speculate or rec.arm_id is None:
         head = "Do NOT speculate here: speculation is not clearly faster than the baseline."
     else:
         arm = next((a for a in session.arms if a.id == rec.arm_id), None)
