@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import statistics
 
-from specadvisor.bench import stats
+from specadvisor import stats
 from specadvisor.domain import ArmResult, ArmStatus, LatencyStats, PositionStats, RunRecord
 
 _MEASURED = (ArmStatus.ok, ArmStatus.stopped_early)

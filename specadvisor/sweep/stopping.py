@@ -11,7 +11,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from specadvisor.bench import stats
+from specadvisor import stats
 from specadvisor.domain import ArmResult, Progress, RunRecord
 
 MIN_REQUESTS = 8  # never judge an interval on fewer finished requests
