@@ -112,5 +112,30 @@ class LiveSweepView:
                     f"prediction for {arm['label']}: {arm['predicted_throughput']:.1f} tok/s vs measured "
                     f"{arm['output_throughput']:.1f} ({arm['prediction_error_pct']:+.1f}%)"
                 )
+        self._print_schedule(summary)
         self.console.print(f"launches: {summary['launches_used']} of {summary['launches_full_grid']} (full grid)")
         self.console.print(f"session {summary['session_id']}: specadvisor report {summary['session_id'][:8]} | specadvisor snippet {summary['session_id'][:8]}")
+
+    def _print_schedule(self, summary: dict[str, Any]) -> None:
+        """Baseline drift, the order runs happened in, every run of a repeated arm, early-stop savings."""
+        drift = summary.get("drift")
+        if drift:
+            flag = " ABOVE the threshold" if drift["exceeded"] else ""
+            self.console.print(
+                f"baseline drift: {drift['change'] * 100:+.1f}% ({drift['first']:.1f} -> {drift['last']:.1f} tok/s over "
+                f"{drift['measurements']} measurements; threshold {drift['threshold'] * 100:.0f}%{flag})"
+            )
+        order = summary.get("order") or []
+        if len(order) > len(summary["arms"]) or (summary.get("settings") or {}).get("parallel", 1) > 1:
+            self.console.print("run order (arm:role@wave): " + " ".join(order))
+        for arm in summary["arms"]:
+            runs = arm.get("runs") or []
+            if len(runs) > 1 or any(r.get("placement") for r in runs):
+                figures = ", ".join(
+                    f"{r['output_throughput']:.1f}" + (f" [{r['placement']}]" if r.get("placement") else "") for r in runs if r.get("output_throughput")
+                )
+                ci = arm.get("output_throughput_ci")
+                ci_text = f"; interval {ci[0]:.1f}-{ci[1]:.1f}" if ci else ""
+                self.console.print(f"{arm['label']}: runs {figures} tok/s{ci_text}")
+        if summary.get("requests_saved"):
+            self.console.print(f"early stopping saved {summary['requests_saved']} requests, about {summary['seconds_saved']:.0f} s of measuring")

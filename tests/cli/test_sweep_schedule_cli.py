@@ -93,3 +93,12 @@ def test_adaptive_turns_on_the_three_percent_interval_target(tmp_path, capsys, f
     assert code == 0
     session = Store.open(db).get_session(json.loads(out)["session_id"])
     assert session.settings.ci_target == 0.03 and session.settings.bracket is False
+
+
+def test_the_live_view_prints_drift_order_and_runs(tmp_path, capsys, fake_engine):
+    code = main(["--db", str(tmp_path / "s.db"), "sweep", "--model", "m", "--method", "ngram", "--n", "2", "--num-prompts", "4", "--trials", "2"])
+    out = " ".join(capsys.readouterr().out.split())  # the console wraps at its width
+    assert code == 0
+    assert "baseline drift: +0.0% (100.0 -> 100.0 tok/s over 3 measurements; threshold 5%)" in out
+    assert "run order (arm:role@wave): baseline:trial1@w1 ngram-n2:trial1@w2 baseline:trial2@w3 ngram-n2:trial2@w4 baseline:bracket@w5" in out
+    assert "runs 150.0, 150.0 tok/s" in out
