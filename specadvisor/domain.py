@@ -125,6 +125,7 @@ class DrafterRef(Model):
     parallel_drafting: bool = False
     source: str = ""  # citation or "local"
     date: str = ""
+    reviewed: bool = True  # False: found on the Hub by discovery, nobody has checked it
 
 
 class DrafterProfile(Model):

@@ -116,6 +116,8 @@ def build_candidates(
         refs = list({ref.id: ref for ref in refs}.values())
         warnings = list(spec.caveats)
         warnings += [f"Needs the {pkg} package in vLLM's environment." for pkg in spec.requires_packages]
+        if not option.reviewed:
+            warnings.append(f"{option.drafter} was discovered on the Hugging Face Hub and is unreviewed: check its model card and measure it.")
         if option.alternatives:
             warnings.append(f"Other published drafters for this method: {', '.join(option.alternatives)}.")
         candidates.append(

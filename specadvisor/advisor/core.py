@@ -81,7 +81,10 @@ def advise(
     advice.baseline = {
         "label": "no speculation",
         "speculative_config": None,
-        "serve_command": serve_command(_serve_ref(model), None, tensor_parallel_size=tp) if advice.tensor_parallel_known else None,
+        "serve_command": serve_command(
+            _serve_ref(model), None, tensor_parallel_size=tp,
+            extra_args=["--max-model-len", str(memory.max_model_len)] if memory.max_model_len else [],
+        ) if advice.tensor_parallel_known else None,
         "why": "Every sweep keeps this arm: a speedup only means something against it.",
     }
     if memory.fits is False:

@@ -24,6 +24,7 @@ class Option:
     alternatives: list[str] = field(default_factory=list)
     max_n: int | None = None  # the drafter's own limit (a single-token throughput head)
     variant: str = ""
+    reviewed: bool = True  # False: a drafter discovered on the Hub that nobody has checked
 
 
 def method_id_for(vllm_method: str, parallel: bool, rb) -> str | None:
@@ -109,6 +110,7 @@ def gather_options(
         options[method_id] = Option(
             available[method_id], entry.drafter, getattr(entry, "block_size", None), None, "published",
             max_n=getattr(entry, "max_n", None), variant=getattr(entry, "variant", ""),
+            reviewed=getattr(entry, "reviewed", True),
         )
     native = registry.native_heads_method(rb)
     if native is not None and facts.native_mtp and native.id not in options:

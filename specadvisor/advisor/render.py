@@ -7,6 +7,7 @@ quoted the same way (shlex.join) and binds 127.0.0.1.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Sequence
 
 from specadvisor.advisor.sizing import choose_tensor_parallel
 from specadvisor.vllm_command import HOST, serve_args, serve_command, spec_config_json
@@ -34,6 +35,7 @@ def container_command(
     vllm_version: str | None = None,
     tensor_parallel_size: int = 1,
     port: int = 8000,
+    extra_args: Sequence[str] = (),
 ) -> str:
     """`docker run` of vLLM's image (vendor: nvidia, amd, or none/cpu for the CPU build).
 
@@ -52,5 +54,5 @@ def container_command(
         _image(vendor, vllm_version),
     ]
     # Inside the container the server must listen on all interfaces for the published port to reach it.
-    server = serve_args(model, spec_config, tensor_parallel_size=tensor_parallel_size, port=port, engine_cmd=["serve"], host="0.0.0.0")
+    server = serve_args(model, spec_config, tensor_parallel_size=tensor_parallel_size, port=port, engine_cmd=["serve"], host="0.0.0.0", extra_args=extra_args)
     return shlex.join(docker + server[1:])

@@ -53,6 +53,20 @@ def _model(ref: str, offline: bool) -> tuple[ModelProfile, list[str]]:
         return ModelProfile(id=ref.strip(), source="unknown"), [f"Model not inspected ({err.message}): size and MTP heads unknown."]
 
 
+def _discover(model: ModelProfile, rulebase, offline: bool) -> tuple[ModelProfile, str]:
+    """Drafters on the Hub for a model with a known id that the catalog lacks ("discovered, unreviewed")."""
+    if model.source in ("local", "unknown"):
+        return model, ""
+    from specadvisor.modelinfo.discover import discover_drafters
+    from specadvisor.rulebase import drafters_for
+
+    known = {d.drafter for d in drafters_for(model.id, rulebase)} | {d.drafter for d in model.drafters}
+    found = discover_drafters(model, offline=True if offline else None, known=known)
+    if not found.drafters:
+        return model, found.note
+    return model.model_copy(update={"drafters": [*model.drafters, *found.drafters]}), found.note
+
+
 def _hardware(gpu: str | None) -> HardwareProfile:
     from specadvisor import hardware
 
@@ -86,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
         parse_version(args.vllm_version)
     rulebase = load_rulebase(args.rules)
     model, notes = _model(args.model, args.offline)
+    model, discovered = _discover(model, rulebase, args.offline)
     from specadvisor.rulebase import workload_defaults
 
     defaults = workload_defaults(args.workload, model.id, rulebase)
@@ -111,6 +126,8 @@ def run(args: argparse.Namespace) -> int:
         local_sessions=_local_sessions(args.db, model, hw), rulebase=rulebase,
         tensor_parallel_size=args.tensor_parallel_size, params_b=args.params_b,
     )
+    if discovered:
+        advice.trace.insert(0, f"drafter discovery: {discovered}")
     if args.output_len is None or args.temperature is None:
         advice.trace.insert(0, f"workload defaults: output {output_len} tokens, temperature {temperature:g} ({defaults.why})")
     advice.warnings[:0] = [*notes, *model.warnings]
@@ -131,9 +148,10 @@ def _commands(advice: Advice, model: ModelProfile, hw: HardwareProfile, config: 
         return {"serve_command": None, "container_command": None}
     ref = model.path if model.source == "local" and model.path else model.id
     tp = advice.tensor_parallel_size
+    extra = ["--max-model-len", str(advice.max_model_len)] if advice.max_model_len else []
     return {
-        "serve_command": serve_command(ref, config, tensor_parallel_size=tp),
-        "container_command": container_command(ref, config, vendor=hw.vendor, vllm_version=advice.vllm_version, tensor_parallel_size=tp),
+        "serve_command": serve_command(ref, config, tensor_parallel_size=tp, extra_args=extra),
+        "container_command": container_command(ref, config, vendor=hw.vendor, vllm_version=advice.vllm_version, tensor_parallel_size=tp, extra_args=extra),
     }
 
 

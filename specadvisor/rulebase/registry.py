@@ -59,6 +59,11 @@ def require(name: str, vllm_version: str | None = None, rb=None) -> MethodSpec:
     return spec
 
 
+def default_rulebase_methods(rb=None) -> list[MethodSpec]:
+    """Every method table, in file order."""
+    return list(_rb(rb).methods.values())
+
+
 def known_methods(vllm_version: str | None = None, rb=None, *, include_aliases: bool = False) -> list[str]:
     """Method ids users may pass (offered or not), optionally only those this vLLM version serves."""
     rb = _rb(rb)
