@@ -61,3 +61,38 @@ def is_parallel(method: str, config: dict[str, Any]) -> bool:
 def resolve_method(method_id: str, extra: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """The vLLM method and extra keys for a method id ("peagle" -> eagle3 + parallel_drafting)."""
     return registry.resolve(method_id, extra)
+
+
+# ---------------------------------------------------------------------- how an arm reads to a person
+
+
+def method_display_name(method: str | None) -> str:
+    """The registry's display name ("P-EAGLE") of a method id, alias or vLLM name."""
+    return "no speculation" if method is None else registry.display_name(method)
+
+
+def short_drafter(drafter: str | None, model: str | None = None) -> str | None:
+    """A drafter's short name: its last path part, minus the target model's own name when it repeats it
+    ("RedHatAI/Qwen3-8B-speculator.peagle" for Qwen/Qwen3-8B -> "speculator.peagle")."""
+    if not drafter:
+        return None
+    name = str(drafter).rstrip("/").split("/")[-1]
+    base = str(model or "").rstrip("/").split("/")[-1]
+    if base and name.lower().startswith(base.lower()) and len(name) > len(base) + 1:
+        name = name[len(base) :].lstrip("-_.")
+    return name
+
+
+def arm_label(arm: Arm, model: str | None = None, *, with_concurrency: bool = True) -> str:
+    """The one label of an arm, everywhere: `P-EAGLE N=5 · speculator.peagle` (plus ` · c8` above
+    concurrency 1). The display name comes from the method registry."""
+    if arm.is_baseline:
+        text = "baseline"
+    else:
+        text = f"{registry.config_label(arm.speculative_config)} N={arm.n}" if arm.n else arm.label
+        drafter = short_drafter((arm.speculative_config or {}).get("model"), model)
+        if drafter:
+            text += f" · {drafter}"
+    if with_concurrency and arm.concurrency != 1:
+        text += f" · c{arm.concurrency}"
+    return text

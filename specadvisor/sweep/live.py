@@ -12,6 +12,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from specadvisor.charts import ThroughputPoint
+from specadvisor.sweep.arms import arm_label
 from specadvisor.domain import (
     Arm,
     ArmFailed,
@@ -219,7 +220,5 @@ class SweepState:
 
 
 def short_label(arm: Arm) -> str:
-    if arm.is_baseline:
-        return "baseline" if arm.concurrency == 1 else f"baseline c{arm.concurrency}"
-    base = f"{arm.method} N={arm.n}" if arm.method and arm.n else arm.label
-    return base if arm.concurrency == 1 else f"{base} c{arm.concurrency}"
+    """The arm's one label (specadvisor.sweep.arms.arm_label)."""
+    return arm_label(arm)

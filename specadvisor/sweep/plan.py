@@ -11,9 +11,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from specadvisor.domain import Advice, Arm, Session, SweepSettings
+from specadvisor.domain import Advice, Arm, Candidate, Session, SweepSettings
 from specadvisor.errors import InputError
-from specadvisor.sweep.arms import arm_id, family_key, family_label, is_parallel, resolve_method, server_key
+from specadvisor.sweep.costs import Costs
+from specadvisor.sweep.arms import arm_id, arm_label, family_key, family_label, is_parallel, resolve_method, server_key
 
 # Rough costs for the time estimate; overridable per plan because a GPU and a CPU differ by 100x.
 DEFAULT_STARTUP_S = 90.0
@@ -28,6 +29,10 @@ class SweepPlan(BaseModel):
     session: Session
     startup_estimate_s: float = DEFAULT_STARTUP_S
     tokens_per_s_estimate: float = DEFAULT_TOKENS_PER_S
+    estimate_source: str = "rough defaults"  # where the two figures above come from (shown with the estimate)
+    budget_s: float | None = None  # the time the user is willing to spend; sized the default plan
+    left_out: list[str] = []  # arms the budget left out ("n-gram N=2"), for the user to add back
+    host_note: str = ""  # what this host cannot measure and what the plan does instead (CPU-only hosts)
 
     # ------------------------------------------------------------------ views
 
@@ -83,9 +88,9 @@ class SweepPlan(BaseModel):
             arm = template.model_copy(update={"concurrency": level})
             arm.id = arm_id(None if arm.is_baseline else _family_name(arm), arm.n, level, multi)
             arm.label = label or _label(arm, multi)
+            if any(server_key(a) == server_key(arm) and a.concurrency == level for a in self.session.arms):
+                continue  # the same configuration at the same level is planned already (under any id)
             same_id = next((a for a in self.session.arms if a.id == arm.id), None)
-            if same_id is not None and server_key(same_id) == server_key(arm):
-                continue
             if same_id is not None:  # another family with the same name (e.g. other ngram lookup sizes)
                 arm.id = f"{arm.id}-{hashlib.sha1(family_key(arm).encode()).hexdigest()[:6]}"
             self.session.arms.append(arm)
@@ -162,31 +167,79 @@ def plan_from_methods(
     return plan
 
 
-def plan_from_advice(advice: Advice, *, model: str, settings: SweepSettings, max_arms: int | None = None) -> SweepPlan:
-    """The advisor's candidates over their N grids. With max_arms, every candidate keeps its largest N
-    first (the predictor needs it), then smaller N are added round-robin by candidate score."""
-    plan = SweepPlan(session=_new_session(model, settings, None))
+def plan_from_advice(
+    advice: Advice,
+    *,
+    model: str,
+    settings: SweepSettings,
+    max_arms: int | None = None,
+    budget_s: float | None = None,
+    candidates: list[Candidate] | None = None,
+    costs: Costs | None = None,
+) -> SweepPlan:
+    """The advisor's candidates (or the given subset, e.g. what a CPU host can run) over their N grids.
+
+    Arms are chosen round-robin by candidate score, each candidate's largest N first (the predictor
+    needs it), until `max_arms` or the estimate would pass `budget_s`; the baseline and each
+    candidate's first arm are always kept. The plan then lists them grouped by candidate, in the
+    order they run: the baseline, then each candidate by score, largest N first. A configuration two
+    candidates share is planned once."""
+    plan = SweepPlan(session=_new_session(model, settings, None), budget_s=budget_s)
+    if costs is not None:
+        plan.startup_estimate_s, plan.tokens_per_s_estimate, plan.estimate_source = costs.startup_s, costs.tokens_per_s, costs.source
     plan.session.advice = advice
     plan.session.vllm_version = advice.vllm_version
     plan.add_arm(None)
-    ranked = sorted(advice.candidates, key=lambda c: -c.score)
-    queues = []
+    ranked = sorted(advice.candidates if candidates is None else candidates, key=lambda c: -c.score)
+    families: dict[str, tuple[str, dict, set[int]]] = {}  # candidates with one configuration family are one group
     for cand in ranked:
-        method, extra = resolve_method(cand.method, {k: v for k, v in cand.speculative_config.items() if k not in ("method", "num_speculative_tokens")})
-        if cand.parallel_drafting:
-            extra.setdefault("parallel_drafting", True)
-        queues.append([(method, n, extra) for n in sorted(set(cand.n_grid), reverse=True)])
+        method, extra = candidate_config(cand)
+        families.setdefault(candidate_family(cand), (method, extra, set()))[2].update(cand.n_grid)
         if cand.drafter and plan.session.drafter is None:
             plan.session.drafter = cand.drafter
-    budget = None if max_arms is None else max(0, max_arms - 1)
-    while any(queues) and (budget is None or budget > 0):
-        for queue in queues:
-            if not queue or (budget is not None and budget <= 0):
+    queues = [[(method, n, extra) for n in sorted(ns, reverse=True)] for method, extra, ns in families.values()]
+    chosen: list[list[tuple[str, int, dict]]] = [[] for _ in queues]
+    trial = SweepPlan(session=plan.session.model_copy(deep=True), startup_estimate_s=plan.startup_estimate_s, tokens_per_s_estimate=plan.tokens_per_s_estimate)
+    slots = None if max_arms is None else max(0, max_arms - 1)
+    while any(queues):
+        for i, queue in enumerate(queues):
+            if not queue:
                 continue
             method, n, extra = queue.pop(0)
-            if plan.add_arm(method, n, extra) and budget is not None:
-                budget -= 1
+            template = _arm_template(method, n, extra)
+            if any(server_key(a) == server_key(template) for a in trial.session.arms):
+                continue  # another candidate planned this very configuration
+            first_of_candidate = not chosen[i]
+            full = slots is not None and slots <= 0
+            added = [] if full else trial.add_arm(method, n, extra)
+            if added and not first_of_candidate and budget_s is not None and trial.estimate_seconds() > budget_s:
+                for arm in added:
+                    trial.remove_arm(arm.id)
+                added = []
+            if added:
+                chosen[i].append((method, n, extra))
+                if slots is not None:
+                    slots -= 1
+            else:
+                plan.left_out.append(arm_label(template))
+    for picks in chosen:  # grouped by candidate, largest N first: the order the runner follows
+        for method, n, extra in picks:
+            plan.add_arm(method, n, extra)
     return plan
+
+
+def candidate_config(cand: Candidate) -> tuple[str, dict[str, Any]]:
+    """(vLLM method, extra speculative-config keys) of an advised candidate, N left out."""
+    method, extra = resolve_method(cand.method, {k: v for k, v in cand.speculative_config.items() if k not in ("method", "num_speculative_tokens")})
+    if cand.parallel_drafting:
+        extra.setdefault("parallel_drafting", True)
+    return method, extra
+
+
+def candidate_family(cand: Candidate) -> str:
+    """The configuration family (everything but N) an advised candidate's arms belong to."""
+    method, extra = candidate_config(cand)
+    return family_key(_arm_template(method, 1, extra))
 
 
 def _new_session(model: str, settings: SweepSettings, drafter: str | None) -> Session:
@@ -215,5 +268,8 @@ def _family_name(arm: Arm) -> str:
 
 
 def _label(arm: Arm, multi_concurrency: bool) -> str:
-    base = "baseline (no speculation)" if arm.is_baseline else f"{family_label(arm)} N={arm.n}"
-    return f"{base} @c{arm.concurrency}" if multi_concurrency else base
+    """The stored label: the one arm label the TUI, the CLI and the reports show."""
+    if arm.is_baseline:
+        base = "baseline (no speculation)"
+        return f"{base} · c{arm.concurrency}" if multi_concurrency and arm.concurrency != 1 else base
+    return arm_label(arm, with_concurrency=multi_concurrency)

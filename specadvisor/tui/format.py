@@ -32,6 +32,19 @@ def duration(seconds: float | None) -> str:
     return f"{hours} h {minutes:02d} min"
 
 
+def rough_duration(seconds: float | None) -> str:
+    """An estimate as people say it: 45 s, 12 min, 1 h 36 min (no false precision)."""
+    if seconds is None:
+        return "-"
+    if seconds < 60:
+        return f"{max(1, round(seconds))} s"
+    minutes = round(seconds / 60)
+    if minutes < 60:
+        return f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
 def hardware_lines(hw: HardwareProfile) -> list[str]:
     lines = [f"GPU      {hw.gpu_label}"]
     for gpu in hw.gpus[:4]:
@@ -81,14 +94,20 @@ def speedup_range(rng: tuple[float, float] | None) -> str:
     return f"{low:.2f}x" if abs(high - low) < 0.005 else f"{low:.2f}-{high:.2f}x"
 
 
-def candidate_title(rank: int, c: Candidate) -> str:
-    drafter = f" + {c.drafter}" if c.drafter else ""
-    ns = ",".join(str(n) for n in c.n_grid)
-    return f"#{rank} {c.id}{drafter}  ·  expected {speedup_range(c.expected_speedup)}  ·  N {ns}  ·  score {c.score:.2f}"
+def candidate_title(rank: int, c: Candidate, model: str | None = None) -> str:
+    """Short enough for a narrow panel: rank, display name, short drafter, expected speedup."""
+    from specadvisor.rulebase import registry
+    from specadvisor.sweep.arms import method_display_name, short_drafter
+
+    drafter = short_drafter(c.drafter, model)
+    name = method_display_name(c.id if registry.get(c.id) else c.method)
+    expected = f" · {speedup_range(c.expected_speedup)}" if c.expected_speedup else ""
+    return f"#{rank} {name}" + (f" · {drafter}" if drafter else "") + expected
 
 
 def candidate_details(c: Candidate) -> list[str]:
-    lines = [f"--speculative-config {json.dumps(c.speculative_config)}"]
+    ns = ",".join(str(n) for n in c.n_grid)
+    lines = [f"{c.id} · N {ns} · score {c.score:.2f}" + (f" · drafter {c.drafter}" if c.drafter else ""), f"--speculative-config {json.dumps(c.speculative_config)}"]
     lines.extend(f"• {r}" for r in c.reasons)
     for ev in c.evidence:
         where = "measured here" if ev.local else ev.source

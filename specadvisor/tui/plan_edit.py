@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from specadvisor.domain import Advice
+from specadvisor.domain import Advice, Arm
 from specadvisor.errors import InputError
 
 
@@ -32,3 +32,11 @@ def arm_request(advice: Advice | None, text: str) -> tuple[str, int, dict[str, A
     if cand.parallel_drafting:
         extra.setdefault("parallel_drafting", True)
     return cand.method, n, extra
+
+
+def family_of(arm: Arm) -> tuple[str, dict[str, Any]]:
+    """(vLLM method, extra config keys) of a planned arm: adding N to it keeps everything else."""
+    config = dict(arm.speculative_config or {})
+    method = str(config.pop("method"))
+    config.pop("num_speculative_tokens", None)
+    return method, config

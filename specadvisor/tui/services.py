@@ -43,6 +43,8 @@ class PlanLike(Protocol):
 
     def estimate_seconds(self) -> float: ...
 
+    def launches(self) -> int: ...
+
 
 class SessionStore(Protocol):
     def list_sessions(self) -> list[Any]: ...
@@ -108,21 +110,35 @@ def default_services(db_path: Path | None = None, runner_kwargs: dict[str, Any] 
         with Store.open(db_path or paths().database) as store:
             return store.find_sessions(model=model.id, hardware_fingerprint=hardware.fingerprint())
 
-    def plan(advice: Advice, model: ModelProfile, hardware: HardwareProfile, workload: Workload, budget_s: float | None = None) -> PlanLike:
+    def plan(advice: Advice, model: ModelProfile, hardware: HardwareProfile, workload: Workload, budget_s: float | None = None, host_only: bool = True) -> PlanLike:
+        """The default plan for this host (a CPU-only host measures what it can), sized to the budget
+        with costs measured here when the store has them; host_only=False plans for a GPU machine."""
         from specadvisor.domain import SweepSettings
+        from specadvisor.sweep.costs import measured_costs
+        from specadvisor.sweep.hostfit import fit_to_host
         from specadvisor.sweep.plan import plan_from_advice
 
-        cpu = cpu_engine_for(hardware)
+        fit = fit_to_host(advice, hardware, model)
+        cpu = cpu_engine_for(hardware) if host_only else None
         settings = SweepSettings(
             prompt_source=workload.prompt_source or "humaneval",
             num_prompts=workload.num_prompts,
             output_len=workload.output_len,
             temperature=workload.temperature,
             concurrency=list(workload.concurrency_levels or [workload.concurrency]),
-            engine_cmd=list(cpu.engine_cmd) if cpu else list(hardware.engine.command),
+            engine_cmd=(list(cpu.engine_cmd) if cpu else list(hardware.engine.command)) if host_only else [],
             server_args=list(cpu.server_args) if cpu else [],
         )
-        plan = plan_from_advice(advice, model=model.path or model.id, settings=settings)
+        try:
+            history = local_sessions(model, hardware) if host_only else []
+        except Exception:  # noqa: BLE001 - no history is no reason to refuse a plan
+            history = []
+        costs = measured_costs(history, cpu_only=fit.cpu_only and host_only)
+        plan = plan_from_advice(
+            advice, model=model.path or model.id, settings=settings, budget_s=budget_s,
+            candidates=fit.measurable if host_only else None, costs=costs,
+        )  # fmt: skip
+        plan.host_note = fit.note() if host_only else ""
         session = plan.session
         session.hardware = hardware
         session.hardware_fingerprint = hardware.fingerprint()

@@ -76,7 +76,7 @@ async def test_real_sweep_stores_recommends_exports_and_predicts(cpu_engine, tmp
 
     md = markdown(session)
     print("\n".join(line for line in md.splitlines() if line.startswith("| ")))
-    assert "ngram N=2" in md and f"{pred.error_pct:+.1f}%" in md
+    assert "n-gram N=2" in md and f"{pred.error_pct:+.1f}%" in md
     page = html(session)
     assert page.count("<svg") == 3 and "<script" not in page
     params = serve_params(session)

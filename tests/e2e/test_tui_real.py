@@ -62,7 +62,7 @@ async def test_tui_runs_a_real_sweep_to_results(cpu_engine, tmp_path):
         rates = app.screen.query_one("#acceptance", AcceptanceChart).rates
         assert len(rates) == 4 and all(0.0 <= r <= 1.0 for r in rates) and rates[0] >= rates[-1]
         points = {p.label: p.measured for p in app.screen.query_one("#throughput", ThroughputChart).points}
-        assert points["baseline"] > 0 and points["ngram N=4"] > 0
+        assert points["baseline"] > 0 and points["n-gram N=4"] > 0
         await pilot.press("r")
         await pilot.pause(0.5)
         assert isinstance(app.screen, ResultsScreen)

@@ -34,7 +34,7 @@ def test_markdown_report_has_verdict_snippet_table_and_prediction():
     assert "# Speculative decoding sweep: org/target" in text
     snippet = re.search(r"--speculative-config '(\{.*?\})'", text).group(1)
     assert json.loads(snippet) == {"method": "ngram", "prompt_lookup_min": 2, "num_speculative_tokens": 2}
-    assert "| ngram N=2 | ok | 150.0 (148.5-151.5) |" in text
+    assert "| n-gram N=2 | ok | 150.0 (148.5-151.5) |" in text
     assert "mean absolute prediction error" in text
     assert "vllm bench sweep serve" in text
 

@@ -9,7 +9,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from tui_fakes import Calls, fake_services  # noqa: E402
+from tui_fakes import WORKLOAD, Calls, fake_services  # noqa: E402
 
 from specadvisor.tui.app import create_app  # noqa: E402
 
@@ -29,7 +29,8 @@ def make_app(db_path: Path, calls: Calls):
     """Build an app with fakes at the process boundary; cursor blink off and fast redraws for tests."""
 
     def build(**runner_kwargs):
-        app = create_app(fake_services(db_path, calls, **runner_kwargs), cursor_blink=False)
+        # the demo-sized workload (8 requests x 64 tokens): its whole plan fits the default time budget
+        app = create_app(fake_services(db_path, calls, **runner_kwargs), cursor_blink=False, workload=WORKLOAD)
         app.refresh_interval = 0.02
         app.chart_interval = 0.05
         return app

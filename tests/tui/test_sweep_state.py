@@ -63,7 +63,7 @@ def test_warnings_and_failures_are_listed_with_the_arm():
     state = started()
     state.apply(MeasurementWarning(arm_id="ngram-n4", message="foreign traffic: 3 extra requests"))
     state.apply(ArmFailed(result=ArmResult(arm_id="ngram-n4", status=ArmStatus.failed, error="out of memory")))
-    assert list(state.warnings) == ["[ngram N=4] foreign traffic: 3 extra requests", "[ngram N=4] failed: out of memory"]
+    assert list(state.warnings) == ["[n-gram N=4] foreign traffic: 3 extra requests", "[n-gram N=4] failed: out of memory"]
     assert state.arms["ngram-n4"].phase == "failed"
 
 
@@ -91,5 +91,5 @@ def test_throughput_points_put_baseline_first_with_predictions():
     state = started()
     state.apply(ArmFinished(result=arm_result("ngram-n4", 8)))
     points = state.throughput_points({"ngram-n4": 15.0})
-    assert [p.label for p in points] == ["baseline", "ngram N=4"]
+    assert [p.label for p in points] == ["baseline", "n-gram N=4"]
     assert points[0].measured is None and points[1].measured == 15.4 and points[1].predicted == 15.0

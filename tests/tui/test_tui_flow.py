@@ -145,7 +145,7 @@ async def test_advice_lists_candidates_and_editable_arms(make_app):
     async with app.run_test(size=(120, 40)) as pilot:
         await go_to_advice(app, pilot)
         table = app.screen.query_one("#arms", DataTable)
-        assert [k.value for k in table.rows] == ["baseline", "ngram-n4", "suffix-n8", "ngram-n2"]
+        assert [k.value for k in table.rows] == ["baseline", "ngram-n4", "ngram-n2", "suffix-n8"]  # grouped, run order
         await pilot.press("a")
         await pilot.pause()
         app.screen.query_one("#prompt-input", Input).value = "ngram 6"
@@ -154,7 +154,7 @@ async def test_advice_lists_candidates_and_editable_arms(make_app):
         assert "ngram-n6" in [k.value for k in table.rows]
         added = next(a for a in app.plan.arms if a.id == "ngram-n6")
         assert added.speculative_config["prompt_lookup_max"] == 4  # kept from the advised candidate
-        table.move_cursor(row=2)
+        table.move_cursor(row=3)
         await pilot.press("d")
         await pilot.pause()
         assert "suffix-n8" not in [k.value for k in table.rows]
@@ -178,9 +178,9 @@ async def test_sweep_runs_live_and_lands_on_results(make_app, db_path):
         queue = app.screen.query_one("#queue", DataTable)
         assert queue.row_count == 4
         icons = {str(queue.get_row_at(i)[1]): str(queue.get_row_at(i)[0]) for i in range(4)}
-        assert icons == {"baseline": "✔", "ngram N=4": "★", "suffix N=8": "✔", "ngram N=2": "✔"}
+        assert icons == {"baseline": "✔", "n-gram N=4": "★", "suffix N=8": "✔", "n-gram N=2": "✔"}
         points = app.screen.query_one("#throughput", ThroughputChart).points
-        assert {p.label: p.measured for p in points}["ngram N=4"] == 15.4
+        assert {p.label: p.measured for p in points}["n-gram N=4"] == 15.4
         assert any(p.predicted is not None for p in points)
         assert "clamped" in str(app.screen.query_one("#warnings", Static).render())
         assert app.screen.query_one("#acceptance", AcceptanceChart).rates == (0.92, 0.77, 0.62, 0.31)  # the recommended arm
@@ -188,7 +188,7 @@ async def test_sweep_runs_live_and_lands_on_results(make_app, db_path):
         await settle(pilot)
         assert isinstance(app.screen, ResultsScreen)
         rec = str(app.screen.query_one("#recommendation-text", Static).render())
-        assert "ngram N=4" in rec and "vllm serve" in rec
+        assert "n-gram N=4" in rec and "vllm serve" in rec
         await pilot.press("c")
         assert app.clipboard.startswith("vllm serve HuggingFaceTB/SmolLM2-135M-Instruct")
         assert "--speculative-config" in app.clipboard and "ngram" in app.clipboard

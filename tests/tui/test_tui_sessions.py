@@ -39,8 +39,8 @@ async def test_lists_newest_first_and_opens_results(make_app, db_path):
         assert isinstance(app.screen, ResultsScreen)
         results = app.screen.query_one("#results", DataTable)
         cells = {str(results.get_row_at(i)[0]): [str(c) for c in results.get_row_at(i)] for i in range(results.row_count)}
-        assert cells["★ ngram N=4"][3].startswith("1.54x")  # the recommended arm is starred
-        assert cells["★ ngram N=4"][4] == "3.62"
+        assert cells["★ n-gram N=4"][3].startswith("1.54x")  # the recommended arm is starred
+        assert cells["★ n-gram N=4"][4] == "3.62"
         assert "  baseline" in cells  # mean acceptance length 1 + 262/100
 
 
@@ -64,7 +64,7 @@ async def test_compare_two_marked_sessions(make_app, db_path):
         compare = app.screen.query_one("#compare", DataTable)
         assert compare.row_count == 4
         row = [str(c) for c in compare.get_row("ngram-n4")]
-        assert row == ["ngram N=4", "15.4", "1.54x", "3.62", "15.4", "1.54x", "3.62"]
+        assert row == ["n-gram N=4", "15.4", "1.54x", "3.62", "15.4", "1.54x", "3.62"]
         assert "compare directly" in str(app.screen.query_one("#compare-differences", Static).render())
         del table
 

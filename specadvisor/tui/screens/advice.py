@@ -1,26 +1,39 @@
-"""Advice: ranked candidates with their reasons and evidence, the planned arms, the time it will take."""
+"""Advice: ranked candidates with their reasons and evidence, and the plan that will run.
+
+The plan lists one readable label per arm (`P-EAGLE N=5 · speculator.peagle`), grouped by candidate in
+the order the runner follows; it is edited per candidate (add or remove N), sized by a time budget,
+and on a CPU-only host says what cannot be measured here and exports the full plan for a GPU machine.
+"""
 
 from __future__ import annotations
 
-from textual import on
+import json
+from pathlib import Path
+
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Collapsible, DataTable, Footer, Header, Static
 
 from specadvisor.errors import InputError
-from specadvisor.tui.format import candidate_details, candidate_title, duration
-from specadvisor.tui.plan_edit import arm_request
+from specadvisor.quantities import parse_count_list, parse_duration
+from specadvisor.sweep.arms import arm_label, family_key
+from specadvisor.sweep.plan import candidate_family
+from specadvisor.tui.files import write_text_atomic
+from specadvisor.tui.format import candidate_details, candidate_title, rough_duration
+from specadvisor.tui.plan_edit import arm_request, family_of
 from specadvisor.tui.screens.base import AppScreen
-from specadvisor.sweep.live import short_label
 from specadvisor.tui.widgets.modals import PromptModal
 
 
 class AdviceScreen(AppScreen):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
-        Binding("plus,a", "add_arm", "Add arm"),
-        Binding("delete,d", "remove_arm", "Remove arm"),
+        Binding("plus,a", "add_arm", "Add N"),
+        Binding("minus,delete,d", "remove_arm", "Remove arm"),
+        Binding("b", "budget", "Budget"),
+        Binding("x", "export_plan", "Export plan"),
         Binding("ctrl+s", "start", "Start sweep", priority=True),
     ]
 
@@ -31,13 +44,14 @@ class AdviceScreen(AppScreen):
         with Horizontal(id="advice-columns"):
             with VerticalScroll(id="candidates", classes="panel"):
                 for rank, cand in enumerate(advice.candidates, start=1):
-                    with Collapsible(title=candidate_title(rank, cand), collapsed=rank > 1):
+                    with Collapsible(title=candidate_title(rank, cand, self.app.model_ref), collapsed=rank > 1):
                         yield Static("\n".join(candidate_details(cand)), markup=False, classes="details")
                 if advice.warnings:
                     yield Static("\n".join(f"! {w}" for w in advice.warnings), classes="warnings", markup=False)
                 if not advice.candidates:
                     yield Static("No speculative method applies here; the sweep measures the baseline only.", markup=False)
             with Vertical(id="plan", classes="panel"):
+                yield Static("", id="host-note", markup=False)
                 yield DataTable(id="arms", cursor_type="row", zebra_stripes=True)
                 yield Static("", id="estimate", markup=False)
                 yield Button("Start sweep ▶", id="start", variant="success")
@@ -45,55 +59,166 @@ class AdviceScreen(AppScreen):
 
     def on_mount(self) -> None:
         self.query_one("#candidates").border_title = "Candidates (Enter expands)"
-        self.query_one("#plan").border_title = "Planned arms"
+        self.query_one("#plan").border_title = "Plan, in run order"
         table = self.query_one("#arms", DataTable)
-        table.add_columns("arm", "N", "conc.")
+        table.add_columns("#", "arm")
         self.refresh_plan()
         table.focus()
+
+    # ------------------------------------------------------------------ rendering
+
+    def group_ranks(self) -> dict[str, int]:
+        """Configuration family -> the rank of the candidate it came from (its group number)."""
+        ranks: dict[str, int] = {}
+        for rank, cand in enumerate(self.app.advice.candidates, start=1):
+            ranks.setdefault(candidate_family(cand), rank)
+        return ranks
 
     def refresh_plan(self) -> None:
         plan = self.app.plan
         session = plan.session
+        note = self.query_one("#host-note", Static)
+        note.update(getattr(plan, "host_note", "") or "")
+        note.display = bool(getattr(plan, "host_note", ""))
         table = self.query_one("#arms", DataTable)
+        cursor = table.cursor_row
         table.clear()
+        ranks = self.group_ranks()
+        last_group = None
         for arm in session.arms:
-            table.add_row(short_label(arm), str(arm.n or "-"), str(arm.concurrency), key=arm.id)
+            group = "" if arm.is_baseline else f"#{ranks[family_key(arm)]}" if family_key(arm) in ranks else "+"
+            shown = group if group != last_group else ""
+            last_group = group
+            table.add_row(shown, arm_label(arm, self.app.model_ref), key=arm.id)
+        if table.row_count:
+            table.move_cursor(row=min(cursor, table.row_count - 1))
+        self.query_one("#estimate", Static).update(self.estimate_text())
+
+    def estimate_text(self) -> str:
+        plan = self.app.plan
+        s = plan.session.settings
+        arms = len(plan.session.arms)
+        launches = plan.launches() if hasattr(plan, "launches") else arms
         seconds = plan.estimate_seconds()
-        self.query_one("#estimate", Static).update(
-            f"{len(session.arms)} arms × {session.settings.num_prompts} requests × {session.settings.output_len} tokens\n"
-            f"estimated {duration(seconds)}"
-        )
+        budget = getattr(plan, "budget_s", None)
+        lines = [
+            f"{arms} arms · {launches} launches · {s.num_prompts} req × {s.output_len} tok",
+            f"about {rough_duration(seconds)}" + (f" (budget {rough_duration(budget)})" if budget else ""),
+        ]
+        source = getattr(plan, "estimate_source", "")
+        if source:
+            lines.append(f"from {source}")
+        left_out = getattr(plan, "left_out", [])
+        if left_out:
+            lines.append("left out for time: " + ", ".join(left_out) + " (a adds N)")
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------------ editing
+
+    def highlighted_arm(self):
+        table = self.query_one("#arms", DataTable)
+        if table.row_count == 0:
+            return None
+        row_key, _ = table.coordinate_to_cell_key(table.cursor_coordinate)
+        return next((a for a in self.app.plan.arms if a.id == row_key.value), None)
 
     def action_add_arm(self) -> None:
+        arm = self.highlighted_arm()
+        family = None if arm is None or arm.is_baseline else family_of(arm)
+
         def added(text: str | None) -> None:
             if not text:
                 return
             try:
-                method, n, extra = arm_request(self.app.advice, text)
-                if not self.app.plan.add_arm(method, n, extra):
+                if family is not None and text.strip()[:1].isdigit():
+                    method, extra = family
+                    requests = [(method, n, extra) for n in parse_count_list(text, "N")]
+                else:
+                    requests = [arm_request(self.app.advice, text)]
+                new = [a for method, n, extra in requests for a in self.app.plan.add_arm(method, n, extra)]
+                if not new:
                     raise InputError(f"{text!r} is already planned", hint="pick another N")
             except InputError as err:
                 self.app.show_error("Cannot add that arm", err)
                 return
             self.refresh_plan()
 
-        first = self.app.advice.candidates[0].id if self.app.advice.candidates else "method"
-        self.app.push_screen(PromptModal("Add an arm: candidate and N", placeholder=f"{first} 6"), added)
+        if family is not None:
+            name = arm_label(arm, self.app.model_ref, with_concurrency=False).split(" N=")[0]
+            self.app.push_screen(PromptModal(f"Add N to {name} (e.g. 6 or 6,8):", placeholder="6"), added)
+        else:
+            first = self.app.advice.candidates[0].id if self.app.advice.candidates else "method"
+            self.app.push_screen(PromptModal("Add an arm: candidate and N", placeholder=f"{first} 6"), added)
 
     def action_remove_arm(self) -> None:
-        table = self.query_one("#arms", DataTable)
-        if table.row_count == 0:
+        arm = self.highlighted_arm()
+        if arm is None:
             return
-        row_key, _ = table.coordinate_to_cell_key(table.cursor_coordinate)
-        arm = next((a for a in self.app.plan.arms if a.id == row_key.value), None)
         try:
-            if arm is not None and arm.is_baseline:
+            if arm.is_baseline:
                 raise InputError("the baseline arm cannot be removed", hint="every speedup is measured against it")
-            self.app.plan.remove_arm(row_key.value)
+            self.app.plan.remove_arm(arm.id)
         except InputError as err:
             self.app.show_error("Cannot remove that arm", err)
             return
         self.refresh_plan()
+
+    # ------------------------------------------------------------------ budget and export
+
+    def action_budget(self) -> None:
+        def answered(text: str | None) -> None:
+            if text is None:
+                return
+            try:
+                budget = parse_duration(text, "Time budget")
+            except InputError as err:
+                self.app.show_error("Cannot read that budget", err)
+                return
+            self.app.budget_s = budget
+            self.app.budget_text = text
+            self.replan(budget)
+
+        current = getattr(self.app, "budget_text", None) or ""
+        self.app.push_screen(PromptModal("Time you are willing to spend (e.g. 30 min, 1 h; 'none' plans everything):", value=current), answered)
+
+    @work(thread=True, exclusive=True, group="advise", exit_on_error=False)
+    def replan(self, budget: float | None) -> None:
+        app = self.app
+        plan = app.services.plan(app.advice, app.model_profile, app.hardware, app.workload, budget_s=budget)
+        app.call_from_thread(self._set_plan, plan)
+
+    def _set_plan(self, plan) -> None:
+        self.app.plan = plan
+        self.app.session = plan.session
+        self.refresh_plan()
+
+    def action_export_plan(self) -> None:
+        """The full plan (every advised method, GPU ones included) for a GPU machine: serve-params for
+        `vllm bench sweep serve`, and the planned session saved here to export or resume there."""
+        default = f"specadvisor-plan-{self.app.plan.session.id[:8]}.json"
+        self.app.push_screen(PromptModal("Write the GPU plan (vllm bench sweep serve --serve-params) to:", value=default), self._export_to)
+
+    def _export_to(self, text: str | None) -> None:
+        if not text:
+            return
+        from specadvisor.report.serve_params import serve_params
+
+        app = self.app
+        try:
+            full = app.services.plan(app.advice, app.model_profile, app.hardware, app.workload, budget_s=None, host_only=False)
+            full.session.name = full.session.name or "plan for a GPU machine"
+            app.store.save_session(full.session)
+            written = write_text_atomic(Path(text).expanduser(), json.dumps(serve_params(full.session), indent=2) + "\n")
+        except Exception as err:  # noqa: BLE001 - shown with its cause
+            app.show_error("Export failed", err)
+            return
+        sid = full.session.id[:8]
+        self.notify(
+            f"Wrote {written} ({len(full.session.arms)} arms). Saved plan {sid}: `specadvisor sessions export {sid}` "
+            f"carries it to the GPU machine, where `specadvisor sweep --resume {sid}` runs it.",
+            title="Plan exported",
+            timeout=12,
+        )
 
     @on(Button.Pressed, "#start")
     def action_start(self) -> None:

@@ -1,0 +1,66 @@
+"""What a sweep will cost in time: server start-ups and request streams, measured here when we can.
+
+The plan's estimate (and so the size of a default plan under a time budget) comes from the store's
+own sessions on this hardware when it has them: the gap between one server's last arm and the next
+server's first arm is a stop plus a start-up, and an arm's output tokens over its duration give the
+per-stream rate. Without history the defaults say so, and differ for a CPU host (about 100x slower).
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from typing import Iterable
+
+from specadvisor.domain import ArmStatus, Session
+from specadvisor.sweep.arms import server_key
+
+GPU_DEFAULTS = (90.0, 50.0)  # start-up seconds, output tokens/s of one request stream
+CPU_DEFAULTS = (70.0, 10.0)
+
+
+@dataclass(frozen=True)
+class Costs:
+    startup_s: float
+    tokens_per_s: float  # output tokens/s of ONE request stream
+    source: str  # how these were obtained, shown next to the estimate
+
+    @property
+    def measured(self) -> bool:
+        return self.source.startswith("measured")
+
+
+def default_costs(cpu_only: bool) -> Costs:
+    startup, rate = CPU_DEFAULTS if cpu_only else GPU_DEFAULTS
+    return Costs(startup, rate, f"{'CPU' if cpu_only else 'GPU'} defaults; nothing measured on this hardware yet")
+
+
+def measured_costs(sessions: Iterable[Session], cpu_only: bool) -> Costs:
+    """Median start-up and per-stream rate over the sessions' finished arms; a default for what they lack."""
+    startups: list[float] = []
+    rates: list[float] = []
+    count = 0
+    for session in sessions:
+        arms = {a.id: a for a in session.arms}
+        done = [r for r in session.results if r.status == ArmStatus.ok and r.started_at and r.finished_at and r.arm_id in arms]
+        if done:
+            count += 1
+        done.sort(key=lambda r: r.started_at)
+        for prev, cur in zip(done, done[1:]):
+            if server_key(arms[prev.arm_id]) != server_key(arms[cur.arm_id]):
+                gap = (cur.started_at - prev.finished_at).total_seconds()
+                if 0 < gap < 3600:
+                    startups.append(gap)
+        for r in done:
+            if r.output_tokens and r.duration_s and arms[r.arm_id].is_baseline:
+                streams = max(1, min(arms[r.arm_id].concurrency, r.completed or 1))
+                rates.append(r.output_tokens / r.duration_s / streams)
+    fallback = default_costs(cpu_only)
+    if not startups and not rates:
+        return fallback
+    what = " and ".join(w for w, xs in (("start-ups", startups), ("request times", rates)) if xs)
+    return Costs(
+        startup_s=statistics.median(startups) if startups else fallback.startup_s,
+        tokens_per_s=statistics.median(rates) if rates else fallback.tokens_per_s,
+        source=f"measured {what}, {count} sweep{'s' if count != 1 else ''} here",
+    )

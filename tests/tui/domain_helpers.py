@@ -1,0 +1,11 @@
+"""Small profile variants for TUI tests."""
+
+from __future__ import annotations
+
+from tui_fakes import HARDWARE
+
+from specadvisor.domain import GpuInfo, HardwareProfile
+
+
+def gpu_hardware() -> HardwareProfile:
+    return HARDWARE.model_copy(update={"gpus": [GpuInfo(index=0, vendor="nvidia", name="H100", memory_total_mib=81559)]})
