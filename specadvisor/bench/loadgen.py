@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import random
 import ssl
 import time
@@ -110,11 +111,25 @@ def _tls_context() -> ssl.SSLContext:
     return ssl.create_default_context()
 
 
+DEFAULT_STALL_TIMEOUT_S = 600.0
+
+
+def stall_timeout_s() -> float:
+    """The longest silence allowed from a server in the middle of a request (seconds between bytes;
+    SPECADVISOR_STALL_TIMEOUT_S overrides). Long, because a CPU server may take minutes to prefill,
+    but finite: an endpoint that stalls fails its requests instead of hanging the sweep."""
+    try:
+        value = float(os.environ.get("SPECADVISOR_STALL_TIMEOUT_S", DEFAULT_STALL_TIMEOUT_S))
+    except ValueError:
+        return DEFAULT_STALL_TIMEOUT_S
+    return value if 0 < value < float("inf") else DEFAULT_STALL_TIMEOUT_S
+
+
 def make_client(concurrency: int) -> httpx.AsyncClient:
-    """A pooled HTTP/1.1 client; no read timeout because a CPU server may take minutes per request."""
+    """A pooled HTTP/1.1 client; the read timeout is the stall limit, not a limit on the request."""
     limits = httpx.Limits(max_connections=max(1, concurrency), max_keepalive_connections=max(1, concurrency))
     return httpx.AsyncClient(
-        limits=limits, verify=_tls_context(), timeout=httpx.Timeout(connect=30.0, read=None, write=30.0, pool=None)
+        limits=limits, verify=_tls_context(), timeout=httpx.Timeout(connect=30.0, read=stall_timeout_s(), write=30.0, pool=None)
     )
 
 
@@ -159,6 +174,8 @@ async def send_one(
                 return _failed(start, prompt_id, expected_tokens, f"HTTP {response.status_code}: {detail}")
             async for raw in response.aiter_raw():
                 sse.feed(raw, time.perf_counter())
+    except httpx.ReadTimeout:
+        return _failed(start, prompt_id, expected_tokens, f"the server sent nothing for {stall_timeout_s():.0f} s (stalled)")
     except Exception as exc:  # network errors, server errors, malformed JSON: all end this request only
         return _failed(start, prompt_id, expected_tokens, f"{type(exc).__name__}: {exc}")
     return _record(start, sse, prompt_id, expected_tokens)
@@ -176,13 +193,20 @@ async def send_one_raw(
     """Same as send_one over a RawConnection (plain http, the fast path)."""
     start = time.perf_counter()
     sse = SSEStream()
+    stall = stall_timeout_s()
+    loop = asyncio.get_running_loop()
     try:
-        status, chunks = await conn.post_stream(path, body, headers)
-        if status != 200:
-            detail = b"".join([c async for c in chunks])[:200].decode("utf-8", errors="replace").strip()
-            return _failed(start, prompt_id, expected_tokens, f"HTTP {status}: {detail}")
-        async for raw in chunks:
-            sse.feed(raw, time.perf_counter())
+        async with asyncio.timeout(stall) as idle:  # pushed forward on every chunk: a deadline on silence
+            status, chunks = await conn.post_stream(path, body, headers)
+            if status != 200:
+                detail = b"".join([c async for c in chunks])[:200].decode("utf-8", errors="replace").strip()
+                return _failed(start, prompt_id, expected_tokens, f"HTTP {status}: {detail}")
+            async for raw in chunks:
+                idle.reschedule(loop.time() + stall)
+                sse.feed(raw, time.perf_counter())
+    except TimeoutError:
+        conn.close()
+        return _failed(start, prompt_id, expected_tokens, f"the server sent nothing for {stall:.0f} s (stalled)")
     except Exception as exc:
         conn.close()  # the body may be half read: never reuse this connection
         return _failed(start, prompt_id, expected_tokens, f"{type(exc).__name__}: {exc}")

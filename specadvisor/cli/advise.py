@@ -178,7 +178,7 @@ def _speedup(candidate) -> str:
 
 
 def render(advice: Advice, model: ModelProfile, hw: HardwareProfile, *, explain_trace: bool = False) -> None:
-    from rich.markup import escape
+    from specadvisor.textsafe import markup as escape
     from rich.table import Table
 
     from specadvisor.advisor import explain, spec_config_json

@@ -6,6 +6,7 @@ screen renders, and the charts are specadvisor.charts', so both front ends show 
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 from rich.console import Console, Group, RenderableType
@@ -17,6 +18,7 @@ from specadvisor import charts
 from specadvisor.domain import ArmFinished, ArmStatus, Session
 from specadvisor.sweep.live import ArmRow, SweepState, short_label
 from specadvisor.sweep.predict import predict_throughput
+from specadvisor.textsafe import line, markup
 from specadvisor.vllm_command import spec_config_json
 
 CHART_WIDTH = 60
@@ -59,7 +61,7 @@ class LiveSweepView:
         if row.phase == "measuring":
             return f"{row.completed}/{row.total}"
         if row.result is not None and row.result.status == ArmStatus.failed:
-            return f"failed: {(row.result.error or '')[:60]}"
+            return f"failed: {line(row.result.error or '', 60)}"
         if row.result is not None:
             return row.result.status.value
         return row.phase
@@ -72,7 +74,8 @@ class LiveSweepView:
         return None, []
 
     def render(self) -> RenderableType:
-        table = Table(title=f"sweep {self.session.id[:8]}  {self.session.model}", expand=False)
+        # Labels, errors and log lines may come from an endpoint: escaped, one line each (textsafe).
+        table = Table(title=f"sweep {self.session.id[:8]}  {markup(self.session.model, 120)}", expand=False)
         for col in ("arm", "status", "tok/s", "load", "predicted", "AL", "per-position acceptance"):
             table.add_column(col)
         for arm_id, row in self.state.arms.items():
@@ -80,8 +83,8 @@ class LiveSweepView:
             pred = self.predictions.get(arm_id)
             pred_text = "" if pred is None else f"{pred.predicted_throughput:.1f}" + (f" ({pred.error_pct:+.0f}%)" if pred.error_pct is not None else "")
             table.add_row(
-                short_label(row.arm),
-                self._status(row),
+                markup(short_label(row.arm), 120),
+                markup(self._status(row)),
                 f"{row.throughput:.1f}" if row.throughput else "",
                 row.load_text(),
                 pred_text,
@@ -92,24 +95,24 @@ class LiveSweepView:
         if self.state.rates:
             parts.append(Text(charts.acceptance_chart(self.state.rates, CHART_WIDTH)))
         if self.state.warnings:
-            parts.append(Text("\n".join(list(self.state.warnings)[-3:]), style="yellow"))
+            parts.append(Text("\n".join(line(w, 300) for w in list(self.state.warnings)[-3:]), style="yellow"))
         if self.state.log:
-            parts.append(Text(self.state.log[-1][1][-150:], style="dim"))
+            parts.append(Text(line(self.state.log[-1][1][-150:]), style="dim"))
         return Group(*parts)
 
     def print_summary(self, summary: dict[str, Any]) -> None:
         rec = summary.get("recommendation") or {}
         self.console.print()
-        for line in rec.get("reasons", []):
-            self.console.print(f"- {line}")
+        for reason in rec.get("reasons", []):
+            self.console.print(f"- {markup(reason)}")
         if rec.get("speculative_config"):
-            self.console.print(f"--speculative-config '{spec_config_json(rec['speculative_config'])}'")
+            self.console.print(f"--speculative-config {markup(shlex.quote(spec_config_json(rec['speculative_config'])))}")
         if rec.get("batch_size_schedule"):
             self.console.print(f"num_speculative_tokens_per_batch_size: {rec['batch_size_schedule']}")
         for arm in summary["arms"]:
             if arm.get("prediction_error_pct") is not None:
                 self.console.print(
-                    f"prediction for {arm['label']}: {arm['predicted_throughput']:.1f} tok/s vs measured "
+                    f"prediction for {markup(arm['label'])}: {arm['predicted_throughput']:.1f} tok/s vs measured "
                     f"{arm['output_throughput']:.1f} ({arm['prediction_error_pct']:+.1f}%)"
                 )
         self._print_schedule(summary)

@@ -20,7 +20,10 @@ def to_jsonable(obj: Any) -> Any:
 
 
 def print_json(obj: Any) -> None:
-    json.dump(to_jsonable(obj), sys.stdout, indent=2, default=str)
+    """JSON for scripts, with secrets redacted (an engine command or endpoint URL may carry one)."""
+    from specadvisor.redact import redact
+
+    json.dump(redact(to_jsonable(obj)), sys.stdout, indent=2, default=str)
     sys.stdout.write("\n")
 
 

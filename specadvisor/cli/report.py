@@ -70,7 +70,7 @@ def run_report(args: argparse.Namespace) -> int:
 
 
 def run_snippet(args: argparse.Namespace) -> int:
-    from specadvisor.report.snippet import serve_command, spec_config_json
+    from specadvisor.report.snippet import recommended_command, serve_command, spec_config_json
     from specadvisor.sweep.recommend import recommend
 
     session = _session(args, args.session)
@@ -81,7 +81,7 @@ def run_snippet(args: argparse.Namespace) -> int:
             print(serve_command(session, None))
         return 1
     if args.command:
-        print(rec.serve_command or serve_command(session, rec.speculative_config))
+        print(recommended_command(session, rec))
     else:
         print(spec_config_json(rec.speculative_config))
     return 0

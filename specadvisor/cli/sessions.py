@@ -139,6 +139,7 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
+    from specadvisor import textsafe
     from specadvisor.cli.output import print_json
     from specadvisor.store.bundle import import_bundle, read_bundle
 
@@ -148,7 +149,7 @@ def run_import(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"session_id": session.id, "created": created, "origin": session.provenance.origin})
     elif created:
-        print(f"imported session {session.id} from {args.file.name}")
+        print(f"imported session {session.id} from {textsafe.line(args.file.name)} (read-only evidence: it can be shown, compared and reported, never resumed)")
     else:
         print(f"session {session.id} is already in the database; nothing imported")
     return 0
@@ -184,10 +185,10 @@ def _speedup_text(speedup) -> str:
 
 
 def render_list(summaries) -> None:
-    from rich.markup import escape
     from rich.table import Table
 
     from specadvisor.cli.output import console
+    from specadvisor.textsafe import markup as escape
 
     out = console()
     if not summaries:
@@ -213,11 +214,13 @@ def render_list(summaries) -> None:
 
 
 def render_session(session) -> None:
-    from rich.markup import escape
     from rich.table import Table
 
     from specadvisor.cli.output import console
     from specadvisor.figures import arm_speedup
+    from specadvisor.textsafe import markup, markup_lines
+    from specadvisor.textsafe import markup as escape
+    from specadvisor.trust import recommended_command
 
     out = console()
     out.print(f"[bold]Session {escape(session.id)}[/bold] {escape(session.name)}")
@@ -257,20 +260,22 @@ def render_session(session) -> None:
             out.print(f"[bold]Recommendation:[/bold] {escape(rec.arm_id or '-')} ({_fmt(rec.speedup, '.2f', 'x')})")
         for reason in rec.reasons:
             out.print(f"  - {escape(reason)}")
-        if rec.serve_command:
-            out.print(f"  serve with: {escape(rec.serve_command)}", soft_wrap=True)
+        command = recommended_command(session, rec) if rec.speculative_config else None
+        if command:
+            out.print(f"  serve with: {markup(command)}", soft_wrap=True)
     if session.notes:
-        out.print(f"Notes: {escape(session.notes)}")
+        out.print(f"Notes: {markup_lines(session.notes)}")
     prov = session.provenance
     if prov.origin == "imported":
         out.print(f"Imported from {escape(prov.imported_from or '?')} (sha256 {escape((prov.bundle_sha256 or '')[:12])}) at {prov.imported_at}")
+        out.print("  read-only evidence: shown, compared and reported, never resumed; commands above are rebuilt for this machine")
 
 
 def render_comparison(comparison) -> None:
-    from rich.markup import escape
     from rich.table import Table
 
     from specadvisor.cli.output import console
+    from specadvisor.textsafe import markup as escape
 
     out = console()
     heads = [c.short_id for c in comparison.sessions]

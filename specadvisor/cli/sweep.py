@@ -54,17 +54,30 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--cpu", action="store_true", help="use the provisioned CPU build of vLLM (specadvisor engine setup)")
     p.add_argument("--name", default="", help="a name for the session")
     p.add_argument("--json", action="store_true", help="print results as JSON (no live display)")
-    p.add_argument("--resume", metavar="SESSION", default=None, help="continue an interrupted sweep")
+    p.add_argument("--resume", metavar="SESSION", default=None, help="continue an interrupted sweep (a session imported from a bundle is refused: see --rebuild)")
+    p.add_argument(
+        "--rebuild",
+        action="store_true",
+        help="with --resume of an imported session: plan its arms as a NEW local session on this machine's engine "
+        "(engine command and server args from this machine and your flags, never from the bundle)",
+    )
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from specadvisor.cli import validate
     from specadvisor.settings import paths
     from specadvisor.store import Store
 
     # A new sweep is fully validated before the database is opened: bad input writes nothing.
+    validate.sweep_args(args)
+    if args.rebuild and not args.resume:
+        raise InputError("--rebuild needs --resume SESSION", hint="e.g. specadvisor sweep --resume 3f2a --rebuild")
     built = None if args.resume else _new(args)
-    store = Store.open(args.db or paths().database)
+    db_path = args.db or paths().database
+    if args.resume and not db_path.expanduser().exists():
+        raise InputError(f"no session matches {args.resume!r}: there is no database at {db_path}", hint="see `specadvisor sessions list` for the ids, or pass --db PATH")
+    store = Store.open(db_path)
     try:
         session, runner_kwargs = built or _resume(args, store)
         runner_kwargs["slots"] = _slots(args, session)
@@ -77,20 +90,24 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _new(args: argparse.Namespace):
+    from specadvisor.bench.prompts import BUILTIN_SOURCES, load_prompts
+    from specadvisor.cli import validate
     from specadvisor.domain import SweepSettings
     from specadvisor.sweep.plan import plan_from_methods
 
     cpu = _cpu_engine() if args.cpu else None
     model = args.model or (str(cpu.model_dir) if cpu else None)
     methods = _methods(args)
-    n_values = _ints(args.n, "--n") if args.n else []
+    n_values = validate.int_list(args.n, "--n", low=1, high=validate.MAX_N) if args.n else []
     if args.endpoint:
         return _endpoint_session(args, model)
     if not model:
         raise InputError("no model given", hint="pass --model MODEL (or --cpu for the CPU engine's SmolLM2)")
     if methods and not n_values:
         raise InputError("--method given without --n", hint="pass the N values to try, e.g. --n 1,3,5")
-    engine_cmd = shlex.split(args.engine_cmd) if args.engine_cmd else (list(cpu.engine_cmd) if cpu else [])
+    if args.prompts.strip().lower() not in BUILTIN_SOURCES:
+        load_prompts(args.prompts, 1)  # a bad prompt file fails here, before the database is opened
+    engine_cmd = validate.engine_cmd(args.engine_cmd) if args.engine_cmd else (list(cpu.engine_cmd) if cpu else [])
     server_args = (list(cpu.server_args) if cpu else []) + list(args.server_arg)
     settings = SweepSettings(
         prompt_source=args.prompts,
@@ -159,7 +176,15 @@ def endpoint_arms(url: str, spec: dict | None, levels: list[int]) -> list:
 
 
 def _resume(args: argparse.Namespace, store):
+    from specadvisor.trust import is_imported, refuse_imported
+
     session = store.get_session(args.resume)
+    if is_imported(session):
+        if not args.rebuild:
+            refuse_imported(session)
+        return _rebuild(args, session)
+    if args.rebuild:
+        raise InputError(f"session {session.id[:8]} is local; --rebuild is for imported sessions", hint=f"resume it with: specadvisor sweep --resume {session.id[:8]}")
     env: dict[str, str] = {}
     cpu = _find_cpu()
     if args.cpu or (cpu is not None and session.settings.engine_cmd == list(cpu.engine_cmd)):
@@ -169,6 +194,22 @@ def _resume(args: argparse.Namespace, store):
     if session.settings.endpoint:
         kwargs = {"api_key_env": args.api_key_env}
     return session, kwargs
+
+
+def _rebuild(args: argparse.Namespace, imported):
+    """A NEW local session with the imported one's arms, on this machine's engine (never the bundle's)."""
+    from specadvisor.cli import validate
+    from specadvisor.sweep.rebuild import rebuild_plan
+
+    cpu = _cpu_engine() if args.cpu else None
+    engine_cmd = validate.engine_cmd(args.engine_cmd) if args.engine_cmd else (list(cpu.engine_cmd) if cpu else [])
+    server_args = (list(cpu.server_args) if cpu else []) + list(args.server_arg)
+    model = args.model or (str(cpu.model_dir) if cpu else None)
+    plan = rebuild_plan(imported, model=model, engine_cmd=engine_cmd, server_args=server_args, prompt_source=args.prompts)
+    if cpu:
+        plan.session.vllm_version = cpu.vllm_version
+    print(f"rebuilt {len(plan.session.arms)} arms of imported session {imported.id[:8]} as new local session {plan.session.id[:8]}", file=sys.stderr)
+    return plan.session, {"server_env": dict(cpu.env) if cpu else {}}
 
 
 def _cpu_engine():
@@ -184,7 +225,9 @@ def _find_cpu():
 
 
 def _methods(args: argparse.Namespace) -> list[tuple[str, dict]]:
-    names = [m.strip() for raw in args.method for m in raw.split(",") if m.strip()]
+    from specadvisor.cli import validate
+
+    names = validate.method_names(args.method) if args.method else []
     common: dict[str, Any] = {}
     per_method: dict[str, dict[str, Any]] = {}
     for raw in args.spec_extra:
@@ -195,6 +238,7 @@ def _methods(args: argparse.Namespace) -> list[tuple[str, dict]]:
             raise InputError(f"--spec-extra {raw!r} is not valid JSON: {exc.msg}", hint='use e.g. \'{"prompt_lookup_min": 2}\'') from exc
         if not isinstance(value, dict):
             raise InputError(f"--spec-extra {raw!r} is not a JSON object", hint='use e.g. \'{"prompt_lookup_min": 2}\'')
+        validate.spec_extra(value, raw)
         (per_method.setdefault(target, {}) if target else common).update(value)
     unknown = set(per_method) - set(names)
     if unknown:
@@ -286,7 +330,24 @@ def _execute(args: argparse.Namespace, store, session, runner_kwargs: dict) -> i
         print_json(summary)
     else:
         view.print_summary(summary)
-    return 0
+    return _exit_code(runner.session)
+
+
+def _exit_code(session) -> int:
+    """0 when at least one arm produced a measurement; 4 (engine) when every arm failed, so a script
+    never takes a sweep of failures for a result."""
+    from specadvisor.cli.main import error_line
+    from specadvisor.domain import ArmStatus
+    from specadvisor.errors import EngineError
+
+    usable = [r for r in session.results if r.status in (ArmStatus.ok, ArmStatus.stopped_early)]
+    if usable or not session.arms:
+        return 0
+    failed = [r for r in session.results if r.status == ArmStatus.failed]
+    cause = f"; first cause: {failed[0].error}" if failed and failed[0].error else ""
+    err = EngineError(f"no arm of session {session.id[:8]} produced a measurement{cause}", hint="see the server logs and `specadvisor sessions show " + session.id[:8] + "`")
+    print(f"specadvisor: error: {error_line(err)}", file=sys.stderr)
+    return err.exit_code
 
 
 def _plan_line(session, *, cpu: bool) -> str:

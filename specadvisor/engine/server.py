@@ -4,24 +4,50 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import shlex
 import signal
 import time
 from collections import deque
 from collections.abc import Callable
+from pathlib import Path
 from typing import IO
 
 import httpx
 
 from specadvisor.engine import reaper
 from specadvisor.engine.diagnose import Diagnosis, diagnose
-from specadvisor.engine.spec import ServerSpec, build_command, free_port, port_is_free, server_env
+from specadvisor.engine.spec import (
+    ServerSpec,
+    build_command,
+    free_port,
+    port_is_free,
+    server_env,
+)
 from specadvisor.errors import EngineError
+from specadvisor.redact import redact_argv, redact_text
 
 log = logging.getLogger(__name__)
 
 STREAM_LIMIT = 16 * 1024 * 1024  # vLLM prints very long lines (configs, tracebacks)
 POLL_INTERVAL_S = 1.0
 _TAIL_KEPT = 2000
+
+
+def open_private_log(path: Path) -> IO[str]:
+    """A server log only its owner can read (0600), in folders only its owner can list (0700):
+    logs hold prompts, paths and whatever vLLM prints. A symlink planted at the path is refused."""
+    missing = []
+    parent = path.parent
+    while not parent.exists():
+        missing.append(parent)
+        parent = parent.parent
+    for folder in reversed(missing):
+        folder.mkdir(mode=0o700, exist_ok=True)
+    os.chmod(path.parent, 0o700)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    os.fchmod(fd, 0o600)
+    return os.fdopen(fd, "w", encoding="utf-8", buffering=1)
 
 
 class ServerStartError(EngineError):
@@ -83,9 +109,8 @@ class VllmServer:
         self.command = build_command(self.spec, self.port)
         self.base_url = f"http://127.0.0.1:{self.port}"
         if self.spec.log_path:
-            self.spec.log_path.parent.mkdir(parents=True, exist_ok=True)
-            self._log_file = open(self.spec.log_path, "w", encoding="utf-8", buffering=1)
-            self._log_file.write(f"$ {' '.join(self.command)}\n")
+            self._log_file = open_private_log(self.spec.log_path)
+            self._log_file.write(f"$ {redact_text(shlex.join(redact_argv(self.command)))}\n")
         self._started_at = time.monotonic()
         try:
             self._proc = await asyncio.create_subprocess_exec(
@@ -121,6 +146,7 @@ class VllmServer:
             self._emit(raw.decode("utf-8", errors="replace").rstrip("\r\n"))
 
     def _emit(self, line: str) -> None:
+        line = redact_text(line)  # vLLM echoes its arguments (an --api-key among them) at start-up
         self._lines.append(line)
         if self._log_file:
             self._log_file.write(line + "\n")

@@ -25,6 +25,8 @@ def gpu_spec_readings(spec: str) -> list[tuple[str, int]]:
     text = re.sub(r"\s+", "", spec)
     if not text:
         raise InputError("--gpu is empty", hint="write NAME or NAMExCOUNT, e.g. H100x8")
+    if re.search(r"[x×*][-+]\d*$|^[-+]\d+[x×*]", text, re.I):
+        raise InputError(f"--gpu {spec!r}: the GPU count must be a positive whole number", hint="write NAME or NAMExCOUNT, e.g. H100x8")
     readings = [(m.group("name"), int(m.group("count"))) for m in (_PREFIX_COUNT.match(text), _SUFFIX_COUNT.match(text)) if m]
     return [*readings, (text, 1)]
 

@@ -9,7 +9,11 @@ from typing import Any
 from specadvisor.domain import Session
 from specadvisor.figures import Speedup, arm_speedup, baseline_result, throughput
 from specadvisor.report.serve_params import bench_sweep_command, serve_params
-from specadvisor.report.snippet import serve_command, spec_config_json
+from specadvisor.report.snippet import (
+    recommended_command,
+    serve_command,
+    spec_config_json,
+)
 from specadvisor.sweep.arms import family_key, family_label
 from specadvisor.sweep.predict import mean_abs_error_pct, measured, predict_throughput
 from specadvisor.sweep.recommend import recommend
@@ -91,7 +95,7 @@ def build(session: Session) -> ReportContent:
         facts=facts,
         verdict=verdict,
         spec_json=spec_config_json(spec_cfg) if spec_cfg else None,
-        command=rec.serve_command or (serve_command(session, spec_cfg) if spec_cfg else serve_command(session, None)),
+        command=recommended_command(session, rec) if spec_cfg else serve_command(session, None),
         schedule=rec.batch_size_schedule,
         columns=COLUMNS,
         rows=rows,

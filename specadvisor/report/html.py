@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from html import escape
 
+from specadvisor import textsafe
 from specadvisor.domain import Session
 from specadvisor.report.charts import acceptance_chart, throughput_chart
 from specadvisor.report.content import build
@@ -18,7 +19,7 @@ th{background:#f3f4f6}pre{background:#f3f4f6;padding:10px;overflow-x:auto}.verdi
 
 def html(session: Session) -> str:
     c = build(session)
-    e = escape
+    e = textsafe.html  # one line, control characters visible, HTML-escaped
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">', f"<title>{e(c.title)}</title>", f"<style>{STYLE}</style></head><body>"]
     out.append(f"<h1>{e(c.title)}</h1><dl>" + "".join(f"<dt>{e(k)}</dt><dd>{e(v)}</dd>" for k, v in c.facts) + "</dl>")
     out.append("<h2>Recommendation</h2><ul class=\"verdict\">" + "".join(f"<li>{e(x)}</li>" for x in c.verdict) + "</ul>")
@@ -36,7 +37,7 @@ def html(session: Session) -> str:
     if c.problems:
         out.append("<h2>Warnings and failures</h2><ul>" + "".join(f"<li>{e(p)}</li>" for p in c.problems) + "</ul>")
     out.append("<h2>Reproduce with vLLM's own tools</h2><p>serve-params (<code>vllm bench sweep serve --serve-params</code>):</p>")
-    out.append(f"<pre>{e(c.serve_params_json)}</pre><pre>{e(c.bench_command)}</pre>")
+    out.append(f"<pre>{escape(c.serve_params_json)}</pre><pre>{e(c.bench_command)}</pre>")
     out.append("<h2>How to read this</h2><ul>" + "".join(f"<li>{e(x)}</li>" for x in c.how_to_read) + "</ul>")
     out.append("</body></html>")
     return "\n".join(out) + "\n"

@@ -4,25 +4,30 @@ from __future__ import annotations
 
 from specadvisor.domain import Session
 from specadvisor.report.content import build
+from specadvisor.textsafe import markdown as md
+from specadvisor.textsafe import markdown_block
 
 
 def markdown(session: Session) -> str:
+    """Every value drawn from the session (names, models, labels, errors: possibly a teammate's
+    bundle) is escaped, so it can neither forge report lines nor carry raw HTML."""
     c = build(session)
-    out = [f"# {c.title}", ""]
-    out += [f"- **{k}**: {v}" for k, v in c.facts]
+    out = [f"# {md(c.title)}", ""]
+    out += [f"- **{k}**: {md(v)}" for k, v in c.facts]
     out += ["", "## Recommendation", ""]
-    out += [f"- {line}" for line in c.verdict]
+    out += [f"- {md(line)}" for line in c.verdict]
     if c.spec_json:
-        out += ["", "```", f"--speculative-config '{c.spec_json}'", "```"]
+        out += ["", *markdown_block(f"--speculative-config '{c.spec_json}'", single_line=True)]
     if c.command:
-        out += ["", "Serve it with:", "", "```sh", c.command, "```"]
+        out += ["", "Serve it with:", "", *markdown_block(c.command, "sh", single_line=True)]
     if c.schedule:
         out += ["", f"Batch-size schedule (`num_speculative_tokens_per_batch_size`, [start, end, k], k=0 = off): `{c.schedule}`"]
     out += ["", "## Results", "", "| " + " | ".join(c.columns) + " |", "|" + "---|" * len(c.columns)]
-    out += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in c.rows]
+    out += ["| " + " | ".join(md(cell, block_start=False) for cell in row) + " |" for row in c.rows]
     out += ["", f"Prediction: {c.prediction_note}."]
     if c.problems:
-        out += ["", "## Warnings and failures", ""] + [f"- {p}" for p in c.problems]
-    out += ["", "## Reproduce with vLLM's own tools", "", "serve-params (`vllm bench sweep serve --serve-params`):", "", "```json", c.serve_params_json, "```", "", "```sh", c.bench_command, "```"]
+        out += ["", "## Warnings and failures", ""] + [f"- {md(p)}" for p in c.problems]
+    out += ["", "## Reproduce with vLLM's own tools", "", "serve-params (`vllm bench sweep serve --serve-params`):", ""]
+    out += [*markdown_block(c.serve_params_json, "json"), "", *markdown_block(c.bench_command, "sh", single_line=True)]
     out += ["", "## How to read this", ""] + [f"- {line}" for line in c.how_to_read]
     return "\n".join(out) + "\n"

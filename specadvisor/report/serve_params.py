@@ -30,7 +30,10 @@ def serve_params(session: Session) -> list[dict]:
 
 def serve_cmd(session: Session) -> str:
     """The --serve-cmd to pair with the serve-params: the model and the server args every arm shared."""
-    return shlex.join(["vllm", "serve", session.model, *session.settings.server_args])
+    from specadvisor.trust import is_imported
+
+    shared = [] if is_imported(session) else session.settings.server_args  # a bundle's args are never reused
+    return shlex.join(["vllm", "serve", session.model, *shared])
 
 
 def bench_sweep_command(session: Session, params_file: str) -> str:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from specadvisor import vllm_command
 from specadvisor.domain import Arm, ArmResult, Recommendation, Session
 from specadvisor.figures import speedup
 from specadvisor.sweep.arms import family_key, family_label
@@ -190,7 +189,8 @@ def _name(arm: Arm) -> str:
 
 
 def serve_command(session: Session, spec_config: dict[str, Any] | None) -> str:
-    """The full `vllm serve` command for the session's model and the measured server args."""
-    return vllm_command.serve_command(
-        session.model, spec_config, extra_args=list(session.settings.server_args), engine_cmd=list(session.settings.engine_cmd) or None
-    )
+    """The full `vllm serve` command for the session's model and the measured server args (an
+    imported session's are never reused: specadvisor.trust decides)."""
+    from specadvisor.trust import serve_command as trusted_serve_command
+
+    return trusted_serve_command(session, spec_config)

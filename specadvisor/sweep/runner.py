@@ -45,6 +45,7 @@ from specadvisor.sweep.runs import merge, run_record
 from specadvisor.sweep.scheduler import DONE_STATUSES, Job, Scheduler
 from specadvisor.sweep.slots import Slot
 from specadvisor.sweep.stopping import CiTarget, account_savings as _account_savings
+from specadvisor.trust import refuse_imported
 
 
 
@@ -95,6 +96,7 @@ class SweepRunner:
         slots: list[Slot] | None = None,
     ):
         self.session = plan.session if isinstance(plan, SweepPlan) else plan
+        refuse_imported(self.session)  # a bundle's engine command and server args are never run
         self.store = store
         self.adaptive = self.session.settings.adaptive if adaptive is None else adaptive
         self.session.settings.adaptive = self.adaptive

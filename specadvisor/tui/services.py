@@ -183,11 +183,9 @@ def default_services(db_path: Path | None = None, runner_kwargs: dict[str, Any] 
         return _recommend(session)
 
     def serve_command(session: Session, rec: Recommendation) -> str:
-        if rec.serve_command:
-            return rec.serve_command
-        from specadvisor.report.snippet import serve_command as _serve_command
+        from specadvisor.trust import recommended_command
 
-        return _serve_command(session, rec.speculative_config)
+        return recommended_command(session, rec) or ""
 
     def report_markdown(session: Session) -> str:
         from specadvisor.report import markdown

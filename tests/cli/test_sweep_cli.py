@@ -77,7 +77,7 @@ def test_import_bench_creates_a_session_with_imported_arms(tmp_path, capsys):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["--model", "m", "--method", "ngram", "--n", "0"], "--n needs positive integers"),
+        (["--model", "m", "--method", "ngram", "--n", "0"], "--n values must be from 1 to 64"),
         (["--model", "m", "--method", "ngram"], "--method given without --n"),
         (["--model", "m", "--method", "eagle3", "--n", "2"], "method eagle3 needs a drafter model"),
         (["--model", "m", "--method", "ngram", "--n", "2", "--spec-extra", "{bad"], "is not valid JSON"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from conftest import settle
+from rich.text import Text
 from tui_fakes import FIXED_TIME, finished_session
 from textual.widgets import DataTable, Input, Static
 
@@ -127,3 +128,37 @@ async def test_importing_a_non_bundle_shows_the_cause(make_app, tmp_path):
         await pilot.pause()
         assert isinstance(app.screen, ErrorModal)
         assert "junk.json" in app.screen.message
+
+
+async def test_markup_in_shared_names_shows_literally_and_does_not_crash(make_app, db_path):
+    """A bundle's name or model like `[/]`, `[link=...]` or `[@click=app.quit]` is text, not markup."""
+    with Store.open(db_path) as store:
+        session = finished_session(store, name="[/]", model="[link=https://evil.example]m[/link]")
+        session.name = "[@click=app.quit]x[/]"
+        store.save_session(session)
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        table = await open_sessions(app, pilot)
+        shown = [Text.from_markup(str(cell)).plain for cell in table.get_row_at(0)]  # what DataTable draws
+        assert shown[1:3] == ["[@click=app.quit]x[/]", "[link=https://evil.example]m[/link]"]
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, ResultsScreen)  # opened, nothing raised, the app did not quit
+        assert app.is_running
+
+
+async def test_resume_of_an_imported_session_is_refused(make_app, db_path, calls):
+    with Store.open(db_path) as store:
+        session = finished_session(store, name="from-a-teammate")
+        session.status = "interrupted"
+        session.provenance.origin = "imported"
+        session.provenance.imported_from = "bundle.json"
+        store.save_session(session)
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_sessions(app, pilot)
+        await pilot.press("r")
+        await pilot.pause()
+        assert isinstance(app.screen, ErrorModal)
+        assert "read-only evidence" in str(app.screen.query_one("#error-message", Static).render())
+        assert calls.runners == []

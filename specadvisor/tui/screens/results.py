@@ -10,6 +10,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Static
 
+from specadvisor import textsafe
 from specadvisor.domain import Recommendation, Session
 from specadvisor.fileio import write_atomic
 from specadvisor.figures import arm_speedup, speedup_text
@@ -68,19 +69,19 @@ class ResultsScreen(AppScreen):
 
     def on_mount(self) -> None:
         session = self.session
-        self.sub_title = f"{session.model} · {session.workload.value} · c={session.concurrency} · T={session.temperature:g}"
+        self.sub_title = textsafe.line(f"{session.model} · {session.workload.value} · c={session.concurrency} · T={session.temperature:g}", 200)
         table = self.query_one("#results", DataTable)
-        table.border_title = f"Arms measured ({session.name or session.id[:8]})"
+        table.border_title = f"Arms measured ({textsafe.markup(session.name or session.id[:8], 80)})"
         table.add_columns(*COLUMNS)
         self.recommendation = self.app.services.recommend(session)
         chosen = self.recommendation.arm_id if self.recommendation else None
         for arm in session.arms:
             label = ("★ " if arm.id == chosen else "  ") + short_label(arm)
-            table.add_row(*result_row(label, session.result_for(arm.id), arm_speedup(session, arm)), key=arm.id)
+            table.add_row(*(textsafe.markup(cell) for cell in result_row(label, session.result_for(arm.id), arm_speedup(session, arm))), key=arm.id)
         if self.recommendation is not None and self.recommendation.speculative_config:
             self.command = self.app.services.serve_command(session, self.recommendation)
         self.query_one("#recommendation").border_title = "Recommendation"
-        self.query_one("#recommendation-text", Static).update(recommendation_text(session, self.recommendation, self.command))
+        self.query_one("#recommendation-text", Static).update(textsafe.lines(recommendation_text(session, self.recommendation, self.command)))
         self.show_acceptance()
         table.focus()
 

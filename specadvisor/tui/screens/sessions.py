@@ -14,6 +14,9 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Footer, Header, Static
 
 from specadvisor.domain import Session
+from specadvisor.errors import InputError
+from specadvisor.textsafe import line, markup
+from specadvisor.trust import is_imported, refuse_imported
 from specadvisor.tui.format import summary_cells
 from specadvisor.tui.screens.base import AppScreen
 from specadvisor.tui.screens.results import ResultsScreen
@@ -62,7 +65,7 @@ class SessionsScreen(AppScreen):
             summaries = []
         for summary in summaries:
             mark = "●" if summary.id in self.marked else " "
-            table.add_row(mark, *summary_cells(summary), key=summary.id)
+            table.add_row(mark, *(markup(cell) for cell in summary_cells(summary)), key=summary.id)
         hint = "Enter opens · space marks two to compare · i imports a bundle · d deletes"
         if not summaries:
             hint = "No saved sessions yet: run a sweep from Setup (F2), or import a bundle with i."
@@ -110,6 +113,12 @@ class SessionsScreen(AppScreen):
         session = self.load(session_id) if session_id else None
         if session is None:
             return
+        if is_imported(session):
+            try:
+                refuse_imported(session)
+            except InputError as err:
+                self.app.show_error("Cannot resume an imported session", err)
+            return
         if session.status == "finished":
             self.notify("That session is finished; nothing to resume.", severity="warning")
             return
@@ -155,7 +164,7 @@ class SessionsScreen(AppScreen):
                 self.app.show_error("Import failed", err)
                 return
             self.reload()
-            self.notify(f"Imported session {session.name or session.id[:8]}.")
+            self.notify(f"Imported session {line(session.name or session.id[:8], 80)} (read-only evidence).", markup=False)
 
         self.app.push_screen(PromptModal("Import a session bundle from:", placeholder="path/to/bundle.json"), answered)
 
@@ -173,7 +182,7 @@ class SessionsScreen(AppScreen):
             except Exception as err:  # noqa: BLE001
                 self.app.show_error("Export failed", err)
                 return
-            self.notify(f"Wrote {written}")
+            self.notify(f"Wrote {line(written)}", markup=False)
 
         self.app.push_screen(PromptModal("Write the bundle to:", value=f"specadvisor-{session.id[:8]}.json"), answered)
 
@@ -203,7 +212,7 @@ class CompareScreen(AppScreen):
         lines = []
         for tag, col in zip("AB", comparison.sessions):
             best = f"best {col.best_arm} {col.best_speedup:.2f}x" if col.best_arm and col.best_speedup else "no speculative win"
-            lines.append(f"{tag}  {col.name or col.short_id} · {col.model} · {col.gpu} · vLLM {col.vllm_version or '?'} · {col.workload} · {best}")
+            lines.append(line(f"{tag}  {col.name or col.short_id} · {col.model} · {col.gpu} · vLLM {col.vllm_version or '?'} · {col.workload} · {best}"))
         panel = self.query_one("#compare-sessions", Static)
         panel.border_title = "Sessions compared"
         panel.update("\n".join(lines))
@@ -211,7 +220,7 @@ class CompareScreen(AppScreen):
         table.border_title = "Per arm"
         table.add_columns("arm", "A tok/s", "A speedup", "A AL", "B tok/s", "B speedup", "B AL")
         for row in comparison.arms:
-            cells = [row.label]
+            cells = [markup(row.label)]
             for cell in row.cells:
                 cells += [
                     f"{cell.output_throughput:.1f}" if cell.output_throughput is not None else "-",
@@ -221,5 +230,5 @@ class CompareScreen(AppScreen):
             table.add_row(*cells, key=row.arm_id)
         notes = comparison.differences
         self.query_one("#compare-differences", Static).update(
-            "\n".join(f"⚠ {n}" for n in notes) if notes else "Same hardware, vLLM, workload and settings: the numbers compare directly."
+            "\n".join(f"⚠ {line(n)}" for n in notes) if notes else "Same hardware, vLLM, workload and settings: the numbers compare directly."
         )

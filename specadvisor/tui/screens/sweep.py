@@ -12,6 +12,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Collapsible, DataTable, Footer, Header, Input, ProgressBar, RichLog, Static
 
+from specadvisor import textsafe
 from specadvisor.domain import ArmStatus
 from specadvisor.sweep.live import STATUS_ICONS, SweepState, short_label
 from specadvisor.tui.messages import SweepUpdated
@@ -79,7 +80,7 @@ class SweepScreen(AppScreen):
     def on_sweep_updated(self, message: SweepUpdated) -> None:
         self.dirty |= message.changed
         if "warnings" in message.changed and self.state.warnings and self.is_current:
-            self.notify(self.state.warnings[-1], title="measurement warning", severity="warning", timeout=8)
+            self.notify(textsafe.line(self.state.warnings[-1], 300), title="measurement warning", severity="warning", timeout=8, markup=False)
         if "done" in message.changed or "stopped" in message.changed:
             self.dirty |= FAST_PARTS | CHART_PARTS
             self.redraw_fast()
@@ -131,7 +132,7 @@ class SweepScreen(AppScreen):
                 state = row.status.value
             chosen = self.state.recommendation is not None and self.state.recommendation.arm_id == arm_id
             icon = "★" if chosen else STATUS_ICONS[row.status]
-            table.add_row(icon, short_label(row.arm), state, key=arm_id)
+            table.add_row(icon, textsafe.markup(short_label(row.arm), 80), textsafe.markup(state), key=arm_id)
 
     def draw_progress(self) -> None:
         state = self.state
@@ -154,12 +155,12 @@ class SweepScreen(AppScreen):
             if state.mean_acceptance_length and not row.arm.is_baseline:
                 bits.append(f"AL {state.mean_acceptance_length:.2f}")
             text = " · ".join(bits)
-        self.query_one("#current", Static).update(text)
+        self.query_one("#current", Static).update(textsafe.lines(text))
 
     def draw_warnings(self) -> None:
         box = self.query_one("#warnings", Static)
         warnings = list(self.state.warnings)[-6:]
-        box.update("\n".join(f"⚠ {w}" for w in warnings))
+        box.update("\n".join(f"⚠ {textsafe.line(w, 300)}" for w in warnings))
         box.display = bool(warnings)
 
     def draw_log(self, rebuild: bool = False) -> None:
@@ -170,7 +171,7 @@ class SweepScreen(AppScreen):
             self.log_shown = self.state.log_count - len(self.state.log)
         for arm_id, line in self.state.new_log_lines(self.log_shown):
             if not needle or needle in line.lower():
-                log.write(f"[{arm_id}] {line}")
+                log.write(textsafe.line(f"[{arm_id}] {line}"))
         self.log_shown = self.state.log_count
 
     # ------------------------------------------------------------------ actions

@@ -1,0 +1,173 @@
+"""Up-front checks of command-line values: everything a sweep is given is range-checked here before
+anything is launched, opened or written, and a problem is one InputError (exit 2) naming the flag.
+
+Bounds are generous (far beyond any real sweep) but finite: they keep NaN, infinities, zero rates,
+negative latencies and integers SQLite cannot hold out of the session.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import shlex
+from urllib.parse import urlsplit
+
+from specadvisor.errors import InputError
+from specadvisor.quantities import parse_count, parse_count_list
+from specadvisor.redact import redact_text
+from specadvisor.textsafe import line
+
+MAX_N = 64  # num_speculative_tokens: vLLM's drafters go to ~16; 64 leaves room, 10^20 does not
+MAX_CONCURRENCY = 100_000
+MAX_OUTPUT_LEN = 1_048_576
+MAX_NUM_PROMPTS = 1_000_000
+MAX_TRIALS = 1_000
+MAX_WARMUP = 100_000
+MAX_TEMPERATURE = 100.0
+MAX_REQUEST_RATE = 1_000_000.0
+MAX_SLO_MS = 86_400_000.0  # a day
+MAX_SEED = 2**63 - 1
+MAX_NAME_CHARS = 200
+
+# Flags specadvisor owns on every server it launches (engine/spec.py enforces them again at launch).
+FORBIDDEN_SERVER_FLAGS = {
+    "--disable-log-stats": "it removes the metrics specadvisor measures",
+    "--host": "specadvisor binds launched servers to 127.0.0.1",
+    "--port": "specadvisor picks a free port for each server",
+    "--speculative-config": "the speculative config comes from --method, --n and --spec-extra",
+}
+# Keys --spec-extra may not set: they come from --method and --n.
+_RESERVED_SPEC_KEYS = ("method", "num_speculative_tokens")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+
+
+def _show(text: object, limit: int = 60) -> str:
+    return repr(line(redact_text(str(text)), limit))
+
+
+def finite(value: float | None, flag: str, *, low: float, high: float, low_open: bool = False, optional: bool = False) -> float | None:
+    """`value` when it is a finite number in [low, high] ((low, high] with low_open)."""
+    if value is None:
+        if optional:
+            return None
+        raise InputError(f"{flag} needs a number", hint=f"pass {flag} with a value")
+    if not math.isfinite(value) or value > high or value < low or (low_open and value == low):
+        lower = f"above {low:g}" if low_open else f"from {low:g}"
+        raise InputError(f"{flag} must be a finite number {lower} to {high:g}, got {value!r}", hint=f"e.g. {flag} {max(low, 1):g}")
+    return value
+
+
+def integer(value: int, flag: str, *, low: int, high: int) -> int:
+    if not low <= value <= high:
+        raise InputError(f"{flag} must be a whole number from {low} to {high}, got {_show(value, 30)}", hint=f"e.g. {flag} {max(low, 1)}")
+    return value
+
+
+def int_list(text: str, flag: str, *, low: int, high: int) -> list[int]:
+    """A comma-separated list of whole numbers: no empty items (`1,,2`), nothing out of range."""
+    items = [item.strip() for item in str(text).split(",")]
+    if not items or any(not re.fullmatch(r"\+?\d{1,19}", item) for item in items):
+        raise InputError(f"{flag} {_show(text)} is not a comma-separated list of whole numbers", hint=f"e.g. {flag} 1,3,5")
+    values = [int(item) for item in items]
+    bad = next((v for v in values if not low <= v <= high), None)
+    if bad is not None:
+        raise InputError(f"{flag} values must be from {low} to {high}, got {bad}", hint=f"e.g. {flag} 1,3,5")
+    return values
+
+
+def method_names(raw: list[str]) -> list[str]:
+    """`--method` values: no empty items, each known to the method registry (rules/methods.toml)."""
+    from specadvisor.rulebase import registry
+
+    names = [m.strip() for item in raw for m in item.split(",")]
+    if any(not name for name in names):
+        raise InputError("--method has an empty item", hint="e.g. --method ngram,eagle3")
+    for name in names:
+        if len(name) > 64 or line(name) != name:
+            raise InputError(f"unknown method {_show(name, 40)}", hint=f"known methods: {', '.join(registry.known_methods())}")
+        registry.require(name)
+    return names
+
+
+def spec_extra(value: dict, raw: str) -> dict:
+    reserved = [key for key in _RESERVED_SPEC_KEYS if key in value]
+    if reserved:
+        raise InputError(f"--spec-extra {_show(raw)} sets {reserved[0]!r}", hint="the method comes from --method and N from --n; remove it from --spec-extra")
+    return value
+
+
+def server_args(args: list[str], flag: str = "--server-arg") -> list[str]:
+    """Extra server arguments without the flags specadvisor owns (`--port`, `--host`, ...)."""
+    for arg in args:
+        name = arg.strip().split("=", 1)[0]
+        if name in FORBIDDEN_SERVER_FLAGS:
+            raise InputError(f"{flag} {name} is not allowed", hint=f"remove it: {FORBIDDEN_SERVER_FLAGS[name]}")
+    return list(args)
+
+
+def engine_cmd(text: str) -> list[str]:
+    """`--engine-cmd` split like a shell would, refusing unbalanced quotes and owned flags."""
+    try:
+        argv = shlex.split(text)
+    except ValueError as exc:
+        raise InputError(f"--engine-cmd {_show(text)} is not a valid command line ({exc})", hint="quote it like a shell command, e.g. --engine-cmd 'vllm serve'") from None
+    if not argv:
+        raise InputError("--engine-cmd is empty", hint="e.g. --engine-cmd 'vllm serve'")
+    server_args(argv, "--engine-cmd")
+    return argv
+
+
+def endpoint_url(text: str) -> str:
+    """An http(s) URL with a host and a valid port. Credentials in it are never echoed (prefer
+    --api-key-env: the stored session keeps the URL with its credentials redacted)."""
+    shown = _show(text)
+    try:
+        parts = urlsplit(text.strip())
+        port = parts.port
+    except ValueError:
+        raise InputError(f"--endpoint {shown} is not a valid URL (bad host or port)", hint="e.g. --endpoint http://127.0.0.1:8000") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise InputError(f"--endpoint {shown} is not an http(s) URL with a host", hint="e.g. --endpoint http://127.0.0.1:8000")
+    if port is not None and not 1 <= port <= 65535:
+        raise InputError(f"--endpoint {shown}: port {port} is out of range", hint="use a port from 1 to 65535")
+    return text.strip()
+
+
+def env_name(text: str | None, flag: str) -> str | None:
+    if text is not None and not _ENV_NAME.match(text):
+        raise InputError(f"{flag} {_show(text)} is not an environment variable name", hint=f"e.g. {flag} OPENAI_API_KEY")
+    return text
+
+
+def name(text: str) -> str:
+    if len(text) > MAX_NAME_CHARS or line(text) != text:
+        raise InputError(f"--name must be one line of at most {MAX_NAME_CHARS} printable characters", hint="pick a shorter, plain name")
+    return text
+
+
+def sweep_args(args) -> None:
+    """Every numeric and list flag of `specadvisor sweep`, checked before anything starts."""
+    finite(args.temperature, "--temperature", low=0.0, high=MAX_TEMPERATURE)
+    finite(args.request_rate, "--request-rate", low=0.0, high=MAX_REQUEST_RATE, low_open=True, optional=True)
+    finite(args.slo_tpot_ms, "--slo-tpot-ms", low=0.0, high=MAX_SLO_MS, low_open=True, optional=True)
+    finite(args.slo_ttft_ms, "--slo-ttft-ms", low=0.0, high=MAX_SLO_MS, low_open=True, optional=True)
+    integer(parse_count(str(args.output_len), "--output-len"), "--output-len", low=1, high=MAX_OUTPUT_LEN)
+    integer(parse_count(str(args.num_prompts), "--num-prompts"), "--num-prompts", low=1, high=MAX_NUM_PROMPTS)
+    integer(args.warmup, "--warmup", low=0, high=MAX_WARMUP)
+    integer(args.trials, "--trials", low=1, high=MAX_TRIALS)
+    integer(args.seed, "--seed", low=0, high=MAX_SEED)
+    for level in parse_count_list(str(args.concurrency), "--concurrency"):
+        integer(level, "--concurrency", low=1, high=MAX_CONCURRENCY)
+    if args.n is not None:
+        int_list(args.n, "--n", low=1, high=MAX_N)
+        if not args.method:
+            raise InputError("--n given without --method", hint="name the method(s) to sweep, e.g. --method ngram --n 1,3,5")
+    if args.method:
+        method_names(args.method)
+    server_args(args.server_arg)
+    if args.engine_cmd is not None:
+        engine_cmd(args.engine_cmd)
+    if args.endpoint is not None:
+        endpoint_url(args.endpoint)
+    env_name(args.api_key_env, "--api-key-env")
+    name(args.name)

@@ -1,0 +1,90 @@
+"""Make a string from outside (a bundle, an endpoint, a model or file name) safe for where it is shown.
+
+One function per destination, so a call site says where the text goes:
+
+- `line`: one terminal line. Every control character (ESC/CSI/OSC sequences, `\\r`, `\\n`, tabs,
+  C1 codes, bidi overrides, line separators) is shown as a visible escape such as `\\x1b` or `\\n`,
+  so a value cannot clear the screen, write the clipboard (OSC 52), or hide `curl ...|sh` on a
+  second line behind a harmless first one.
+- `markup`: `line` + Rich/Textual markup escaping (`[/]`, `[link=...]`, `[@click=...]` show literally).
+- `markdown`: `line` + Markdown punctuation and HTML escaped (no raw `<script>` passes through);
+  `markdown_block` for a fenced code block the content cannot close.
+- `html`: `html.escape` of the text with control characters made visible.
+
+Free of Textual (the TUI imports this, not the other way round).
+"""
+
+from __future__ import annotations
+
+import html as _html
+import re
+
+# C0 (except nothing), DEL, C1, bidi embeddings/overrides/isolates, line and paragraph separators,
+# zero-width and BOM characters that can disguise text.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\x1b": "\\x1b"}
+# Inline constructs (emphasis, code, links, tables, strike-through); `<`, `>` and `&` become entities.
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+# Block constructs only matter at the start of the text: headings, quotes, lists, rules.
+_MARKDOWN_LEAD = re.compile(r"^(\s*)([#>+=-]|\d+[.)])")
+
+
+def _visible(match: re.Match[str]) -> str:
+    char = match.group()
+    if char in _NAMED:
+        return _NAMED[char]
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def line(value: object, max_chars: int | None = None) -> str:
+    """One safe terminal line: control characters shown as escapes, optionally cut to max_chars."""
+    text = _CONTROL.sub(_visible, "" if value is None else str(value))
+    if max_chars is not None and len(text) > max_chars:
+        text = text[: max(0, max_chars - 1)] + "…"
+    return text
+
+
+def lines(value: object) -> str:
+    """Several safe terminal lines: `\\n` kept as a line break, every other control character escaped."""
+    return "\n".join(line(part) for part in ("" if value is None else str(value)).split("\n"))
+
+
+def markup(value: object, max_chars: int | None = None) -> str:
+    """A single line for Rich or Textual markup: brackets that would be tags are escaped."""
+    from rich.markup import escape
+
+    return escape(line(value, max_chars))
+
+
+def markup_lines(value: object) -> str:
+    """Several lines for Rich or Textual markup (`lines`, then escaped)."""
+    from rich.markup import escape
+
+    return escape(lines(value))
+
+
+def markdown(value: object, *, block_start: bool = True) -> str:
+    """A single line of Markdown text: inline punctuation backslash-escaped, a leading block marker
+    escaped (unless the text sits inside a table cell: block_start=False), `<`, `>` and `&` as
+    entities (no raw HTML such as `<script>` passes through)."""
+    text = _MARKDOWN_SPECIAL.sub(r"\\\1", line(value))
+    if block_start:
+        text = _MARKDOWN_LEAD.sub(r"\1\\\2", text)
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def markdown_block(value: object, info: str = "", *, single_line: bool = False) -> list[str]:
+    """A fenced code block holding `value` (one line per input line, each made safe by `line`;
+    all on one line with single_line, for a command), fenced with more backticks than any run
+    inside, so the content cannot close it."""
+    text = "" if value is None else str(value)
+    body = [line(text)] if single_line else [line(part) for part in text.split("\n")]
+    longest = max((len(run) for part in body for run in re.findall(r"`+", part)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [fence + info, *body, fence]
+
+
+def html(value: object) -> str:
+    """Text for HTML element content or a quoted attribute."""
+    return _html.escape(line(value), quote=True)
