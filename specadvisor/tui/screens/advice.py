@@ -20,7 +20,7 @@ from specadvisor.errors import InputError
 from specadvisor.quantities import parse_count_list, parse_duration
 from specadvisor.sweep.arms import arm_label, family_key
 from specadvisor.sweep.plan import candidate_family
-from specadvisor.tui.files import write_text_atomic
+from specadvisor.fileio import write_atomic
 from specadvisor.tui.format import candidate_details, candidate_title, rough_duration
 from specadvisor.tui.plan_edit import arm_request, family_of
 from specadvisor.tui.screens.base import AppScreen
@@ -208,7 +208,7 @@ class AdviceScreen(AppScreen):
             full = app.services.plan(app.advice, app.model_profile, app.hardware, app.workload, budget_s=None, host_only=False)
             full.session.name = full.session.name or "plan for a GPU machine"
             app.store.save_session(full.session)
-            written = write_text_atomic(Path(text).expanduser(), json.dumps(serve_params(full.session), indent=2) + "\n")
+            written = write_atomic(Path(text).expanduser(), json.dumps(serve_params(full.session), indent=2) + "\n")
         except Exception as err:  # noqa: BLE001 - shown with its cause
             app.show_error("Export failed", err)
             return
