@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from specadvisor.domain import DrafterProfile, ModelProfile
-from specadvisor.modelinfo.profile import language_config
 from specadvisor.modelinfo.params import num
+from specadvisor.modelinfo.profile import language_config
 from specadvisor.rulebase import registry
 
 

@@ -276,6 +276,11 @@ SITUATIONS = [
         has={"mtp": "google/gemma-4-26B-A4B-it-assistant"}, grid={"mtp": [3, 5, 6, 7]},
     ),
     dict(
+        id="gemma4-assistant-vllm-0.20-multimodal-gotcha",  # vllm#42005
+        hw=gpus("H100", 1), model=model("google/gemma-4-26B-A4B-it"), workload=wl("code", 1), version="0.20.1",
+        has={"mtp": "google/gemma-4-26B-A4B-it-assistant"}, warning="vllm#42005", absent={"dspark", "peagle"},
+    ),
+    dict(
         id="qwen3-4b-dspark-drafter",
         hw=gpus("L40S"), model=model("Qwen/Qwen3-4B"), workload=wl("chat", 1), version=None,
         has={"dspark": "deepseek-ai/dspark_qwen3_4b_block7"}, verdict="careful",

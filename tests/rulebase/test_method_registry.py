@@ -118,3 +118,16 @@ def test_platforms(rb):
     assert registry.runs_on(registry.get("ngram", rb), "cpu")
     assert not registry.runs_on(registry.get("eagle3", rb), "cpu")
     assert registry.runs_on(registry.get("eagle3", rb), "rocm")
+
+
+def test_every_shipped_drafter_evidence_and_model_source_can_be_opened(rb):
+    """Sources are URLs (or this project's own measurement), never a path outside the repository."""
+    for drafter in rb.drafters:
+        assert drafter.source.startswith("https://huggingface.co/"), drafter.drafter
+    for evidence in rb.evidence.values():
+        assert "https://" in evidence.source or evidence.source.startswith("measured by the specadvisor project"), evidence.id
+    for family in rb.models:
+        assert not family.source or family.source.startswith("https://"), family.id
+    for path in sorted((ROOT.parent / "rules").glob("*")):
+        text = path.read_text(encoding="utf-8")
+        assert "shared/" not in text and "/work/" not in text, path
