@@ -11,13 +11,13 @@ from collections.abc import Sequence
 from specadvisor.advisor import local as local_ev
 from specadvisor.advisor.candidates import build_candidates
 from specadvisor.advisor.facts import Facts, gather
-from specadvisor.advisor.options import gather_options
+from specadvisor.advisor.options import facts_platform, gather_options
 from specadvisor.advisor.render import serve_command
 from specadvisor.advisor.scoring import Tally, apply_rules
 from specadvisor.advisor.sizing import plan_memory
 from specadvisor.advisor.verdict import set_verdict
 from specadvisor.domain import Advice, DrafterProfile, HardwareProfile, ModelProfile, Session, Workload
-from specadvisor.rulebase import RuleBase, default_rulebase, drafters_for, find_model_family, methods_for_version
+from specadvisor.rulebase import RuleBase, default_rulebase, drafters_for, find_model_family, methods_for_version, registry
 
 USER_DRAFTER_BONUS = 0.5
 
@@ -46,7 +46,8 @@ def advise(
     family = find_model_family(model.id, rb) or (find_model_family(model.family, rb) if model.family else None)
     catalog = drafters_for(model.id, rb)
     facts = gather(hardware, model, workload, family, catalog, drafter, vllm_version)
-    available = methods_for_version(vllm_version, rb)
+    platform = facts_platform(facts)
+    available = {key: m for key, m in methods_for_version(vllm_version, rb).items() if registry.runs_on(m, platform)}
     options, option_warnings = gather_options(model, facts, catalog, drafter, available, rb)
 
     memory = _plan(model, facts, hardware, workload, options, rb, tensor_parallel_size)

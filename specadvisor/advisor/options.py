@@ -33,13 +33,23 @@ def method_id_for(vllm_method: str, parallel: bool, rb) -> str | None:
     return spec.id if spec else None
 
 
-def _unavailable(spec: MethodSpec, version: str, what: str) -> str:
-    if spec.removed_in:
+def _unavailable(spec: MethodSpec, version: str, what: str, platform: str | None = None) -> str:
+    if registry.available(spec, version) and not registry.runs_on(spec, platform):
+        return f"{what} uses {spec.name}, which vLLM does not serve on {platform} (it runs on {', '.join(spec.platforms)}): it is left out."
+    if spec.removed_in and not registry.available(spec, version):
         return f"{what} uses {spec.name}, removed in vLLM {spec.removed_in}: it is left out for vLLM {version}."
     return f"{what} uses {spec.name}, which needs vLLM >= {spec.min_version}: it is left out for vLLM {version}; upgrade to try it."
 
 
-def _user_option(drafter: DrafterProfile, available: dict[str, MethodSpec], rb, version: str, warnings: list[str]) -> Option | None:
+PLATFORMS = {"nvidia": "cuda", "amd": "rocm", "none": "cpu"}
+"""GPU vendor (as the probe reports it) -> the platform a method's `platforms` name."""
+
+
+def facts_platform(facts: Facts) -> str | None:
+    return PLATFORMS.get(facts.vendor)
+
+
+def _user_option(drafter: DrafterProfile, available: dict[str, MethodSpec], rb, version: str, warnings: list[str], platform: str | None) -> Option | None:
     if drafter.compatible is False or not drafter.servable:
         warnings.append(f"Your drafter {drafter.id} cannot serve this target as it is ({'; '.join(drafter.warnings) or 'incompatible'}): it is left out.")
         return None
@@ -54,7 +64,7 @@ def _user_option(drafter: DrafterProfile, available: dict[str, MethodSpec], rb, 
         warnings.append(f"Your drafter {drafter.id} is served with unknown method '{vllm_method}': it is left out.")
         return None
     if method_id not in available:
-        warnings.append(_unavailable(rb.methods[method_id], version, f"Your drafter {drafter.id}"))
+        warnings.append(_unavailable(rb.methods[method_id], version, f"Your drafter {drafter.id}", platform))
         return None
     return Option(available[method_id], drafter.path or drafter.id, drafter.block_size, drafter.default_k, "user")
 
@@ -90,7 +100,7 @@ def gather_options(
     options: dict[str, Option] = {}
     warnings: list[str] = []
     if drafter is not None:
-        option = _user_option(drafter, available, rb, version, warnings)
+        option = _user_option(drafter, available, rb, version, warnings, facts_platform(facts))
         if option:
             options[option.method.id] = option
     left_out: set[str] = set()
@@ -101,7 +111,7 @@ def gather_options(
         if method_id not in available:
             if method_id not in left_out:
                 left_out.add(method_id)
-                warnings.append(_unavailable(rb.methods[method_id], version, f"The published drafter {entry.drafter}"))
+                warnings.append(_unavailable(rb.methods[method_id], version, f"The published drafter {entry.drafter}", facts_platform(facts)))
             continue
         if method_id in options:
             if entry.drafter not in (options[method_id].drafter, *options[method_id].alternatives):

@@ -6,7 +6,7 @@ import pytest
 from advisor_helpers import gpus, model, mtp_model
 
 from specadvisor.advisor import advise, explain, validate_spec_config
-from specadvisor.domain import DrafterProfile, Workload, WorkloadKind
+from specadvisor.domain import DrafterProfile, HardwareProfile, Workload, WorkloadKind
 from specadvisor.rulebase import load_rulebase
 
 
@@ -279,6 +279,11 @@ SITUATIONS = [
         id="gemma4-assistant-vllm-0.20-multimodal-gotcha",  # vllm#42005
         hw=gpus("H100", 1), model=model("google/gemma-4-26B-A4B-it"), workload=wl("code", 1), version="0.20.1",
         has={"mtp": "google/gemma-4-26B-A4B-it-assistant"}, warning="vllm#42005", absent={"dspark", "peagle"},
+    ),
+    dict(
+        id="cpu-only-machine-serves-what-vllm-cpu-serves",  # platforms in rules/methods.toml
+        hw=HardwareProfile(), model=model("Qwen/Qwen3-8B"), workload=wl("code", 1), version="0.32.0",
+        only={"ngram", "suffix"}, warning="does not serve on cpu",
     ),
     dict(
         id="qwen3-4b-dspark-drafter",
