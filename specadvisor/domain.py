@@ -402,7 +402,8 @@ class DriftReport(Model):
     seconds_apart: float | None = None
     measurements: int = 2
     threshold: float = 0.05
-    exceeded: bool = False
+    noise: float | None = None  # a change two runs' noise alone reaches (95%), when repeats measured it
+    exceeded: bool = False  # above the threshold and above the noise
 
 
 class Recommendation(Model):

@@ -23,16 +23,24 @@ class AdaptivePolicy:
         self.session = session
         self.skip_reasons: dict[str, str] = {}
 
-    def next_group(self, remaining: list[list[Arm]]) -> list[Arm] | None:
-        """The next server to launch, or None when the leader is confirmed."""
+    def next_group(self, remaining: list[list[Arm]], launching: list[list[Arm]] | None = None) -> list[Arm] | None:
+        """The next server to launch, or None when the leader is confirmed. `launching`: groups chosen
+        for the same wave and not measured yet (a parallel wave explores each family once, not one
+        family five times)."""
         if not remaining:
             return None
         for group in remaining:
             if group[0].is_baseline:
                 return group
-        explore = self._unexplored_family_group(remaining)
+        busy = {family_key(g[0]) for g in launching or []}
+        explore = self._unexplored_family_group([g for g in remaining if family_key(g[0]) not in busy])
         if explore is not None:
             return explore
+        if any(not self._family_known(g[0]) for g in launching or [] if not g[0].is_baseline):
+            # a family's first measurement is still to come: predictions would be guesses, so fill
+            # the wave with the other families' largest untried N
+            rest = [g for g in remaining if family_key(g[0]) not in busy] or remaining
+            return max(rest, key=lambda g: g[0].n or 0)
         return self._most_promising(remaining)
 
     def should_stop_early(self, arm: Arm, progress: Progress) -> str | None:
@@ -112,7 +120,10 @@ class AdaptivePolicy:
         """A family measured at one N only is predicted from the baseline anchor alone, which cannot
         see the fixed cost of turning speculation on: measure its predicted-best N once to refit."""
         results = measured(self.session)
-        for _, group in scored:  # best predicted first
+        tolerance = BASE_TOLERANCE + (mean_abs_error_pct(self.session) or 0.0) / 100.0
+        for ratio, group in scored:  # best predicted first
+            if ratio < 1 - tolerance:
+                return None  # a one-point prediction over-predicts (it misses the fixed cost): below the leader even so
             family = family_key(group[0])
             points = {a.n for a in self.session.arms if not a.is_baseline and a.id in results and family_key(a) == family}
             if len(points) == 1:

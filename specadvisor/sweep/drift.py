@@ -4,23 +4,25 @@ does to a verdict.
 A GPU's throughput moves with clocks, temperature, power caps and a colleague's job (the same H200
 sweep gave a baseline 21% apart on two leases); a 2-core CPU moves 4-13% run to run. An arm measured
 minutes after the baseline can therefore look faster or slower than it is. The sweep measures the
-baseline again at the end (bracketing); here the two ends give the drift, every arm's interval is
-widened by it (an arm measured somewhere between the brackets can be off by up to that much), and
-above the threshold the recommendation says so and withholds a verdict the drift could explain.
+baseline again at the end (bracketing); here the two ends give the drift. Above the threshold every
+arm's interval is widened by it (an arm measured somewhere between the brackets can be off by up to
+that much), the recommendation says so, and a verdict the drift could explain is withheld.
 """
 
 from __future__ import annotations
 
 import math
 
+from specadvisor import stats
 from specadvisor.domain import ArmResult, DriftReport, Recommendation, Session
 
 DEFAULT_THRESHOLD = 0.05
 
 
-def baseline_drift(session: Session, concurrency: int | None = None) -> DriftReport | None:
+def baseline_drift(session: Session, concurrency: int | None = None, spread: tuple[float, int] | None = None) -> DriftReport | None:
     """Drift of the baseline at `concurrency` (the session's by default): its first measured run
-    against its last, in time order. None with fewer than two measured runs."""
+    against its last, in time order. None with fewer than two measured runs. With the pooled
+    run-to-run spread (sd, df) known, a change two runs' noise alone reaches is not called drift."""
     conc = session.concurrency if concurrency is None else concurrency
     arm = next((a for a in session.arms if a.is_baseline and a.concurrency == conc), None)
     result = session.result_for(arm.id) if arm else None
@@ -34,32 +36,44 @@ def baseline_drift(session: Session, concurrency: int | None = None) -> DriftRep
     change = (last.output_throughput - first.output_throughput) / first.output_throughput
     apart = (last.started_at - first.started_at).total_seconds() if first.started_at and last.started_at else None
     threshold = session.settings.drift_threshold
+    noise = stats.t_critical_975(spread[1]) * spread[0] * math.sqrt(2) if spread else None
     return DriftReport(
         arm_id=arm.id, first=first.output_throughput, last=last.output_throughput, change=change,
-        seconds_apart=apart, measurements=len(runs), threshold=threshold, exceeded=abs(change) > threshold,
+        seconds_apart=apart, measurements=len(runs), threshold=threshold, noise=noise,
+        exceeded=abs(change) > threshold and (noise is None or abs(change) > noise),
     )
 
 
 def widen(results: dict[str, ArmResult], drift: DriftReport | None) -> dict[str, ArmResult]:
-    """Copies of `results` whose throughput intervals also hold the drift: relative half-widths add
-    in quadrature. Without a drift measurement the results are returned as they are."""
-    if drift is None or drift.change == 0:
+    """Above the threshold, copies of `results` whose throughput intervals also hold the drift
+    (relative half-widths add in quadrature), in proportion to the arm's runs that did NOT run in a
+    wave beside the baseline: side by side, drift moves both and cannot fake a difference. Below the
+    threshold the drift is what the user accepts, and the run-to-run spread (sweep.spread) covers it."""
+    if drift is None or not drift.exceeded:
         return results
+    base = results.get(drift.arm_id)
+    base_waves = {run.wave for run in base.runs if run.wave is not None} if base else set()
     out = {}
     for arm_id, r in results.items():
         tput = r.output_throughput
-        if not tput:
+        runs = [run for run in r.runs if run.output_throughput]
+        apart = sum(1 for run in runs if run.wave not in base_waves) / len(runs) if runs and arm_id != drift.arm_id else 1.0
+        if not tput or apart == 0:
             out[arm_id] = r
             continue
         half = (r.output_throughput_ci[1] - r.output_throughput_ci[0]) / 2 if r.output_throughput_ci else 0.0
         centre = (r.output_throughput_ci[1] + r.output_throughput_ci[0]) / 2 if r.output_throughput_ci else tput
-        wide = math.hypot(half, abs(drift.change) * tput)
+        wide = math.hypot(half, abs(drift.change) * apart * tput)
         out[arm_id] = r.model_copy(update={"output_throughput_ci": (centre - wide, centre + wide)})
     return out
 
 
-def annotate(rec: Recommendation, drift: DriftReport | None, results: dict[str, ArmResult], session: Session) -> Recommendation:
+def annotate(
+    rec: Recommendation, drift: DriftReport | None, results: dict[str, ArmResult], session: Session, pooled: tuple[float, int] | None = None
+) -> Recommendation:
     """Put the drift on the recommendation and, above the threshold, say what it does to the verdict."""
+    if pooled is not None:
+        rec.reasons.append(f"intervals from the run-to-run spread pooled over repeated runs: {pooled[0] * 100:.1f}% (sd, {pooled[1]} degrees of freedom)")
     if drift is None:
         base = next((session.result_for(a.id) for a in session.arms if a.is_baseline and a.concurrency == session.concurrency), None)
         if session.settings.bracket and base is not None and len(base.runs) == 1:
@@ -72,7 +86,8 @@ def annotate(rec: Recommendation, drift: DriftReport | None, results: dict[str, 
         + f", {drift.measurements} measurements; threshold {drift.threshold * 100:.0f}%)"
     )
     if not drift.exceeded:
-        rec.reasons.append(line + ": intervals include it")
+        within = "within the threshold" if abs(drift.change) <= drift.threshold else f"within run-to-run noise (two runs differ by up to {drift.noise * 100:.1f}%)"
+        rec.reasons.append(f"{line}: {within}")
         return rec
     best = _best_speculative(session, results)
     base = results.get(drift.arm_id)
@@ -86,7 +101,10 @@ def annotate(rec: Recommendation, drift: DriftReport | None, results: dict[str, 
                 "is within what the drift alone could produce. Re-run on a quieter machine, or with --trials 3",
             )
             return rec
-    rec.reasons.insert(1 if rec.arm_id else 0, f"the machine drifted: {line}; intervals were widened by it and the verdict holds beyond it")
+    if rec.arm_id:
+        rec.reasons.insert(1, f"the machine drifted: {line}; intervals were widened by it and the speedup still holds beyond it")
+    else:
+        rec.reasons.insert(0, f"the machine drifted: {line}; intervals were widened by it, and no speculative arm was faster than the baseline on average")
     return rec
 
 

@@ -19,6 +19,7 @@ from specadvisor.domain import Arm, ArmResult, Recommendation, Session
 from specadvisor.figures import speedup
 from specadvisor.sweep.arms import family_key, family_label
 from specadvisor.sweep.drift import annotate, baseline_drift, widen
+from specadvisor.sweep.spread import pooled_intervals, residual_relative_sd
 from specadvisor.sweep.predict import measured
 
 TIE_FRACTION = 0.02
@@ -31,10 +32,12 @@ def recommend(session: Session) -> Recommendation:
     if not levels:
         return Recommendation(arm_id=None, reasons=["no arm finished with a throughput: nothing to recommend yet"])
     conc = session.concurrency if session.concurrency in levels else levels[0]
-    drift = baseline_drift(session, conc)
-    results = widen(results, drift)  # intervals hold the machine's drift (sweep.drift)
+    # intervals from the pooled between-run spread (sweep.spread), widened by the baseline's drift (sweep.drift)
+    results, pooled = pooled_intervals(results)
+    drift = baseline_drift(session, conc, residual_relative_sd(results) or pooled)
+    results = widen(results, drift)
     pick = _pick(session, results, conc)
-    rec = annotate(_explain(session, results, conc, *pick), drift, results, session)
+    rec = annotate(_explain(session, results, conc, *pick), drift, results, session, pooled)
     if len(levels) > 1:
         rec.batch_size_schedule = batch_size_schedule(session)
     return rec

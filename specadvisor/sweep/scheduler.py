@@ -28,6 +28,7 @@ from specadvisor.sweep.arms import server_key
 from specadvisor.sweep.slots import Slot
 
 DONE_STATUSES = {ArmStatus.ok, ArmStatus.stopped_early, ArmStatus.skipped}
+CONFIRM_REACH = 0.10  # the confirmation wave re-measures candidates within 10% of the best one
 
 
 @dataclass
@@ -93,7 +94,7 @@ class Scheduler:
         if trial == 1 and not self._adaptive_done:
             remaining = list(todo)
             while remaining and len(picked) < capacity:
-                group = self.policy.next_group(remaining)
+                group = self.policy.next_group(remaining, picked)
                 if group is None:
                     break
                 remaining.remove(group)
@@ -115,6 +116,12 @@ class Scheduler:
         for job in jobs:
             if job.role == "trial":
                 self.attempted.add((server_key(job.group[0]), trial))
+        if capacity >= 2 and len(jobs) < capacity and any(j.is_baseline for j in jobs):
+            # free slots cost no wall time: re-measure the leaders beside the baseline now
+            in_wave = {server_key(j.group[0]) for j in jobs}
+            for group in self._top_candidates(capacity - 1):
+                if len(jobs) < capacity and server_key(group[0]) not in in_wave:
+                    jobs.append(Job(group, trial, "confirm"))
         return self._place(jobs)
 
     # ------------------------------------------------------------------ bracket / confirmation
@@ -131,11 +138,19 @@ class Scheduler:
             return None
         jobs = [Job(base, self.trials, "bracket")]
         if len(self.slots) >= 2:
-            for group in self._top_candidates(len(self.slots) - 1):
+            top = self._top_candidates(len(self.slots) - 1)
+            if top and all(_confirmed(self.session, g) for g in top) and self._baseline_in_last_wave():
+                return None  # the leaders were already re-measured beside the baseline, which closed the sweep
+            for group in top:
                 jobs.append(Job(group, self.trials, "confirm"))
             if len(jobs) > 1:
                 jobs[0].role = "confirm"
         return self._place(jobs)
+
+    def _baseline_in_last_wave(self) -> bool:
+        base = self._baseline_group()
+        result = self.session.result_for(base[0].id) if base else None
+        return result is not None and any(r.wave == self.wave and r.status == "ok" for r in result.runs)
 
     def _top_candidates(self, k: int) -> list[list[Arm]]:
         def best(group: list[Arm]) -> float:
@@ -143,7 +158,10 @@ class Scheduler:
             return max(values) if values else 0.0
 
         ranked = sorted((g for g in self.groups if not g[0].is_baseline and best(g) > 0), key=best, reverse=True)
-        return ranked[:k]
+        if not ranked:
+            return []
+        reach = best(ranked[0]) * (1 - CONFIRM_REACH)
+        return [g for g in ranked if best(g) >= reach][:k]
 
     # ------------------------------------------------------------------ helpers
 
@@ -189,6 +207,11 @@ def _measured(session: Session, group: list[Arm] | None) -> bool:
     if group is None:
         return False
     return any((r := session.result_for(a.id)) is not None and r.status in (ArmStatus.ok, ArmStatus.stopped_early) for a in group)
+
+
+def _confirmed(session: Session, group: list[Arm]) -> bool:
+    result = session.result_for(group[0].id)
+    return result is not None and any(r.role == "confirm" and r.status == "ok" for r in result.runs)
 
 
 def _last_wave(session: Session) -> int:
