@@ -131,6 +131,7 @@ def vllm_names(vllm_version: str | None, rb=None) -> list[str]:
     for spec in methods_for_version(vllm_version, rb).values():
         if _name_current(spec, vllm_version):
             names.add(spec.vllm_method)
+            names.update(spec.accepted_aliases)
         names.update(older.name for older in spec.older_names)
     return sorted(names)
 
@@ -150,7 +151,7 @@ def served_names(vllm_version: str | None, rb=None) -> list[str]:
 def canonical_vllm_name(method: str, rb=None) -> str:
     """An older per-family name (deepseek_mtp) as the canonical vLLM method (mtp); others unchanged."""
     for spec in _rb(rb).methods.values():
-        if any(older.name == method for older in spec.older_names):
+        if any(older.name == method for older in spec.older_names) or method in spec.accepted_aliases:
             return spec.vllm_method
     return method
 

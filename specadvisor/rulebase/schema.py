@@ -52,6 +52,7 @@ class MethodSpec(_Strict):
     aliases: list[str] = Field(default_factory=list)  # other spellings users type (p-eagle)
     name_since: str | None = None  # first vLLM version accepting `vllm_method` itself (mtp: 0.11.0)
     older_names: list[OlderName] = Field(default_factory=list)  # what to send before `name_since`
+    accepted_aliases: list[str] = Field(default_factory=list)  # deprecated names vLLM still accepts and rewrites; never sent
     speculators_types: list[str] = Field(default_factory=list)  # speculators_model_type values served with it
     architecture_hints: list[str] = Field(default_factory=list)  # substrings of a drafter's architectures/model_type
     plain_model_fallback: bool = False  # any other language-model checkpoint drafts with this method

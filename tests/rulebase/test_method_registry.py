@@ -58,8 +58,7 @@ def test_every_method_and_versioned_key_cites_a_public_source(rb):
         for older in spec.older_names:
             assert older.source.startswith("https://"), older.name
     for key in rb.config_keys.values():
-        if key.min_version and key.id not in ("index_share_for_mtp_iteration", "disable_eagle_block_drop", "dspark_draft_topk"):
-            assert key.source.startswith("https://"), key.id
+        assert key.source.startswith("https://"), key.id
 
 
 @pytest.mark.parametrize(
@@ -99,6 +98,8 @@ def test_mtp_name_follows_the_vllm_version(rb):
     assert registry.vllm_name(mtp, "0.11.0", family="deepseek-v3") == "mtp"
     assert registry.vllm_name_problem("mtp", "0.10.2", rb).startswith("method 'mtp' needs vLLM >= 0.11.0")
     assert registry.vllm_name_problem("deepseek_mtp", "0.33.0", rb) is None  # still a deprecated alias
+    assert registry.vllm_name_problem("glm4_moe_mtp", "0.32.0", rb) is None and registry.canonical_vllm_name("glm4_moe_mtp", rb) == "mtp"
+    assert "glm4_moe_mtp" not in registry.served_names("0.32.0", rb)  # accepted, never offered
 
 
 def test_parallel_limits_and_drafter_recognition(rb):
