@@ -324,6 +324,7 @@ class RunRecord(Model):
     started_at: datetime | None = None
     finished_at: datetime | None = None
     startup_s: float | None = None
+    startup_cache: Literal["cold", "warm"] | None = None  # vLLM's compile/graph caches at launch (engine.caches)
     completed: int = 0
     planned: int = 0  # requests the run would have sent without early stopping
     duration_s: float | None = None
@@ -371,6 +372,9 @@ class ArmResult(Model):
     runs: list[RunRecord] = Field(default_factory=list)
     wave: int | None = None
     placement: str | None = None
+    # server start-up: the first cold launch and the mean of warm ones (compile caches shared across arms)
+    startup_cold_s: float | None = None
+    startup_warm_s: float | None = None
 
     @property
     def per_position_acceptance(self) -> list[float]:
@@ -551,6 +555,18 @@ class ArmFailed(_Event):
     result: ArmResult
 
 
+class DownloadProgress(_Event):
+    """A checkpoint fetched before the first launch (sweep.prefetch), so that a slow download is
+    never mistaken for a hung server. `total_bytes` counts what was missing at the start."""
+
+    kind: Literal["download"] = "download"
+    repo_id: str
+    status: Literal["downloading", "done", "skipped", "failed"] = "downloading"
+    done_bytes: int = 0
+    total_bytes: int | None = None
+    message: str = ""
+
+
 class SweepFinished(_Event):
     kind: Literal["sweep_finished"] = "sweep_finished"
     recommendation: Recommendation | None = None
@@ -570,6 +586,7 @@ SweepEvent = Annotated[
         MeasurementWarning,
         ArmFinished,
         ArmFailed,
+        DownloadProgress,
         SweepFinished,
     ],
     Field(discriminator="kind"),

@@ -94,6 +94,8 @@ class LiveSweepView:
         parts: list[RenderableType] = [table]
         if self.state.rates:
             parts.append(Text(charts.acceptance_chart(self.state.rates, CHART_WIDTH)))
+        if self.state.download_text():
+            parts.append(Text(self.state.download_text(), style="cyan"))
         if self.state.warnings:
             parts.append(Text("\n".join(line(w, 300) for w in list(self.state.warnings)[-3:]), style="yellow"))
         if self.state.log:

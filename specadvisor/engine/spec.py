@@ -9,6 +9,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from specadvisor.engine.caches import cache_env
 from specadvisor.errors import InputError
 from specadvisor.vllm_command import serve_args
 
@@ -59,10 +60,11 @@ def build_command(spec: ServerSpec, port: int) -> list[str]:
 
 
 def server_env(spec: ServerSpec) -> dict[str, str]:
-    """The child's environment: ours, the spec's, GPU selection, unbuffered output and dev mode
-    (for /server_info and POST /reset_prefix_cache)."""
+    """The child's environment: ours, the spec's, GPU selection, unbuffered output, dev mode
+    (for /server_info and POST /reset_prefix_cache) and compile caches shared across arms."""
     env = dict(os.environ)
     env.update(spec.env)
+    env.update(cache_env(env))
     env["PYTHONUNBUFFERED"] = "1"
     env.setdefault("VLLM_SERVER_DEV_MODE", "1")
     if spec.gpu_ids is not None:

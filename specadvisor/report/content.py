@@ -169,8 +169,15 @@ def schedule_facts(session: Session, rec) -> list[tuple[str, str]]:
         if saved:
             text += f"; early stopping saved ~{saved:.0f} s"
         facts.append(("runs", text))
+    startup = [f"{r.arm_id} {_secs(r.startup_cold_s)} cold / {_secs(r.startup_warm_s)} warm" for r in session.results if r.startup_cold_s or r.startup_warm_s]
+    if startup:
+        facts.append(("server start-up", "; ".join(startup) + " (cold: vLLM's compile caches empty for that configuration; shared across arms)"))
     drift = rec.drift if rec is not None else None
     if drift is not None:
         above = " - ABOVE the threshold" if drift.exceeded else ""
         facts.append(("baseline drift", f"{drift.change * 100:+.1f}% ({drift.first:.1f} -> {drift.last:.1f} tok/s, {drift.measurements} measurements; threshold {drift.threshold * 100:.0f}%){above}"))
     return facts
+
+
+def _secs(value: float | None) -> str:
+    return f"{value:.0f} s" if value is not None else "-"

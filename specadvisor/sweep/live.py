@@ -20,6 +20,7 @@ from specadvisor.domain import (
     ArmQueued,
     ArmResult,
     ArmStatus,
+    DownloadProgress,
     MeasurementWarning,
     MetricsSampled,
     Progress,
@@ -79,6 +80,7 @@ class SweepState:
     recommendation: Recommendation | None = None
     events_seen: int = 0
     log_count: int = 0  # lines ever logged; with the ring buffer, tells a view which lines are new
+    downloads: dict[str, DownloadProgress] = field(default_factory=dict)  # pre-download, per checkpoint
 
     def new_log_lines(self, already_shown: int) -> list[tuple[str, str]]:
         """Lines logged since a view showed `already_shown` of them (those still in the buffer)."""
@@ -134,6 +136,8 @@ class SweepState:
             return {"warnings"}
         if isinstance(event, (ArmFinished, ArmFailed)):
             return self._finish(event.result)
+        if isinstance(event, DownloadProgress):
+            return self._download(event)
         if isinstance(event, SweepFinished):
             self.finished, self.recommendation, self.current = True, event.recommendation, None
             self._show_recommended()
@@ -185,6 +189,23 @@ class SweepState:
         row = self.arms.get(arm_id)
         return short_label(row.arm) if row else arm_id
 
+    def download_text(self) -> str:
+        """One line for the checkpoints still downloading ("" when none is)."""
+        active = [d for d in self.downloads.values() if d.status == "downloading"]
+        return "; ".join(f"downloading {d.repo_id} {_mb(d.done_bytes)}/{_mb(d.total_bytes or 0)}" for d in active)
+
+    def _download(self, event: DownloadProgress) -> set[str]:
+        before = self.downloads.get(event.repo_id)
+        self.downloads[event.repo_id] = event
+        if event.status == "downloading" and before is not None and before.status == "downloading":
+            return {"progress"}  # bytes only: the log gets the start and the end
+        what = {"downloading": f"downloading {_mb(event.total_bytes or 0)}", "done": "downloaded", "skipped": "not downloaded", "failed": "download failed"}[event.status]
+        self._log("download", f"{event.repo_id}: {what}" + (f" ({event.message})" if event.message else ""))
+        if event.status == "failed":
+            self.warnings.append(f"download of {event.repo_id} failed: {event.message}")
+            return {"log", "progress", "warnings"}
+        return {"log", "progress"}
+
     def _sample(self, event: MetricsSampled) -> set[str]:
         s = event.sample
         if s.arm_id != self.current and self.current is not None:
@@ -217,6 +238,10 @@ class SweepState:
         if result.error:
             self.warnings.append(f"[{short_label(row.arm)}] failed: {result.error}")
         return {"queue", "progress", "chart", "throughput", "warnings"}
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1e9:.2f} GB" if n >= 1e9 else f"{n / 1e6:.0f} MB"
 
 
 def short_label(arm: Arm) -> str:

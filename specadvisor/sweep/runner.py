@@ -38,10 +38,11 @@ from specadvisor.domain import (
 from specadvisor.errors import InputError, SpecAdvisorError
 from specadvisor.figures import acceptance
 from specadvisor.sweep.adaptive import AdaptivePolicy
-from specadvisor.sweep.arms import family_label
+from specadvisor.engine.caches import startup_cache
+from specadvisor.sweep.arms import family_label, server_key
 from specadvisor.sweep.plan import SweepPlan
 from specadvisor.sweep.recommend import recommend
-from specadvisor.sweep.runs import merge, run_record
+from specadvisor.sweep.runs import fold_startup, merge, run_record
 from specadvisor.sweep.scheduler import DONE_STATUSES, Job, Scheduler
 from specadvisor.sweep.slots import Slot
 from specadvisor.sweep.stopping import CiTarget, account_savings as _account_savings
@@ -50,7 +51,9 @@ from specadvisor.trust import refuse_imported
 
 
 class ServerHandle(Protocol):
-    """What the runner needs from a server (VllmServer satisfies it; tests pass a fake)."""
+    """What the runner needs from a server (VllmServer satisfies it; tests pass a fake). A handle
+    whose server runs on another machine (sweep.ray_cluster) also brings `measure` and
+    `fit_prompts` that run the client beside the server, and the `placement` it landed on."""
 
     base_url: str
     command: list[str]
@@ -94,6 +97,7 @@ class SweepRunner:
         sample_interval_s: float = 1.0,
         model_name: str | None = None,
         slots: list[Slot] | None = None,
+        prefetch: Callable[..., Any] | None = None,
     ):
         self.session = plan.session if isinstance(plan, SweepPlan) else plan
         refuse_imported(self.session)  # a bundle's engine command and server args are never run
@@ -102,6 +106,10 @@ class SweepRunner:
         self.session.settings.adaptive = self.adaptive
         self._server_factory = server_factory or _default_server_factory(server_env or {}, self.session)
         self._measure = measure or _default_measure
+        # Checkpoints are fetched before the first launch where this process launches the servers.
+        real_launch = server_factory is None and not self.session.settings.endpoint
+        self._prefetch = prefetch or (_default_prefetch if real_launch else None)
+        self._launched_keys: set[str] = set()
         self._prompt_loader = prompt_loader or _default_prompt_loader
         self._api_key_env = api_key_env
         self._interval = sample_interval_s
@@ -178,6 +186,8 @@ class SweepRunner:
         wave = scheduler.next_wave()
         # Prompts first: a bad prompt source is an input error that must not leave a "running" session.
         self._prompts = await _maybe_await(self._prompt_loader(session)) if wave else None
+        if wave and self._prefetch is not None:  # a full disk is refused before anything is launched
+            await self._prefetch(session, emit)
         session.status = "running"
         self.store.save_session(session)
         done = {r.arm_id for r in session.results if r.status in DONE_STATUSES and not r.runs}
@@ -223,6 +233,10 @@ class SweepRunner:
                     self._fail(arm, err.one_line(), server, emit, during_start=True, where=where)
                 return
             emit(ServerReady(arm_id=first.id, startup_s=startup_s, vllm_version=self.session.vllm_version))
+            key = server_key(first)
+            cache = startup_cache(server.tail(_TAIL_FOR_CACHE)) or ("warm" if key in self._launched_keys else "cold")
+            self._launched_keys.add(key)
+            where.update(startup_cache=cache, placement=getattr(server, "placement", None) or where["placement"])
             await self._fit_prompts(server, emit)
             for arm in group:
                 await self._measure_arm(arm, server, self._prompts, emit, policy, {**where, "startup_s": startup_s})
@@ -264,7 +278,7 @@ class SweepRunner:
         if self.session.settings.ci_target:
             stop_rule = CiTarget(self.session.settings.ci_target, arm.concurrency)
             extra["stop"] = stop_rule
-        stream = self._measure(
+        stream = (getattr(server, "measure", None) or self._measure)(
             base_url=server.base_url,
             model_name=self._model_name or self.session.model,
             arm=arm,
@@ -314,7 +328,7 @@ class SweepRunner:
             return
         from specadvisor.bench.prompts import fit_prompts
 
-        self._prompts = await fit_prompts(
+        self._prompts = await (getattr(server, "fit_prompts", None) or fit_prompts)(
             self._prompts, base_url=server.base_url, model_name=self._model_name or self.session.model,
             output_len=self.session.settings.output_len, max_model_len=limit, api_key=self._api_key(),
         )
@@ -346,6 +360,7 @@ class SweepRunner:
     def _record(self, result: ArmResult, samples: list[MetricsSample]) -> None:
         """Commit one arm's result (and its live samples) before anything else happens."""
         session = self.session
+        fold_startup(result)
         session.results = [r for r in session.results if r.arm_id != result.arm_id] + [result]
         if result.vllm_version and not session.vllm_version:
             session.vllm_version = result.vllm_version
@@ -389,6 +404,9 @@ def run_sweep_blocking(
 
 class _Done:
     pass
+
+
+_TAIL_FOR_CACHE = 2000  # log lines read for the compile-cache verdict (vLLM logs it during start-up)
 
 
 _DONE = _Done()
@@ -463,6 +481,12 @@ class AttachedServer:
 
     async def stop(self) -> None:
         return None
+
+
+async def _default_prefetch(session: Session, emit: Callable[[SweepEvent], None]) -> None:
+    from specadvisor.modelinfo.fetch import checkpoints, prefetch
+
+    await prefetch(checkpoints(session), emit)
 
 
 async def _default_measure(**kwargs: Any) -> AsyncIterator[SweepEvent]:

@@ -78,6 +78,14 @@ def merge(previous: ArmResult | None, new: ArmResult, record: RunRecord) -> ArmR
     return merged
 
 
+def fold_startup(result: ArmResult) -> None:
+    """The arm's start-up figures from its runs: the first cold launch, and the mean of warm ones."""
+    cold = [r.startup_s for r in result.runs if r.startup_cache == "cold" and r.startup_s is not None]
+    warm = [r.startup_s for r in result.runs if r.startup_cache == "warm" and r.startup_s is not None]
+    result.startup_cold_s = cold[0] if cold else None
+    result.startup_warm_s = statistics.fmean(warm) if warm else None
+
+
 def between_runs_ci(runs: list[RunRecord]) -> tuple[float, float] | None:
     """95% interval of the mean throughput over runs. Three or more runs: Student t on the runs.
     Two: the difference of the two counts as spread beside their own within-run intervals (a t

@@ -47,6 +47,8 @@ def session_summary(session: Session, *, launches_used: int | None = None, launc
                 source=result.source,
                 wave=result.wave,
                 placement=result.placement,
+                startup_cold_s=result.startup_cold_s,
+                startup_warm_s=result.startup_warm_s,
                 runs=[r.model_dump(mode="json") for r in result.runs],
             )
         arms.append(row)

@@ -143,7 +143,7 @@ class SweepScreen(AppScreen):
         elif self.app.runner is None and not state.finished:
             text = "stopped: finished arms are saved; resume from Sessions"
         elif row is None:
-            text = "preparing…"
+            text = state.download_text() or "preparing…"
         else:
             bits = [short_label(row.arm), row.phase]
             if row.total:

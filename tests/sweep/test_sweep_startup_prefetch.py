@@ -1,0 +1,75 @@
+"""The runner fetches checkpoints before the first launch and records cold/warm start-ups; real
+runner and SQLite store, fakes only at the process boundary."""
+
+from __future__ import annotations
+
+import pytest
+from sweep_fakes import FakeMeasure, FakeServer, no_prompts
+
+from specadvisor.domain import DownloadProgress, ServerStarting, SweepSettings
+from specadvisor.errors import InputError
+from specadvisor.sweep.plan import plan_from_methods
+from specadvisor.sweep.runner import SweepRunner
+
+
+def make_plan(**settings):
+    return plan_from_methods("org/target", [("ngram", {})], [2], SweepSettings(num_prompts=8, **settings))
+
+
+async def test_downloads_finish_before_the_first_server_starts(store):
+    async def prefetch(session, emit):
+        emit(DownloadProgress(repo_id=session.model, done_bytes=0, total_bytes=10))
+        emit(DownloadProgress(repo_id=session.model, status="done", done_bytes=10, total_bytes=10))
+
+    runner = SweepRunner(make_plan(), store, server_factory=lambda a, s: FakeServer(a), measure=FakeMeasure(lambda a: 100.0),
+                         prompt_loader=no_prompts, prefetch=prefetch)
+    events = [e async for e in runner.events()]
+    kinds = [e.kind for e in events if isinstance(e, (DownloadProgress, ServerStarting))]
+    assert kinds[:2] == ["download", "download"] and "server_starting" in kinds[2:]
+
+
+async def test_a_full_disk_stops_the_sweep_before_any_launch(store):
+    async def prefetch(session, emit):
+        raise InputError("not enough disk space to download org/target: 9 GB needed, 1 GB free in /x", hint="free some space")
+
+    runner = SweepRunner(make_plan(), store, server_factory=lambda a, s: FakeServer(a), measure=FakeMeasure(lambda a: 100.0),
+                         prompt_loader=no_prompts, prefetch=prefetch)
+    with pytest.raises(InputError, match="not enough disk space"):
+        [e async for e in runner.events()]
+    assert FakeServer.instances == []
+
+
+async def test_first_launch_of_a_configuration_is_cold_later_ones_warm(store):
+    plan = make_plan(trials=2)
+    runner = SweepRunner(plan, store, server_factory=lambda a, s: FakeServer(a), measure=FakeMeasure(lambda a: 100.0), prompt_loader=no_prompts)
+    [e async for e in runner.events()]
+    base = store.get_session(plan.session.id).result_for("baseline")
+    assert [r.startup_cache for r in base.runs] == ["cold", "warm", "warm"]  # trial 1, trial 2, bracket
+    assert base.startup_cold_s == 1.5 and base.startup_warm_s == 1.5
+
+
+async def test_the_vllm_log_decides_cold_or_warm_when_it_says(store):
+    class WarmLog(FakeServer):
+        def tail(self, n=40):
+            return ["INFO Directly load the compiled graph(s) for dynamic shape from the cache, took 2.0 s"]
+
+    plan = make_plan()
+    runner = SweepRunner(plan, store, server_factory=lambda a, s: WarmLog(a), measure=FakeMeasure(lambda a: 100.0), prompt_loader=no_prompts)
+    [e async for e in runner.events()]
+    n2 = store.get_session(plan.session.id).result_for("ngram-n2")
+    assert n2.runs[0].startup_cache == "warm" and n2.startup_warm_s == 1.5 and n2.startup_cold_s is None
+
+
+async def test_cold_and_warm_start_up_reach_json_and_the_report(store):
+    from specadvisor.report.content import schedule_facts
+    from specadvisor.sweep.summary import session_summary
+
+    plan = make_plan(trials=2)
+    runner = SweepRunner(plan, store, server_factory=lambda a, s: FakeServer(a), measure=FakeMeasure(lambda a: 100.0), prompt_loader=no_prompts)
+    [e async for e in runner.events()]
+    session = store.get_session(plan.session.id)
+    rows = {a["arm_id"]: a for a in session_summary(session)["arms"]}
+    assert rows["ngram-n2"]["startup_cold_s"] == 1.5 and rows["ngram-n2"]["startup_warm_s"] == 1.5
+    assert [r["startup_cache"] for r in rows["ngram-n2"]["runs"]] == ["cold", "warm"]
+    facts = dict(schedule_facts(session, session.recommendation))
+    assert "ngram-n2 2 s cold / 2 s warm" in facts["server start-up"]
