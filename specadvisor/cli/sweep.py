@@ -15,6 +15,9 @@ from specadvisor.errors import InputError
 from specadvisor.rulebase import registry
 
 
+_RAY_EXTRA = "pip install 'specadvisor[ray]'"
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "sweep",
@@ -39,6 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--bracket", action=argparse.BooleanOptionalAction, default=True, help="measure the baseline again at the end to measure drift (default: yes)")
     p.add_argument("--drift-threshold", type=float, default=5.0, metavar="PCT", help="baseline drift (%%) above which the verdict is widened or withheld (default 5)")
     p.add_argument("--parallel", default="auto", metavar="auto|K", help="servers at once: auto = one per free GPU group (serial without GPUs); K on a CPU-only host splits the cores")
+    p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS", help=f"run the arms on a Ray cluster (ADDRESS, else the local one), one actor per server beside its load generator; needs {_RAY_EXTRA}")
     p.add_argument("--ci-target", type=float, default=None, metavar="PCT", help="stop an arm once its throughput interval is within +/-PCT%% (default 3 with --adaptive, else off; 0 = off)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--request-rate", type=float, default=None, help="Poisson request rate (default: as fast as concurrency allows)")
@@ -79,7 +83,12 @@ def run(args: argparse.Namespace) -> int:
     store = Store.open(db_path)
     try:
         session, runner_kwargs = built or _resume(args, store)
-        runner_kwargs["slots"] = _slots(args, session)
+        if getattr(args, "ray", None) is not None:
+            from specadvisor.sweep.ray_cluster import ray_runner
+
+            runner_kwargs.update(ray_runner(args.ray or None, args.parallel, session, runner_kwargs.pop("server_env", {})))
+        else:
+            runner_kwargs["slots"] = _slots(args, session)
         return _execute(args, store, session, runner_kwargs)
     finally:
         store.close()

@@ -20,6 +20,7 @@ class Slot:
     cores: tuple[int, ...] = ()
     shared: bool = False  # more slots than GPU groups: this slot shares its GPUs with another
     env: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+    name: str = ""  # a slot somewhere else ("ray 1"): the node it lands on is known only at launch
 
     @property
     def label(self) -> str:
@@ -27,7 +28,7 @@ class Slot:
             return f"GPU {','.join(map(str, self.gpus))}"
         if self.cores:
             return f"cores {_ranges(self.cores)}"
-        return ""
+        return self.name
 
     @property
     def gpu_ids(self) -> str | None:
@@ -124,6 +125,11 @@ def _positive_int(value: str | int) -> int:
     if k < 1:
         raise InputError(f"--parallel must be at least 1, got {k}", hint="pass --parallel 1 or more, or auto")
     return k
+
+
+def ranges(values: tuple[int, ...], sep: str = ",") -> str:
+    """(0, 1, 2, 5) -> "0-2,5" (vLLM's VLLM_CPU_OMP_THREADS_BIND syntax)."""
+    return _ranges(values, sep)
 
 
 def _ranges(values: tuple[int, ...], sep: str = ",") -> str:

@@ -1,0 +1,105 @@
+"""--ray: the one-line errors without a cluster, and a real local Ray cluster (ray.init) with the
+stand-in vLLM at the process boundary: an actor that dies (as when its node is lost) costs its arm,
+never the session."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+from specadvisor.domain import ArmStatus, SweepSettings
+from specadvisor.errors import InputError
+from specadvisor.sweep.plan import plan_from_methods
+
+FAKE_VLLM = Path(__file__).resolve().parents[1] / "engine" / "fake_vllm.py"
+
+
+def test_missing_ray_is_one_line_naming_the_extra(monkeypatch):
+    from specadvisor.sweep import ray_cluster
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
+    plan = plan_from_methods("m", [("ngram", {})], [2], SweepSettings())
+    with pytest.raises(InputError) as caught:
+        ray_cluster.ray_runner(None, "auto", plan.session, {})
+    assert caught.value.one_line() == "--ray needs Ray, which is not installed (pip install 'specadvisor[ray]')"
+    assert caught.value.exit_code == 2
+
+
+def test_ray_with_endpoint_is_refused(monkeypatch):
+    from specadvisor.sweep import ray_cluster
+
+    plan = plan_from_methods("m", [("ngram", {})], [2], SweepSettings(endpoint="http://127.0.0.1:8000"))
+    with pytest.raises(InputError, match="--ray and --endpoint"):
+        ray_cluster.ray_runner(None, "auto", plan.session, {})
+
+
+def test_cli_names_the_extra_when_ray_is_missing(tmp_path):
+    import subprocess
+
+    code = ("import sys; sys.modules['ray'] = None; from specadvisor.cli.main import main; "
+            f"sys.exit(main(['--db', {str(tmp_path / 'x.db')!r}, 'sweep', '--model', 'org/m', '--method', 'ngram', '--n', '2', '--ray']))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines()[-1] == "specadvisor: error: --ray needs Ray, which is not installed (pip install 'specadvisor[ray]')"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+async def test_a_lost_actor_costs_its_arm_not_the_session(tmp_path):
+    import ray
+    from specadvisor.store import Store
+    from specadvisor.sweep.ray_cluster import ray_runner
+    from specadvisor.sweep.runner import SweepRunner
+
+    settings = SweepSettings(num_prompts=2, output_len=4, warmup=0, bracket=False, engine_cmd=[sys.executable, str(FAKE_VLLM), "--mode", "ok"])
+    plan = plan_from_methods("fake-model", [("ngram", {})], [2], settings)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    try:
+        kwargs = ray_runner(None, "auto", plan.session, {})
+        assert [s.label for s in kwargs["slots"]] == ["ray 1", "ray 2"]  # two CPU slots: two arms at once
+        real_factory, servers = kwargs["server_factory"], {}
+
+        def factory(arm, session, placement=None):
+            server = real_factory(arm, session, placement)
+            if arm.id == "ngram-n2":  # this arm's server never gets ready; its actor is then killed
+                server.spec_dict["engine_cmd"] = [sys.executable, str(FAKE_VLLM), "--mode", "hang"]
+            servers[arm.id] = server
+            return server
+
+        kwargs["server_factory"] = factory
+        store = Store.open(tmp_path / "ray.db")
+        runner = SweepRunner(plan, store, **kwargs)
+        events = []
+        async for event in runner.events():
+            events.append(event)
+            if getattr(event, "kind", "") == "server_starting" and event.arm_id == "ngram-n2":
+                os.kill(servers["ngram-n2"].actor_pid, signal.SIGKILL)  # the node "dies" mid-arm
+        session = store.get_session(plan.session.id)
+        store.close()
+    finally:
+        ray.shutdown()
+    assert events[-1].kind == "sweep_finished" and session.status == "finished"
+    lost = session.result_for("ngram-n2")
+    assert lost.status == ArmStatus.failed and "Ray actor running this arm was lost" in lost.error
+    base = session.result_for("baseline")
+    assert base is not None and "lost" not in (base.error or "")  # the other arm ran to its own end
+    assert base.runs[0].placement.startswith(os.uname().nodename) and "cores" in base.runs[0].placement
+    assert servers["baseline"].command[:2] == [sys.executable, str(FAKE_VLLM)]
+    assert _fake_servers_left() == []  # the lost actor's server died with it (parent-death signal)
+
+
+def _fake_servers_left(wait_s: float = 10.0) -> list[int]:
+    import time
+
+    import psutil
+
+    deadline = time.monotonic() + wait_s
+    while True:
+        left = [p.pid for p in psutil.process_iter(["cmdline"]) if str(FAKE_VLLM) in " ".join(p.info["cmdline"] or [])]
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.5)
