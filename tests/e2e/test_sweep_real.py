@@ -45,7 +45,7 @@ async def test_real_sweep_stores_recommends_exports_and_predicts(cpu_engine, tmp
     store.close()
 
     assert isinstance(events[-1], SweepFinished)
-    assert events[-1].launches_used == 3
+    assert events[-1].launches_used == 4  # three configurations, then the baseline again (the bracket)
     assert launched and not any(s.running for s in launched), "every server is stopped after its arm"
 
     session = Store.open(db).get_session(plan.session.id)
@@ -54,7 +54,8 @@ async def test_real_sweep_stores_recommends_exports_and_predicts(cpu_engine, tmp
     assert set(results) == {"baseline", "ngram-n2", "ngram-n4"}
     for arm_id, r in results.items():
         assert r.status == ArmStatus.ok, (arm_id, r.error)
-        assert r.completed == 6 and r.output_throughput > 0
+        runs = 2 if arm_id == "baseline" else 1
+        assert len(r.runs) == runs and r.completed == 6 * runs and r.output_throughput > 0
         assert r.ttft_ms.p99 is not None and r.tpot_ms.p99 is not None
     assert results["baseline"].per_position == []
     for n in (2, 4):
@@ -66,6 +67,7 @@ async def test_real_sweep_stores_recommends_exports_and_predicts(cpu_engine, tmp
 
     rec = session.recommendation
     assert rec is not None and rec.reasons
+    assert rec.drift is not None and rec.drift.measurements == 2 and rec.drift.first > 0 and rec.drift.last > 0
     assert rec.do_not_speculate or rec.arm_id in {"ngram-n2", "ngram-n4"}
 
     pred = predict_throughput(session)["ngram-n2"]
