@@ -36,12 +36,34 @@ def baseline_drift(session: Session, concurrency: int | None = None, spread: tup
     change = (last.output_throughput - first.output_throughput) / first.output_throughput
     apart = (last.started_at - first.started_at).total_seconds() if first.started_at and last.started_at else None
     threshold = session.settings.drift_threshold
+    machine = gpu_change(result)
     noise = stats.t_critical_975(spread[1]) * spread[0] * math.sqrt(2) if spread else None
     return DriftReport(
         arm_id=arm.id, first=first.output_throughput, last=last.output_throughput, change=change,
-        seconds_apart=apart, measurements=len(runs), threshold=threshold, noise=noise,
+        seconds_apart=apart, measurements=len(runs), threshold=threshold, noise=noise, machine=machine,
         exceeded=abs(change) > threshold and (noise is None or abs(change) > noise),
     )
+
+
+def gpu_change(result: ArmResult) -> str | None:
+    """The baseline GPUs' clocks and temperature at the start of its first run against the end of
+    its last, and throttle reasons, from the arm's GPU telemetry; None without readings."""
+    telemetry = getattr(result, "telemetry", None)
+    start, end = (getattr(telemetry, "start", None) or []), (getattr(telemetry, "end", None) or [])
+    if not start or not end:
+        return None
+    parts = []
+    clocks = [(a.sm_clock_mhz, b.sm_clock_mhz) for a in start for b in end if a.gpu == b.gpu and a.sm_clock_mhz and b.sm_clock_mhz]
+    if clocks:
+        first, last = sum(a for a, _ in clocks) / len(clocks), sum(b for _, b in clocks) / len(clocks)
+        parts.append(f"SM clock {first:.0f} -> {last:.0f} MHz ({(last / first - 1) * 100:+.0f}%)")
+    temps = [(a.temperature_c, b.temperature_c) for a in start for b in end if a.gpu == b.gpu and a.temperature_c is not None and b.temperature_c is not None]
+    if temps:
+        parts.append(f"temperature {max(a for a, _ in temps):.0f} -> {max(b for _, b in temps):.0f} C")
+    throttle = sorted({reason for state in end for reason in (state.throttle or [])})
+    if throttle:
+        parts.append("throttling: " + ", ".join(throttle))
+    return "; ".join(parts) or None
 
 
 def widen(results: dict[str, ArmResult], drift: DriftReport | None) -> dict[str, ArmResult]:
@@ -85,6 +107,8 @@ def annotate(
         + (f" ({drift.seconds_apart / 60:.0f} min apart" if drift.seconds_apart is not None else " (")
         + f", {drift.measurements} measurements; threshold {drift.threshold * 100:.0f}%)"
     )
+    if drift.machine:
+        line += f"; the GPUs: {drift.machine}"
     if not drift.exceeded:
         within = "within the threshold" if abs(drift.change) <= drift.threshold else f"within run-to-run noise (two runs differ by up to {drift.noise * 100:.1f}%)"
         rec.reasons.append(f"{line}: {within}")
