@@ -333,6 +333,21 @@ class RunRecord(Model):
     seconds_saved: float = 0.0  # estimated measuring time saved by stopping early
 
 
+class RatePoint(Model):
+    """One Poisson rate of a goodput search: the load asked, what it achieved, the p99 latencies."""
+
+    rate: float  # offered requests/s
+    achieved_rate: float | None = None
+    completed: int = 0
+    failed: int = 0
+    output_throughput: float | None = None
+    tpot_p50_ms: float | None = None
+    tpot_p99_ms: float | None = None
+    ttft_p50_ms: float | None = None
+    ttft_p99_ms: float | None = None
+    meets_slo: bool = False
+
+
 class ArmResult(Model):
     arm_id: str
     status: ArmStatus = ArmStatus.ok
@@ -370,6 +385,9 @@ class ArmResult(Model):
     source: str = "measured"  # measured | imported:vllm-bench | predicted
     # scheduling: every run of this arm (trials, bracket, confirmation), and where the last one ran
     runs: list[RunRecord] = Field(default_factory=list)
+    # capacity (a rate sweep inside one launch): the highest Poisson rate meeting the latency target
+    goodput_rps: float | None = None
+    rate_points: list[RatePoint] = Field(default_factory=list)
     wave: int | None = None
     placement: str | None = None
     # server start-up: the first cold launch and the mean of warm ones (compile caches shared across arms)
@@ -451,6 +469,7 @@ class SweepSettings(Model):
     adaptive: bool = False
     slo_tpot_ms: float | None = None
     slo_ttft_ms: float | None = None
+    goodput: bool = False  # measure capacity: a rate sweep per arm against the latency target
     # scheduling (specadvisor.sweep.scheduler)
     bracket: bool = True  # re-measure the baseline at the end (and, in parallel, the top arms with it)
     drift_threshold: float = 0.05  # above this baseline drift the verdict is widened or withheld

@@ -49,6 +49,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--spec-extra", action="append", default=[], metavar="[METHOD:]JSON", help='extra speculative-config keys, e.g. \'{"prompt_lookup_min":2}\' or \'ngram:{"prompt_lookup_max":4}\'')
     p.add_argument("--slo-tpot-ms", type=float, default=None, help="latency target on p99 TPOT (ms)")
     p.add_argument("--slo-ttft-ms", type=float, default=None, help="latency target on p99 TTFT (ms)")
+    p.add_argument("--goodput", action="store_true", help="capacity instead of fixed concurrency: per configuration, one launch and a Poisson rate sweep "
+                   "that binary-searches the highest req/s whose p99 TPOT/TTFT meets --slo-tpot-ms/--slo-ttft-ms")
     engine = p.add_mutually_exclusive_group()
     engine.add_argument("--engine-cmd", default=None, help="command that launches vLLM (default 'vllm serve')")
     engine.add_argument("--endpoint", default=None, help="measure a running server at URL as one arm (nothing is launched)")
@@ -76,6 +78,8 @@ def run(args: argparse.Namespace) -> int:
     validate.sweep_args(args)
     if args.rebuild and not args.resume:
         raise InputError("--rebuild needs --resume SESSION", hint="e.g. specadvisor sweep --resume 3f2a --rebuild")
+    if args.goodput and args.slo_tpot_ms is None and args.slo_ttft_ms is None:
+        raise InputError("--goodput needs a latency target", hint="pass --slo-tpot-ms (and/or --slo-ttft-ms), e.g. --slo-tpot-ms 30")
     built = None if args.resume else _new(args)
     db_path = args.db or paths().database
     if args.resume and not db_path.expanduser().exists():
@@ -83,6 +87,8 @@ def run(args: argparse.Namespace) -> int:
     store = Store.open(db_path)
     try:
         session, runner_kwargs = built or _resume(args, store)
+        if args.goodput or session.settings.goodput:
+            return _execute_capacity(args, store, session, runner_kwargs)
         if getattr(args, "ray", None) is not None:
             from specadvisor.sweep.ray_cluster import ray_runner
 
@@ -131,6 +137,7 @@ def _new(args: argparse.Namespace):
         server_args=server_args,
         adaptive=args.adaptive,
         slo_tpot_ms=args.slo_tpot_ms,
+        goodput=args.goodput,
         slo_ttft_ms=args.slo_ttft_ms,
         **_scheduling(args),
     )
@@ -339,6 +346,35 @@ def _execute(args: argparse.Namespace, store, session, runner_kwargs: dict) -> i
     else:
         view.print_summary(summary)
     return _exit_code(runner.session)
+
+
+def _execute_capacity(args: argparse.Namespace, store, session, runner_kwargs: dict) -> int:
+    """`--goodput`: each configuration once, its goodput under the latency target (sweep.capacity)."""
+    import asyncio
+
+    from specadvisor.cli.output import console, print_json
+    from specadvisor.sweep.capacity import capacity_answer, run_capacity, slo_of
+    from specadvisor.sweep.runner import VllmServerFactory
+
+    slo_of(session)  # a missing target is bad input before anything launches
+    session.settings.goodput = True
+    out = None if args.json else console()
+    note = (lambda line: out.print(line, markup=False, highlight=False)) if out else (lambda line: None)
+    factory = VllmServerFactory(runner_kwargs.get("server_env") or {})
+    try:
+        session = asyncio.run(run_capacity(session, store, server_factory=factory, note=note))
+    except KeyboardInterrupt:
+        print(f"specadvisor: capacity sweep interrupted; resume with: specadvisor sweep --resume {session.id[:8]}", file=sys.stderr)
+        return 130
+    answer = capacity_answer(session)
+    if args.json:
+        print_json({
+            "session": session.id, "answer": answer,
+            "arms": [{"arm": r.arm_id, "goodput_rps": r.goodput_rps, "rates": [p.model_dump() for p in r.rate_points]} for r in session.results],
+        })  # fmt: skip
+    else:
+        out.print(answer or "no configuration met the latency target at any measured rate", markup=False, highlight=False)
+    return _exit_code(session)
 
 
 def _exit_code(session) -> int:

@@ -211,3 +211,11 @@ def test_endpoint_mode_at_concurrency_4_runs_4_in_flight(tmp_path, capsys):
     assert main(["--db", str(tmp_path / "s.db"), "report", data["session_id"], "--format", "md"]) == 0
     report = capsys.readouterr().out
     assert "load achieved/asked" in report and f"{arm['achieved_load']['achieved']:.1f}/4 in flight" in report
+
+
+def test_goodput_without_a_latency_target_is_bad_input(tmp_path, capsys):
+    db = tmp_path / "s.db"
+    assert main(["--db", str(db), "sweep", "--model", "m", "--goodput"]) == 2
+    err = capsys.readouterr().err
+    assert "--goodput needs a latency target" in err and err.count("\n") == 1
+    assert not db.exists()

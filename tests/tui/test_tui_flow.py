@@ -217,3 +217,16 @@ async def test_prompt_file_must_exist_and_replaces_the_builtin_set(make_app, tmp
         await settle(pilot)
         assert isinstance(app.screen, AdviceScreen)
         assert app.plan.session.settings.prompt_source == str(prompts)
+
+
+async def test_help_is_generated_from_the_key_bindings(make_app):
+    from specadvisor.tui.screens.advice import AdviceScreen as Advice
+    from specadvisor.tui.screens.help import help_markdown
+
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        text = help_markdown(app)
+        assert "| Advice |" in text and "`b` budget" in text and "`x` export plan" in text
+        assert all(b.description.lower() in text for b in Advice.BINDINGS if b.description)
+        assert "`f3` sessions" in text.lower()

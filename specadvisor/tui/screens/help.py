@@ -1,4 +1,4 @@
-"""Help: how the advisor works and the keys of every screen."""
+"""Help: how the advisor works and the keys of every screen, generated from the live key bindings."""
 
 from __future__ import annotations
 
@@ -8,25 +8,54 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Markdown
 
-HELP = """\
+INTRO = """\
 # specadvisor
 
 **Setup → Advice → Sweep → Results.** specadvisor reads your hardware and vLLM, inspects the
 model (MTP heads, published drafters), ranks the speculative-decoding methods that fit, then
 *measures* them with real `vllm serve` runs and recommends the fastest measured one.
-
-| Screen | Keys |
-|---|---|
-| everywhere | `F1` help · `F2` setup · `F3` sessions · `Ctrl+P` command palette (themes too) · `Ctrl+Q` quit |
-| Setup | `Enter` in the model field inspects it · `Ctrl+A` advise |
-| Advice | `Enter` expands a candidate · `a` add an arm (`ngram 6`) · `d` remove the arm · `Ctrl+S` start |
-| Sweep | `l` server log · `/` search the log · `x` stop (finished arms stay saved) · `r` results |
-| Results | `c` copy the serve command · `j` copy the JSON config · `s` save it · `e` report (.md or .html) · `b` bundle |
-| Sessions | `Enter` open · `r` resume an interrupted sweep · `space` mark · `c` compare two · `i` import · `e` export · `d` delete |
-
-Acceptance bars use an absolute 0-100% scale. Arms are ranked by measured throughput, never by
-acceptance rate (it falls as N grows). Copying uses OSC 52: your terminal must allow it.
 """
+
+OUTRO = """
+Keys are read from the screens' own bindings, so this table is what the program does. In Setup,
+`Enter` in the model field inspects it; in Advice, `Enter` expands a candidate. Acceptance bars use
+an absolute 0-100% scale. Arms are ranked by measured throughput, never by acceptance rate (it falls
+as N grows). Copying uses OSC 52: your terminal must allow it.
+"""
+
+
+def _screens() -> list[tuple[str, type]]:
+    from specadvisor.tui.screens.advice import AdviceScreen
+    from specadvisor.tui.screens.results import ResultsScreen
+    from specadvisor.tui.screens.sessions import CompareScreen, SessionsScreen
+    from specadvisor.tui.screens.setup import SetupScreen
+    from specadvisor.tui.screens.sweep import SweepScreen
+
+    return [("Setup", SetupScreen), ("Advice", AdviceScreen), ("Sweep", SweepScreen), ("Results", ResultsScreen),
+            ("Sessions", SessionsScreen), ("Compare", CompareScreen)]  # fmt: skip
+
+
+def key_rows(app) -> list[tuple[str, str]]:
+    """(screen, "`key` what · ...") for the app and every screen, from their BINDINGS."""
+
+    def describe(bindings) -> str:
+        parts = []
+        for item in bindings:
+            binding = item if isinstance(item, Binding) else Binding(*item)
+            if not binding.description:
+                continue
+            keys = "/".join(app.get_key_display(Binding(k.strip(), binding.action)) for k in binding.key.split(","))
+            parts.append(f"`{keys}` {binding.description.lower()}")
+        return " · ".join(parts)
+
+    rows = [("everywhere", describe(type(app).BINDINGS) + " · `ctrl+p` command palette (themes too)")]
+    rows += [(name, describe(screen.BINDINGS)) for name, screen in _screens()]
+    return rows
+
+
+def help_markdown(app) -> str:
+    table = "| Screen | Keys |\n|---|---|\n" + "\n".join(f"| {name} | {keys} |" for name, keys in key_rows(app))
+    return INTRO + "\n" + table + "\n" + OUTRO
 
 
 class HelpScreen(ModalScreen[None]):
@@ -38,4 +67,4 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll():
-            yield Markdown(HELP)
+            yield Markdown(help_markdown(self.app))

@@ -1,13 +1,14 @@
 """Sessions: browse saved sessions, open one, compare two, import/export bundles, delete (confirmed).
 
-Store calls run on the UI thread on purpose: a SQLite connection belongs to the thread that made it,
-and listing or deleting a session is a millisecond query.
+The list loads in a worker with its own store connection (one SQL query, no samples); opening or
+deleting one session stays on the UI thread's connection (a millisecond query).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -56,16 +57,31 @@ class SessionsScreen(AppScreen):
         table.focus()
 
     def reload(self) -> None:
-        table = self.query_one("#sessions", DataTable)
-        table.clear()
+        """List the summaries off the UI thread: one SQL query on a connection of the worker's own
+        (a SQLite connection belongs to its thread), so a store of thousands opens without a stall."""
+        self.query_one("#sessions-hint", Static).update("loading sessions…")
+        self.load_summaries()
+
+    @work(thread=True, exclusive=True, group="store", exit_on_error=False)
+    def load_summaries(self) -> None:
+        store = self.app.services.open_store()
         try:
-            summaries = self.app.store.list_sessions()
-        except Exception as err:  # noqa: BLE001 - shown in the error modal with its cause
-            self.app.show_error("Cannot list sessions", err)
-            summaries = []
+            summaries = store.list_sessions()
+        finally:
+            close = getattr(store, "close", None)
+            if close is not None:
+                close()
+        self.app.call_from_thread(self.show_summaries, summaries)
+
+    def show_summaries(self, summaries) -> None:
+        table = self.query_one("#sessions", DataTable)
+        cursor = table.cursor_coordinate
+        table.clear()
         for summary in summaries:
             mark = "●" if summary.id in self.marked else " "
             table.add_row(mark, *(markup(cell) for cell in summary_cells(summary)), key=summary.id)
+        if table.row_count:
+            table.cursor_coordinate = cursor if cursor.row < table.row_count else table.cursor_coordinate
         hint = "Enter opens · space marks two to compare · i imports a bundle · d deletes"
         if not summaries:
             hint = "No saved sessions yet: run a sweep from Setup (F2), or import a bundle with i."
@@ -102,10 +118,7 @@ class SessionsScreen(AppScreen):
             self.marked.remove(session_id)
         else:
             self.marked = (self.marked + [session_id])[-2:]
-        table = self.query_one("#sessions", DataTable)
-        cursor = table.cursor_coordinate
         self.reload()
-        table.cursor_coordinate = cursor
 
     def action_resume(self) -> None:
         """Continue an interrupted sweep: the runner skips the arms already stored."""

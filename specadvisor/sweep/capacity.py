@@ -1,0 +1,174 @@
+"""Capacity sweeps: per configuration, one server launch and a goodput search against a latency target.
+
+`run_capacity` launches each configuration once (the baseline first), finds the single-stream latency
+with one request, then lets bench.goodput search the Poisson rate edge; every measured rate is stored
+with the arm, and the recommendation reads in capacity terms ("at p99 TPOT <= 30 ms, n-gram N=2
+sustains 14 req/s against 9 without speculation"). No Textual; the CLI and the TUI call this.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from specadvisor.bench.goodput import Slo, measure_at_rate, search_goodput
+from specadvisor.bench.loadgen import run_load
+from specadvisor.domain import ArmResult, ArmStatus, LatencyStats, RatePoint, Recommendation, Session, utcnow
+from specadvisor.errors import InputError, SpecAdvisorError
+from specadvisor.sweep.arms import arm_label, server_key
+from specadvisor.sweep.recommend import serve_command
+
+Note = Callable[[str], None]
+
+
+def slo_of(session: Session) -> Slo:
+    s = session.settings
+    if s.slo_tpot_ms is None and s.slo_ttft_ms is None:
+        raise InputError("a capacity sweep needs a latency target", hint="pass --slo-tpot-ms (and/or --slo-ttft-ms), e.g. --slo-tpot-ms 30")
+    return Slo(tpot_ms=s.slo_tpot_ms, ttft_ms=s.slo_ttft_ms)
+
+
+async def run_capacity(
+    session: Session,
+    store: Any,
+    *,
+    server_factory: Callable[..., Any] | None = None,
+    prompts: Any = None,
+    note: Note = lambda line: None,
+    on_point: Callable[[str, RatePoint], None] | None = None,
+    max_points: int = 8,
+    precision: float = 0.15,
+) -> Session:
+    """Measure goodput for each configuration of the session (one launch each) and store it."""
+    from specadvisor.bench.prompts import load_prompts
+    from specadvisor.sweep.runner import VllmServerFactory
+
+    slo = slo_of(session)
+    s = session.settings
+    factory = server_factory or VllmServerFactory()
+    prompts = prompts or load_prompts(s.prompt_source, s.num_prompts, seed=s.seed)
+    session.status = "running"
+    store.save_session(session)
+    seen: set[str] = set()
+    arms = sorted(session.arms, key=lambda a: not a.is_baseline)
+    for arm in arms:
+        if server_key(arm) in seen or session.result_for(arm.id) is not None:
+            continue
+        seen.add(server_key(arm))
+        label = arm_label(arm, session.model)
+        started = utcnow()
+        server = factory(arm, session)
+        try:
+            await server.start()
+            note(f"{label}: starting vLLM")
+            startup = await server.wait_ready()
+            note(f"{label}: ready in {startup:.0f} s; one request for the single-stream latency")
+            probe = await run_load(base_url=server.base_url, model_name=session.model, prompts=_first(prompts, 2), output_len=s.output_len,
+                                   temperature=s.temperature, seed=s.seed, concurrency=1)  # fmt: skip
+            latency = max((r.latency_s for r in probe.ok_records), default=None)
+            if not latency:
+                raise SpecAdvisorError(f"{label}: the probe request failed", hint="read the server log")
+            start_rate = 0.5 / latency  # half of what one stream sustains: should meet any sane target
+
+            async def measure(rate: float) -> RatePoint:
+                return await measure_at_rate(rate, base_url=server.base_url, model_name=session.model, prompts=prompts,
+                                             output_len=s.output_len, temperature=s.temperature, seed=s.seed, slo=slo)  # fmt: skip
+
+            def seen_point(point: RatePoint) -> None:
+                verdict = "meets" if point.meets_slo else "breaks"
+                note(f"{label}: {point.rate:.2f} req/s -> p99 TPOT {_ms(point.tpot_p99_ms)}, p99 TTFT {_ms(point.ttft_p99_ms)}: {verdict} {slo.describe()}")
+                if on_point is not None:
+                    on_point(arm.id, point)
+
+            search = await search_goodput(measure, slo, start_rate=start_rate, max_rate=start_rate * 64, precision=precision,
+                                          max_points=max_points, on_point=seen_point)  # fmt: skip
+            result = _result(arm.id, search.goodput_rps, search.points, started, startup)
+        except SpecAdvisorError as err:
+            result = ArmResult(arm_id=arm.id, status=ArmStatus.failed, error=err.one_line(), started_at=started, finished_at=utcnow())
+        finally:
+            await server.stop()
+        session.results = [r for r in session.results if r.arm_id != arm.id] + [result]
+        store.save_arm_result(session.id, result)
+        note(f"{label}: goodput {_rps(result.goodput_rps)} at {slo.describe()}")
+    session.recommendation = recommend_capacity(session)
+    store.set_recommendation(session.id, session.recommendation)
+    session.status = "finished"
+    store.set_status(session.id, "finished")
+    return session
+
+
+def _first(prompts, n: int):
+    return prompts.model_copy(update={"prompts": list(prompts.prompts)[:n]})
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f} ms"
+
+
+def _rps(value: float | None) -> str:
+    return "none (not even the lowest rate)" if value is None else f"{value:.2f} req/s"
+
+
+def _result(arm_id: str, goodput: float | None, points: list[RatePoint], started, startup: float) -> ArmResult:
+    best = max((p for p in points if p.meets_slo), key=lambda p: p.rate, default=None)
+    return ArmResult(
+        arm_id=arm_id,
+        status=ArmStatus.ok,
+        started_at=started,
+        finished_at=utcnow(),
+        completed=sum(p.completed for p in points),
+        failed=sum(p.failed for p in points),
+        output_throughput=best.output_throughput if best else None,
+        request_throughput=best.achieved_rate if best else None,
+        achieved_request_rate=best.achieved_rate if best else None,
+        ttft_ms=LatencyStats(median=best.ttft_p50_ms, p99=best.ttft_p99_ms) if best else LatencyStats(),
+        tpot_ms=LatencyStats(median=best.tpot_p50_ms, p99=best.tpot_p99_ms) if best else LatencyStats(),
+        goodput_rps=goodput,
+        rate_points=points,
+        warnings=[f"server start-up {startup:.0f} s"] if startup else [],
+    )
+
+
+def capacity_answer(session: Session) -> str | None:
+    """"at p99 TPOT <= 30 ms, n-gram N=2 sustains 14 req/s against 9 without speculation"."""
+    if not any(r.rate_points for r in session.results):
+        return None
+    slo = slo_of(session)
+    goodput = {r.arm_id: r.goodput_rps for r in session.results if r.rate_points}
+    arms = {a.id: a for a in session.arms}
+    base = next((goodput[a] for a in goodput if arms.get(a) and arms[a].is_baseline), None)
+    spec = [(g, a) for a, g in goodput.items() if a in arms and not arms[a].is_baseline and g is not None]
+    against = f"{_num(base)} req/s without speculation" if base is not None else "the baseline meeting it at no measured rate"
+    if not spec:
+        return f"at {slo.describe()}, no speculative configuration met the target; no speculation sustains {_num(base)} req/s" if base else None
+    best_rate, best = max(spec)
+    return f"at {slo.describe()}, {arm_label(arms[best], session.model)} sustains {_num(best_rate)} req/s against {against}"
+
+
+def _num(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.0f}" if value >= 10 else f"{value:.2g}" if value >= 1 else f"{value:.2f}"
+
+
+def recommend_capacity(session: Session) -> Recommendation:
+    """Pick the configuration with the highest goodput; none beating the baseline's is "do not speculate"."""
+    arms = {a.id: a for a in session.arms}
+    measured = [(r.goodput_rps or 0.0, r.arm_id) for r in session.results if r.rate_points and r.arm_id in arms]
+    base = next((g for g, a in measured if arms[a].is_baseline), None)
+    best = max(((g, a) for g, a in measured if not arms[a].is_baseline), default=None)
+    answer = capacity_answer(session)
+    reasons = [answer] if answer else []
+    if best is None or best[0] <= 0 or (base is not None and best[0] <= base):
+        reasons.append("speculation does not raise the rate this target allows: serve without it")
+        return Recommendation(arm_id=None, do_not_speculate=True, reasons=reasons)
+    arm = arms[best[1]]
+    ratio = best[0] / base if base else None
+    if ratio:
+        reasons.append(f"{ratio:.2f}x the request rate of no speculation at the same latency target")
+    return Recommendation(
+        arm_id=arm.id,
+        speculative_config=arm.speculative_config,
+        speedup=ratio,
+        reasons=reasons,
+        serve_command=serve_command(session, arm.speculative_config),
+    )
