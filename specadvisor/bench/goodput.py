@@ -72,8 +72,8 @@ async def search_goodput(
     """Grow the rate by `growth` until the SLO breaks (or `max_rate`), then binary-search the edge until
     the bracket is within `precision` (relative) or `max_points` rates have been measured.
 
-    If the first rate already breaks the target the search goes down instead (halving) to find a rate
-    that meets it. The answer is always a rate that was measured and met the target, never interpolated."""
+    If the first rate already breaks the target the search goes down instead (by `growth`, at most three
+    times) to find a rate that meets it. The answer is always a rate that was measured and met the target, never interpolated."""
     if start_rate <= 0 or max_rate < start_rate or growth <= 1 or not 0 < precision < 1:
         raise ValueError("start_rate > 0, max_rate >= start_rate, growth > 1 and 0 < precision < 1 are required")
     points: list[RatePoint] = []
@@ -100,7 +100,8 @@ async def search_goodput(
                 break
     else:
         broke = rate
-        while len(points) < max_points:
+        floor = start_rate / growth**3  # below this the search stops: the target is out of reach here
+        while len(points) < max_points and rate / growth >= floor * 0.999:
             rate = rate / growth
             if (await probe(rate)).meets_slo:
                 met = rate

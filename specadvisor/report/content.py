@@ -14,7 +14,7 @@ from specadvisor.report.snippet import (
     serve_command,
     spec_config_json,
 )
-from specadvisor.sweep.arms import family_key, family_label
+from specadvisor.sweep.arms import arm_label, family_key, family_label
 from specadvisor.sweep.predict import mean_abs_error_pct, measured, predict_throughput
 from specadvisor.sweep.recommend import recommend
 
@@ -54,6 +54,12 @@ class ReportContent:
     serve_params_json: str = ""
     bench_command: str = ""
     how_to_read: list[str] = field(default_factory=lambda: list(HOW_TO_READ))
+    pareto_series: list[dict] = field(default_factory=list)  # per configuration: (total tok/s, per-user tok/s, c)
+    latency: dict[str, list[tuple[str, dict[str, float]]]] = field(default_factory=dict)  # "TTFT"/"TPOT" -> rows
+    capacity_answer: str | None = None
+    capacity_target: tuple[str, float | None] = ("TPOT", None)
+    capacity_series: list[dict] = field(default_factory=list)
+    capacity_rows: list[list[str]] = field(default_factory=list)
 
 
 def build(session: Session) -> ReportContent:
@@ -106,7 +112,61 @@ def build(session: Session) -> ReportContent:
         problems=problems,
         serve_params_json=json.dumps(serve_params(session), indent=2),
         bench_command=bench_sweep_command(session, "serve_params.json"),
+        pareto_series=_pareto(session, results),
+        latency=_latency(session, results),
+        **_capacity(session),
     )
+
+
+def _pareto(session: Session, results) -> list[dict]:
+    """One line per configuration across its concurrencies: per-user speed is 1000 / median TPOT
+    (what one stream sees), total is the arm's output tok/s."""
+    families: dict[str, dict] = {}
+    for arm in session.arms:
+        r = results.get(arm.id)
+        if r is None or not r.output_throughput:
+            continue
+        per_user = 1000.0 / r.tpot_ms.median if r.tpot_ms.median else r.output_throughput / max(1, arm.concurrency)
+        fam = families.setdefault(family_key(arm), {"label": arm_label(arm, session.model, with_concurrency=False), "points": []})
+        fam["points"].append((r.output_throughput, per_user, arm.concurrency))
+    return list(families.values())
+
+
+def _latency(session: Session, results) -> dict[str, list[tuple[str, dict[str, float]]]]:
+    out: dict[str, list[tuple[str, dict[str, float]]]] = {"TTFT": [], "TPOT": []}
+    for arm in session.arms:
+        r = results.get(arm.id)
+        if r is None:
+            continue
+        for metric, stats in (("TTFT", r.ttft_ms), ("TPOT", r.tpot_ms)):
+            if stats.p99 is not None:
+                out[metric].append((arm_label(arm, session.model), {"median": stats.median, "p90": stats.p90, "p99": stats.p99}))
+    return out
+
+
+def _capacity(session: Session) -> dict[str, Any]:
+    """The goodput answer, its chart series and a table of every rate measured (capacity sweeps)."""
+    from specadvisor.sweep.capacity import capacity_answer
+
+    measured = [(a, session.result_for(a.id)) for a in session.arms]
+    measured = [(a, r) for a, r in measured if r is not None and r.rate_points]
+    if not measured:
+        return {}
+    s = session.settings
+    metric, target = ("TPOT", s.slo_tpot_ms) if s.slo_tpot_ms is not None else ("TTFT", s.slo_ttft_ms)
+    series, rows = [], []
+    for arm, r in measured:
+        label = arm_label(arm, session.model)
+        points = [(p.rate, p.tpot_p99_ms if metric == "TPOT" else p.ttft_p99_ms, p.meets_slo) for p in r.rate_points]
+        series.append({"label": label, "points": points, "goodput": r.goodput_rps})
+        for p in sorted(r.rate_points, key=lambda p: p.rate):
+            rows.append([label, f"{p.rate:.2f}", f"{p.achieved_rate:.2f}" if p.achieved_rate else "-", str(p.completed),
+                         f"{p.tpot_p99_ms:.0f}" if p.tpot_p99_ms is not None else "-", f"{p.ttft_p99_ms:.0f}" if p.ttft_p99_ms is not None else "-",
+                         "meets" if p.meets_slo else "breaks"])  # fmt: skip
+    return {"capacity_answer": capacity_answer(session), "capacity_target": (metric, target), "capacity_series": series, "capacity_rows": rows}
+
+
+CAPACITY_COLUMNS = ["arm", "offered req/s", "achieved req/s", "requests", "p99 TPOT ms", "p99 TTFT ms", "target"]
 
 
 def _row(label: str, r, p, speedup: Speedup | None) -> list[str]:

@@ -6,8 +6,8 @@ from html import escape
 
 from specadvisor import textsafe
 from specadvisor.domain import Session
-from specadvisor.report.charts import acceptance_chart, throughput_chart
-from specadvisor.report.content import build
+from specadvisor.report.charts import acceptance_chart, goodput_chart, latency_chart, pareto_chart, throughput_chart
+from specadvisor.report.content import CAPACITY_COLUMNS, build
 
 STYLE = """
 body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#111}
@@ -34,6 +34,17 @@ def html(session: Session) -> str:
     out.append(f"</table><p>Prediction: {e(c.prediction_note)}.</p>")
     charts = [throughput_chart(c.throughput_series, c.baseline_tps)] + [acceptance_chart(label, rates) for label, rates in c.acceptance]
     out.append('<div class="charts">' + "".join(ch for ch in charts if ch) + "</div>")
+    if c.capacity_series:
+        metric, target = c.capacity_target
+        out.append(f"<h2>Capacity under the latency target</h2><p class=\"verdict\">{e(c.capacity_answer or 'no configuration met the target')}</p>")
+        out.append('<div class="charts">' + goodput_chart(target, metric, c.capacity_series) + "</div>")
+        out.append("<table><tr>" + "".join(f"<th>{e(col)}</th>" for col in CAPACITY_COLUMNS) + "</tr>")
+        out += ["<tr>" + "".join(f"<td>{e(cell)}</td>" for cell in row) + "</tr>" for row in c.capacity_rows]
+        out.append("</table>")
+    spread = [pareto_chart(c.pareto_series)] + [latency_chart(metric, rows) for metric, rows in c.latency.items()]
+    if any(spread):
+        out.append("<h2>Throughput per user and latency distributions</h2>")
+        out.append('<div class="charts">' + "".join(ch for ch in spread if ch) + "</div>")
     if c.problems:
         out.append("<h2>Warnings and failures</h2><ul>" + "".join(f"<li>{e(p)}</li>" for p in c.problems) + "</ul>")
     out.append("<h2>Reproduce with vLLM's own tools</h2><p>serve-params (<code>vllm bench sweep serve --serve-params</code>):</p>")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from specadvisor.domain import Session
-from specadvisor.report.content import build
+from specadvisor.report.content import CAPACITY_COLUMNS, build
 from specadvisor.textsafe import markdown as md
 from specadvisor.textsafe import markdown_block
 
@@ -25,6 +25,10 @@ def markdown(session: Session) -> str:
     out += ["", "## Results", "", "| " + " | ".join(c.columns) + " |", "|" + "---|" * len(c.columns)]
     out += ["| " + " | ".join(md(cell, block_start=False) for cell in row) + " |" for row in c.rows]
     out += ["", f"Prediction: {c.prediction_note}."]
+    if c.capacity_rows:
+        out += ["", "## Capacity under the latency target", "", md(c.capacity_answer or "no configuration met the target"), ""]
+        out += ["| " + " | ".join(CAPACITY_COLUMNS) + " |", "|" + "---|" * len(CAPACITY_COLUMNS)]
+        out += ["| " + " | ".join(md(cell, block_start=False) for cell in row) + " |" for row in c.capacity_rows]
     if c.problems:
         out += ["", "## Warnings and failures", ""] + [f"- {md(p)}" for p in c.problems]
     out += ["", "## Reproduce with vLLM's own tools", "", "serve-params (`vllm bench sweep serve --serve-params`):", ""]

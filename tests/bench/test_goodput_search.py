@@ -46,8 +46,8 @@ def test_goes_down_when_the_first_rate_already_breaks():
 def test_none_when_no_rate_meets_and_points_are_capped():
     slo = Slo(tpot_ms=5)
     measure, asked = queue_model(capacity=2.0, slo=slo)
-    found = asyncio.run(search_goodput(measure, slo, start_rate=1.0, max_rate=8, max_points=4))
-    assert found.goodput_rps is None and found.bracket is None and len(asked) == 4
+    found = asyncio.run(search_goodput(measure, slo, start_rate=1.0, max_rate=8, max_points=10))
+    assert found.goodput_rps is None and found.bracket is None and asked == [1.0, 0.5, 0.25, 0.125]  # three steps down at most
 
 
 def test_max_rate_caps_the_growth():

@@ -48,7 +48,7 @@ def test_markdown_says_do_not_speculate_when_baseline_wins():
 def test_html_is_self_contained_with_inline_svg_charts():
     page = html(finished_session())
     assert page.startswith("<!DOCTYPE html>")
-    assert page.count("<svg") == 3  # throughput vs N + two acceptance charts
+    assert page.count("<svg") == 4  # throughput vs N + two acceptance charts + the Pareto chart (no latency stats in this fixture)
     assert "<script" not in page
     assert not re.search(r'(src|href)="(https?:)?//', page)
     assert "no speculation 100.0" in page
