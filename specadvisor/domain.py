@@ -426,7 +426,7 @@ class DriftReport(Model):
     threshold: float = 0.05
     noise: float | None = None  # a change two runs' noise alone reaches (95%), when repeats measured it
     machine: str | None = None  # what the GPUs' own readings say changed (clocks, temperature, throttling)
-    exceeded: bool = False  # above the threshold and above the noise
+    exceeded: bool = False
 
 
 class Recommendation(Model):

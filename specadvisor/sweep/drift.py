@@ -21,8 +21,8 @@ DEFAULT_THRESHOLD = 0.05
 
 def baseline_drift(session: Session, concurrency: int | None = None, spread: tuple[float, int] | None = None) -> DriftReport | None:
     """Drift of the baseline at `concurrency` (the session's by default): its first measured run
-    against its last, in time order. None with fewer than two measured runs. With the pooled
-    run-to-run spread (sd, df) known, a change two runs' noise alone reaches is not called drift."""
+    against its last, in time order. None with fewer than two measured runs. `spread` (sd, df of
+    the run-to-run scatter) says how much of such a change noise alone could make (shown beside it)."""
     conc = session.concurrency if concurrency is None else concurrency
     arm = next((a for a in session.arms if a.is_baseline and a.concurrency == conc), None)
     result = session.result_for(arm.id) if arm else None
@@ -41,7 +41,7 @@ def baseline_drift(session: Session, concurrency: int | None = None, spread: tup
     return DriftReport(
         arm_id=arm.id, first=first.output_throughput, last=last.output_throughput, change=change,
         seconds_apart=apart, measurements=len(runs), threshold=threshold, noise=noise, machine=machine,
-        exceeded=abs(change) > threshold and (noise is None or abs(change) > noise),
+        exceeded=abs(change) > threshold,
     )
 
 
@@ -109,9 +109,10 @@ def annotate(
     )
     if drift.machine:
         line += f"; the GPUs: {drift.machine}"
+    if drift.noise is not None:
+        line += f"; run-to-run noise alone moves two runs up to {drift.noise * 100:.0f}%"
     if not drift.exceeded:
-        within = "within the threshold" if abs(drift.change) <= drift.threshold else f"within run-to-run noise (two runs differ by up to {drift.noise * 100:.1f}%)"
-        rec.reasons.append(f"{line}: {within}")
+        rec.reasons.append(f"{line}: within the threshold")
         return rec
     best = _best_speculative(session, results)
     base = results.get(drift.arm_id)
