@@ -46,11 +46,15 @@ for a in par["arms"]:
     pm = sum(r["output_throughput"] for r in pr) / len(pr) if pr else float("nan")
     sm = sum(r["output_throughput"] for r in sr) / len(sr) if sr else float("nan")
     print(f"{a['arm_id']:<12} {ptxt:<46} {stxt:<22} {pm / sm:>14.2f}x")
+def ratio(d):
+    arms = {a["arm_id"]: a for a in d["arms"]}
+    spec, base = arms.get("ngram-n4", {}), arms.get("baseline", {})
+    return (spec.get("output_throughput") or float("nan")) / (base.get("output_throughput") or float("nan"))
 for name, d in (("side by side", par), ("alone", ser)):
     rec, drift = d["recommendation"] or {}, d.get("drift") or {}
     verdict = rec.get("arm_id") or ("withheld" if rec.get("withheld") else "do not speculate")
-    speed = f", speedup {rec['speedup']:.2f}x" if rec.get("speedup") else ""
-    print(f"{name}: answer {verdict}{speed}; baseline drift {drift.get('change', float('nan')) * 100:+.1f}%; launches {d['launches_used']}")
+    print(f"{name}: answer {verdict}; ngram N=4 / baseline {ratio(d):.3f}; baseline drift {drift.get('change', float('nan')) * 100:+.1f}%; launches {d['launches_used']}")
+print(f"speedup ratio side by side vs alone: {ratio(par) / ratio(ser):.3f} (1.000 = the parallel comparison agrees with the serial one)")
 print("side-by-side servers share the GPU's compute: each arm's absolute tok/s is expected to drop;")
 print("what must agree is the ranking and the speedup ratio of arms measured in the same wave.")
 EOF
