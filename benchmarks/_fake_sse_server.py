@@ -9,7 +9,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "bench"))
 
-from fakeserver import main  # noqa: E402
+from fakeserver import main
 
 if __name__ == "__main__":
     main()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import statistics
 import sys
 import tempfile
@@ -23,9 +24,8 @@ sys.path.insert(0, str(ROOT / "tests" / "tui"))
 
 
 def fill(db: Path, count: int) -> None:
-    from tui_fakes import FIXED_TIME, finished_session
-
     from specadvisor.store import Store
+    from tui_fakes import FIXED_TIME, finished_session
 
     with Store.open(db) as store:
         template = finished_session(store, name="s0")
@@ -52,9 +52,9 @@ def time_query(db: Path) -> float:
 
 async def time_screen(db: Path, count: int) -> tuple[float, float]:
     from textual.widgets import DataTable
-    from tui_fakes import fake_services
 
     from specadvisor.tui.app import create_app
+    from tui_fakes import fake_services
 
     app = create_app(fake_services(db), cursor_blink=False)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -74,7 +74,7 @@ async def time_screen(db: Path, count: int) -> tuple[float, float]:
         shown = time.perf_counter() - t0
         await pilot.pause(0.05)
         timer.stop()
-        gaps = [b - a for a, b in zip(ticks, ticks[1:])]
+        gaps = [b - a for a, b in itertools.pairwise(ticks)]
         stall = max(gaps, default=0.0)
         return shown, stall
 

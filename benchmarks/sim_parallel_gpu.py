@@ -32,8 +32,8 @@ import asyncio
 import random
 import sys
 import tempfile
-import time
 from pathlib import Path
+from typing import ClassVar
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -189,7 +189,7 @@ def make_measure(engine: Engine, clock: Clock):
 
 
 class Prompts:
-    prompts = list(range(PROMPTS))
+    prompts: ClassVar[list[int]] = list(range(PROMPTS))
 
 
 def plan():

@@ -17,12 +17,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "tui"))
 
-from tui_fakes import fake_services  # noqa: E402
-
-from specadvisor.charts import ThroughputPoint, acceptance_rows, throughput_rows  # noqa: E402
-from specadvisor.domain import Arm, MetricsSample, MetricsSampled, Progress, ServerStarting, Session  # noqa: E402
-from specadvisor.tui.app import create_app  # noqa: E402
-from specadvisor.tui.widgets.charts import AcceptanceChart  # noqa: E402
+from specadvisor.charts import ThroughputPoint, acceptance_rows, throughput_rows
+from specadvisor.domain import Arm, MetricsSample, MetricsSampled, Progress, ServerStarting, Session
+from specadvisor.tui.app import create_app
+from specadvisor.tui.widgets.charts import AcceptanceChart
+from tui_fakes import fake_services
 
 
 def pure_drawing() -> tuple[float, float]:

@@ -39,7 +39,7 @@ def one_run(db: Path, cpu: list[float] | None = None) -> float:
     start = time.time()
     out = subprocess.run([sys.executable, "-c", CHILD, str(db)], capture_output=True, text=True, timeout=60)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    line = next((l for l in out.stdout.splitlines() if l.startswith("FRAME ")), None)
+    line = next((ln for ln in out.stdout.splitlines() if ln.startswith("FRAME ")), None)
     if line is None:
         raise SystemExit(f"the app did not paint a frame:\n{out.stdout}\n{out.stderr}")
     if cpu is not None:

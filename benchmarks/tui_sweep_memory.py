@@ -21,9 +21,7 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "tui"))
 
-from tui_fakes import RATES, arm_result, fake_services  # noqa: E402
-
-from specadvisor.domain import (  # noqa: E402
+from specadvisor.domain import (
     Arm,
     ArmFinished,
     ArmQueued,
@@ -36,7 +34,8 @@ from specadvisor.domain import (  # noqa: E402
     Session,
     SweepFinished,
 )
-from specadvisor.tui.app import create_app  # noqa: E402
+from specadvisor.tui.app import create_app
+from tui_fakes import RATES, arm_result, fake_services
 
 
 class SyntheticRunner:

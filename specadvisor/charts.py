@@ -8,8 +8,8 @@ purpose: an auto-scaled chart makes 0.90 and 0.95 look like empty and full.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 # Eighth blocks: index k draws k/8 of a cell.
 _EIGHTHS = " ▏▎▍▌▋▊▉█"

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from enum import Enum
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def new_id() -> str:
@@ -595,19 +595,6 @@ class SweepFinished(_Event):
 
 
 SweepEvent = Annotated[
-    Union[
-        ArmQueued,
-        ServerStarting,
-        ServerLog,
-        ServerReady,
-        WarmupStarted,
-        Progress,
-        MetricsSampled,
-        MeasurementWarning,
-        ArmFinished,
-        ArmFailed,
-        DownloadProgress,
-        SweepFinished,
-    ],
+    ArmQueued | ServerStarting | ServerLog | ServerReady | WarmupStarted | Progress | MetricsSampled | MeasurementWarning | ArmFinished | ArmFailed | DownloadProgress | SweepFinished,
     Field(discriminator="kind"),
 ]

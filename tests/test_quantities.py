@@ -46,5 +46,5 @@ def test_bad_durations_and_no_budget():
     assert parse_duration("", "Time budget") is None
     assert parse_duration("none", "Time budget", default=60) is None
     for bad in ("soon", "30 parsecs", "0 min"):
-        with pytest.raises(InputError, match="^Time budget"):
+        with pytest.raises(InputError, match=r"^Time budget"):
             parse_duration(bad, "Time budget")

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from specadvisor.advisor.sizing import choose_tensor_parallel
 from specadvisor.vllm_command import HOST, serve_args, serve_command, spec_config_json
 
-__all__ = ["spec_config_json", "serve_args", "serve_command", "container_command", "choose_tensor_parallel"]
+__all__ = ["choose_tensor_parallel", "container_command", "serve_args", "serve_command", "spec_config_json"]
 
 CPU_IMAGE = "public.ecr.aws/q9t5s3a7/vllm-cpu-release-repo"
 

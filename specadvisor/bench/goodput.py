@@ -9,8 +9,8 @@ is the real one (run_load with Poisson arrivals). No Textual, no engine here.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Awaitable, Callable
 
 from specadvisor.bench.loadgen import run_load
 from specadvisor.bench.prompts import PromptSet

@@ -176,7 +176,7 @@ async def send_one(
                 sse.feed(raw, time.perf_counter())
     except httpx.ReadTimeout:
         return _failed(start, prompt_id, expected_tokens, f"the server sent nothing for {stall_timeout_s():.0f} s (stalled)")
-    except Exception as exc:  # network errors, server errors, malformed JSON: all end this request only
+    except Exception as exc:  # noqa: BLE001 - network errors, server errors, malformed JSON: all end this request only
         return _failed(start, prompt_id, expected_tokens, f"{type(exc).__name__}: {exc}")
     return _record(start, sse, prompt_id, expected_tokens)
 
@@ -207,7 +207,7 @@ async def send_one_raw(
     except TimeoutError:
         conn.close()
         return _failed(start, prompt_id, expected_tokens, f"the server sent nothing for {stall:.0f} s (stalled)")
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - a failure here is reported, never raised
         conn.close()  # the body may be half read: never reuse this connection
         return _failed(start, prompt_id, expected_tokens, f"{type(exc).__name__}: {exc}")
     return _record(start, sse, prompt_id, expected_tokens)

@@ -76,7 +76,7 @@ def parse_metrics(text: str) -> MetricsSnapshot:
     for family in families:
         for sample in family.samples:
             name = sample.name
-            if name.endswith("_created") or name.endswith("_bucket"):
+            if name.endswith(("_created", "_bucket")):
                 continue
             snap.values[name] = snap.values.get(name, 0.0) + float(sample.value)
             if name == ACCEPTED_PER_POS and "position" in sample.labels:

@@ -157,11 +157,7 @@ def _project_set(name: str) -> tuple[Prompt, ...]:
     return tuple(_as_chat(p) for p in pool)
 
 
-_WORDS = (
-    "time year people way day man thing woman life child world school state family student group "
-    "country problem hand part place case week company system program question work government number "
-    "night point home water room mother area money story fact month lot right study book eye job word"
-).split()
+_WORDS = ["time", "year", "people", "way", "day", "man", "thing", "woman", "life", "child", "world", "school", "state", "family", "student", "group", "country", "problem", "hand", "part", "place", "case", "week", "company", "system", "program", "question", "work", "government", "number", "night", "point", "home", "water", "room", "mother", "area", "money", "story", "fact", "month", "lot", "right", "study", "book", "eye", "job", "word"]
 
 
 def _random_words(seed: int, count: int = 256, length: int = 120) -> list[Prompt]:
@@ -285,7 +281,7 @@ async def fit_prompts(
     if counts is None:
         counts = [-(-p.chars // CHARS_PER_TOKEN_ESTIMATE) for p in ps.prompts]
     kept = [
-        p.model_copy(update={"tokens": n}) for p, n in zip(ps.prompts, counts) if n + output_len <= max_model_len
+        p.model_copy(update={"tokens": n}) for p, n in zip(ps.prompts, counts, strict=True) if n + output_len <= max_model_len
     ]
     dropped = len(ps.prompts) - len(kept)
     if dropped:

@@ -26,7 +26,7 @@ class RawConnection:
         self.writer: asyncio.StreamWriter | None = None
 
     @classmethod
-    def for_url(cls, url: str) -> "RawConnection":
+    def for_url(cls, url: str) -> RawConnection:
         parts = urlsplit(url)
         return cls(parts.hostname or "127.0.0.1", parts.port or 80)
 

@@ -178,12 +178,12 @@ def _speedup(candidate) -> str:
 
 
 def render(advice: Advice, model: ModelProfile, hw: HardwareProfile, *, explain_trace: bool = False) -> None:
-    from specadvisor.textsafe import markup as escape
     from rich.table import Table
 
     from specadvisor.advisor import explain, spec_config_json
     from specadvisor.cli.output import console
     from specadvisor.rulebase import LATEST_KNOWN
+    from specadvisor.textsafe import markup as escape
 
     out = console()
     planned = " (planned)" if hw.hypothetical else ""

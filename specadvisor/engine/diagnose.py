@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 import signal
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from pydantic import BaseModel
 
@@ -47,7 +47,7 @@ def _validation_cause(lines: list[str], i: int) -> str:
     if following and (following[0].startswith("Value error") or "[type=" in following[0]):
         field, message = "", following[0]
     else:
-        field, message = (following + ["", ""])[:2]
+        field, message = [*following, "", ""][:2]
     message = re.sub(r"\s*\[type=.*$", "", message)
     message = re.sub(r"^Value error,\s*", "", message)
     if not message:
@@ -165,7 +165,7 @@ def diagnose(log_lines: list[str], returncode: int | None, *, timed_out: bool = 
 def _is_source_line(line: str) -> bool:
     """Traceback lines quoting source code (`raise FooError(`) name an error without its message."""
     text = line.strip()
-    return text.startswith(("raise ", 'File "')) or text.startswith("^")
+    return text.startswith(("raise ", 'File "', "^"))
 
 
 def _root_exception(lines: list[str]) -> int | None:

@@ -10,6 +10,7 @@ started from a thread that lives as long as they do: the runner's event-loop thr
 from __future__ import annotations
 
 import atexit
+import contextlib
 import ctypes
 import os
 import signal
@@ -95,10 +96,8 @@ def group_alive(pgid: int) -> bool:
 
 
 def signal_group(pgid: int, sig: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def kill_groups(groups: set[int], grace_s: float) -> None:

@@ -77,7 +77,7 @@ class VllmServer:
         self._log_file: IO[str] | None = None
         self._started_at = 0.0
 
-    async def __aenter__(self) -> "VllmServer":
+    async def __aenter__(self) -> VllmServer:
         await self.start()
         try:
             await self.wait_ready()
@@ -194,7 +194,7 @@ class VllmServer:
             reaper.signal_group(pgid, signal.SIGTERM)
             try:
                 await asyncio.wait_for(asyncio.shield(self._exited), grace_s)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 reaper.signal_group(pgid, signal.SIGKILL)
                 await self._exited
         # The leader is gone; workers it left behind in the group get the same treatment.
@@ -204,7 +204,7 @@ class VllmServer:
         if self._reader:
             try:
                 await asyncio.wait_for(self._reader, 5)
-            except asyncio.TimeoutError:  # a grandchild still holds the pipe open
+            except TimeoutError:  # a grandchild still holds the pipe open
                 self._reader.cancel()
         self.returncode = self._proc.returncode
         self._close_log()

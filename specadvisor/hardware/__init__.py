@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from specadvisor.domain import EngineInfo, GpuInfo, HardwareProfile, ProbeNote
 from specadvisor.hardware import amd, nvidia
@@ -19,7 +19,7 @@ from specadvisor.hardware.engine_probe import probe_engine
 from specadvisor.hardware.planning import hypothetical_profile
 from specadvisor.hardware.visible import apply_visible_devices
 
-__all__ = ["detect", "hypothetical", "engine_info", "detect_gpus"]
+__all__ = ["detect", "detect_gpus", "engine_info", "hypothetical"]
 
 
 def bounded(probe: Callable[[], tuple[list[GpuInfo], ProbeNote]], name: str, timeout_s: float) -> Callable[[], tuple[list[GpuInfo], ProbeNote]]:
@@ -28,7 +28,7 @@ def bounded(probe: Callable[[], tuple[list[GpuInfo], ProbeNote]], name: str, tim
     def guarded(box: list) -> None:
         try:
             box.append(probe())
-        except Exception as exc:  # the probes guard their calls; this catches what they could not foresee
+        except Exception as exc:  # noqa: BLE001 - the probes guard their calls; this catches what they could not foresee
             box.append(([], ProbeNote(probe=name, ok=False, detail=f"{name} failed: {type(exc).__name__}: {exc}")))
 
     def run() -> tuple[list[GpuInfo], ProbeNote]:

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any
 
 from specadvisor.domain import GpuInfo, ProbeNote
 from specadvisor.hardware.commands import Runner, run_command
@@ -33,7 +34,7 @@ def _load_amdsmi() -> ModuleType:
 def _safe(call: Callable[[], Any]) -> Any:
     try:
         return call()
-    except Exception:
+    except Exception:  # noqa: BLE001 - a failure here is reported, never raised
         return None
 
 
@@ -47,15 +48,15 @@ def _name(market_name: str | None, gfx: str | None) -> str:
 def probe_amdsmi(loader: Callable[[], ModuleType] = _load_amdsmi) -> tuple[list[GpuInfo], ProbeNote]:
     try:
         lib = loader()
-    except Exception as exc:  # amdsmi raises KeyError (not ImportError) when libamd_smi.so is missing
+    except Exception as exc:  # noqa: BLE001 - amdsmi raises KeyError (not ImportError) when libamd_smi.so is missing
         return [], ProbeNote(probe="amdsmi", ok=False, detail=f"amdsmi not usable: {type(exc).__name__}: {exc}")
     try:
         lib.amdsmi_init()
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - a failure here is reported, never raised
         return [], ProbeNote(probe="amdsmi", ok=False, detail=f"amdsmi init failed: {exc}")
     try:
         gpus = [_amdsmi_gpu(lib, i, h) for i, h in enumerate(lib.amdsmi_get_processor_handles())]
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - a failure here is reported, never raised
         return [], ProbeNote(probe="amdsmi", ok=False, detail=f"amdsmi query failed: {exc}")
     finally:
         _safe(lib.amdsmi_shut_down)

@@ -35,7 +35,7 @@ def probe_cpu(cpuinfo: Path = Path("/proc/cpuinfo")) -> tuple[CpuInfo, ProbeNote
                 "ram_available_gib": round(mem.available / 2**30, 1),
             }
         )
-    except Exception as exc:  # psutil missing or a restricted /proc: keep the model name
+    except Exception as exc:  # noqa: BLE001 - psutil missing or a restricted /proc: keep the model name
         return info, ProbeNote(probe="cpu", ok=False, detail=f"psutil failed: {exc}")
     return info, ProbeNote(probe="cpu", ok=True, detail=f"{info.cores_logical} logical cores, {info.ram_total_gib} GiB RAM")
 

@@ -5,8 +5,9 @@ Both report physical devices (CUDA_VISIBLE_DEVICES is applied later by the calle
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any
 
 from specadvisor.domain import GpuInfo, ProbeNote
 from specadvisor.hardware.commands import Runner, run_command
@@ -33,25 +34,25 @@ def _cuda_version(code: int) -> str:
 def _safe(call: Callable[[], Any]) -> Any:
     try:
         return call()
-    except Exception:  # one unsupported NVML field must not lose the whole GPU
+    except Exception:  # noqa: BLE001 - one unsupported NVML field must not lose the whole GPU
         return None
 
 
 def probe_nvml(loader: Callable[[], ModuleType] = _load_nvml) -> tuple[list[GpuInfo], ProbeNote]:
     try:
         nvml = loader()
-    except Exception as exc:  # ImportError, or a broken install raising anything
+    except Exception as exc:  # noqa: BLE001 - ImportError, or a broken install raising anything
         return [], ProbeNote(probe="nvml", ok=False, detail=f"nvidia-ml-py not usable: {type(exc).__name__}: {exc}")
     try:
         nvml.nvmlInit()
-    except Exception as exc:  # NVMLError_LibraryNotFound / DriverNotLoaded on machines without NVIDIA
+    except Exception as exc:  # noqa: BLE001 - NVMLError_LibraryNotFound / DriverNotLoaded on machines without NVIDIA
         return [], ProbeNote(probe="nvml", ok=False, detail=f"NVML init failed: {exc}")
     try:
         driver = _safe(lambda: _text(nvml.nvmlSystemGetDriverVersion()))
         cuda_code = _safe(nvml.nvmlSystemGetCudaDriverVersion)
         cuda = _cuda_version(cuda_code) if isinstance(cuda_code, int) else None
         gpus = [_nvml_gpu(nvml, i, driver, cuda) for i in range(nvml.nvmlDeviceGetCount())]
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - a failure here is reported, never raised
         return [], ProbeNote(probe="nvml", ok=False, detail=f"NVML query failed: {exc}")
     finally:
         _safe(nvml.nvmlShutdown)
@@ -100,7 +101,7 @@ def parse_nvidia_smi_csv(text: str, fields: tuple[str, ...] = SMI_FIELDS) -> lis
         cells = [c.strip() for c in line.split(",")]
         if len(cells) != len(fields) or cells[0] == "index":
             continue
-        row = dict(zip(fields, cells))
+        row = dict(zip(fields, cells, strict=True))
         try:
             index = int(row["index"])
         except ValueError:

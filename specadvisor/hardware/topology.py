@@ -7,8 +7,10 @@ guarded: an unknown topology is an empty matrix, and grouping then falls back to
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any
 
 NVLINK = 2  # NVLink / xGMI peers
 SAME_BRIDGE = 1  # under one PCIe host bridge
@@ -32,7 +34,7 @@ def nvidia_affinity(indices: list[int], loader: Callable[[], ModuleType] = _load
     try:
         nvml = loader()
         nvml.nvmlInit()
-    except Exception:
+    except Exception:  # noqa: BLE001 - topology is a hint; any vendor-library failure means "unknown"
         return {}
     try:
         handles = {i: nvml.nvmlDeviceGetHandleByIndex(i) for i in indices}
@@ -42,25 +44,23 @@ def nvidia_affinity(indices: list[int], loader: Callable[[], ModuleType] = _load
                 if i < j:
                     out[(i, j)] = out[(j, i)] = _nvidia_pair(nvml, handles[i], handles[j])
         return out
-    except Exception:
+    except Exception:  # noqa: BLE001 - topology is a hint; any vendor-library failure means "unknown"
         return {}
     finally:
-        try:
+        with contextlib.suppress(Exception):
             nvml.nvmlShutdown()
-        except Exception:
-            pass
 
 
 def _nvidia_pair(nvml: Any, a: Any, b: Any) -> int:
     try:
         if nvml.nvmlDeviceGetP2PStatus(a, b, nvml.NVML_P2P_CAPS_INDEX_NVLINK) == nvml.NVML_P2P_STATUS_OK:
             return NVLINK
-    except Exception:
+    except Exception:  # noqa: BLE001 - topology is a hint; any vendor-library failure means "unknown"
         pass
     try:
         level = nvml.nvmlDeviceGetTopologyCommonAncestor(a, b)
         return SAME_BRIDGE if level <= nvml.NVML_TOPOLOGY_HOSTBRIDGE else FAR
-    except Exception:
+    except Exception:  # noqa: BLE001 - topology is a hint; any vendor-library failure means "unknown"
         return FAR
 
 
@@ -69,7 +69,7 @@ def amd_affinity(indices: list[int], loader: Callable[[], ModuleType] = _load_am
     try:
         lib = loader()
         lib.amdsmi_init()
-    except Exception:
+    except Exception:  # noqa: BLE001 - topology is a hint; any vendor-library failure means "unknown"
         return {}
     try:
         handles = lib.amdsmi_get_processor_handles()
@@ -82,10 +82,8 @@ def amd_affinity(indices: list[int], loader: Callable[[], ModuleType] = _load_am
                     xgmi = "XGMI" in str(kind).upper() or kind == getattr(getattr(lib, "AmdSmiIoLinkType", None), "XGMI", object())
                     out[(i, j)] = out[(j, i)] = NVLINK if xgmi else FAR
         return out
-    except Exception:
+    except Exception:  # noqa: BLE001 - topology is a hint; any vendor-library failure means "unknown"
         return {}
     finally:
-        try:
+        with contextlib.suppress(Exception):
             lib.amdsmi_shut_down()
-        except Exception:
-            pass

@@ -12,7 +12,7 @@ from specadvisor.modelinfo.drafter import check_compatibility, drafter_from_name
 from specadvisor.modelinfo.locate import locate
 from specadvisor.modelinfo.profile import build_profile
 
-__all__ = ["inspect_model", "inspect_drafter"]
+__all__ = ["inspect_drafter", "inspect_model"]
 
 
 def inspect_model(ref: str, *, offline: bool | None = None) -> ModelProfile:

@@ -1,46 +1,30 @@
 """Bridge to the rule base's model and drafter catalogs (rules/models.toml, rules/drafters.toml).
 
-Guarded: a missing or broken rule base must not stop inspection of a real checkpoint.
+Not guarded: a broken rules file (a typo in the user's own rules) is reported as the one-line
+rule-base error naming its file and line, never turned into "not in the catalog".
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from specadvisor.domain import DrafterRef, ModelProfile, MtpInfo
+from specadvisor.rulebase import DrafterEntry, ModelFamily, default_rulebase, drafters_for, find_model_family
 
 
-def find_family(model_id: str) -> Any | None:
-    try:
-        from specadvisor.rulebase import find_model_family
-
-        return find_model_family(model_id)
-    except Exception:
-        return None
+def find_family(model_id: str) -> ModelFamily | None:
+    return find_model_family(model_id)
 
 
 def published_drafters(model_id: str) -> list[DrafterRef]:
-    try:
-        from specadvisor.rulebase import drafters_for
-
-        entries = drafters_for(model_id)
-    except Exception:
-        return []
     return [
         DrafterRef(drafter=e.drafter, method=e.method, parallel_drafting=e.parallel_drafting, source=e.source, date=e.date)
-        for e in entries
+        for e in drafters_for(model_id)
     ]
 
 
-def published_drafter(drafter_id: str) -> Any | None:
+def published_drafter(drafter_id: str) -> DrafterEntry | None:
     """The catalog row for a drafter id (its target, method, block size), if listed."""
-    try:
-        from specadvisor.rulebase import default_rulebase
-
-        wanted = drafter_id.strip().lower()
-        return next((d for d in default_rulebase().drafters if d.drafter.lower() == wanted), None)
-    except Exception:
-        return None
+    wanted = drafter_id.strip().lower()
+    return next((d for d in default_rulebase().drafters if d.drafter.lower() == wanted), None)
 
 
 def profile_from_catalog(model_id: str, reasons: list[str]) -> ModelProfile | None:

@@ -98,7 +98,7 @@ def plan_downloads(refs: Iterable[str], hub: Hub, env: Mapping[str, str] | None 
         else:
             try:
                 files = hub.files(ref)
-            except Exception as exc:  # network, 401/404, gated: vLLM's start-up will diagnose it
+            except Exception as exc:  # noqa: BLE001 - network, 401/404, gated: vLLM's start-up will diagnose it
                 plan.notes.append((ref, f"not pre-downloaded: the Hub did not list its files ({_reason(exc)})"))
                 continue
             missing = [f for f in files if not f.cached]
@@ -145,7 +145,7 @@ def fetch(plan: DownloadPlan, hub: Hub, cache_dir: Path, on_event: Callable[[Dow
         watcher.start()
         try:
             hub.download(download.repo_id)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a failure here is reported, never raised
             on_event(DownloadProgress(repo_id=download.repo_id, status="failed", total_bytes=download.missing_bytes, message=_reason(exc)))
             return
         finally:

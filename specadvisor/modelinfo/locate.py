@@ -50,7 +50,7 @@ def is_offline(offline: bool | None, env: dict[str, str] | None = None) -> bool:
 
 def looks_like_path(ref: str) -> bool:
     """A ref the user meant as a folder: absolute, relative with ./ or ~, or deeper than org/name."""
-    return ref.startswith(("/", "./", "../", "~", ".\\")) or ref.count("/") > 1 or os.sep != "/" and os.sep in ref
+    return ref.startswith(("/", "./", "../", "~", ".\\")) or ref.count("/") > 1 or (os.sep != "/" and os.sep in ref)
 
 
 def _read_json(path: Path) -> dict[str, Any]:

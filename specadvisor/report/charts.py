@@ -30,7 +30,7 @@ def throughput_chart(series: list[dict], baseline: float | None) -> str:
 
     parts = [_frame("output tokens/s vs N (num_speculative_tokens)", "N", "tok/s")]
     parts += _y_ticks(y_max, py, fmt="{:g}")
-    for n in range(0, x_max + 1):
+    for n in range(x_max + 1):
         parts.append(f'<text x="{px(n):.1f}" y="{H - PAD + 16}" font-size="11" text-anchor="middle">{n}</text>')
     if baseline:
         parts.append(f'<line x1="{PAD}" x2="{W - PAD}" y1="{py(baseline):.1f}" y2="{py(baseline):.1f}" stroke="#6b7280" stroke-dasharray="6 4"/>')

@@ -29,11 +29,11 @@ from specadvisor.rulebase.schema import (
 from specadvisor.rulebase.versions import LATEST_KNOWN, in_range, parse_version
 
 __all__ = [
+    "LATEST_KNOWN",
     "ConfigKeySpec",
     "DrafterEntry",
     "Evidence",
     "GpuSpec",
-    "LATEST_KNOWN",
     "MethodSpec",
     "ModelFamily",
     "Origin",

@@ -3,4 +3,4 @@
 from specadvisor.store.store import Store
 from specadvisor.store.summary import SessionSummary, best_arm, summarize
 
-__all__ = ["Store", "SessionSummary", "best_arm", "summarize"]
+__all__ = ["SessionSummary", "Store", "best_arm", "summarize"]

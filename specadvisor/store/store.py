@@ -16,9 +16,10 @@ import json
 import math
 import sqlite3
 import threading
-from datetime import datetime, timezone
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 from sqlite_utils import Database
@@ -54,7 +55,7 @@ def _guarded(method: Callable[..., _T]) -> Callable[..., _T]:
     """Hold the store's lock and turn sqlite errors into one-line StoreErrors naming the file."""
 
     @functools.wraps(method)
-    def wrapper(self: "Store", *args: Any, **kwargs: Any) -> _T:
+    def wrapper(self: Store, *args: Any, **kwargs: Any) -> _T:
         with self._lock:
             if self._db is None:
                 raise StoreError(f"database {self.path} is closed", hint="open the store again")
@@ -77,7 +78,7 @@ class Store:
     # ------------------------------------------------------------------ opening
 
     @classmethod
-    def open(cls, path: Path | None = None, *, busy_timeout_s: float = 5.0) -> "Store":
+    def open(cls, path: Path | None = None, *, busy_timeout_s: float = 5.0) -> Store:
         """Open (creating if needed) and migrate the database at `path` (default: the user data dir)."""
         path = Path(path) if path is not None else settings.paths().database
         path = path.expanduser()
@@ -114,7 +115,7 @@ class Store:
                 self._db.close()
                 self._db = None
 
-    def __enter__(self) -> "Store":
+    def __enter__(self) -> Store:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -346,7 +347,7 @@ def _summary_session(row: dict[str, Any]) -> Session:
 
 def _aware(moment: datetime) -> datetime:
     """Naive datetimes (from callers that forgot a timezone) are taken as UTC so sorting never fails."""
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _unreadable_summary(session_id: str, created_at: object) -> SessionSummary:
@@ -354,7 +355,7 @@ def _unreadable_summary(session_id: str, created_at: object) -> SessionSummary:
     try:
         created = datetime.fromisoformat(str(created_at))
     except ValueError:
-        created = datetime.fromtimestamp(0, timezone.utc)
+        created = datetime.fromtimestamp(0, UTC)
     return SessionSummary(id=session_id, created_at=created, status="unreadable")
 
 

@@ -8,7 +8,8 @@ sustains 14 req/s against 9 without speculation"). No Textual; the CLI and the T
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from specadvisor.bench.goodput import Slo, measure_at_rate, search_goodput
 from specadvisor.bench.loadgen import run_load
@@ -70,14 +71,14 @@ async def run_capacity(
             start_rate = 0.5 / latency  # half of what one stream sustains: should meet any sane target
 
             async def measure(rate: float) -> RatePoint:
-                return await measure_at_rate(rate, base_url=server.base_url, model_name=session.model, prompts=prompts,
+                return await measure_at_rate(rate, base_url=server.base_url, model_name=session.model, prompts=prompts,  # noqa: B023 - used within this iteration
                                              output_len=s.output_len, temperature=s.temperature, seed=s.seed, slo=slo)  # fmt: skip
 
             def seen_point(point: RatePoint) -> None:
                 verdict = "meets" if point.meets_slo else "breaks"
-                note(f"{label}: {point.rate:.2f} req/s -> p99 TPOT {_ms(point.tpot_p99_ms)}, p99 TTFT {_ms(point.ttft_p99_ms)}: {verdict} {slo.describe()}")
+                note(f"{label}: {point.rate:.2f} req/s -> p99 TPOT {_ms(point.tpot_p99_ms)}, p99 TTFT {_ms(point.ttft_p99_ms)}: {verdict} {slo.describe()}")  # noqa: B023 - used within this iteration
                 if on_point is not None:
-                    on_point(arm.id, point)
+                    on_point(arm.id, point)  # noqa: B023 - used within this iteration
 
             search = await search_goodput(measure, slo, start_rate=start_rate, max_rate=start_rate * 64, precision=precision,
                                           max_points=max_points, on_point=seen_point)  # fmt: skip

@@ -8,9 +8,10 @@ per-stream rate. Without history the defaults say so, and differ for a CPU host 
 
 from __future__ import annotations
 
+import itertools
 import statistics
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from specadvisor.domain import ArmStatus, Session
 from specadvisor.sweep.arms import server_key
@@ -46,7 +47,7 @@ def measured_costs(sessions: Iterable[Session], cpu_only: bool) -> Costs:
         if done:
             count += 1
         done.sort(key=lambda r: r.started_at)
-        for prev, cur in zip(done, done[1:]):
+        for prev, cur in itertools.pairwise(done):
             if server_key(arms[prev.arm_id]) != server_key(arms[cur.arm_id]):
                 gap = (cur.started_at - prev.finished_at).total_seconds()
                 if 0 < gap < 3600:

@@ -12,7 +12,6 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from specadvisor.charts import ThroughputPoint
-from specadvisor.sweep.arms import arm_label
 from specadvisor.domain import (
     Arm,
     ArmFailed,
@@ -32,6 +31,7 @@ from specadvisor.domain import (
     WarmupStarted,
 )
 from specadvisor.figures import acceptance
+from specadvisor.sweep.arms import arm_label
 
 LOG_LINES_KEPT = 2000
 WARNINGS_KEPT = 200

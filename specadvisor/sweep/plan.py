@@ -13,8 +13,8 @@ from pydantic import BaseModel, ConfigDict
 
 from specadvisor.domain import Advice, Arm, Candidate, Session, SweepSettings
 from specadvisor.errors import InputError
-from specadvisor.sweep.costs import Costs
 from specadvisor.sweep.arms import arm_id, arm_label, family_key, family_label, is_parallel, resolve_method, server_key
+from specadvisor.sweep.costs import Costs
 
 # Rough costs for the time estimate; overridable per plan because a GPU and a CPU differ by 100x.
 DEFAULT_STARTUP_S = 90.0

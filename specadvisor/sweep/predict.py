@@ -76,12 +76,12 @@ def fit_step_cost(points: list[tuple[int, float, float]], rel_errors: list[float
     xs = [float(n) for n, _, _ in points]
     ys = [al / tps for _, al, tps in points]
     rel = rel_errors or [DEFAULT_REL_ERROR] * len(points)
-    ws = [1.0 / (y * max(r, MIN_REL_ERROR)) ** 2 for y, r in zip(ys, rel)]
+    ws = [1.0 / (y * max(r, MIN_REL_ERROR)) ** 2 for y, r in zip(ys, rel, strict=True)]
     sw = sum(ws)
-    mx = sum(w * x for w, x in zip(ws, xs)) / sw
-    my = sum(w * y for w, y in zip(ws, ys)) / sw
-    sxx = sum(w * (x - mx) ** 2 for w, x in zip(ws, xs))
-    c1 = sum(w * (x - mx) * (y - my) for w, x, y in zip(ws, xs, ys)) / sxx
+    mx = sum(w * x for w, x in zip(ws, xs, strict=True)) / sw
+    my = sum(w * y for w, y in zip(ws, ys, strict=True)) / sw
+    sxx = sum(w * (x - mx) ** 2 for w, x in zip(ws, xs, strict=True))
+    c1 = sum(w * (x - mx) * (y - my) for w, x, y in zip(ws, xs, ys, strict=True)) / sxx
     c0 = my - c1 * mx
     return c0, c1
 

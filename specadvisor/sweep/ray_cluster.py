@@ -75,7 +75,7 @@ class RayServerFactory:
         self.env = dict(env or {})
         self.ready_timeout_s = ready_timeout_s
 
-    def __call__(self, arm: Arm, session: Session, placement: Any = None) -> "RayServer":
+    def __call__(self, arm: Arm, session: Session, placement: Any = None) -> RayServer:
         from specadvisor.modelinfo.fetch import checkpoints
         from specadvisor.settings import paths
 
@@ -134,7 +134,7 @@ class RayServer:
         self._pg = placement_group([bundle], strategy="STRICT_PACK" if gpus > 1 else "PACK")
         try:
             await asyncio.wait_for(self._pg.ready(), PLACEMENT_TIMEOUT_S)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise EngineError(f"Ray could not place an arm needing {bundle} within {PLACEMENT_TIMEOUT_S:.0f} s", hint="free or add cluster resources") from None
         actor_cls = self.ray.remote(ArmActor)
         self._actor = actor_cls.options(
@@ -142,7 +142,7 @@ class RayServer:
             scheduling_strategy=PlacementGroupSchedulingStrategy(placement_group=self._pg, placement_group_bundle_index=0),
         ).remote()
         self.spec.log_path.parent.mkdir(parents=True, exist_ok=True)
-        self._log_file = open(self.spec.log_path, "w", encoding="utf-8", buffering=1)
+        self._log_file = open(self.spec.log_path, "w", encoding="utf-8", buffering=1)  # noqa: SIM115 - open for the server's life
         self._poller = asyncio.create_task(self._poll())
         info = await self._call(self._actor.start.remote(self.spec_dict, 0 if gpus else cpus, self.checkpoints))
         self.command, self.base_url, self.placement = info["command"], info["base_url"], info["placement"]
@@ -305,7 +305,7 @@ class ArmActor:
                 self.events.append(event.model_dump_json())
         except asyncio.CancelledError:
             pass
-        except Exception as exc:  # reaches the runner as the arm's failure
+        except Exception as exc:  # noqa: BLE001 - reaches the runner as the arm's failure
             self.error = f"{type(exc).__name__}: {exc}"
         self.done = True
 
@@ -342,7 +342,7 @@ class ArmActor:
         folder.mkdir(exist_ok=True)
         mine = []
         for core in sorted(os.sched_getaffinity(0)):
-            fh = open(folder / f"{core}.lock", "w")
+            fh = open(folder / f"{core}.lock", "w")  # noqa: SIM115 - held (locked) until the slot is released
             try:
                 fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:

@@ -19,8 +19,8 @@ from specadvisor.domain import Arm, ArmResult, Recommendation, Session
 from specadvisor.figures import speedup
 from specadvisor.sweep.arms import family_key, family_label
 from specadvisor.sweep.drift import annotate, baseline_drift, widen
-from specadvisor.sweep.spread import pooled_intervals, residual_relative_sd
 from specadvisor.sweep.predict import measured
+from specadvisor.sweep.spread import pooled_intervals, residual_relative_sd
 
 TIE_FRACTION = 0.02
 SCHEDULE_MAX_BATCH = 1024  # last range's end; vLLM caps it at max_num_seqs
@@ -58,7 +58,7 @@ def batch_size_schedule(session: Session) -> list[list[int]] | None:
         return None
     schedule: list[list[int]] = []
     start = 1
-    for i, (conc, k) in enumerate(zip(levels, ks)):
+    for i, (conc, k) in enumerate(zip(levels, ks, strict=True)):
         end = SCHEDULE_MAX_BATCH if i == len(levels) - 1 else max(conc, int(math.sqrt(conc * levels[i + 1])))
         if schedule and schedule[-1][2] == k:
             schedule[-1][1] = end

@@ -12,8 +12,8 @@ import asyncio
 import contextlib
 import os
 import threading
-from dataclasses import dataclass
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from specadvisor.domain import (
@@ -35,19 +35,19 @@ from specadvisor.domain import (
     SweepFinished,
     utcnow,
 )
+from specadvisor.engine.caches import startup_cache
 from specadvisor.errors import InputError, SpecAdvisorError
 from specadvisor.figures import acceptance
 from specadvisor.sweep.adaptive import AdaptivePolicy
-from specadvisor.engine.caches import startup_cache
 from specadvisor.sweep.arms import family_label, server_key
 from specadvisor.sweep.plan import SweepPlan
 from specadvisor.sweep.recommend import recommend
 from specadvisor.sweep.runs import fold_startup, merge, run_record
 from specadvisor.sweep.scheduler import DONE_STATUSES, Job, Scheduler
 from specadvisor.sweep.slots import Slot
-from specadvisor.sweep.stopping import CiTarget, account_savings as _account_savings
+from specadvisor.sweep.stopping import CiTarget
+from specadvisor.sweep.stopping import account_savings as _account_savings
 from specadvisor.trust import refuse_imported
-
 
 
 class ServerHandle(Protocol):
@@ -172,7 +172,7 @@ class SweepRunner:
             await self._run(emit)
         except asyncio.CancelledError:
             self._mark("interrupted")
-        except BaseException as exc:  # reaches the consumer as the same exception
+        except BaseException as exc:  # noqa: BLE001 - reaches the consumer as the same exception
             self._mark("interrupted")
             put(exc)
         finally:
@@ -195,7 +195,7 @@ class SweepRunner:
             if arm.id not in done:
                 emit(ArmQueued(arm=arm))
         while wave:
-            if len(wave) > 1 or wave[0].slot and wave[0].slot.label:
+            if len(wave) > 1 or (wave[0].slot and wave[0].slot.label):
                 placed = ", ".join(f"{_group_name(j.group)} on {j.slot.label or 'host'}" for j in wave)
                 emit(MeasurementWarning(arm_id=None, message=f"wave {wave[0].wave}: {placed}"))
             await asyncio.gather(*(self._run_job(job, emit, policy) for job in wave))
@@ -303,7 +303,7 @@ class SweepRunner:
                         if reason:
                             result = _partial_result(arm, last_progress, samples, reason)
                             break
-        except Exception as err:  # a crash mid-arm (transport errors, engine errors) costs one arm
+        except Exception as err:  # noqa: BLE001 - a crash mid-arm (transport errors, engine errors) costs one arm
             result = ArmResult(arm_id=arm.id, status=ArmStatus.failed, error=_describe(err))
         if result is None:
             result = ArmResult(arm_id=arm.id, status=ArmStatus.failed, error="the measurement ended without a result")

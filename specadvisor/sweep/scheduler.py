@@ -168,7 +168,7 @@ class Scheduler:
     def _place(self, jobs: list[Job]) -> list[Job]:
         self.wave += 1
         self._measured_this_sweep = True
-        for job, slot in zip(jobs, self.slots):
+        for job, slot in zip(jobs, self.slots, strict=False):  # fewer jobs than slots in the last wave
             job.wave, job.slot = self.wave, slot
         return jobs
 

@@ -68,8 +68,8 @@ def residual_relative_sd(results: dict[str, ArmResult]) -> tuple[float, int] | N
         xs, ys = [w for w, _ in points], [v / mean for _, v in points]
         mx, my = statistics.fmean(xs), statistics.fmean(ys)
         sxx = sum((x - mx) ** 2 for x in xs)
-        slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
-        squares += sum((y - (my + slope * (x - mx))) ** 2 for x, y in zip(xs, ys))
+        slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sxx
+        squares += sum((y - (my + slope * (x - mx))) ** 2 for x, y in zip(xs, ys, strict=True))
         df += len(points) - 2
     if df < MIN_DF:
         return None

@@ -8,8 +8,9 @@ itself, because thread workers cannot be cancelled.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
@@ -219,10 +220,8 @@ class SpecAdvisorApp(App[int]):
         """Cancel the runner and stop every vLLM server we launched (process groups)."""
         runner, self.runner = self.runner, None
         if runner is not None:
-            try:
+            with contextlib.suppress(Exception):  # stopping must go on to the servers whatever the runner does
                 runner.cancel()
-            except Exception:  # noqa: BLE001 - stopping must go on to the servers whatever the runner does
-                pass
         self.workers.cancel_group(self, "sweep")
         self.services.stop_servers()
 

@@ -22,7 +22,7 @@ from specadvisor.figures import Speedup
 def duration(seconds: float | None) -> str:
     if seconds is None:
         return "-"
-    seconds = int(round(seconds))
+    seconds = round(seconds)
     if seconds < 60:
         return f"{seconds} s"
     minutes, sec = divmod(seconds, 60)

@@ -7,9 +7,10 @@ wait for them); tests pass fixed profiles and a fake runner at the same seams. N
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable, Protocol
+from typing import Any, Protocol
 
 from specadvisor.domain import (
     Advice,

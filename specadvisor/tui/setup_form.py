@@ -7,9 +7,10 @@ apart (an error once said "Prompts" for the field labelled "Requests").
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from specadvisor.domain import Workload, WorkloadKind
 from specadvisor.errors import InputError

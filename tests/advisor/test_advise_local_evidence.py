@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from advisor_helpers import gpus, model
-
 from specadvisor.advisor import advise
 from specadvisor.domain import Arm, ArmResult, ArmStatus, DrafterProfile, Session, Workload
 from specadvisor.rulebase import load_rulebase

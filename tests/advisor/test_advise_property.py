@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from advisor_helpers import gpus
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from advisor_helpers import gpus
 from specadvisor.advisor import advise, validate_spec_config
 from specadvisor.domain import DrafterProfile, ModelProfile, MtpInfo, Workload, WorkloadKind
 from specadvisor.rulebase import config_keys_for, load_rulebase, methods_for_version

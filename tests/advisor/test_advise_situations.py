@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from advisor_helpers import gpus, model, mtp_model
 
+from advisor_helpers import gpus, model, mtp_model
 from specadvisor.advisor import advise, explain, validate_spec_config
 from specadvisor.domain import DrafterProfile, HardwareProfile, Workload, WorkloadKind
 from specadvisor.rulebase import load_rulebase

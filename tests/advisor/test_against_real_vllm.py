@@ -12,8 +12,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from advisor_helpers import model
 
+from advisor_helpers import model
 from specadvisor.advisor import advise
 from specadvisor.domain import DrafterProfile, HardwareProfile, Workload, WorkloadKind
 from specadvisor.rulebase import config_keys_for, load_rulebase, methods_for_version

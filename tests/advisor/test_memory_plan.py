@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from advisor_helpers import gpus, model
 
+from advisor_helpers import gpus, model
 from specadvisor.advisor import advise, explain, validate_spec_config
 from specadvisor.advisor.sizing import plan_memory
 from specadvisor.domain import Workload, WorkloadKind

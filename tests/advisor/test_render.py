@@ -6,7 +6,6 @@ import json
 import shlex
 
 from advisor_helpers import gpus, model
-
 from specadvisor.advisor import choose_tensor_parallel, container_command, serve_command, spec_config_json
 from specadvisor.domain import HardwareProfile
 

@@ -65,7 +65,7 @@ class FakeServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    async def start(self, port: int = 0) -> "FakeServer":
+    async def start(self, port: int = 0) -> FakeServer:
         self._server = await asyncio.start_server(self._handle, "127.0.0.1", port, backlog=1024)
         self.port = self._server.sockets[0].getsockname()[1]
         return self

@@ -3,11 +3,18 @@
 import pytest
 
 from fakeserver import FakeConfig, FakeServer
-from specadvisor.bench.measure import measure_arm, window_throughputs
 from specadvisor.bench.loadgen import LoadResult, RequestRecord
+from specadvisor.bench.measure import measure_arm, window_throughputs
 from specadvisor.bench.prompts import Prompt, PromptSet
 from specadvisor.domain import (
-    Arm, ArmFinished, ArmStatus, MeasurementWarning, MetricsSampled, Progress, SweepSettings, WarmupStarted,
+    Arm,
+    ArmFinished,
+    ArmStatus,
+    MeasurementWarning,
+    MetricsSampled,
+    Progress,
+    SweepSettings,
+    WarmupStarted,
 )
 
 

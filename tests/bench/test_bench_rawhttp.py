@@ -1,6 +1,7 @@
 """The raw HTTP/1.1 path on bodies vLLM does not send but proxies do: Content-Length and read-to-close."""
 
 import asyncio
+import itertools
 
 import pytest
 from hypothesis import given, settings
@@ -84,7 +85,7 @@ def test_sse_parser_is_independent_of_how_reads_split_the_stream(cuts):
     from specadvisor.bench.sse import SSEStream
 
     bounds = [0, *sorted(cuts), len(_REAL)]
-    pieces = [_REAL[a:b] for a, b in zip(bounds, bounds[1:])]
+    pieces = [_REAL[a:b] for a, b in itertools.pairwise(bounds)]
     whole, split = SSEStream(), SSEStream()
     whole.feed(_REAL, 0.0)
     for i, piece in enumerate(pieces):

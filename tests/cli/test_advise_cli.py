@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from pathlib import Path
 
 import pytest
 
@@ -144,6 +145,7 @@ def test_rules_show_leads_from_an_id_to_its_file_and_line(capsys):
     shown = _json(capsys, "rules", "show", "amd-dflash-config", "--json")
     assert shown[0]["kind"] == "evidence" and shown[0]["entry"]["date"] == "2026-08-23"
     path, line = shown[0]["defined_at"].rsplit(":", 1)
-    assert open(path, encoding="utf-8").read().splitlines()[int(line) - 1].strip() == "[[evidence]]"
-    assert open(path, encoding="utf-8").read().splitlines()[int(line)].strip() == 'id = "amd-dflash-config"'
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    assert lines[int(line) - 1].strip() == "[[evidence]]"
+    assert lines[int(line)].strip() == 'id = "amd-dflash-config"'
     assert main(["rules", "show", "no-such-id"]) == 2

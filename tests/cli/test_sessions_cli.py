@@ -11,10 +11,9 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "store"))
-from store_samples import make_session  # noqa: E402
-
-from specadvisor.cli.main import main  # noqa: E402
-from specadvisor.store import Store  # noqa: E402
+from specadvisor.cli.main import main
+from specadvisor.store import Store
+from store_samples import make_session
 
 
 @pytest.fixture

@@ -10,10 +10,9 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sweep"))
-from sweep_fakes import FakeMeasure, FakeServer  # noqa: E402
-
-from specadvisor.cli.main import main  # noqa: E402
-from specadvisor.sweep import runner as runner_module  # noqa: E402
+from specadvisor.cli.main import main
+from specadvisor.sweep import runner as runner_module
+from sweep_fakes import FakeMeasure, FakeServer
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "report"
 
@@ -100,11 +99,10 @@ def test_report_of_unknown_session_fails_cleanly(tmp_path, capsys):
 
 
 def test_resume_measures_only_the_unfinished_arms(tmp_path, capsys, fake_engine):
-    from sweep_fakes import spec_result
-
     from specadvisor.domain import SweepSettings
     from specadvisor.store import Store
     from specadvisor.sweep.plan import plan_from_methods
+    from sweep_fakes import spec_result
 
     db = tmp_path / "s.db"
     plan = plan_from_methods("m", [("ngram", {})], [2, 4], SweepSettings(num_prompts=4))
@@ -127,7 +125,8 @@ class _AttachableFake:
         import threading
 
         sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-        from fakeserver import FakeConfig, FakeServer as HttpFake
+        from fakeserver import FakeConfig
+        from fakeserver import FakeServer as HttpFake
 
         class Attachable(HttpFake):
             async def _route(self, method, path, body, writer):

@@ -10,10 +10,9 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sweep"))
-from sweep_fakes import FakeMeasure, FakeServer  # noqa: E402
-
-from specadvisor.cli.main import main  # noqa: E402
-from specadvisor.sweep import runner as runner_module  # noqa: E402
+from specadvisor.cli.main import main
+from specadvisor.sweep import runner as runner_module
+from sweep_fakes import FakeMeasure, FakeServer
 
 
 @pytest.fixture

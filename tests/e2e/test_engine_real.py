@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -19,8 +20,7 @@ import pytest
 from specadvisor.bench.measure import measure_arm
 from specadvisor.bench.prompts import load_prompts
 from specadvisor.domain import Arm, ArmFinished, SweepSettings
-from specadvisor.engine import Endpoint, ServerSpec, VllmServer, reset_prefix_cache, server_version
-from specadvisor.engine import reaper
+from specadvisor.engine import Endpoint, ServerSpec, VllmServer, reaper, reset_prefix_cache, server_version
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.timeout(1500)]
 
@@ -181,7 +181,7 @@ async def test_cpu_engine_measures_baseline_and_ngram_like_vllm_itself(cpu_engin
         if all(d is not None for d in drafts):
             assert sum(drafts) == pytest.approx(result.num_drafts, rel=0.02, abs=1)
             for i in range(K):
-                from_log = sum(x["per_position"][i] * d for x, d in zip(lines, drafts))
+                from_log = sum(x["per_position"][i] * d for x, d in zip(lines, drafts, strict=True))
                 assert from_log == pytest.approx(result.per_position[i].accepted, rel=0.02, abs=1)
     assert ngram["returncode"] is not None and not reaper.group_alive(ngram["pid"])
     print(
@@ -244,7 +244,7 @@ def group_members(pgid: int) -> list[int]:
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
-                stat = open(f"/proc/{entry}/stat").read()
+                stat = Path(f"/proc/{entry}/stat").read_text()
             except OSError:
                 continue
             fields = stat[stat.rfind(")") + 2 :].split()

@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 
 import pytest
-from engine_helpers import FAKE_VLLM
 
+from engine_helpers import FAKE_VLLM
 from specadvisor.engine import ServerSpec
 
 

@@ -109,7 +109,7 @@ def test_concurrent_provisioning_runs_once(home):
     def provision():
         try:
             results.append(cpu.ensure_cpu_engine())
-        except Exception as exc:  # surfaced by the assertion below
+        except Exception as exc:  # noqa: BLE001 - surfaced by the assertion below
             errors.append(exc)
 
     threads = [threading.Thread(target=provision) for _ in range(3)]

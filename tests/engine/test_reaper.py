@@ -10,6 +10,7 @@ import sys
 import time
 
 import pytest
+
 from engine_helpers import FAKE_VLLM, alive, wait_dead
 
 pytestmark = pytest.mark.timeout(60)

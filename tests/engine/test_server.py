@@ -8,12 +8,10 @@ import time
 
 import httpx
 import pytest
+
 from engine_helpers import FIXTURES, alive, wait_dead
-
-from specadvisor.engine import ServerStartError, VllmServer, free_port, stop_all_servers
-from specadvisor.engine import reaper
+from specadvisor.engine import ServerStartError, VllmServer, free_port, reaper, stop_all_servers
 from specadvisor.errors import EngineError
-
 
 pytestmark = pytest.mark.timeout(60)
 

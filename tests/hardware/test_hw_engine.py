@@ -5,10 +5,9 @@ from pathlib import Path
 import pytest
 
 from hw_fakes import ScriptedRunner, ok
-from specadvisor.hardware.commands import CommandResult
-from specadvisor.hardware.engine_probe import infer_platform, probe_engine
-from specadvisor.hardware.engine_probe import _method_support
 from specadvisor.errors import InputError
+from specadvisor.hardware.commands import CommandResult
+from specadvisor.hardware.engine_probe import _method_support, infer_platform, probe_engine
 
 
 def methods_for(version):

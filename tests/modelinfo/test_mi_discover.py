@@ -94,7 +94,6 @@ def test_a_discovered_drafter_becomes_a_candidate_marked_unreviewed(tmp_path, mo
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "advisor"))
     from advisor_helpers import gpus
-
     from specadvisor.advisor import advise
     from specadvisor.domain import Workload
 

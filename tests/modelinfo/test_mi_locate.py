@@ -77,7 +77,7 @@ def test_missing_local_folder(ref):
 
 
 def test_folder_without_config_and_broken_config(tmp_path):
-    with pytest.raises(InputError, match="has no config.json"):
+    with pytest.raises(InputError, match=r"has no config.json"):
         inspect_model(str(tmp_path), offline=True)
     (tmp_path / "config.json").write_text("{not json")
     with pytest.raises(InputError, match="not readable JSON"):

@@ -71,3 +71,20 @@ def test_real_smollm2_checkpoint_counts_its_tensors_exactly(smollm2_dir):
     assert p.architecture == "LlamaForCausalLM" and p.num_hidden_layers == 30 and p.vocab_size == 49152
     assert p.params_b == pytest.approx(0.1345, rel=0.01)  # exact, from the safetensors header
     assert p.dtype == "float32" and not p.mtp.present and p.mtp.confirmed_by_weights is None
+
+
+def test_a_typo_in_the_users_rules_is_reported_not_taken_for_not_in_catalog(tmp_path, monkeypatch):
+    """A broken user rules file names its file and line; it does not become 'not in the model catalog'."""
+    from specadvisor.errors import InputError
+    from specadvisor.rulebase import lookup
+
+    monkeypatch.setenv("SPECADVISOR_HOME", str(tmp_path))
+    folder = tmp_path / "config" / "rules"
+    folder.mkdir(parents=True)
+    (folder / "models.toml").write_text('[[model]\nid = "oops"\n')
+    lookup._default.cache_clear()
+    try:
+        with pytest.raises(InputError, match=r"models\.toml:\d+: not valid TOML"):
+            inspect_model("acme/unknown-model", offline=True)
+    finally:
+        lookup._default.cache_clear()

@@ -10,12 +10,11 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sweep"))
-from sweep_fakes import spec_result  # noqa: E402
-
-from specadvisor.domain import SweepSettings  # noqa: E402
-from specadvisor.errors import InputError  # noqa: E402
-from specadvisor.report import html, import_bench_results, markdown, serve_params  # noqa: E402
-from specadvisor.sweep.plan import plan_from_methods  # noqa: E402
+from specadvisor.domain import SweepSettings
+from specadvisor.errors import InputError
+from specadvisor.report import html, import_bench_results, markdown, serve_params
+from specadvisor.sweep.plan import plan_from_methods
+from sweep_fakes import spec_result
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "report"
 
@@ -86,7 +85,7 @@ def test_import_bench_maps_vllm_fields():
 def test_import_bench_rejects_other_json(tmp_path):
     bad = tmp_path / "x.json"
     bad.write_text('{"hello": 1}')
-    with pytest.raises(InputError, match="x.json: not a `vllm bench serve --save-result` file"):
+    with pytest.raises(InputError, match=r"x.json: not a `vllm bench serve --save-result` file"):
         import_bench_results([bad])
     bad.write_text("{nope")
     with pytest.raises(InputError, match="not valid JSON"):

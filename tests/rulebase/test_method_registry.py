@@ -75,7 +75,7 @@ def test_unknown_method_is_a_one_line_error_listing_the_known(rb):
     with pytest.raises(InputError) as err:
         registry.require("eagle4", rb=rb)
     assert "unknown method 'eagle4'" in str(err.value) and "peagle" in err.value.hint
-    with pytest.raises(InputError, match="needs vLLM >= 0.20.0"):
+    with pytest.raises(InputError, match=r"needs vLLM >= 0.20.0"):
         registry.require("dflash", "0.19.1", rb=rb)
     assert "dflash" not in registry.known_methods("0.19.1", rb) and "dflash" in registry.known_methods(rb=rb)
     assert "p-eagle" in registry.known_methods(rb=rb, include_aliases=True)

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from store_samples import make_session
-
 from specadvisor.domain import ArmStatus
 from specadvisor.report import html, markdown
+from store_samples import make_session
 
 
 def _hostile():

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from store_samples import make_session
 
 from specadvisor.cli.main import main
 from specadvisor.domain import Recommendation
@@ -16,6 +15,7 @@ from specadvisor.store.bundle import export_bundle
 from specadvisor.sweep.rebuild import rebuild_plan
 from specadvisor.sweep.runner import SweepRunner
 from specadvisor.trust import recommended_command, serve_command
+from store_samples import make_session
 
 
 def _hostile_bundle(tmp_path, marker):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from specadvisor.domain import (
     Advice,
@@ -27,7 +27,7 @@ from specadvisor.domain import (
     WorkloadKind,
 )
 
-T0 = datetime(2026, 11, 2, 9, 30, 15, 123456, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 2, 9, 30, 15, 123456, tzinfo=UTC)
 
 
 def h200_hardware(count: int = 1) -> HardwareProfile:

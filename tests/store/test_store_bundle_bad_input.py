@@ -8,12 +8,12 @@ import os
 import sys
 
 import pytest
-from store_samples import make_session
 
 from specadvisor.errors import InputError
 from specadvisor.store import Store
 from specadvisor.store.bundle import bundle_document, import_bundle, read_bundle
 from specadvisor.store.safe_json import MAX_FILE_BYTES
+from store_samples import make_session
 
 
 @pytest.fixture(scope="module")

@@ -6,11 +6,10 @@ import hashlib
 import json
 import shutil
 
-from store_samples import make_session
-
 from specadvisor import __version__
 from specadvisor.store import Store
 from specadvisor.store.bundle import BUNDLE_FORMAT, BUNDLE_SCHEMA, export_bundle, import_bundle, read_bundle
+from store_samples import make_session
 
 
 def test_export_then_import_into_another_database_reproduces_the_session(tmp_path):

@@ -5,12 +5,12 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from store_samples import h200_hardware, make_session
 
 from specadvisor.domain import ArmStatus, Recommendation, WorkloadKind
 from specadvisor.figures import arm_speedup
 from specadvisor.store.compare import compare_sessions
 from specadvisor.store.summary import best_arm
+from store_samples import h200_hardware, make_session
 
 
 def test_best_arm_follows_the_recommendation():

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import sqlite3
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from sqlite_utils import Database
-from store_samples import make_session
 
 from specadvisor.domain import Provenance
 from specadvisor.errors import StoreError
 from specadvisor.store import Store, rows
 from specadvisor.store.migrations import known_migration_names, migrations
+from store_samples import make_session
 
 V2 = "m002_origin_columns_and_indexes"
 V3 = "m003_arm_result_wave_placement"
@@ -65,7 +65,7 @@ def test_v1_file_is_upgraded_and_keeps_its_sessions(tmp_path):
     local = make_session()
     imported = make_session(
         id="0f0f0f0f-0000-4000-8000-000000000000",
-        provenance=Provenance(origin="imported", imported_from="b.json", imported_at=datetime(2026, 11, 3, tzinfo=timezone.utc), bundle_sha256="ab" * 32),
+        provenance=Provenance(origin="imported", imported_from="b.json", imported_at=datetime(2026, 11, 3, tzinfo=UTC), bundle_sha256="ab" * 32),
     )
     _write_v1_file(path, local, imported)
     with Database(sqlite3.connect(path)) as db:
@@ -103,7 +103,7 @@ def test_newer_user_version_is_refused(tmp_path):
     with sqlite3.connect(path) as conn:
         conn.execute("PRAGMA user_version = 99")
     before = _file_bytes(path)
-    with pytest.raises(StoreError, match="newer specadvisor .schema version 99"):
+    with pytest.raises(StoreError, match=r"newer specadvisor .schema version 99"):
         Store.open(path)
     assert _file_bytes(path) == before
 
@@ -147,9 +147,8 @@ def test_locked_database_gives_a_one_line_error(tmp_path):
     holder = sqlite3.connect(path, isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
     try:
-        with Store.open(path, busy_timeout_s=0.1) as store:
-            with pytest.raises(StoreError, match="locked by another process") as caught:
-                store.save_session(make_session())
+        with Store.open(path, busy_timeout_s=0.1) as store, pytest.raises(StoreError, match="locked by another process") as caught:
+            store.save_session(make_session())
         assert str(path) in str(caught.value)
     finally:
         holder.execute("ROLLBACK")

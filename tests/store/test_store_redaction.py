@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from store_samples import make_session
-
 from specadvisor.domain import Arm, ArmResult, SweepSettings
 from specadvisor.store.bundle import export_bundle, read_bundle
 from specadvisor.store.redact import REDACTED, redact_argv, redact_text
+from store_samples import make_session
 
 SECRETS = [
     "sk-live-0123456789abcdefXYZ",

@@ -6,11 +6,11 @@ from datetime import datetime, timedelta, timezone
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from store_samples import make_session
 
 from specadvisor.domain import ArmResult, MetricsSample, PositionStats
 from specadvisor.store import Store
 from specadvisor.store.bundle import export_bundle, read_bundle
+from store_samples import make_session
 
 _text = st.text(st.characters(blacklist_categories=("Cc", "Cs", "Cf")), max_size=40)
 _floats = st.floats(allow_nan=False, allow_infinity=False, width=64)

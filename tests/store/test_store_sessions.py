@@ -7,11 +7,11 @@ import threading
 import uuid
 
 import pytest
-from store_samples import make_session
 
 from specadvisor.domain import ArmResult, ArmStatus, MetricsSample, PositionStats, Recommendation
 from specadvisor.errors import InputError, StoreError
 from specadvisor.store import Store
+from store_samples import make_session
 
 
 def test_save_and_get_reproduces_the_session_exactly(store):
@@ -68,7 +68,7 @@ def test_samples_append_in_order_and_are_idempotent(store):
     store.save_session(session)
     first = [MetricsSample(arm_id="ngram-n2-c1", t=float(t), generation_tokens=t * 10.0) for t in (1, 2)]
     store.add_samples(session.id, first)
-    store.add_samples(session.id, first + [MetricsSample(arm_id="ngram-n2-c1", t=3.0)])
+    store.add_samples(session.id, [*first, MetricsSample(arm_id="ngram-n2-c1", t=3.0)])
     assert [s.t for s in store.get_session(session.id).samples] == [1.0, 2.0, 3.0]
 
 

@@ -4,6 +4,7 @@ returns figures from a table. Everything else in these tests (plan, runner, stor
 from __future__ import annotations
 
 import asyncio
+from typing import ClassVar
 
 from specadvisor.domain import ArmFinished, ArmResult, PositionStats, Progress
 from specadvisor.errors import EngineError
@@ -25,7 +26,7 @@ def spec_result(arm_id: str, n: int | None, throughput: float, rates: list[float
 
 
 class FakeServer:
-    instances: list["FakeServer"] = []
+    instances: ClassVar[list[FakeServer]] = []
 
     def __init__(self, arm, fail_start: bool = False):
         self.arm = arm

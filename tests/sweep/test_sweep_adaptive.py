@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from sweep_fakes import FakeMeasure, FakeServer, no_prompts, spec_result
-
 from specadvisor.domain import ArmStatus, Progress, SweepFinished, SweepSettings
 from specadvisor.sweep.adaptive import AdaptivePolicy
 from specadvisor.sweep.plan import plan_from_methods
 from specadvisor.sweep.runner import SweepRunner
+from sweep_fakes import FakeMeasure, FakeServer, no_prompts, spec_result
 
 
 def plan():

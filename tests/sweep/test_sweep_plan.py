@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC
 
 import pytest
 
@@ -130,14 +131,14 @@ def test_a_cpu_only_host_plans_what_it_can_measure():
 
 
 def test_costs_come_from_measured_sessions_when_present():
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timedelta
 
     from specadvisor.domain import ArmResult
     from specadvisor.sweep.costs import default_costs, measured_costs
 
     assert measured_costs([], cpu_only=True) == default_costs(True)
     plan = plan_from_methods("m", [("ngram", {})], [2], SweepSettings(num_prompts=4, output_len=50))
-    t0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
     session = plan.session
     session.results = [
         ArmResult(arm_id="baseline", started_at=t0, finished_at=t0 + timedelta(seconds=20), duration_s=20, output_tokens=200, completed=4),

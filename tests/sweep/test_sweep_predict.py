@@ -5,11 +5,11 @@ from __future__ import annotations
 import math
 
 import pytest
-from sweep_fakes import RATES, spec_result
 
 from specadvisor.domain import SweepSettings
-from specadvisor.sweep.predict import acceptance_length, fit_step_cost, mean_abs_error_pct, predict_throughput, prediction_errors
 from specadvisor.sweep.plan import plan_from_methods
+from specadvisor.sweep.predict import acceptance_length, fit_step_cost, mean_abs_error_pct, predict_throughput, prediction_errors
+from sweep_fakes import RATES, spec_result
 
 
 def true_curve(n, c0=1.0, c1=0.25, base=100.0):

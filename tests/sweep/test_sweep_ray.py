@@ -51,6 +51,7 @@ def test_cli_names_the_extra_when_ray_is_missing(tmp_path):
 @pytest.mark.timeout(300)
 async def test_a_lost_actor_costs_its_arm_not_the_session(tmp_path):
     import ray
+
     from specadvisor.store import Store
     from specadvisor.sweep.ray_cluster import ray_runner
     from specadvisor.sweep.runner import SweepRunner

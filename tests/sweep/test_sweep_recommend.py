@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from sweep_fakes import spec_result
-
 from specadvisor.domain import LatencyStats, SweepSettings
 from specadvisor.sweep.plan import plan_from_methods
 from specadvisor.sweep.recommend import recommend
+from sweep_fakes import spec_result
 
 
 def session(throughputs: dict, concurrency=(1,), **settings):

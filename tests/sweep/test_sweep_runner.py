@@ -7,12 +7,12 @@ import contextlib
 import threading
 
 import pytest
-from sweep_fakes import FakeMeasure, FakeServer, no_prompts
 
 from specadvisor.domain import ArmFailed, ArmFinished, ArmStatus, ServerLog, ServerStarting, SweepFinished, SweepSettings
 from specadvisor.store import Store
 from specadvisor.sweep.plan import plan_from_methods
 from specadvisor.sweep.runner import SweepRunner, run_sweep_blocking
+from sweep_fakes import FakeMeasure, FakeServer, no_prompts
 
 
 def tput(arm):

@@ -7,11 +7,10 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-from fakeserver import FakeConfig, FakeServer  # noqa: E402
-
-from specadvisor.domain import ArmStatus, MetricsSampled, SweepFinished, SweepSettings  # noqa: E402
-from specadvisor.sweep.plan import plan_from_methods  # noqa: E402
-from specadvisor.sweep.runner import SweepRunner  # noqa: E402
+from fakeserver import FakeConfig, FakeServer
+from specadvisor.domain import ArmStatus, MetricsSampled, SweepFinished, SweepSettings
+from specadvisor.sweep.plan import plan_from_methods
+from specadvisor.sweep.runner import SweepRunner
 
 
 class HttpFakeHandle:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from specadvisor.bench.loadgen import RequestRecord
 from specadvisor.domain import ArmResult, ArmStatus, LatencyStats, PositionStats
@@ -17,7 +17,7 @@ def run(tput, completed=8, p99=10.0, accepted=(60, 30), drafts=100, ci=0.02):
         tpot_ms=LatencyStats(mean=5.0, median=5.0, p90=8.0, p99=p99),
         num_drafts=drafts, num_draft_tokens=drafts * 2, num_accepted_tokens=sum(accepted), mean_acceptance_length=1 + sum(accepted) / drafts,
         per_position=[PositionStats(position=i, accepted=a, drafts=drafts, rate=a / drafts) for i, a in enumerate(accepted)],
-        started_at=datetime(2026, 12, 1, tzinfo=timezone.utc),
+        started_at=datetime(2026, 12, 1, tzinfo=UTC),
     )
 
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-
-from sweep_fakes import FakeMeasure, FakeServer, no_prompts, spec_result
+from typing import ClassVar
 
 from specadvisor.domain import ArmFinished, Progress, SweepFinished, SweepSettings
 from specadvisor.sweep.plan import plan_from_methods
 from specadvisor.sweep.runner import SweepRunner
 from specadvisor.sweep.slots import cpu_slots
+from sweep_fakes import FakeMeasure, FakeServer, no_prompts, spec_result
 
 
 def tput(arm):
@@ -78,7 +78,7 @@ async def test_parallel_waves_pin_slots_and_keep_the_baseline_beside_its_arms(st
                 live["now"] -= 1
 
     slots = cpu_slots([0, 1, 2], 3)
-    runner, events = await run(plan, store, Overlap(tput), factory=factory, slots=slots)
+    _runner, events = await run(plan, store, Overlap(tput), factory=factory, slots=slots)
     assert live["max"] == 3  # three servers measured at the same time
     waves: dict[int, list[str]] = {}
     stored = store.get_session(plan.session.id)
@@ -212,7 +212,7 @@ async def test_ci_target_is_handed_to_the_measurement_and_savings_are_reported(s
             yield ArmFinished(result=r)
 
     class EightPrompts:
-        prompts = list(range(8))
+        prompts: ClassVar[list[int]] = list(range(8))
 
     runner = SweepRunner(plan, store, server_factory=lambda arm, s: FakeServer(arm), measure=Stopping(tput), prompt_loader=lambda s: EightPrompts())
     [e async for e in runner.events()]

@@ -4,12 +4,12 @@ runner and SQLite store, fakes only at the process boundary."""
 from __future__ import annotations
 
 import pytest
-from sweep_fakes import FakeMeasure, FakeServer, no_prompts
 
 from specadvisor.domain import DownloadProgress, ServerStarting, SweepSettings
 from specadvisor.errors import InputError
 from specadvisor.sweep.plan import plan_from_methods
 from specadvisor.sweep.runner import SweepRunner
+from sweep_fakes import FakeMeasure, FakeServer, no_prompts
 
 
 def make_plan(**settings):

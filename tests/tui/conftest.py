@@ -9,9 +9,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from tui_fakes import WORKLOAD, Calls, fake_services  # noqa: E402
-
-from specadvisor.tui.app import create_app  # noqa: E402
+from specadvisor.tui.app import create_app
+from tui_fakes import WORKLOAD, Calls, fake_services
 
 
 @pytest.fixture

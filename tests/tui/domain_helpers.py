@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from tui_fakes import HARDWARE
-
 from specadvisor.domain import GpuInfo, HardwareProfile
+from tui_fakes import HARDWARE
 
 
 def gpu_hardware() -> HardwareProfile:

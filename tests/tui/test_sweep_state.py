@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from tui_fakes import RATES, arm_result
-
 from specadvisor.domain import (
     Arm,
     ArmFailed,
@@ -21,6 +19,7 @@ from specadvisor.domain import (
     SweepFinished,
 )
 from specadvisor.sweep.live import LOG_LINES_KEPT, SweepState
+from tui_fakes import RATES, arm_result
 
 BASE = Arm(id="baseline", label="baseline")
 NGRAM = Arm(id="ngram-n4", label="ngram N=4", method="ngram", n=4, speculative_config={"method": "ngram", "num_speculative_tokens": 4})

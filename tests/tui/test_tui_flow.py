@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 from conftest import settle
-from tui_fakes import MODEL
 from textual.widgets import DataTable, Input, Static
 
 from specadvisor.store import Store
@@ -15,6 +14,7 @@ from specadvisor.tui.screens.setup import SetupScreen
 from specadvisor.tui.screens.sweep import SweepScreen
 from specadvisor.tui.widgets.charts import AcceptanceChart, ThroughputChart
 from specadvisor.tui.widgets.modals import ErrorModal
+from tui_fakes import MODEL
 
 
 async def test_setup_shows_detected_hardware(make_app):

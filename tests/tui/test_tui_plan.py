@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 
 from conftest import settle
-from tui_fakes import ADVICE, MODEL
 from textual.widgets import DataTable, Input, Static
 
 from specadvisor.domain import Advice, Candidate
 from specadvisor.store import Store
 from specadvisor.tui.screens.advice import AdviceScreen
+from tui_fakes import ADVICE, MODEL
 
 QWEN_ADVICE = Advice(
     verdict="Speculate: EAGLE-3 drafters are published for this model.",
@@ -93,7 +93,7 @@ async def test_gpu_plan_labels_are_unique_grouped_and_header_uncut(make_app):
         assert titles[0] == "#1 P-EAGLE · speculator.peagle · 1.80-2.60x"
         assert titles[2] == "#3 DFlash · DFlash"  # no published estimate: nothing to say in the header
         widths = [c.size.width for c in app.screen.query("Collapsible")]
-        assert all(len(t) + 4 <= w for t, w in zip(titles, widths)), "candidate headers fit their panel"
+        assert all(len(t) + 4 <= w for t, w in zip(titles, widths, strict=True)), "candidate headers fit their panel"
 
 
 async def test_budget_sizes_the_plan_and_n_is_added_per_candidate(make_app):

@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 
 from conftest import settle
-from tui_fakes import finished_session
 from textual.widgets import DataTable, Input
 
 from specadvisor.store import Store
 from specadvisor.tui.screens.results import ResultsScreen
 from specadvisor.tui.screens.sweep import SweepScreen
 from specadvisor.tui.widgets.modals import ErrorModal
+from tui_fakes import finished_session
 
 
 async def open_results(app, pilot):

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from tui_fakes import ADVICE, HARDWARE, MODEL, WORKLOAD
-
 from specadvisor.domain import EngineInfo
 from specadvisor.engine import cpu as cpu_module
 from specadvisor.engine.cpu import CpuEngine
 from specadvisor.store import Store
 from specadvisor.tui.services import default_services
+from tui_fakes import ADVICE, HARDWARE, MODEL, WORKLOAD
 
 
 def cpu_engine(tmp_path) -> CpuEngine:
@@ -42,13 +41,12 @@ def test_plan_with_a_regular_vllm_uses_the_detected_command(tmp_path):
     hardware = HARDWARE.model_copy(update={"engine": EngineInfo(found=True, version="0.33.0", distribution="vllm", platform="cuda", command=["vllm", "serve"])})
     plan = default_services(tmp_path / "db.sqlite").plan(ADVICE, MODEL, hardware, WORKLOAD)
     assert plan.session.settings.engine_cmd == ["vllm", "serve"] and plan.session.settings.server_args == []
-    assert [a.id for a in plan.arms][0] == "baseline"
+    assert next(a.id for a in plan.arms) == "baseline"
 
 
 def test_advice_reads_local_sessions_for_this_model_and_hardware(tmp_path, monkeypatch):
-    from tui_fakes import finished_session
-
     from specadvisor import advisor
+    from tui_fakes import finished_session
 
     seen = {}
 

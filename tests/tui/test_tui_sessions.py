@@ -6,13 +6,13 @@ from datetime import timedelta
 
 from conftest import settle
 from rich.text import Text
-from tui_fakes import FIXED_TIME, finished_session
 from textual.widgets import DataTable, Input, Static
 
 from specadvisor.store import Store
 from specadvisor.tui.screens.results import ResultsScreen
 from specadvisor.tui.screens.sessions import CompareScreen, SessionsScreen
 from specadvisor.tui.widgets.modals import ConfirmModal, ErrorModal
+from tui_fakes import FIXED_TIME, finished_session
 
 
 def seed(db_path, count=2):

@@ -7,10 +7,10 @@ import asyncio
 
 import pytest
 from conftest import settle
-from tui_fakes import MODEL, finished_session
 from textual.widgets import Input
 
 from specadvisor.store import Store
+from tui_fakes import MODEL, finished_session
 
 SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((120, 40), id="120x40")]
 

@@ -7,7 +7,7 @@ recommendation, the snippet renderer and the SQLite store are the real ones.
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from specadvisor.domain import (
@@ -40,7 +40,7 @@ from specadvisor.domain import (
 from specadvisor.errors import EngineError, InputError
 from specadvisor.tui.services import Services, default_services
 
-FIXED_TIME = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)
+FIXED_TIME = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 
 HARDWARE = HardwareProfile(
     cpu=CpuInfo(model="Test CPU @ 2.0GHz", cores_physical=2, cores_logical=2, ram_total_gib=24.0),

@@ -17,10 +17,10 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Collapsible, DataTable, Footer, Header, Static
 
 from specadvisor.errors import InputError
+from specadvisor.fileio import write_atomic
 from specadvisor.quantities import parse_count_list, parse_duration
 from specadvisor.sweep.arms import arm_label, family_key
 from specadvisor.sweep.plan import candidate_family
-from specadvisor.fileio import write_atomic
 from specadvisor.tui.format import candidate_details, candidate_title, rough_duration
 from specadvisor.tui.plan_edit import arm_request, family_of
 from specadvisor.tui.screens.base import AppScreen

@@ -12,12 +12,12 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from specadvisor import textsafe
 from specadvisor.domain import Recommendation, Session
-from specadvisor.fileio import write_atomic
 from specadvisor.figures import arm_speedup, speedup_text
+from specadvisor.fileio import write_atomic
 from specadvisor.report.snippet import spec_config_json
+from specadvisor.sweep.live import short_label
 from specadvisor.tui.format import result_row
 from specadvisor.tui.screens.base import AppScreen
-from specadvisor.sweep.live import short_label
 from specadvisor.tui.widgets.charts import AcceptanceChart
 from specadvisor.tui.widgets.modals import PromptModal
 

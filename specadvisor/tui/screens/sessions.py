@@ -117,7 +117,7 @@ class SessionsScreen(AppScreen):
         if session_id in self.marked:
             self.marked.remove(session_id)
         else:
-            self.marked = (self.marked + [session_id])[-2:]
+            self.marked = [*self.marked, session_id][-2:]
         self.reload()
 
     def action_resume(self) -> None:
@@ -223,7 +223,7 @@ class CompareScreen(AppScreen):
 
         comparison = compare_sessions(list(self.pair))
         lines = []
-        for tag, col in zip("AB", comparison.sessions):
+        for tag, col in zip("AB", comparison.sessions, strict=False):
             best = f"best {col.best_arm} {col.best_speedup:.2f}x" if col.best_arm and col.best_speedup else "no speculative win"
             lines.append(line(f"{tag}  {col.name or col.short_id} · {col.model} · {col.gpu} · vLLM {col.vllm_version or '?'} · {col.workload} · {best}"))
         panel = self.query_one("#compare-sessions", Static)

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual import events
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Footer, Header, Input, Label, Select, Static
 
@@ -47,7 +46,7 @@ class SetupScreen(AppScreen):
                         yield Select([(k.value, k.value) for k in WorkloadKind], value=wl.kind.value, allow_blank=False, id="kind", compact=True)
                     with Horizontal(classes="field-row"):
                         yield Label("  Prompt set", id="source-label")
-                        builtin = wl.prompt_source if wl.prompt_source in dict((v, k) for k, v in PROMPT_SOURCES) else "humaneval"
+                        builtin = wl.prompt_source if wl.prompt_source in {v: k for k, v in PROMPT_SOURCES} else "humaneval"
                         yield Select(PROMPT_SOURCES, value=builtin, allow_blank=False, id="source", compact=True)
                     texts = initial_texts(wl, getattr(app, "budget_text", None) or BY_ID["budget"].default)
                     for field in FIELDS:

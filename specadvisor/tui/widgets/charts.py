@@ -67,7 +67,7 @@ class ThroughputChart(Widget):
         if not rows:
             return Text("no arms yet", style="dim italic")
         text = Text()
-        for i, (row, point) in enumerate(zip(rows, self.points)):
+        for i, (row, point) in enumerate(zip(rows, self.points, strict=True)):
             baseline = point.label.startswith("baseline")
             text.append(row.label + " ", style="bold")
             text.append(row.bar, style="grey62" if baseline else "cyan")
