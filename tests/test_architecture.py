@@ -37,3 +37,10 @@ def test_only_the_tui_imports_textual():
 def test_scan_sees_real_imports():
     """Guard against a scan that passes because it reads nothing."""
     assert "pydantic" in _imported_modules(PACKAGE / "domain.py")
+
+
+def test_layer_contracts_hold():
+    """The import-linter contracts in pyproject.toml (also run by .ci/run as `lint-imports`)."""
+    from importlinter.cli import lint_imports
+
+    assert lint_imports() == 0

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from specadvisor.bench.loadgen import run_load
+from specadvisor.bench.loadgen import LoadResult, run_load
 from specadvisor.bench.prompts import PromptSet
 from specadvisor.domain import RatePoint
 from specadvisor.stats import percentile
@@ -138,7 +138,7 @@ async def measure_at_rate(
     return rate_point(rate, load, slo)
 
 
-def rate_point(rate: float, load, slo: Slo) -> RatePoint:
+def rate_point(rate: float, load: LoadResult, slo: Slo) -> RatePoint:
     ok = load.ok_records
     tpots = [r.tpot_s * 1000 for r in ok if r.tpot_s is not None]
     ttfts = [r.ttft_s * 1000 for r in ok if r.ttft_s is not None]

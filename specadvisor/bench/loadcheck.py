@@ -35,7 +35,8 @@ def achieved_load(loads: list[LoadResult]) -> AchievedLoad | None:
         return None
     mode = per[0][0]
     in_flight = [x.mean_in_flight for x in loads if x.mean_in_flight is not None]
-    asked = loads[0].requested_rate if mode == "poisson" else per[0][1]
+    rate = loads[0].requested_rate
+    asked = rate if mode == "poisson" and rate is not None else per[0][1]
     return AchievedLoad(
         mode=mode,
         asked=float(asked),

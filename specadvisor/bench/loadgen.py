@@ -14,7 +14,7 @@ import os
 import random
 import ssl
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import cache
 from typing import Any
 from urllib.parse import urlsplit
@@ -25,6 +25,8 @@ from pydantic import BaseModel, Field
 from specadvisor.bench.prompts import Prompt, PromptSet
 from specadvisor.bench.rawhttp import RawConnection
 from specadvisor.bench.sse import SSEStream
+
+_Job = tuple[str, bytes, str]  # (path, body, prompt id)
 
 
 class RequestRecord(BaseModel):
@@ -220,8 +222,9 @@ def _failed(start: float, prompt_id: str, expected: int, error: str) -> RequestR
 def _record(start: float, sse: SSEStream, prompt_id: str, expected: int) -> RequestRecord:
     if sse.first is None:
         return _failed(start, prompt_id, expected, "the stream carried no content chunk")
+    last = sse.last if sse.last is not None else sse.first  # set together with `first`
     rec = RequestRecord(
-        ok=True, start_s=start, end_s=sse.last, ttft_s=sse.first - start, latency_s=sse.last - start,
+        ok=True, start_s=start, end_s=last, ttft_s=sse.first - start, latency_s=last - start,
         itl_s=sse.itl, prompt_id=prompt_id, expected_tokens=expected, closed_s=time.perf_counter(),
     )
     if sse.usage:
@@ -302,12 +305,11 @@ async def run_load(
     headers = {"Content-Type": "application/json"}
     if api_key:
         headers["Authorization"] = f"Bearer {api_key}"
-    jobs = []
+    jobs: list[_Job] = []
     for p in prompts.prompts:
         path, body = build_request(p, model_name=model_name, output_len=output_len, temperature=temperature, seed=seed)
         jobs.append((path, body, p.id))
-    if stop is not None:
-        jobs = _Until(jobs, stop)
+    queue: list[_Job] | _Until = jobs if stop is None else _Until(jobs, stop)
     records: list[RequestRecord] = []
 
     def finish(rec: RequestRecord) -> None:
@@ -320,9 +322,9 @@ async def run_load(
     start = time.perf_counter()
     try:
         if request_rate is None or request_rate == float("inf"):
-            await _closed_loop(pool, jobs, headers, output_len, concurrency, finish)
+            await _closed_loop(pool, queue, headers, output_len, concurrency, finish)
         else:
-            scheduled = await _poisson(pool, jobs, headers, output_len, concurrency, request_rate, seed, finish)
+            scheduled = await _poisson(pool, queue, headers, output_len, concurrency, request_rate, seed, finish)
     finally:
         await pool.aclose()
     end = time.perf_counter()
@@ -338,7 +340,9 @@ async def run_load(
     )
 
 
-async def _closed_loop(pool: _Senders, jobs, headers, output_len, concurrency, finish) -> None:
+async def _closed_loop(
+    pool: _Senders, jobs: list[_Job] | _Until, headers: dict[str, str], output_len: int, concurrency: int, finish: Callable[[RequestRecord], None]
+) -> None:
     """`concurrency` workers pull the next prompt as soon as they finish: no task per request."""
     queue = iter(jobs)
 
@@ -349,7 +353,16 @@ async def _closed_loop(pool: _Senders, jobs, headers, output_len, concurrency, f
     await asyncio.gather(*(worker() for _ in range(min(concurrency, len(jobs)))))
 
 
-async def _poisson(pool: _Senders, jobs, headers, output_len, concurrency, rate, seed, finish) -> float | None:
+async def _poisson(
+    pool: _Senders,
+    jobs: list[_Job] | _Until,
+    headers: dict[str, str],
+    output_len: int,
+    concurrency: int,
+    rate: float,
+    seed: int,
+    finish: Callable[[RequestRecord], None],
+) -> float | None:
     """Arrivals follow a Poisson process; requests beyond `concurrency` wait at the client, as in vLLM.
     Returns the rate of the drawn schedule ((n - 1) gaps over its span), the figure the achieved
     send rate should match when neither the client nor the concurrency cap held requests back."""
@@ -378,13 +391,13 @@ async def _poisson(pool: _Senders, jobs, headers, output_len, concurrency, rate,
 class _Until:
     """The jobs, until `stop()` says the answer is known (sized like the list for worker counts)."""
 
-    def __init__(self, jobs: list, stop: Callable[[], bool]):
+    def __init__(self, jobs: list[_Job], stop: Callable[[], bool]):
         self.jobs, self.stop = jobs, stop
 
     def __len__(self) -> int:
         return len(self.jobs)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[_Job]:
         for job in self.jobs:
             if self.stop():
                 return

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
+from datetime import datetime
 
 import httpx
 
@@ -61,7 +62,7 @@ async def measure_arm(
     api_key: str | None = None,
     sample_interval_s: float = 1.0,
     stop: Callable[[list[RequestRecord], float], bool] | None = None,
-) -> AsyncIterator[SweepEvent]:
+) -> AsyncGenerator[SweepEvent, None]:
     """`stop(done_records, elapsed_s)`, checked before each request is sent, ends a trial early
     (in-flight requests finish and count). Yield WarmupStarted, Progress, MetricsSampled, MeasurementWarning, then exactly one ArmFinished.
 
@@ -101,7 +102,7 @@ class _ArmRun:
         self.warnings.append(message)
         return MeasurementWarning(arm_id=self.arm.id, message=message)
 
-    async def events(self) -> AsyncIterator[SweepEvent]:
+    async def events(self) -> AsyncGenerator[SweepEvent, None]:
         started_at = utcnow()
         if not self.prompts.prompts:
             yield self._finished(started_at, None, error="the prompt set is empty")
@@ -127,7 +128,7 @@ class _ArmRun:
             await side_client.aclose()
         yield self._finished(started_at, version)
 
-    async def _warmup(self, concurrency: int) -> AsyncIterator[SweepEvent]:
+    async def _warmup(self, concurrency: int) -> AsyncGenerator[SweepEvent, None]:
         n = self.settings.warmup
         if n <= 0:
             return
@@ -142,7 +143,7 @@ class _ArmRun:
         if result.failed == n:
             yield self._warn(f"all {n} warmup requests failed: {result.records[0].error}")
 
-    async def _trial(self, trial: int, side: httpx.AsyncClient, concurrency: int) -> AsyncIterator[SweepEvent]:
+    async def _trial(self, trial: int, side: httpx.AsyncClient, concurrency: int) -> AsyncGenerator[SweepEvent, None]:
         # Reset also before the first trial: the warmups just cached some of these prompts.
         reset = await reset_prefix_cache(self.base_url, self.api_key)
         if not reset and trial == 1:
@@ -202,7 +203,7 @@ class _ArmRun:
         for message in self._trial_warnings(trial, load, before, after):
             yield self._warn(message)
 
-    def _trial_warnings(self, trial: int, load: LoadResult, before, after) -> list[str]:
+    def _trial_warnings(self, trial: int, load: LoadResult, before: MetricsSnapshot | None, after: MetricsSnapshot | None) -> list[str]:
         label = f"trial {trial + 1}: " if self.settings.trials > 1 else ""
         out = []
         if load.failed:
@@ -265,7 +266,7 @@ class _ArmRun:
         return Progress(arm_id=self.arm.id, completed=self.completed, total=self.total, output_throughput=tput,
                         in_flight=self.sent - self.completed, concurrency=max(1, self.arm.concurrency))
 
-    def _finished(self, started_at, version: str | None, error: str | None = None) -> ArmFinished:
+    def _finished(self, started_at: datetime | None, version: str | None, error: str | None = None) -> ArmFinished:
         result = summarize(self.arm.id, self.loads, self.deltas, self.settings.output_len)
         result.started_at, result.finished_at, result.vllm_version = started_at, utcnow(), version
         result.warnings = list(self.warnings)

@@ -26,7 +26,7 @@ CHARS_PER_TOKEN_ESTIMATE = 3  # English averages ~4 chars per token: 3 overestim
 
 class Prompt(BaseModel):
     text: str | None = None  # /v1/completions
-    messages: list[dict] | None = None  # /v1/chat/completions
+    messages: list[dict[str, Any]] | None = None  # /v1/chat/completions
     id: str = ""
     tokens: int | None = None  # prompt length in tokens, once known (server's /tokenize or estimate)
 
@@ -136,9 +136,11 @@ def _json_array_items(raw: str) -> list[Any]:
     start = raw.find("[")
     if start < 0:
         raise ValueError("not a JSON array")
-    items, i = [], start + 1
+    items: list[Any] = []
+    i = start + 1
     while True:
-        i = _SEPARATORS.match(raw, i).end()
+        separators = _SEPARATORS.match(raw, i)  # `[\s,]*` matches at every position
+        i = separators.end() if separators else i
         if i >= len(raw) or raw[i] == "]":
             return items
         try:

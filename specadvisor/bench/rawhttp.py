@@ -51,13 +51,19 @@ class RawConnection:
                 raise
         return await self._post(path, body, headers)  # the idle keep-alive connection had been closed
 
+    def _streams(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        if self.reader is None or self.writer is None:
+            raise RawHTTPError("not connected")
+        return self.reader, self.writer
+
     async def _post(self, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, AsyncIterator[bytes]]:
         if self.writer is None:
             await self._connect()
+        reader, writer = self._streams()
         head = [f"POST {path} HTTP/1.1", f"Host: {self.host}:{self.port}", f"Content-Length: {len(body)}", "Accept: */*"]
         head += [f"{k}: {v}" for k, v in headers.items()]
-        self.writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body)
-        status_line = await self.reader.readline()
+        writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body)
+        status_line = await reader.readline()
         if not status_line:
             raise RawHTTPError("server closed the connection")
         parts = status_line.split(b" ", 2)
@@ -66,7 +72,7 @@ class RawConnection:
         status = int(parts[1])
         length, chunked, close = None, False, False
         while True:
-            line = await self.reader.readline()
+            line = await reader.readline()
             if line in (b"\r\n", b"\n", b""):
                 break
             name, _, value = line.partition(b":")
@@ -80,7 +86,7 @@ class RawConnection:
         return status, self._body(length, chunked, close)
 
     async def _body(self, length: int | None, chunked: bool, close: bool) -> AsyncIterator[bytes]:
-        reader = self.reader
+        reader, _ = self._streams()
         try:
             if chunked:
                 while True:

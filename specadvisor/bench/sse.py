@@ -46,7 +46,7 @@ class SSEStream:
                 continue
             if self.first is None:
                 self.first = now
-            else:
+            elif self.last is not None:  # always set once `first` is
                 self.itl.append(now - self.last)
             self.last = now
 

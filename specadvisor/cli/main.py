@@ -57,9 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _open_tui(args: argparse.Namespace) -> int:
-    from specadvisor.tui.launch import (
-        run_tui,  # imported here: Textual costs start-up time
-    )
+    # imported here: Textual costs start-up time
+    from specadvisor.tui.launch import run_tui
 
     return run_tui(db_path=args.db)
 

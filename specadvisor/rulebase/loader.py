@@ -77,7 +77,7 @@ def _entry_id(kind: str, raw: dict[str, Any]) -> str:
     return str(key) if key is not None else "?"
 
 
-def _model_at(model: type[BaseModel], loc: tuple) -> type[BaseModel]:
+def _model_at(model: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel]:
     """The nested pydantic model addressed by a validation error's location (for listing allowed keys)."""
     for part in loc:
         if not isinstance(part, str) or part not in model.model_fields:
@@ -91,7 +91,7 @@ def _model_at(model: type[BaseModel], loc: tuple) -> type[BaseModel]:
     return model
 
 
-def _validation_error(path: Path, text: str, kind: str, index: int, raw: dict, exc: ValidationError) -> InputError:
+def _validation_error(path: Path, text: str, kind: str, index: int, raw: dict[str, Any], exc: ValidationError) -> InputError:
     err = exc.errors()[0]
     loc = tuple(err["loc"])
     keys = [str(p) for p in loc if isinstance(p, str)]
@@ -178,7 +178,7 @@ def load_rulebase(extra_dirs: typing.Iterable[Path] = (), *, include_user: bool 
 
 
 def _assemble(merged: dict[str, dict[str, tuple[BaseModel, Origin]]], files: list[Path]) -> RuleBase:
-    def entries(kind: str) -> list:
+    def entries(kind: str) -> list[Any]:
         return [entry for entry, _ in merged.get(kind, {}).values()]
 
     rb = RuleBase(

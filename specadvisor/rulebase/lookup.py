@@ -6,21 +6,25 @@ import fnmatch
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
 from specadvisor.rulebase.schema import DrafterEntry, GpuSpec, MethodSpec, ModelFamily
 from specadvisor.rulebase.versions import in_range
+
+if TYPE_CHECKING:
+    from specadvisor.rulebase.loader import RuleBase
 
 _VENDOR_WORDS = ("nvidia", "amd", "instinct", "geforce", "radeon", "tesla", "quadro")
 
 
 @lru_cache(maxsize=1)
-def _default():
+def _default() -> RuleBase:
     from specadvisor.rulebase.loader import load_rulebase
 
     return load_rulebase()
 
 
-def default_rulebase():
+def default_rulebase() -> RuleBase:
     """The shipped + user rule base, loaded once per process (look-ups are called often)."""
     return _default()
 
@@ -32,7 +36,7 @@ def _norm(text: str) -> str:
     return re.sub(r"[^a-z0-9]", "", text)
 
 
-def find_gpu(name: str, rb=None) -> GpuSpec | None:
+def find_gpu(name: str, rb: RuleBase | None = None) -> GpuSpec | None:
     """Catalog entry for a GPU name: "h100", "H100-80GB", "NVIDIA H100 80GB HBM3", "rtx 4090", "MI300X"."""
     rb = rb or default_rulebase()
     query = _norm(name)
@@ -46,7 +50,7 @@ def find_gpu(name: str, rb=None) -> GpuSpec | None:
     for order, gpu in enumerate(rb.gpus):
         for alias in {_norm(a) for a in [gpu.id, gpu.name, *gpu.names]}:
             if alias and query.startswith(alias):
-                memory_match = int(bool(memory) and abs(gpu.memory_gib - int(memory.group(1))) < 2)
+                memory_match = int(memory is not None and abs(gpu.memory_gib - int(memory.group(1))) < 2)
                 rank = (memory_match * 1000 + len(alias), -order)
                 if best is None or rank > best[:2]:
                     best = (*rank, gpu)
@@ -58,7 +62,7 @@ def _model_keys(model_id: str) -> list[str]:
     return [text, text.rsplit("/", 1)[-1]]
 
 
-def find_model_family(model_id: str, rb=None) -> ModelFamily | None:
+def find_model_family(model_id: str, rb: RuleBase | None = None) -> ModelFamily | None:
     """The most specific catalog entry whose patterns match the model id or its last path part."""
     rb = rb or default_rulebase()
     keys = _model_keys(model_id)
@@ -72,7 +76,7 @@ def find_model_family(model_id: str, rb=None) -> ModelFamily | None:
     return best[1] if best else None
 
 
-def drafters_for(model_id: str, rb=None) -> list[DrafterEntry]:
+def drafters_for(model_id: str, rb: RuleBase | None = None) -> list[DrafterEntry]:
     """Published drafters whose target is this model (same id, or the same catalog family)."""
     rb = rb or default_rulebase()
     keys = set(_model_keys(model_id))
@@ -91,14 +95,14 @@ def drafters_for(model_id: str, rb=None) -> list[DrafterEntry]:
     return found
 
 
-def methods_for_version(vllm_version: str | None, rb=None) -> dict[str, MethodSpec]:
+def methods_for_version(vllm_version: str | None, rb: RuleBase | None = None) -> dict[str, MethodSpec]:
     """Methods (by id) that this vLLM version serves; None means the newest version the rules know."""
     from specadvisor.rulebase import registry
 
     return registry.methods_for_version(vllm_version, rb)
 
 
-def config_keys_for(vllm_method: str, vllm_version: str | None, rb=None) -> dict:
+def config_keys_for(vllm_method: str, vllm_version: str | None, rb: RuleBase | None = None) -> dict[str, Any]:
     """`--speculative-config` keys this version accepts together with this vLLM method
     (an older per-family name such as deepseek_mtp takes the keys of its canonical method)."""
     from specadvisor.rulebase import registry
@@ -120,7 +124,7 @@ class Defaults:
     why: str
 
 
-def workload_defaults(kind: str, model_id: str | None = None, rb=None) -> Defaults:
+def workload_defaults(kind: str, model_id: str | None = None, rb: RuleBase | None = None) -> Defaults:
     """Temperature, output and prompt lengths for a workload the user did not describe: the workload's
     practice (rules/workloads.toml), with the model card's recommended temperature winning."""
     rb = rb or default_rulebase()

@@ -6,21 +6,27 @@ would silently weaken every recommendation that depends on it; so each is a load
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
 from specadvisor.errors import InputError
 from specadvisor.rulebase import locate
 
+if TYPE_CHECKING:
+    from specadvisor.rulebase.loader import RuleBase
 
-def _fail(rb, kind: str, key: str, value: str, field: str, problem: str, hint: str) -> None:
+
+def _fail(rb: RuleBase, kind: str, key: str, value: str, field: str, problem: str, hint: str) -> None:
     origin = rb.origins[(kind, key)]
     line = locate.value_line(origin.text(), kind, origin.index, value, field)
     raise InputError(f"{origin.file}:{line}: {kind} {key!r}: {problem}", hint=hint)
 
 
-def _known(names, label: str) -> str:
+def _known(names: Iterable[str], label: str) -> str:
     return f"known {label}: {', '.join(sorted(names))}"
 
 
-def check_references(rb) -> None:
+def check_references(rb: RuleBase) -> None:
     method_ids = set(rb.methods)
     vllm_methods = rb.vllm_methods
     model_ids = {m.id for m in rb.models}
@@ -31,8 +37,8 @@ def check_references(rb) -> None:
             if method not in vllm_methods:
                 _fail(rb, "config_key", key, method, "methods", f"unknown vLLM method '{method}'", _known(vllm_methods, "vLLM methods"))
 
-    for key, method in rb.methods.items():
-        for config_key in [*method.extra_config, *method.default_config]:
+    for key, method_spec in rb.methods.items():
+        for config_key in [*method_spec.extra_config, *method_spec.default_config]:
             if config_key not in key_ids:
                 _fail(rb, "method", key, config_key, "extra_config", f"unknown config key '{config_key}'", "declare it as a [[config_key]] or fix the spelling")
 

@@ -7,14 +7,17 @@ the id, its aliases, its display name, and the vLLM names it is sent as (current
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from specadvisor.errors import InputError
 from specadvisor.rulebase.schema import MethodSpec
 from specadvisor.rulebase.versions import effective_version, in_range, parse_version
 
+if TYPE_CHECKING:
+    from specadvisor.rulebase.loader import RuleBase
 
-def _rb(rb):
+
+def _rb(rb: RuleBase | None) -> RuleBase:
     if rb is not None:
         return rb
     from specadvisor.rulebase.lookup import default_rulebase
@@ -30,7 +33,7 @@ def _spellings(spec: MethodSpec) -> list[str]:
     return [spec.id, *spec.aliases, spec.display_name]
 
 
-def get(name: str, rb=None) -> MethodSpec | None:
+def get(name: str, rb: RuleBase | None = None) -> MethodSpec | None:
     """The method a user or config names: an id or alias first, then a vLLM method name.
 
     A vLLM name shared by several methods (eagle3 is EAGLE-3 and P-EAGLE) resolves to the one
@@ -46,7 +49,7 @@ def get(name: str, rb=None) -> MethodSpec | None:
     return by_vllm_name(wanted, parallel=False, rb=rb)
 
 
-def require(name: str, vllm_version: str | None = None, rb=None) -> MethodSpec:
+def require(name: str, vllm_version: str | None = None, rb: RuleBase | None = None) -> MethodSpec:
     """get(), or a one-line InputError listing the known methods (and the version bound when that is why)."""
     rb = _rb(rb)
     spec = get(name, rb)
@@ -59,12 +62,12 @@ def require(name: str, vllm_version: str | None = None, rb=None) -> MethodSpec:
     return spec
 
 
-def default_rulebase_methods(rb=None) -> list[MethodSpec]:
+def default_rulebase_methods(rb: RuleBase | None = None) -> list[MethodSpec]:
     """Every method table, in file order."""
     return list(_rb(rb).methods.values())
 
 
-def known_methods(vllm_version: str | None = None, rb=None, *, include_aliases: bool = False) -> list[str]:
+def known_methods(vllm_version: str | None = None, rb: RuleBase | None = None, *, include_aliases: bool = False) -> list[str]:
     """Method ids users may pass (offered or not), optionally only those this vLLM version serves."""
     rb = _rb(rb)
     names = []
@@ -77,7 +80,7 @@ def known_methods(vllm_version: str | None = None, rb=None, *, include_aliases: 
     return names
 
 
-def display_name(name: str, rb=None) -> str:
+def display_name(name: str, rb: RuleBase | None = None) -> str:
     """Short label for tables and plans ("P-EAGLE"); the name itself when unknown."""
     spec = get(name, rb)
     return spec.label if spec else str(name)
@@ -96,7 +99,7 @@ def unavailable_reason(spec: MethodSpec, vllm_version: str | None) -> str | None
     return f"{spec.label} needs vLLM >= {spec.min_version} (target version {shown})"
 
 
-def methods_for_version(vllm_version: str | None, rb=None) -> dict[str, MethodSpec]:
+def methods_for_version(vllm_version: str | None, rb: RuleBase | None = None) -> dict[str, MethodSpec]:
     """Methods (by id) that this vLLM version serves; None means the newest version the rules know."""
     rb = _rb(rb)
     return {key: m for key, m in rb.methods.items() if available(m, vllm_version)}
@@ -125,7 +128,7 @@ def vllm_name(spec: MethodSpec, vllm_version: str | None, *, model_type: str | N
     return None
 
 
-def vllm_names(vllm_version: str | None, rb=None) -> list[str]:
+def vllm_names(vllm_version: str | None, rb: RuleBase | None = None) -> list[str]:
     """Every `method` value this vLLM version accepts (current names and still-accepted older ones)."""
     names: set[str] = set()
     for spec in methods_for_version(vllm_version, rb).values():
@@ -136,7 +139,7 @@ def vllm_names(vllm_version: str | None, rb=None) -> list[str]:
     return sorted(names)
 
 
-def served_names(vllm_version: str | None, rb=None) -> list[str]:
+def served_names(vllm_version: str | None, rb: RuleBase | None = None) -> list[str]:
     """The method names to tell a user this version serves: the current name of each method, or its
     older per-family names before the current one existed (deprecated aliases left out)."""
     names: set[str] = set()
@@ -148,7 +151,7 @@ def served_names(vllm_version: str | None, rb=None) -> list[str]:
     return sorted(names)
 
 
-def canonical_vllm_name(method: str, rb=None) -> str:
+def canonical_vllm_name(method: str, rb: RuleBase | None = None) -> str:
     """An older per-family name (deepseek_mtp) as the canonical vLLM method (mtp); others unchanged."""
     for spec in _rb(rb).methods.values():
         if any(older.name == method for older in spec.older_names) or method in spec.accepted_aliases:
@@ -156,12 +159,12 @@ def canonical_vllm_name(method: str, rb=None) -> str:
     return method
 
 
-def specs_for_vllm_name(method: str, rb=None) -> list[MethodSpec]:
+def specs_for_vllm_name(method: str, rb: RuleBase | None = None) -> list[MethodSpec]:
     canonical = canonical_vllm_name(_key(method), rb)
     return [m for m in _rb(rb).methods.values() if m.vllm_method == canonical]
 
 
-def by_vllm_name(method: str, parallel: bool = False, rb=None) -> MethodSpec | None:
+def by_vllm_name(method: str, parallel: bool = False, rb: RuleBase | None = None) -> MethodSpec | None:
     """The method id for a served (method, parallel_drafting) pair: eagle3 + parallel -> P-EAGLE."""
     specs = specs_for_vllm_name(method, rb)
     exact = [m for m in specs if bool(m.extra_config.get("parallel_drafting", False)) == bool(parallel)]
@@ -169,7 +172,7 @@ def by_vllm_name(method: str, parallel: bool = False, rb=None) -> MethodSpec | N
     return chosen[0] if chosen else None
 
 
-def vllm_name_problem(method: str, vllm_version: str | None, rb=None) -> str | None:
+def vllm_name_problem(method: str, vllm_version: str | None, rb: RuleBase | None = None) -> str | None:
     """Why this version rejects a `method` value; None when it accepts it."""
     rb = _rb(rb)
     specs = specs_for_vllm_name(method, rb)
@@ -190,13 +193,13 @@ def vllm_name_problem(method: str, vllm_version: str | None, rb=None) -> str | N
 # ------------------------------------------------------------------ what a method needs and allows
 
 
-def needs_drafter(name: str, rb=None) -> bool:
+def needs_drafter(name: str, rb: RuleBase | None = None) -> bool:
     """True when a config for this method must name a drafter `model` (False for unknown names)."""
     spec = get(name, rb)
     return bool(spec and spec.needs_drafter and not spec.model_optional)
 
 
-def resolve(name: str, extra: dict[str, Any] | None = None, rb=None) -> tuple[str, dict[str, Any]]:
+def resolve(name: str, extra: dict[str, Any] | None = None, rb: RuleBase | None = None) -> tuple[str, dict[str, Any]]:
     """The vLLM method and keys for a user-typed method ("p-eagle" -> eagle3 + parallel_drafting).
 
     Unknown names pass through lower-cased so that vLLM (or validation) reports them.
@@ -210,14 +213,14 @@ def resolve(name: str, extra: dict[str, Any] | None = None, rb=None) -> tuple[st
     return spec.vllm_method, {**spec.extra_config, **extra}
 
 
-def is_parallel(method: str, config: dict[str, Any], rb=None) -> bool:
+def is_parallel(method: str, config: dict[str, Any], rb: RuleBase | None = None) -> bool:
     """Whether vLLM drafts all N tokens in one pass for this config."""
     if config.get("parallel_drafting"):
         return True
     return any(m.forces_parallel for m in specs_for_vllm_name(method, rb))
 
 
-def config_label(config: dict[str, Any] | None, rb=None) -> str:
+def config_label(config: dict[str, Any] | None, rb: RuleBase | None = None) -> str:
     """Display name of the method a speculative config runs ("P-EAGLE"); "baseline" for None."""
     if config is None:
         return "baseline"
@@ -226,7 +229,7 @@ def config_label(config: dict[str, Any] | None, rb=None) -> str:
     return spec.label if spec else method
 
 
-def n_limit(method: str, block_size: int | None, rb=None) -> int | None:
+def n_limit(method: str, block_size: int | None, rb: RuleBase | None = None) -> int | None:
     """Largest N vLLM accepts for this method and drafter block size; None when unbounded."""
     limits = []
     for spec in specs_for_vllm_name(method, rb):
@@ -237,29 +240,29 @@ def n_limit(method: str, block_size: int | None, rb=None) -> int | None:
     return min(limits) if limits else None
 
 
-def n_must_divide_layers(method: str, rb=None) -> bool:
+def n_must_divide_layers(method: str, rb: RuleBase | None = None) -> bool:
     return any(m.n_multiple_of_layers for m in specs_for_vllm_name(method, rb))
 
 
-def n_optional(method: str, rb=None) -> bool:
+def n_optional(method: str, rb: RuleBase | None = None) -> bool:
     return any(m.n_optional for m in specs_for_vllm_name(method, rb))
 
 
-def drafts_from_prompt(method: str, rb=None) -> bool:
+def drafts_from_prompt(method: str, rb: RuleBase | None = None) -> bool:
     specs = specs_for_vllm_name(method, rb)
     return bool(specs) and all(m.drafting == "lookup" for m in specs)
 
 
-def native_heads_method(rb=None) -> MethodSpec | None:
+def native_heads_method(rb: RuleBase | None = None) -> MethodSpec | None:
     return next((m for m in _rb(rb).methods.values() if m.uses_native_heads), None)
 
 
-def in_checkpoint_method(rb=None) -> MethodSpec | None:
+def in_checkpoint_method(rb: RuleBase | None = None) -> MethodSpec | None:
     """The drafter method some targets ship inside their own checkpoint (DSpark on DeepSeek-V4)."""
     return next((m for m in _rb(rb).methods.values() if m.model_optional), None)
 
 
-def model_free(platform: str | None = None, rb=None) -> MethodSpec:
+def model_free(platform: str | None = None, rb: RuleBase | None = None) -> MethodSpec:
     """The first offered method that drafts from the prompt alone and runs on the platform (n-gram):
     what runs anywhere, with no drafter, such as the CPU demo."""
     for spec in _rb(rb).methods.values():
@@ -276,7 +279,7 @@ def runs_on(spec: MethodSpec, platform: str | None) -> bool:
 # ------------------------------------------------------------------ recognising drafter checkpoints
 
 
-def from_speculators(model_type: str, rb=None) -> tuple[str | None, bool]:
+def from_speculators(model_type: str, rb: RuleBase | None = None) -> tuple[str | None, bool]:
     """(vLLM method, parallel_drafting) for a speculators_model_type; (None, False) if vLLM cannot serve it."""
     wanted = _key(model_type)
     for spec in _rb(rb).methods.values():
@@ -285,7 +288,7 @@ def from_speculators(model_type: str, rb=None) -> tuple[str | None, bool]:
     return None, False
 
 
-def from_architecture(architectures: list[str], model_type: str | None, rb=None) -> tuple[str | None, str, bool]:
+def from_architecture(architectures: list[str], model_type: str | None, rb: RuleBase | None = None) -> tuple[str | None, str, bool]:
     """(algorithm, vLLM method, parallel_drafting) of a non-speculators drafter, from its names.
 
     The longest matching hint wins ("eagle3" over "eagle", later tables on ties); a plain language model falls back to the

@@ -61,7 +61,7 @@ class MethodSpec(_Strict):
     block_n_offset: int | None = None  # N <= drafter block_size + offset (DFlash -1, DSpark 0)
     n_multiple_of_layers: bool = False  # N above the head count must be a multiple of it (MTP)
     n_optional: bool = False  # vLLM picks N itself when num_speculative_tokens is absent
-    platforms: list[Platform] = Field(default_factory=lambda: ["cuda", "rocm"])
+    platforms: list[Platform] = Field(default_factory=lambda: list[Platform](["cuda", "rocm"]))
     drafter_share: float = Field(0.0, ge=0)  # drafter weights as a share of the target's (memory plan)
     source: str = ""  # where the method and its versions are documented (a URL)
     extra_config: dict[str, Any] = Field(default_factory=dict)  # e.g. P-EAGLE: parallel_drafting = true
