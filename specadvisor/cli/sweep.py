@@ -11,6 +11,7 @@ import json
 import sys
 from typing import Any
 
+from specadvisor.cli.sweep_args import SweepArgs
 from specadvisor.errors import InputError
 from specadvisor.rulebase import registry
 
@@ -68,12 +69,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(namespace: argparse.Namespace) -> int:
     from specadvisor.cli import validate
     from specadvisor.settings import paths
     from specadvisor.store import Store
 
     # A new sweep is fully validated before the database is opened: bad input writes nothing.
+    args = SweepArgs.from_namespace(namespace)
     validate.sweep_args(args)
     if args.rebuild and not args.resume:
         raise InputError("--rebuild needs --resume SESSION", hint="e.g. specadvisor sweep --resume 3f2a --rebuild")
@@ -102,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------- building the session
 
 
-def _new(args: argparse.Namespace):
+def _new(args: SweepArgs):
     from specadvisor.bench.prompts import BUILTIN_SOURCES, load_prompts
     from specadvisor.cli import validate
     from specadvisor.domain import SweepSettings
@@ -147,7 +149,7 @@ def _new(args: argparse.Namespace):
     return plan.session, {"server_env": dict(cpu.env) if cpu else {}}
 
 
-def _endpoint_session(args: argparse.Namespace, model: str | None):
+def _endpoint_session(args: SweepArgs, model: str | None):
     """Attach mode: the running server is one configuration, measured at every requested concurrency
     level; its config is read from /server_info when exposed."""
     import asyncio
@@ -189,7 +191,7 @@ def endpoint_arms(url: str, spec: dict | None, levels: list[int]) -> list:
     return arms
 
 
-def _resume(args: argparse.Namespace, store):
+def _resume(args: SweepArgs, store):
     from specadvisor.trust import is_imported, refuse_imported
 
     session = store.get_session(args.resume)
@@ -210,7 +212,7 @@ def _resume(args: argparse.Namespace, store):
     return session, kwargs
 
 
-def _rebuild(args: argparse.Namespace, imported):
+def _rebuild(args: SweepArgs, imported):
     """A NEW local session with the imported one's arms, on this machine's engine (never the bundle's)."""
     from specadvisor.cli import validate
     from specadvisor.sweep.rebuild import rebuild_plan
@@ -238,7 +240,7 @@ def _find_cpu():
     return find_cpu_engine()
 
 
-def _methods(args: argparse.Namespace) -> list[tuple[str, dict]]:
+def _methods(args: SweepArgs) -> list[tuple[str, dict]]:
     from specadvisor.cli import validate
 
     names = validate.method_names(args.method) if args.method else []
@@ -278,7 +280,7 @@ def _split_extra(raw: str) -> tuple[str | None, str]:
     return head.strip(), rest
 
 
-def _scheduling(args: argparse.Namespace) -> dict[str, Any]:
+def _scheduling(args: SweepArgs) -> dict[str, Any]:
     """Bracketing, drift threshold and the early-stop target as SweepSettings fields."""
     if args.drift_threshold < 0:
         raise InputError(f"--drift-threshold must be >= 0, got {args.drift_threshold}", hint="e.g. --drift-threshold 5")
@@ -288,7 +290,7 @@ def _scheduling(args: argparse.Namespace) -> dict[str, Any]:
     return {"bracket": args.bracket, "drift_threshold": args.drift_threshold / 100, "ci_target": target / 100 or None}
 
 
-def _slots(args: argparse.Namespace, session) -> list:
+def _slots(args: SweepArgs, session) -> list:
     """Where arms run (`--parallel`): GPU groups of the arm's tensor-parallel size, or core ranges."""
     from specadvisor.sweep.host import slots_for
 
@@ -321,7 +323,7 @@ def _positive(value: int, flag: str) -> int:
 # ---------------------------------------------------------------------- running and rendering
 
 
-def _execute(args: argparse.Namespace, store, session, runner_kwargs: dict) -> int:
+def _execute(args: SweepArgs, store, session, runner_kwargs: dict) -> int:
     from specadvisor.cli.live_view import LiveSweepView
     from specadvisor.cli.output import console, print_json
     from specadvisor.sweep.runner import run_sweep_blocking

@@ -10,12 +10,16 @@ from __future__ import annotations
 import math
 import re
 import shlex
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from specadvisor.errors import InputError
 from specadvisor.quantities import parse_count, parse_count_list
 from specadvisor.redact import redact_text
 from specadvisor.textsafe import line
+
+if TYPE_CHECKING:
+    from specadvisor.cli.sweep_args import SweepArgs
 
 MAX_N = 64  # num_speculative_tokens: vLLM's drafters go to ~16; 64 leaves room, 10^20 does not
 MAX_CONCURRENCY = 100_000
@@ -145,7 +149,7 @@ def name(text: str) -> str:
     return text
 
 
-def sweep_args(args) -> None:
+def sweep_args(args: SweepArgs) -> None:
     """Every numeric and list flag of `specadvisor sweep`, checked before anything starts."""
     finite(args.temperature, "--temperature", low=0.0, high=MAX_TEMPERATURE)
     finite(args.request_rate, "--request-rate", low=0.0, high=MAX_REQUEST_RATE, low_open=True, optional=True)

@@ -1,0 +1,57 @@
+"""The sweep command's arguments as one typed, immutable object (as vLLM's SweepServeArgs is).
+
+argparse hands back a Namespace whose attributes nothing checks; the sweep's helpers take this
+instead, so a renamed or mistyped option is a type error, not an AttributeError mid-sweep. Counts
+stay text here ("1k", "1,8"): they are parsed, with their one-line errors, where they are used.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class SweepArgs:
+    model: str | None = None
+    drafter: str | None = None
+    method: tuple[str, ...] = ()
+    n: str | None = None
+    baseline: bool = True
+    adaptive: bool = False
+    prompts: str = "humaneval"
+    num_prompts: str = "32"
+    output_len: str = "256"
+    concurrency: str = "1"
+    temperature: float = 0.0
+    warmup: int = 2
+    trials: int = 1
+    bracket: bool = True
+    drift_threshold: float = 5.0
+    parallel: str = "auto"
+    ci_target: float | None = None
+    seed: int = 0
+    request_rate: float | None = None
+    spec_extra: tuple[str, ...] = ()
+    slo_tpot_ms: float | None = None
+    slo_ttft_ms: float | None = None
+    engine_cmd: str | None = None
+    endpoint: str | None = None
+    api_key_env: str | None = None
+    server_arg: tuple[str, ...] = ()
+    cpu: bool = False
+    name: str = ""
+    json: bool = False
+    resume: str | None = None
+    rebuild: bool = False
+    db: Path | None = None  # the global --db option
+
+    @classmethod
+    def from_namespace(cls, ns: argparse.Namespace) -> SweepArgs:
+        """Every field from the parsed arguments; an option the parser lacks is a bug, so it raises."""
+        values = {}
+        for f in fields(cls):
+            value = getattr(ns, f.name)
+            values[f.name] = tuple(value) if isinstance(value, list) else value
+        return cls(**values)
