@@ -90,7 +90,7 @@ def run(namespace: argparse.Namespace) -> int:
         session, runner_kwargs = built or _resume(args, store)
         if args.goodput or session.settings.goodput:
             return _execute_capacity(args, store, session, runner_kwargs)
-        if getattr(args, "ray", None) is not None:
+        if args.ray is not None:
             from specadvisor.sweep.ray_cluster import ray_runner
 
             runner_kwargs.update(ray_runner(args.ray or None, args.parallel, session, runner_kwargs.pop("server_env", {})))
