@@ -361,7 +361,8 @@ class ArmResult(Model):
     output_tokens: int = 0
     input_tokens: int = 0
     output_throughput: float | None = None  # output tokens / s over the measured window
-    output_throughput_ci: tuple[float, float] | None = None
+    output_throughput_ci: tuple[float, float] | None = None  # None: no honest interval (see the basis)
+    output_throughput_ci_basis: str = ""  # "3 trials", "batch means over 12 windows of 1.4 s", "one trial: no interval (...)"
     request_throughput: float | None = None
     achieved_request_rate: float | None = None
     achieved_load: AchievedLoad | None = None  # the load really applied vs the load asked
@@ -429,6 +430,18 @@ class DriftReport(Model):
     exceeded: bool = False
 
 
+class ConcurrencyPick(Model):
+    """The answer at one measured concurrency level (a sweep over several levels gets one each)."""
+
+    concurrency: int
+    arm_id: str | None  # None: do not speculate at this level
+    do_not_speculate: bool = False
+    speculative_config: dict[str, Any] | None = None
+    speedup: float | None = None
+    speedup_ci: tuple[float, float] | None = None
+    summary: str = ""  # one line: the pick and its figures, or why not to speculate
+
+
 class Recommendation(Model):
     arm_id: str | None  # None: do not speculate (or, with withheld, no verdict)
     do_not_speculate: bool = False
@@ -440,6 +453,7 @@ class Recommendation(Model):
     batch_size_schedule: list[list[int]] | None = None  # num_speculative_tokens_per_batch_size
     drift: DriftReport | None = None
     withheld: bool = False  # the machine drifted more than the difference being judged: no verdict
+    per_concurrency: list[ConcurrencyPick] = Field(default_factory=list)  # one per measured level
 
 
 class Provenance(Model):

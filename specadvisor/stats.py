@@ -76,3 +76,50 @@ def mean_ci(values: Sequence[float]) -> tuple[float, float] | None:
     m = statistics.fmean(values)
     half = t_critical_975(len(values) - 1) * statistics.stdev(values) / math.sqrt(len(values))
     return (m - half, m + half)
+
+
+MAX_CI_RATIO = 10.0  # an interval wider than x10 (high / low) says nothing: report none
+
+
+def throughput_ci(values: Sequence[float]) -> tuple[float, float] | None:
+    """95% interval for a mean throughput from independent figures (trials, runs, batch means).
+
+    Built on the log scale (a t interval of log values, mapped back): a throughput cannot be
+    negative, and its spread is multiplicative, so a wide interval stays above zero instead of
+    reaching [-293, 6457]. None with fewer than three positive values (two give a t interval 12.7
+    standard errors wide: no information) and when the figures disagree so much that the interval
+    would span more than a factor MAX_CI_RATIO: then there is no honest interval to print.
+    """
+    positive = [v for v in values if v > 0]
+    if len(positive) < 3 or len(positive) < len(values):
+        return None
+    logs = [math.log(v) for v in positive]
+    half = t_critical_975(len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
+    centre = statistics.fmean(positive)
+    # Centre the multiplicative half-width on the arithmetic mean (the figure the tables print).
+    ratio = math.exp(half)
+    if not math.isfinite(ratio) or ratio * ratio > MAX_CI_RATIO:
+        return None
+    return (centre / ratio, centre * ratio)
+
+
+def lag1_autocorrelation(values: Sequence[float]) -> float:
+    """Lag-1 autocorrelation; batch means need it near 0 to count as independent."""
+    if len(values) < 3:
+        return 0.0
+    m = statistics.fmean(values)
+    var = sum((v - m) ** 2 for v in values)
+    if var == 0:
+        return 0.0
+    return sum((a - m) * (b - m) for a, b in zip(values, values[1:])) / var
+
+
+def usable_throughput_ci(ci: tuple[float, float] | None) -> tuple[float, float] | None:
+    """An additive throughput interval, or None when it reaches zero or spans more than MAX_CI_RATIO:
+    a throughput interval that includes 0 tok/s (or [-293, 6457]) tells the reader nothing."""
+    if ci is None:
+        return None
+    lo, hi = ci
+    if lo <= 0 or hi / lo > MAX_CI_RATIO:
+        return None
+    return ci

@@ -8,6 +8,7 @@ around measured trials, so warmups and the time between trials never count.
 from __future__ import annotations
 
 import asyncio
+import statistics
 import time
 from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
@@ -46,7 +47,13 @@ from specadvisor.domain import (
 from specadvisor.engine import reset_prefix_cache, server_version
 from specadvisor.errors import SpecAdvisorError
 
-MAX_WINDOWS = 10  # batch means for the single-trial throughput interval
+MAX_WINDOWS = 10  # default window count of window_throughputs
+# A single run's interval from batch means needs at least MIN_WINDOWS windows, each at least as wide
+# as a request takes (narrower windows share requests and are correlated): otherwise "no interval".
+MIN_WINDOWS = 10
+MAX_BATCH_WINDOWS = 20
+MIN_WINDOW_S = 1.0
+MAX_LAG1 = 0.5
 # Live samples wait at least this many times the last scrape's duration: rendering /metrics blocks
 # vLLM's API-server loop, and on a 2-core CPU server 1 s scrapes cost ~4% throughput (fidelity.py).
 SCRAPE_BUDGET = 100
@@ -285,11 +292,12 @@ def summarize(arm_id: str, loads: list[LoadResult], deltas: list[SpecDelta], out
     out_tokens = sum(r.completion_tokens for r in ok)
     trial_tputs = [load.output_throughput for load in loads if load.output_throughput is not None]
     if len(trial_tputs) >= 2:
-        ci = stats.mean_ci(trial_tputs)
+        ci = stats.throughput_ci(trial_tputs)
+        basis = f"{len(trial_tputs)} trials" if ci else "trials without spread: no interval"
     elif loads:
-        ci = stats.mean_ci(window_throughputs(loads[0]))
+        ci, basis = single_run_interval(loads[0])
     else:
-        ci = None
+        ci, basis = None, ""
     result = ArmResult(
         arm_id=arm_id,
         completed=len(ok),
@@ -299,6 +307,7 @@ def summarize(arm_id: str, loads: list[LoadResult], deltas: list[SpecDelta], out
         input_tokens=sum(r.prompt_tokens for r in ok),
         output_throughput=out_tokens / duration if duration > 0 else None,
         output_throughput_ci=ci,
+        output_throughput_ci_basis=basis,
         request_throughput=len(ok) / duration if duration > 0 else None,
         achieved_request_rate=_mean([load.achieved_rate for load in loads if load.achieved_rate > 0]),
         achieved_load=achieved_load(loads),
@@ -312,6 +321,26 @@ def summarize(arm_id: str, loads: list[LoadResult], deltas: list[SpecDelta], out
         total = _sum_deltas(deltas)
         acceptance(total).apply_to(result)
     return result
+
+
+def single_run_interval(load: LoadResult) -> tuple[tuple[float, float] | None, str]:
+    """(interval, how it was made) for one run: batch means over enough independent windows, or
+    no interval at all. A t interval over 2-3 correlated windows of a short run is what once printed
+    [-293, 6457] tok/s; saying "no interval" is the honest answer there."""
+    ok = load.ok_records
+    if not ok:
+        return None, ""
+    latency = statistics.fmean(max(0.0, r.end_s - r.start_s) for r in ok)
+    width = max(MIN_WINDOW_S, latency)
+    n = min(MAX_BATCH_WINDOWS, int(load.duration_s / width))
+    if n < MIN_WINDOWS:
+        return None, (f"one trial: no interval (a {load.duration_s:.1f} s run holds fewer than {MIN_WINDOWS} independent "
+                      f"{width:.1f} s windows; use --trials 3 or more prompts)")
+    windows = window_throughputs(load, n)
+    if stats.lag1_autocorrelation(windows) > MAX_LAG1:
+        return None, "one trial: no interval (its time windows are correlated; use --trials 3)"
+    ci = stats.throughput_ci(windows)
+    return ci, (f"batch means over {n} windows of {load.duration_s / n:.1f} s" if ci else "one trial: no interval")
 
 
 def window_throughputs(load: LoadResult, max_windows: int = MAX_WINDOWS) -> list[float]:

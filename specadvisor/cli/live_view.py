@@ -17,8 +17,7 @@ from rich.text import Text
 from specadvisor import charts
 from specadvisor.domain import ArmFinished, ArmStatus, Session
 from specadvisor.sweep.live import ArmRow, SweepState, short_label
-from specadvisor.sweep.predict import predict_throughput
-from specadvisor.textsafe import line, markup
+from specadvisor.sweep.predict import confident_predictions
 from specadvisor.vllm_command import spec_config_json
 
 CHART_WIDTH = 60
@@ -55,7 +54,7 @@ class LiveSweepView:
             self._live.update(self.render())
 
     def _predict(self) -> dict[str, Any]:
-        return predict_throughput(self.session.model_copy(update={"results": self.state.results()}))
+        return confident_predictions(self.session.model_copy(update={"results": self.state.results()}))
 
     def _status(self, row: ArmRow) -> str:
         if row.phase == "measuring":
@@ -81,7 +80,8 @@ class LiveSweepView:
         for arm_id, row in self.state.arms.items():
             al, rates = self._acceptance(arm_id, row)
             pred = self.predictions.get(arm_id)
-            pred_text = "" if pred is None else f"{pred.predicted_throughput:.1f}" + (f" ({pred.error_pct:+.0f}%)" if pred.error_pct is not None else "")
+            pred_text = "" if pred is None else f"{pred.predicted_throughput:.1f}" + (
+                f" ({pred.error_pct:+.0f}%)" if pred.error_pct is not None else (f" ±{pred.uncertainty_pct:.0f}%" if pred.uncertainty_pct else ""))
             table.add_row(
                 markup(short_label(row.arm), 120),
                 markup(self._status(row)),
@@ -112,6 +112,8 @@ class LiveSweepView:
         if rec.get("batch_size_schedule"):
             self.console.print(f"num_speculative_tokens_per_batch_size: {rec['batch_size_schedule']}")
         for arm in summary["arms"]:
+            if arm.get("prediction_withheld") and arm.get("output_throughput") is not None:
+                self.console.print(f"no prediction for {arm['label']}: {arm['prediction_withheld']}")
             if arm.get("prediction_error_pct") is not None:
                 self.console.print(
                     f"prediction for {markup(arm['label'])}: {arm['predicted_throughput']:.1f} tok/s vs measured "

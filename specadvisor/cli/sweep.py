@@ -124,6 +124,15 @@ def _new(args: SweepArgs):
         load_prompts(args.prompts, 1)  # a bad prompt file fails here, before the database is opened
     engine_cmd = validate.engine_cmd(args.engine_cmd) if args.engine_cmd else (list(cpu.engine_cmd) if cpu else [])
     server_args = (list(cpu.server_args) if cpu else []) + list(args.server_arg)
+    server_env = dict(cpu.env) if cpu else {}
+    notes: list[str] = []
+    if args.engine_cmd and not cpu:
+        extra_args, extra_env, said = _cpu_build_defaults(engine_cmd, server_args)
+        server_args += extra_args
+        server_env.update(extra_env)
+        if said:
+            notes.append(f"the engine behind --engine-cmd is a CPU build: using the --cpu defaults {', '.join(said)} "
+                         "(pass them yourself with --server-arg or the environment to override)")
     settings = SweepSettings(
         prompt_source=args.prompts,
         num_prompts=_count(args.num_prompts, "--num-prompts"),
@@ -146,7 +155,20 @@ def _new(args: SweepArgs):
     plan.session.name = args.name
     if cpu:
         plan.session.vllm_version = cpu.vllm_version
-    return plan.session, {"server_env": dict(cpu.env) if cpu else {}}
+    return plan.session, {"server_env": server_env, "plan_notes": notes}
+
+
+def _cpu_build_defaults(engine_cmd: list[str], server_args: list[str]) -> tuple[list[str], dict[str, str], list[str]]:
+    """The --cpu server defaults when the engine behind --engine-cmd reports the CPU platform
+    (nothing for a GPU build, or an engine the probe cannot read)."""
+    import os
+
+    from specadvisor.engine.cpu import cpu_build_defaults
+    from specadvisor.hardware.engine_probe import probe_engine
+
+    if probe_engine(engine_cmd).platform != "cpu":
+        return [], {}, []
+    return cpu_build_defaults(server_args, dict(os.environ))
 
 
 def _endpoint_session(args: SweepArgs, model: str | None):
@@ -206,6 +228,8 @@ def _resume(args: SweepArgs, store):
     if args.cpu or (cpu is not None and session.settings.engine_cmd == list(cpu.engine_cmd)):
         cpu = cpu or _cpu_engine()
         env = dict(cpu.env)
+    if not env and session.settings.engine_cmd and not session.settings.endpoint:
+        env = _cpu_build_defaults(session.settings.engine_cmd, session.settings.server_args)[1]  # args were stored
     kwargs: dict[str, Any] = {"server_env": env}
     if session.settings.endpoint:
         kwargs = {"api_key_env": args.api_key_env}
@@ -329,9 +353,15 @@ def _execute(args: SweepArgs, store, session, runner_kwargs: dict) -> int:
     from specadvisor.sweep.runner import run_sweep_blocking
     from specadvisor.sweep.summary import session_summary
 
+    notes = runner_kwargs.pop("plan_notes", [])
     view = None if args.json else LiveSweepView(session, console())
     if view:
         view.console.print(_plan_line(session, cpu=bool(args.cpu)))
+        for note in notes:
+            view.console.print(f"plan: {note}")
+    else:
+        for note in notes:
+            print(f"specadvisor: plan: {note}", file=sys.stderr)
     try:
         if view:
             with view:

@@ -30,12 +30,39 @@ MARKER_NAME = "engine.json"
 # Registry builds of these are CUDA builds: beside the CPU torch they break `import transformers`.
 BROKEN_BESIDE_CPU_TORCH = ("torchvision", "torchaudio", "torchcodec")
 CONVERSION_DEPS = ("gguf", "accelerate")
+# Server defaults any CPU build needs on a small machine (each a (flag, value or None) pair; the
+# provisioned engine adds a max_model_len that suits its SmolLM2). Without the KV-cache space vLLM's
+# CPU backend claims --gpu-memory-utilization (0.92) of the node's RAM and refuses to start when less
+# is free; without eager mode it compiles for minutes.
+CPU_BUILD_ARGS = [("--dtype", "float32"), ("--enforce-eager", None)]
 SERVER_ARGS = ["--dtype", "float32", "--max-model-len", "2048", "--enforce-eager"]
 SERVER_ENV = {"VLLM_CPU_KVCACHE_SPACE": "2"}
 _CONVERTER = Path(__file__).with_name("convert_smollm2.py")
 
 Progress = Callable[[str], None]
 _WORTH_SHOWING = ("Collecting vllm", "Installing collected packages", "Successfully installed", "converted ")
+
+
+def cpu_build_defaults(server_args: list[str], environ: dict[str, str]) -> tuple[list[str], dict[str, str], list[str]]:
+    """(args to add, env to add, what was added in words) for a CPU build of vLLM launched through
+    --engine-cmd: the same defaults `--cpu` uses, except any the user already set (an argument
+    given with --server-arg, a variable in the environment). `--gpu-memory-utilization` set by the
+    user also leaves the KV-cache space to them."""
+    given = {a.split("=", 1)[0] for a in server_args if a.startswith("-")}
+    args: list[str] = []
+    said: list[str] = []
+    for flag, value in CPU_BUILD_ARGS:
+        if flag in given or (flag == "--enforce-eager" and ({"-O", "--compilation-config", "-O0"} & given)):
+            continue
+        args += [flag] + ([value] if value is not None else [])
+        said.append(f"{flag} {value}" if value is not None else flag)
+    env: dict[str, str] = {}
+    if "--gpu-memory-utilization" not in given:
+        for key, value in SERVER_ENV.items():
+            if key not in environ:
+                env[key] = value
+                said.append(f"{key}={value}")
+    return args, env, said
 
 
 class CpuEngine(BaseModel):

@@ -96,6 +96,17 @@ class VllmServer:
     def tail(self, n: int = 40) -> list[str]:
         return list(self._lines)[-n:]
 
+    def full_log(self) -> list[str]:
+        """Every line the server wrote (its log file when it has one; else the lines kept in memory):
+        the diagnosis reads the whole log, because the root cause comes long before the last lines."""
+        path = self.spec.log_path
+        if path is not None and path.is_file():
+            try:
+                return path.read_text(encoding="utf-8", errors="replace").splitlines()
+            except OSError:
+                pass
+        return list(self._lines)
+
     @property
     def running(self) -> bool:
         return self._proc is not None and self._proc.returncode is None
@@ -182,7 +193,7 @@ class VllmServer:
         if timed_out:
             self._emit(f"[specadvisor] not ready after {self.spec.ready_timeout_s:.0f} s; stopping the server")
         await self.stop()
-        self.diagnosis = diagnose(self.tail(400), None if timed_out else self.returncode, timed_out=timed_out)
+        self.diagnosis = diagnose(self.full_log(), None if timed_out else self.returncode, timed_out=timed_out)
         raise ServerStartError(self.diagnosis)
 
     async def stop(self, grace_s: float = 15) -> int | None:

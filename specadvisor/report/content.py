@@ -15,7 +15,7 @@ from specadvisor.report.snippet import (
     spec_config_json,
 )
 from specadvisor.sweep.arms import arm_label, family_key, family_label
-from specadvisor.sweep.predict import mean_abs_error_pct, measured, predict_throughput
+from specadvisor.sweep.predict import confident_predictions, mean_abs_error_pct, measured, withheld_predictions
 from specadvisor.sweep.recommend import recommend
 
 COLUMNS = ["arm", "status", "output tok/s (95% CI)", "speedup (95% CI)", "predicted", "pred. error", "load achieved/asked", "req/s", "mean AL", "accept rate", "per-position acceptance", "TTFT p99 ms", "TPOT p99 ms"]
@@ -30,7 +30,11 @@ HOW_TO_READ = [
     "Speedup = output tok/s / the no-speculation baseline's at the same concurrency; its 95% interval is Fieller's for a "
     "ratio of two independent means, from the two throughput intervals (\"no interval\" when either side has none).",
     "Predicted throughput: AL(N) = 1 + the first N per-position rates measured at the largest N, divided by a per-step cost "
-    "c0 + c1*N fitted by least squares on the measured arms (the baseline is N=0). A measured arm's prediction leaves that arm out of the fit.",
+    "c0 + c1*N fitted by weighted least squares on the measured speculative arms of the same family and concurrency (a measured arm's "
+    "prediction leaves that arm out). The baseline is never in the fit: speculation may run vLLM's scheduler differently. A prediction "
+    "needs two such arms, shows its own 95% error, and is withheld (with the reason) when the measured arms contradict the model.",
+    "Throughput intervals come from trials (or runs); a single run gets one only from batch means over at least 10 independent time "
+    "windows, and otherwise says \"one trial: no interval\". Intervals are built on the log scale, so they never go below zero.",
     "Recommendation rules: highest throughput (among arms meeting the p99 latency target when one is set); near-ties "
     "(a difference within its 95% interval, or within 2%) go to the smaller N, and no speculation counts as N=0.",
 ]
@@ -64,7 +68,7 @@ class ReportContent:
 
 def build(session: Session) -> ReportContent:
     rec = session.recommendation or recommend(session)
-    preds = predict_throughput(session)
+    preds = confident_predictions(session)
     results = measured(session)
     s = session.settings
     facts = [
@@ -96,6 +100,10 @@ def build(session: Session) -> ReportContent:
             problems.append(f"{arm.label}: {w}")
     mae = mean_abs_error_pct(session)
     note = "no arm has both a prediction and a measurement yet" if mae is None else f"mean absolute prediction error over measured arms: {mae:.1f}%"
+    withheld = withheld_predictions(session)
+    if withheld:
+        labels = {a.id: a.label for a in session.arms}
+        note += "; withheld: " + "; ".join(f"{labels.get(k, k)}: {why}" for k, why in withheld.items())
     return ReportContent(
         title=f"Speculative decoding sweep: {session.model}",
         facts=facts,
@@ -178,12 +186,14 @@ def _row(label: str, r, p, speedup: Speedup | None) -> list[str]:
     tps = num(r.output_throughput)
     if r.output_throughput_ci:
         tps += f" ({r.output_throughput_ci[0]:.1f}-{r.output_throughput_ci[1]:.1f})"
+    elif r.output_throughput is not None and r.output_throughput_ci_basis.startswith("one trial"):
+        tps += " (one trial: no interval)"
     return [
         label,
         r.status.value + (" (imported)" if r.source.startswith("imported") else ""),
         tps,
         speedup.text() if speedup else "-",
-        num(p.predicted_throughput) if p else "-",
+        num(p.predicted_throughput) + (f" ±{p.uncertainty_pct:.0f}%" if p.uncertainty_pct else "") if p else "-",
         (f"{p.error_pct:+.1f}%" if p and p.error_pct is not None else ("reference" if p and p.reference else "-")),
         r.achieved_load.short() if r.achieved_load else "-",
         num(r.request_throughput, "{:.2f}"),

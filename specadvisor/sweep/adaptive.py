@@ -84,7 +84,7 @@ class AdaptivePolicy:
 
     def _most_promising(self, remaining: list[list[Arm]]) -> list[Arm] | None:
         predictions = predict_throughput(self.session)
-        error = (mean_abs_error_pct(self.session) or 0.0) / 100.0
+        error = (mean_abs_error_pct(self.session, rough=True) or 0.0) / 100.0
         tolerance = BASE_TOLERANCE + error
         scored: list[tuple[float, list[Arm]]] = []
         for group in remaining:

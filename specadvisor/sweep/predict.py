@@ -9,10 +9,19 @@ Chain drafters show a steep c1, parallel drafters a nearly flat one; ngram draft
 pays verification: it fits the same line.
 A measured arm's prediction comes from a fit that leaves that arm out, so its prediction error is an
 honest out-of-sample error.
+
+Regimes: a speculative server may run another scheduler than the baseline (vLLM 0.26 turns async
+scheduling off and falls back to the older model runner when ngram is on), so its step cost is not
+the baseline's. A prediction is CONFIDENT only when its line is fitted on two or more speculative
+arms of its own family and concurrency, and the family's measured arms do not contradict the model
+(a step cost falling with N beyond noise, or an out-of-sample miss beyond noise); it carries its own
+uncertainty. Anything else (a line anchored on the baseline, a flat cost assumed from one arm) is a
+rough guess: kept for --adaptive's ordering, withheld from every view with the reason.
 """
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -24,6 +33,7 @@ from specadvisor.sweep.arms import family_key, family_label
 USABLE = {ArmStatus.ok}
 DEFAULT_REL_ERROR = 0.05  # a throughput without an interval: assume 5%
 MIN_REL_ERROR = 0.01
+CONTRADICTION_FLOOR = 0.15  # an out-of-sample miss beyond max(15%, 3 x its noise) contradicts the model
 
 
 class Prediction(BaseModel):
@@ -40,6 +50,9 @@ class Prediction(BaseModel):
     error_pct: float | None = None  # (predicted - measured) / measured * 100, out of sample
     reference: bool = False  # the arm whose per-position rates drive the family's predictions
     basis: str = ""  # what the fit used, in words
+    confident: bool = False  # fitted in its own regime and not contradicted: views show only these
+    uncertainty_pct: float | None = None  # its own 95% error (percent of the prediction), when confident
+    withheld: str | None = None  # why a view does not show it (a rough guess), when not confident
 
 
 @dataclass
@@ -112,17 +125,19 @@ def predict_throughput(session: Session) -> dict[str, Prediction]:
             continue
         rates = results[reference.arm.id].per_position_acceptance
         max_n = min(reference.n, len(rates))
+        contradiction = _contradiction(points, reference)
         by_n = {a.n: a for a in arms}
         for n in sorted(set(range(1, max_n + 1)) | set(by_n)):
             arm = by_n.get(n)
             pred = _predict_one(n, rates, points, baseline, leave_out=arm.id if arm is not None else None, reference=reference)
             if pred is None:
                 continue
-            throughput, al, basis = pred
+            throughput, al, basis, uncertainty = pred
             meas = results[arm.id].output_throughput if arm is not None and arm.id in results else None
             is_ref = arm is not None and arm.id == reference.arm.id
             error = None if meas is None or is_ref else (throughput - meas) / meas * 100.0
             key = arm.id if arm is not None else f"{family_label(reference.arm)}@n{n}@c{conc}"
+            withheld = None if is_ref else (contradiction or (None if uncertainty is not None else _rough_reason(basis)))
             out[key] = Prediction(
                 arm_id=arm.id if arm is not None else None,
                 family=fam,
@@ -135,17 +150,34 @@ def predict_throughput(session: Session) -> dict[str, Prediction]:
                 error_pct=error,
                 reference=is_ref,
                 basis=basis,
+                confident=withheld is None,
+                uncertainty_pct=uncertainty if withheld is None and not is_ref else None,
+                withheld=withheld,
             )
     return out
 
 
-def prediction_errors(session: Session) -> dict[str, float]:
-    """Out-of-sample prediction error (percent) of every measured arm that has one."""
-    return {k: p.error_pct for k, p in predict_throughput(session).items() if p.error_pct is not None and p.arm_id}
+def confident_predictions(session: Session) -> dict[str, Prediction]:
+    """What views show: predictions fitted in their own regime and not contradicted (and references)."""
+    return {k: p for k, p in predict_throughput(session).items() if p.confident}
 
 
-def mean_abs_error_pct(session: Session) -> float | None:
-    errors = list(prediction_errors(session).values())
+def withheld_predictions(session: Session) -> dict[str, str]:
+    """Arm id -> why its prediction is not shown (measured or planned arms only)."""
+    return {k: p.withheld for k, p in predict_throughput(session).items() if p.arm_id and p.withheld}
+
+
+def prediction_errors(session: Session, *, rough: bool = False) -> dict[str, float]:
+    """Out-of-sample prediction error (percent) of every measured arm with a confident prediction
+    (with rough=True, of rough guesses too: --adaptive's margin learns from its own misses)."""
+    return {
+        k: p.error_pct for k, p in predict_throughput(session).items()
+        if p.error_pct is not None and p.arm_id and (rough or p.confident)
+    }
+
+
+def mean_abs_error_pct(session: Session, *, rough: bool = False) -> float | None:
+    errors = list(prediction_errors(session, rough=rough).values())
     return sum(abs(e) for e in errors) / len(errors) if errors else None
 
 
@@ -184,16 +216,19 @@ def _reference(points: list[_Point], results: dict[str, ArmResult]) -> _Point | 
 
 def _predict_one(
     n: int, rates: list[float], points: list[_Point], baseline: _Point | None, *, leave_out: str | None, reference: _Point
-) -> tuple[float, float, str] | None:
+) -> tuple[float, float, str, float | None] | None:
+    """(throughput, AL, basis, uncertainty %) at N; uncertainty None marks a rough guess (another
+    regime's point in the fit, or a flat cost assumed)."""
     if n > len(rates):
         return None  # cannot extrapolate acceptance past the largest measured N
     al = acceptance_length(rates, n)
     if leave_out == reference.arm.id:
-        return reference.throughput, reference.al, "measured (reference arm)"
+        return reference.throughput, reference.al, "measured (reference arm)", None
     used = [p for p in points if p.arm.id != leave_out]
-    if len({p.n for p in used}) < 2 and baseline:
-        # Only one speculative point: anchor the line on the baseline. With two or more, the baseline
-        # is left out: turning speculation on adds a fixed per-step overhead it does not have.
+    in_regime = len({p.n for p in used}) >= 2
+    if not in_regime and baseline:
+        # Only one speculative point: anchor the line on the baseline, a rough guess (the baseline may
+        # run another scheduler; with two or more speculative points it is left out).
         used.append(baseline)
     fit = fit_step_cost([(p.n, p.al, p.throughput) for p in used], [p.rel_error for p in used])
     names = ", ".join(sorted("baseline" if p.n == 0 else f"N={p.n}" for p in used))
@@ -201,6 +236,65 @@ def _predict_one(
         c0, c1 = fit
         cost = c0 + c1 * n
         if cost > 0:
-            return al / cost, al, f"AL from N={reference.n} rates; step cost fitted on {names}"
+            uncertainty = _uncertainty(used, n, cost) if in_regime else None
+            return al / cost, al, f"AL from N={reference.n} rates; step cost fitted on {names}", uncertainty
     # One point only: assume a flat step cost (optimistic; says so).
-    return reference.throughput * al / reference.al, al, f"AL from N={reference.n} rates; flat step cost assumed (only {names})"
+    return reference.throughput * al / reference.al, al, f"AL from N={reference.n} rates; flat step cost assumed (only {names})", None
+
+
+def _uncertainty(used: list[_Point], n: int, cost: float) -> float:
+    """95% error of the predicted step cost at N (percent), propagated from the fitted arms' own
+    throughput errors through the weighted least-squares line."""
+    xs = [float(p.n) for p in used]
+    ys = [p.al / p.throughput for p in used]
+    sds = [y * max(p.rel_error, MIN_REL_ERROR) for y, p in zip(ys, used)]
+    ws = [1.0 / sd**2 for sd in sds]
+    sw = sum(ws)
+    mx = sum(w * x for w, x in zip(ws, xs)) / sw
+    sxx = sum(w * (x - mx) ** 2 for w, x in zip(ws, xs))
+    var = 1.0 / sw + ((n - mx) ** 2 / sxx if sxx > 0 else 0.0)
+    return 1.96 * math.sqrt(var) / cost * 100.0
+
+
+def _contradiction(points: list[_Point], reference: _Point) -> str | None:
+    """Why the family's measured arms contradict the step-cost model, or None.
+
+    The step cost may not fall with N beyond the arms' noise (more drafting and verifying is never
+    cheaper), and with three or more arms none may miss its out-of-sample prediction by more than
+    max(15%, 3 x its noise)."""
+    spec = sorted(points, key=lambda p: p.n)
+    if len({p.n for p in spec}) < 2:
+        return None
+    fit = fit_step_cost([(p.n, p.al, p.throughput) for p in spec], [p.rel_error for p in spec])
+    if fit is None:
+        return None
+    c0, c1 = fit
+    lo, hi = spec[0], spec[-1]
+    noise = 2 * math.hypot(lo.rel_error, hi.rel_error)
+    if c0 <= 0:
+        return "the measured arms put the step cost at N=0 below zero: the step-cost model does not fit them"
+    if c1 < 0 and -c1 * (hi.n - lo.n) / (c0 + c1 * lo.n) > noise:
+        drop = -c1 * (hi.n - lo.n) / (c0 + c1 * lo.n)
+        return (f"the measured step cost falls {drop:.0%} from N={lo.n} to N={hi.n}, beyond noise ({noise:.0%}): "
+                "the step-cost model does not hold for these arms")
+    if len({p.n for p in spec}) >= 3:
+        for p in spec:
+            if p.arm.id == reference.arm.id:
+                continue
+            rest = [q for q in spec if q.arm.id != p.arm.id]
+            f = fit_step_cost([(q.n, q.al, q.throughput) for q in rest], [q.rel_error for q in rest])
+            if f is None or f[0] + f[1] * p.n <= 0:
+                continue
+            predicted = p.al / (f[0] + f[1] * p.n)
+            miss = abs(predicted - p.throughput) / p.throughput
+            if miss > max(CONTRADICTION_FLOOR, 3 * p.rel_error):
+                return (f"N={p.n} measured {p.throughput:.1f} tok/s, {miss:.0%} off what the other arms predict: "
+                        "the step-cost model does not hold for these arms")
+    return None
+
+
+def _rough_reason(basis: str) -> str:
+    if "baseline" in basis:
+        return ("only one other speculative arm of this family and concurrency: a line through the baseline would "
+                "mix regimes (speculation may change vLLM's scheduler); measure another N to predict")
+    return "only one speculative arm measured: how the step cost grows with N is unknown"

@@ -6,8 +6,9 @@ Rules (documented in the report):
   compete; p99 because a target is a promise about the slow requests, not the typical one.
 - Near-ties (the difference lies within its 95% interval, or within 2%) go to the smaller N, and the baseline counts
   as N=0: speculation must win clearly to be worth its memory and complexity.
-- With several concurrency levels, the recommendation is for the session's concurrency, and a
-  `num_speculative_tokens_per_batch_size` schedule ([start, end, k], k=0 = off) is offered too.
+- With several concurrency levels, the headline is for the session's concurrency; every measured
+  level gets its own pick (`per_concurrency`), and a `num_speculative_tokens_per_batch_size`
+  schedule ([start, end, k], k=0 = off) is offered too.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from specadvisor.domain import Arm, ArmResult, Recommendation, Session
+from specadvisor.domain import Arm, ArmResult, ConcurrencyPick, Recommendation, Session
 from specadvisor.figures import speedup
 from specadvisor.sweep.arms import family_key, family_label
 from specadvisor.sweep.drift import annotate, baseline_drift, widen
@@ -38,9 +39,21 @@ def recommend(session: Session) -> Recommendation:
     results = widen(results, drift)
     pick = _pick(session, results, conc)
     rec = annotate(_explain(session, results, conc, *pick), drift, results, session, pooled)
+    rec.per_concurrency = [_level(session, results, level) for level in levels]
     if len(levels) > 1:
         rec.batch_size_schedule = batch_size_schedule(session)
+        rec.reasons += [f"at concurrency {p.concurrency}: {p.summary}" for p in rec.per_concurrency]
     return rec
+
+
+def _level(session: Session, results: dict[str, ArmResult], conc: int) -> ConcurrencyPick:
+    """The recommendation at one concurrency level, in one line."""
+    one = _explain(session, results, conc, *_pick(session, results, conc))
+    summary = next((r for r in one.reasons if not r.startswith(("measured at concurrency", "UNCONFIRMED"))), "")
+    return ConcurrencyPick(
+        concurrency=conc, arm_id=one.arm_id, do_not_speculate=one.do_not_speculate,
+        speculative_config=one.speculative_config, speedup=one.speedup, speedup_ci=one.speedup_ci, summary=summary,
+    )
 
 
 def batch_size_schedule(session: Session) -> list[list[int]] | None:

@@ -66,6 +66,7 @@ def merge(previous: ArmResult | None, new: ArmResult, record: RunRecord) -> ArmR
     merged.trials = tputs
     merged.output_throughput = statistics.fmean(tputs)
     merged.output_throughput_ci = between_runs_ci([r for r in runs if r.output_throughput is not None and r.status in ("ok", "stopped_early")])
+    merged.output_throughput_ci_basis = f"{len(tputs)} runs" if merged.output_throughput_ci else f"{len(tputs)} runs disagree too much: no interval"
     d = merged.duration_s or 0
     merged.request_throughput = merged.completed / d if d > 0 else None
     if previous.achieved_request_rate and new.achieved_request_rate:
@@ -95,7 +96,7 @@ def between_runs_ci(runs: list[RunRecord]) -> tuple[float, float] | None:
     if not values:
         return None
     if len(values) >= 3:
-        return stats.mean_ci(values)
+        return stats.throughput_ci(values)
     mean = statistics.fmean(values)
     halves = [(r.output_throughput_ci[1] - r.output_throughput_ci[0]) / 2 for r in runs if r.output_throughput_ci]
     within = statistics.fmean(halves) / math.sqrt(len(values)) if halves else 0.0
@@ -103,7 +104,7 @@ def between_runs_ci(runs: list[RunRecord]) -> tuple[float, float] | None:
     if len(values) == 1 and not halves:
         return None
     half = math.hypot(within, spread)
-    return (mean - half, mean + half)
+    return stats.usable_throughput_ci((mean - half, mean + half))
 
 
 def _merge_latency(a: LatencyStats, wa: int, b: LatencyStats, wb: int) -> LatencyStats:

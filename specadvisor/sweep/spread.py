@@ -51,7 +51,8 @@ def pooled_intervals(results: dict[str, ArmResult]) -> tuple[dict[str, ArmResult
             out[arm_id] = r
             continue
         half = t * sd * r.output_throughput / math.sqrt(runs)
-        out[arm_id] = r.model_copy(update={"output_throughput_ci": (r.output_throughput - half, r.output_throughput + half)})
+        ci = stats.usable_throughput_ci((r.output_throughput - half, r.output_throughput + half))
+        out[arm_id] = r.model_copy(update={"output_throughput_ci": ci}) if ci else r
     return out, pooled
 
 

@@ -24,13 +24,16 @@ def session_summary(session: Session, *, launches_used: int | None = None, launc
             "concurrency": arm.concurrency,
             "speculative_config": arm.speculative_config,
             "status": result.status.value if result else "pending",
-            "predicted_throughput": pred.predicted_throughput if pred else None,
-            "prediction_error_pct": pred.error_pct if pred else None,
+            "predicted_throughput": pred.predicted_throughput if pred and pred.confident else None,
+            "prediction_error_pct": pred.error_pct if pred and pred.confident else None,
+            "prediction_uncertainty_pct": pred.uncertainty_pct if pred and pred.confident else None,
+            "prediction_withheld": pred.withheld if pred else None,
         }
         if result is not None:
             row.update(
                 output_throughput=result.output_throughput,
                 output_throughput_ci=result.output_throughput_ci,
+                output_throughput_ci_basis=result.output_throughput_ci_basis,
                 request_throughput=result.request_throughput,
                 achieved_load=result.achieved_load.model_dump(mode="json") if result.achieved_load else None,
                 mean_acceptance_length=result.mean_acceptance_length,

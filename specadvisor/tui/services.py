@@ -148,9 +148,9 @@ def default_services(db_path: Path | None = None, runner_kwargs: dict[str, Any] 
         return plan
 
     def predict(session: Session) -> dict[str, float]:
-        from specadvisor.sweep.predict import predict_throughput
+        from specadvisor.sweep.predict import confident_predictions
 
-        return {key: p.predicted_throughput for key, p in predict_throughput(session).items() if p.arm_id}
+        return {key: p.predicted_throughput for key, p in confident_predictions(session).items() if p.arm_id}
 
     def open_store() -> SessionStore:
         from specadvisor.settings import paths

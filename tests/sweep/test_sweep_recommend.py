@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
+from sweep_fakes import spec_result
+
 from specadvisor.domain import LatencyStats, SweepSettings
 from specadvisor.sweep.plan import plan_from_methods
 from specadvisor.sweep.recommend import recommend
@@ -102,3 +106,24 @@ def test_difference_inside_its_interval_is_a_tie():
     for r in s.results:
         r.output_throughput_ci = (r.output_throughput - 4.0, r.output_throughput + 4.0)
     assert recommend(s).do_not_speculate  # 4.0 < hypot(4, 4) = 5.7
+
+
+def test_every_measured_concurrency_gets_its_own_answer():
+    """Two levels measured: the recommendation speaks of each (it used to speak of concurrency 1 only)."""
+    from specadvisor.domain import SweepSettings
+    from specadvisor.sweep.plan import plan_from_methods
+    from specadvisor.sweep.recommend import recommend
+    from sweep_fakes import spec_result
+
+    s = plan_from_methods("m", [("ngram", {})], [2, 4], SweepSettings(concurrency=[1, 8])).session
+    figures = {"baseline-c1": 100.0, "ngram-n2-c1": 150.0, "ngram-n4-c1": 140.0, "baseline-c8": 600.0, "ngram-n2-c8": 420.0, "ngram-n4-c8": 400.0}
+    for arm_id, tps in figures.items():
+        n = None if arm_id.startswith("baseline") else int(arm_id.split("-n")[1].split("-")[0])
+        s.results.append(spec_result(arm_id, n, tps))
+    rec = recommend(s)
+    picks = {p.concurrency: p for p in rec.per_concurrency}
+    assert set(picks) == {1, 8}
+    assert picks[1].arm_id == "ngram-n2-c1" and picks[1].speedup == pytest.approx(1.5)
+    assert picks[8].do_not_speculate and picks[8].arm_id is None and "do not speculate" in picks[8].summary
+    assert any(r.startswith("at concurrency 8: do not speculate") for r in rec.reasons)
+    assert any(r.startswith("at concurrency 1: ngram N=2") for r in rec.reasons)
