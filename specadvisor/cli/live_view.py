@@ -17,7 +17,8 @@ from rich.text import Text
 from specadvisor import charts
 from specadvisor.domain import ArmFinished, ArmStatus, Session
 from specadvisor.sweep.live import ArmRow, SweepState, short_label
-from specadvisor.sweep.predict import confident_predictions
+from specadvisor.sweep.predict import predict_throughput
+from specadvisor.textsafe import line, markup
 from specadvisor.vllm_command import spec_config_json
 
 CHART_WIDTH = 60
@@ -54,7 +55,8 @@ class LiveSweepView:
             self._live.update(self.render())
 
     def _predict(self) -> dict[str, Any]:
-        return confident_predictions(self.session.model_copy(update={"results": self.state.results()}))
+        fitted = predict_throughput(self.session.model_copy(update={"results": self.state.results()}))
+        return {key: p for key, p in fitted.items() if p.confident}  # rough guesses are never shown
 
     def _status(self, row: ArmRow) -> str:
         if row.phase == "measuring":

@@ -34,8 +34,18 @@ def test_markdown_report_has_verdict_snippet_table_and_prediction():
     snippet = re.search(r"--speculative-config '(\{.*?\})'", text).group(1)
     assert json.loads(snippet) == {"method": "ngram", "prompt_lookup_min": 2, "num_speculative_tokens": 2}
     assert "| n-gram N=2 | ok | 150.0 (148.5-151.5) |" in text
-    assert "mean absolute prediction error" in text
+    # N=2 could only be predicted through the baseline (another regime): the report withholds it and says why
+    assert "withheld: n-gram N=2" in text and "mix regimes" in text
     assert "vllm bench sweep serve" in text
+
+
+def test_markdown_report_shows_an_in_regime_prediction_with_its_own_error():
+    plan = plan_from_methods("org/target", [("ngram", {})], [2, 3, 4], SweepSettings(output_len=64))
+    s = plan.session
+    for arm, tps in zip(s.arms, (100.0, 150.0, 146.0, 140.0)):
+        s.results.append(spec_result(arm.id, arm.n, tps))
+    text = markdown(s)
+    assert "mean absolute prediction error over measured arms" in text
 
 
 def test_markdown_says_do_not_speculate_when_baseline_wins():
