@@ -7,6 +7,7 @@ normal approximation goes below 0 or above 1), Student t for means of a few thro
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 from collections.abc import Sequence
@@ -111,7 +112,7 @@ def lag1_autocorrelation(values: Sequence[float]) -> float:
     var = sum((v - m) ** 2 for v in values)
     if var == 0:
         return 0.0
-    return sum((a - m) * (b - m) for a, b in zip(values, values[1:])) / var
+    return sum((a - m) * (b - m) for a, b in itertools.pairwise(values)) / var
 
 
 def usable_throughput_ci(ci: tuple[float, float] | None) -> tuple[float, float] | None:

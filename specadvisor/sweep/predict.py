@@ -247,11 +247,11 @@ def _uncertainty(used: list[_Point], n: int, cost: float) -> float:
     throughput errors through the weighted least-squares line."""
     xs = [float(p.n) for p in used]
     ys = [p.al / p.throughput for p in used]
-    sds = [y * max(p.rel_error, MIN_REL_ERROR) for y, p in zip(ys, used)]
+    sds = [y * max(p.rel_error, MIN_REL_ERROR) for y, p in zip(ys, used, strict=True)]
     ws = [1.0 / sd**2 for sd in sds]
     sw = sum(ws)
-    mx = sum(w * x for w, x in zip(ws, xs)) / sw
-    sxx = sum(w * (x - mx) ** 2 for w, x in zip(ws, xs))
+    mx = sum(w * x for w, x in zip(ws, xs, strict=True)) / sw
+    sxx = sum(w * (x - mx) ** 2 for w, x in zip(ws, xs, strict=True))
     var = 1.0 / sw + ((n - mx) ** 2 / sxx if sxx > 0 else 0.0)
     return 1.96 * math.sqrt(var) / cost * 100.0
 

@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from fidelity_harness import BenchWorker, FidelityMeasure  # noqa: E402
+from fidelity_harness import BenchWorker, FidelityMeasure
 
-from specadvisor.cli.main import main  # noqa: E402
-from specadvisor.sweep import runner as runner_module  # noqa: E402
+from specadvisor.cli.main import main
+from specadvisor.sweep import runner as runner_module
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.timeout(1200)]
 

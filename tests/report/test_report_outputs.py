@@ -42,7 +42,7 @@ def test_markdown_report_has_verdict_snippet_table_and_prediction():
 def test_markdown_report_shows_an_in_regime_prediction_with_its_own_error():
     plan = plan_from_methods("org/target", [("ngram", {})], [2, 3, 4], SweepSettings(output_len=64))
     s = plan.session
-    for arm, tps in zip(s.arms, (100.0, 150.0, 146.0, 140.0)):
+    for arm, tps in zip(s.arms, (100.0, 150.0, 146.0, 140.0), strict=True):
         s.results.append(spec_result(arm.id, arm.n, tps))
     text = markdown(s)
     assert "mean absolute prediction error over measured arms" in text

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from sweep_fakes import spec_result
-
 from specadvisor.domain import LatencyStats, SweepSettings
 from specadvisor.sweep.plan import plan_from_methods
 from specadvisor.sweep.recommend import recommend
