@@ -157,3 +157,19 @@ async def test_cancelling_during_startup_stops_the_server(fake_spec):
         await task
     assert wait_dead(server.pid, 5)
     assert server.pid not in reaper.live_groups()
+
+
+async def test_the_diagnosis_reads_the_whole_log_not_its_tail(fake_spec, tmp_path):
+    """The cause sits 3000 lines above the end (a worker's error, then shutdown noise and the
+    wrappers): reading only the tail named the wrapper; the whole log names the cause."""
+    real = (FIXTURES / "kv_cache_too_small.log").read_text().splitlines()
+    cause_at = next(i for i, line in enumerate(real) if "larger than the available KV cache memory" in line)
+    noisy = real[: cause_at + 1] + ["(EngineCore pid=1) WARNING shutting down, still cleaning up"] * 3000 + real[cause_at + 1 :]
+    fail_log = tmp_path / "long.log"
+    fail_log.write_text("\n".join(noisy) + "\n")
+    server = VllmServer(fake_spec("exit", "--fail-log", str(fail_log), "--rc", "1"))
+    with pytest.raises(ServerStartError) as caught:
+        async with server:
+            pytest.fail("a server that exits must not be entered")
+    assert caught.value.diagnosis.kind == "max_model_len_too_large"
+    assert "larger than the available KV cache memory" in caught.value.diagnosis.cause
