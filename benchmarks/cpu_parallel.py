@@ -1,10 +1,13 @@
-"""Serial versus `--parallel 2` on the real CPU engine: wall time to the recommendation, same answer?
+"""Serial versus `--parallel 2` versus `--ray` on the real CPU engine: wall time to the recommendation, same answer?
 
-Runs `specadvisor sweep --cpu` twice with the same arms (baseline, ngram N=2, ngram N=4; few
-prompts, short outputs): once serially (one server at a time, all cores), once with `--parallel 2`
-(two servers at a time, one core range each through VLLM_CPU_OMP_THREADS_BIND). Both bracket the
-baseline; the parallel sweep also re-measures the leader beside the baseline in a confirmation
-wave. Prints wall time, launches, waves, per-arm throughput and the answer of each.
+Runs `specadvisor sweep --cpu` with the same arms (baseline, ngram N=2, ngram N=4; few prompts,
+short outputs) in each mode of --modes: serially (one server at a time, all cores), with
+`--parallel 2` (two servers at a time, one core range each through VLLM_CPU_OMP_THREADS_BIND), and
+with `--ray` on a local Ray cluster this script starts (`ray start --head --num-cpus 2`, stopped at
+the end): one actor per server, each with one CPU and its own core, serving and measuring on the
+node. All bracket the baseline; the two-slot modes also re-measure the leader beside the baseline in
+a confirmation wave. Prints wall time, launches, waves, per-arm throughput, cold/warm start-up and
+the answer of each, then each mode against serial.
 
 Starts real vLLM servers: run it under the shared engine lock, e.g.
   flock /tmp/specadvisor-engine.lock .venv/bin/python benchmarks/cpu_parallel.py
@@ -13,8 +16,10 @@ Starts real vLLM servers: run it under the shared engine lock, e.g.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -24,19 +29,56 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def sweep(db: Path, parallel: str, args: argparse.Namespace) -> tuple[dict, float]:
+MODES = {"serial": ["--parallel", "1"], "parallel": ["--parallel", "2"], "ray": ["--ray"]}
+NAMES = {"serial": "serial", "parallel": "--parallel 2", "ray": "--ray (local)"}
+
+
+def sweep(db: Path, mode: str, args: argparse.Namespace, extra: list[str]) -> tuple[dict, float]:
     cmd = [
         sys.executable, "-m", "specadvisor.cli.main", "--db", str(db), "sweep", "--cpu", "--method", "ngram",
         "--n", "2,4", "--num-prompts", str(args.num_prompts), "--output-len", str(args.output_len),
-        "--concurrency", str(args.concurrency), "--parallel", parallel, "--name", f"cpu-parallel-{parallel}", "--json",
+        "--concurrency", str(args.concurrency), *MODES[mode], *extra, "--name", f"cpu-{mode}", "--json",
     ]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     t0 = time.perf_counter()
     out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT)
     wall = time.perf_counter() - t0
     if out.returncode != 0:
-        sys.exit(f"sweep --parallel {parallel} failed ({out.returncode}): {out.stderr.strip()[-500:]}")
+        sys.exit(f"sweep ({NAMES[mode]}) failed ({out.returncode}): {out.stderr.strip()[-500:]}")
     return json.loads(out.stdout), wall
+
+
+@contextlib.contextmanager
+def local_ray_cluster(cpus: int):
+    """`ray start --head` with `cpus` CPU slots and no GPUs; `ray stop` whatever happens."""
+    ray_cli = str(Path(sys.executable).parent / "ray")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "RAY_USAGE_STATS_ENABLED": "0"}
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    start = [ray_cli, "start", "--head", f"--port={port}", f"--num-cpus={cpus}", "--num-gpus=0", "--include-dashboard=false",
+             "--object-store-memory=100000000", f"--temp-dir=/tmp/sa-ray-bench-{os.getpid()}", "--disable-usage-stats"]
+    try:
+        out = subprocess.run(start, env=env, capture_output=True, text=True, timeout=180)
+        if out.returncode != 0:
+            sys.exit(f"ray start failed: {out.stderr.strip()[-500:]}")
+        yield f"127.0.0.1:{port}"
+    finally:
+        subprocess.run([ray_cli, "stop", "--force"], env=env, capture_output=True, timeout=120)
+
+
+def run_mode(mode: str, tmp: str, args: argparse.Namespace) -> tuple[dict, float]:
+    if mode != "ray":
+        return sweep(Path(tmp) / f"{mode}.db", mode, args, [])
+    with local_ray_cluster(2) as address:
+        return sweep(Path(tmp) / f"{mode}.db", mode, args, [address])
+
+
+def startup(data: dict) -> str:
+    cold = [a["startup_cold_s"] for a in data["arms"] if a.get("startup_cold_s")]
+    warm = [a["startup_warm_s"] for a in data["arms"] if a.get("startup_warm_s")]
+    mean = lambda xs: f"{sum(xs) / len(xs):.0f} s" if xs else "-"  # noqa: E731
+    return f"start-up cold {mean(cold)} / warm {mean(warm)}"
 
 
 def answer(data: dict) -> str:
@@ -51,22 +93,28 @@ def main() -> None:
     ap.add_argument("--num-prompts", type=int, default=8)
     ap.add_argument("--output-len", type=int, default=32)
     ap.add_argument("--concurrency", type=int, default=2)
+    ap.add_argument("--modes", default="serial,parallel,ray", help="comma-separated: serial, parallel, ray")
     args = ap.parse_args()
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    if not modes or set(modes) - set(MODES):
+        sys.exit(f"--modes takes serial, parallel and/or ray, got {args.modes!r}")
     with tempfile.TemporaryDirectory() as tmp:
         rows = []
-        for parallel in ("1", "2"):
-            data, wall = sweep(Path(tmp) / f"p{parallel}.db", parallel, args)
-            rows.append((parallel, data, wall))
+        for mode in modes:
+            data, wall = run_mode(mode, tmp, args)
+            rows.append((mode, data, wall))
         print(f"CPU engine, {os.cpu_count()} cores; baseline + ngram N=2 + N=4; {args.num_prompts} prompts x {args.output_len} tokens, concurrency {args.concurrency}")
-        print(f"{'mode':<12} {'wall s':>7} {'launches':>8} {'waves':>5}  answer; per-arm runs tok/s [placement wave]")
-        for parallel, data, wall in rows:
+        print(f"{'mode':<14} {'wall s':>7} {'launches':>8} {'waves':>5}  answer; per-arm runs tok/s [placement wave]")
+        for mode, data, wall in rows:
             waves = max((r.get("wave") or 0 for a in data["arms"] for r in a.get("runs", [])), default=0)
-            print(f"{'serial' if parallel == '1' else '--parallel ' + parallel:<12} {wall:>7.0f} {data['launches_used']:>8} {waves:>5}  {answer(data)}; drift {((data.get('drift') or {}).get('change') or 0) * 100:+.1f}%")
+            print(f"{NAMES[mode]:<14} {wall:>7.0f} {data['launches_used']:>8} {waves:>5}  {answer(data)}; drift {((data.get('drift') or {}).get('change') or 0) * 100:+.1f}%; {startup(data)}")
             for arm in data["arms"]:
                 runs = ", ".join(f"{r['output_throughput']:.1f} [{r['placement'] or 'host'} w{r['wave']}]" for r in arm.get("runs", []) if r.get("output_throughput"))
                 print(f"    {arm['arm_id']:<10} {runs}")
-        (_, a, wa), (_, b, wb) = rows
-        print(f"parallel/serial wall time: {wb / wa:.2f} ({wa - wb:+.0f} s); same answer: {'yes' if answer(a).split()[0] == answer(b).split()[0] else 'NO'}")
+        (first, a, wa) = rows[0]
+        for mode, b, wb in rows[1:]:
+            same = "yes" if answer(a).split()[0] == answer(b).split()[0] else "NO"
+            print(f"{NAMES[mode]} / {NAMES[first]} wall time: {wb / wa:.2f} ({wa - wb:+.0f} s); same answer: {same}")
 
 
 if __name__ == "__main__":
