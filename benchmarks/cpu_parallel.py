@@ -16,10 +16,8 @@ Starts real vLLM servers: run it under the shared engine lock, e.g.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -33,13 +31,13 @@ MODES = {"serial": ["--parallel", "1"], "parallel": ["--parallel", "2"], "ray": 
 NAMES = {"serial": "serial", "parallel": "--parallel 2", "ray": "--ray (local)"}
 
 
-def sweep(db: Path, mode: str, args: argparse.Namespace, extra: list[str]) -> tuple[dict, float]:
+def sweep(db: Path, mode: str, args: argparse.Namespace, extra: list[str], env: dict[str, str] | None = None) -> tuple[dict, float]:
     cmd = [
         sys.executable, "-m", "specadvisor.cli.main", "--db", str(db), "sweep", "--cpu", "--method", "ngram",
         "--n", "2,4", "--num-prompts", str(args.num_prompts), "--output-len", str(args.output_len),
         "--concurrency", str(args.concurrency), *MODES[mode], *extra, "--name", f"cpu-{mode}", "--json",
     ]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, **(env or {}), "PYTHONPATH": str(ROOT)}
     t0 = time.perf_counter()
     out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT)
     wall = time.perf_counter() - t0
@@ -48,36 +46,19 @@ def sweep(db: Path, mode: str, args: argparse.Namespace, extra: list[str]) -> tu
     return json.loads(out.stdout), wall
 
 
-@contextlib.contextmanager
-def local_ray_cluster(cpus: int):
-    """`ray start --head` with `cpus` CPU slots and no GPUs; `ray stop` whatever happens."""
-    ray_cli = str(Path(sys.executable).parent / "ray")
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "RAY_USAGE_STATS_ENABLED": "0"}
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    start = [ray_cli, "start", "--head", f"--port={port}", f"--num-cpus={cpus}", "--num-gpus=0", "--include-dashboard=false",
-             "--object-store-memory=100000000", f"--temp-dir=/tmp/sa-ray-bench-{os.getpid()}", "--disable-usage-stats"]
-    try:
-        out = subprocess.run(start, env=env, capture_output=True, text=True, timeout=180)
-        if out.returncode != 0:
-            sys.exit(f"ray start failed: {out.stderr.strip()[-500:]}")
-        yield f"127.0.0.1:{port}"
-    finally:
-        subprocess.run([ray_cli, "stop", "--force"], env=env, capture_output=True, timeout=120)
-
-
 def run_mode(mode: str, tmp: str, args: argparse.Namespace) -> tuple[dict, float]:
     if mode != "ray":
         return sweep(Path(tmp) / f"{mode}.db", mode, args, [])
-    with local_ray_cluster(2) as address:
-        return sweep(Path(tmp) / f"{mode}.db", mode, args, [address])
+    from specadvisor.sweep.ray_cluster import local_cluster
+
+    with local_cluster(2, {"PYTHONPATH": str(ROOT)}) as (address, env):
+        return sweep(Path(tmp) / f"{mode}.db", mode, args, [address], env)
 
 
 def startup(data: dict) -> str:
     cold = [a["startup_cold_s"] for a in data["arms"] if a.get("startup_cold_s")]
     warm = [a["startup_warm_s"] for a in data["arms"] if a.get("startup_warm_s")]
-    mean = lambda xs: f"{sum(xs) / len(xs):.0f} s" if xs else "-"  # noqa: E731
+    mean = lambda xs: f"{sum(xs) / len(xs):.0f} s" if xs else "-"
     return f"start-up cold {mean(cold)} / warm {mean(warm)}"
 
 

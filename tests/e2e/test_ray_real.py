@@ -18,27 +18,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
-def ray_cluster(tmp_path):
-    ray_cli = str(Path(sys.executable).parent / "ray")
-    temp = Path("/tmp") / f"sa-ray-{os.getpid()}"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])), "RAY_USAGE_STATS_ENABLED": "0"}
-    port = _free_port()
-    start = [ray_cli, "start", "--head", f"--port={port}", "--num-cpus=2", "--num-gpus=0", "--include-dashboard=false",
-             "--object-store-memory=100000000", f"--temp-dir={temp}", "--disable-usage-stats"]
-    try:
-        out = subprocess.run(start, env=env, capture_output=True, text=True, timeout=180)
-        assert out.returncode == 0, out.stderr[-2000:]
-        yield f"127.0.0.1:{port}", env
-    finally:
-        subprocess.run([ray_cli, "stop", "--force"], env=env, capture_output=True, timeout=120)
+def ray_cluster():
+    from specadvisor.sweep.ray_cluster import local_cluster
 
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    with local_cluster(2, env) as (address, cluster_env):  # `ray start --head --num-cpus=2`, stopped by its own pids
+        yield address, cluster_env
 
 
 def test_two_arms_at_once_on_a_local_ray_cluster(cpu_engine, ray_cluster, tmp_path):

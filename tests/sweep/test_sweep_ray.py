@@ -5,7 +5,6 @@ never the session."""
 from __future__ import annotations
 
 import os
-import signal
 import sys
 from pathlib import Path
 
@@ -49,47 +48,31 @@ def test_cli_names_the_extra_when_ray_is_missing(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-async def test_a_lost_actor_costs_its_arm_not_the_session(tmp_path):
-    import ray
+def test_a_lost_actor_costs_its_arm_not_the_session(tmp_path):
+    import json
+    import subprocess
 
     from specadvisor.store import Store
-    from specadvisor.sweep.ray_cluster import ray_runner
-    from specadvisor.sweep.runner import SweepRunner
+    from specadvisor.sweep.ray_cluster import local_cluster
 
-    settings = SweepSettings(num_prompts=2, output_len=4, warmup=0, bracket=False, engine_cmd=[sys.executable, str(FAKE_VLLM), "--mode", "ok"])
-    plan = plan_from_methods("fake-model", [("ngram", {})], [2], settings)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
-    try:
-        kwargs = ray_runner(None, "auto", plan.session, {})
-        assert [s.label for s in kwargs["slots"]] == ["ray 1", "ray 2"]  # two CPU slots: two arms at once
-        real_factory, servers = kwargs["server_factory"], {}
-
-        def factory(arm, session, placement=None):
-            server = real_factory(arm, session, placement)
-            if arm.id == "ngram-n2":  # this arm's server never gets ready; its actor is then killed
-                server.spec_dict["engine_cmd"] = [sys.executable, str(FAKE_VLLM), "--mode", "hang"]
-            servers[arm.id] = server
-            return server
-
-        kwargs["server_factory"] = factory
-        store = Store.open(tmp_path / "ray.db")
-        runner = SweepRunner(plan, store, **kwargs)
-        events = []
-        async for event in runner.events():
-            events.append(event)
-            if getattr(event, "kind", "") == "server_starting" and event.arm_id == "ngram-n2":
-                os.kill(servers["ngram-n2"].actor_pid, signal.SIGKILL)  # the node "dies" mid-arm
-        session = store.get_session(plan.session.id)
-        store.close()
-    finally:
-        ray.shutdown()
-    assert events[-1].kind == "sweep_finished" and session.status == "finished"
+    root = str(Path(__file__).resolve().parents[2])
+    db = tmp_path / "ray.db"
+    with local_cluster(2, {"PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}) as (address, env):
+        driver = Path(__file__).with_name("ray_lost_actor_driver.py")
+        out = subprocess.run([sys.executable, str(driver), address, str(db)], env=env, capture_output=True, text=True, timeout=240)
+    assert out.returncode == 0, out.stderr[-2000:]
+    data = json.loads(out.stdout.strip().splitlines()[-1])
+    assert data["slots"] == ["ray 1", "ray 2"]  # two CPU slots: two arms at once
+    assert data["kinds"][-1] == "sweep_finished"
+    with Store.open(db) as store:
+        session = store.get_session(data["session_id"])
+    assert session.status == "finished"
     lost = session.result_for("ngram-n2")
     assert lost.status == ArmStatus.failed and "Ray actor running this arm was lost" in lost.error
     base = session.result_for("baseline")
     assert base is not None and "lost" not in (base.error or "")  # the other arm ran to its own end
     assert base.runs[0].placement.startswith(os.uname().nodename) and "cores" in base.runs[0].placement
-    assert servers["baseline"].command[:2] == [sys.executable, str(FAKE_VLLM)]
+    assert data["baseline_command"][:2] == [sys.executable, str(FAKE_VLLM)]
     assert _fake_servers_left() == []  # the lost actor's server died with it (parent-death signal)
 
 
