@@ -58,8 +58,11 @@ def run_mode(mode: str, tmp: str, args: argparse.Namespace) -> tuple[dict, float
 def startup(data: dict) -> str:
     cold = [a["startup_cold_s"] for a in data["arms"] if a.get("startup_cold_s")]
     warm = [a["startup_warm_s"] for a in data["arms"] if a.get("startup_warm_s")]
-    mean = lambda xs: f"{sum(xs) / len(xs):.0f} s" if xs else "-"
-    return f"start-up cold {mean(cold)} / warm {mean(warm)}"
+    return f"start-up cold {_mean_s(cold)} / warm {_mean_s(warm)}"
+
+
+def _mean_s(values: list[float]) -> str:
+    return f"{sum(values) / len(values):.0f} s" if values else "-"
 
 
 def answer(data: dict) -> str:

@@ -407,9 +407,11 @@ def loopback_env(token_path: Path) -> dict[str, str]:
 
 
 def _children(proc: Any) -> list[Any]:
+    import psutil
+
     try:
         return proc.children(recursive=True)
-    except Exception:
+    except psutil.Error:
         return []
 
 
