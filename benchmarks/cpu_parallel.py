@@ -95,8 +95,8 @@ def main() -> None:
             for arm in data["arms"]:
                 runs = ", ".join(f"{r['output_throughput']:.1f} [{r['placement'] or 'host'} w{r['wave']}]" for r in arm.get("runs", []) if r.get("output_throughput"))
                 print(f"    {arm['arm_id']:<10} {runs}")
-        (first, a, wa) = rows[0]
-        for mode, b, wb in rows[1:]:
+        (first, a, wa) = next((r for r in rows if r[0] == "serial"), rows[0])
+        for mode, b, wb in (r for r in rows if r[0] != first):
             same = "yes" if answer(a).split()[0] == answer(b).split()[0] else "NO"
             print(f"{NAMES[mode]} / {NAMES[first]} wall time: {wb / wa:.2f} ({wa - wb:+.0f} s); same answer: {same}")
 
