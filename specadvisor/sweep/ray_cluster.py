@@ -186,6 +186,7 @@ class RayServer:
         kwargs.pop("api_key", None)  # launched servers have no key; a secret never travels
         while not self._events.empty():
             self._events.get_nowait()
+        self._stop_rule = kwargs.get("stop")  # the actor works on a copy: its verdict is copied back
         await self._call(self._actor.measure.remote(kwargs))
         finished = False
         try:
@@ -241,6 +242,8 @@ class RayServer:
             self._log(line)
         for raw in batch["events"]:
             self._events.put_nowait(adapter.validate_json(raw))
+        if batch.get("fired_halfwidth") is not None and getattr(self, "_stop_rule", None) is not None:
+            self._stop_rule.fired_halfwidth = batch["fired_halfwidth"]
         if batch["error"]:
             self._events.put_nowait(EngineError(batch["error"]))
         elif batch["done"]:
@@ -266,6 +269,7 @@ class ArmActor:
         self.error: str | None = None
         self.task: asyncio.Task | None = None
         self.core_locks: list[Any] = []
+        self.fired_halfwidth: float | None = None  # the --ci-target rule's verdict, copied back to the driver
 
     async def start(self, spec: dict[str, Any], cores: int, refs: list[str]) -> dict[str, Any]:
         from specadvisor.engine.server import VllmServer
@@ -302,9 +306,11 @@ class ArmActor:
     async def _measure(self, kwargs: dict[str, Any]) -> None:
         from specadvisor.bench.measure import measure_arm
 
+        self.fired_halfwidth = None
         try:
             async for event in measure_arm(base_url=self.server.base_url, **kwargs):
                 self.events.append(event.model_dump_json())
+            self.fired_halfwidth = getattr(kwargs.get("stop"), "fired_halfwidth", None)
         except asyncio.CancelledError:
             pass
         except Exception as exc:  # noqa: BLE001 - reaches the runner as the arm's failure
@@ -317,7 +323,8 @@ class ArmActor:
         return await fit_prompts(prompts, base_url=self.server.base_url, **kwargs)
 
     async def poll(self) -> dict[str, Any]:
-        batch = {"logs": self.logs, "events": self.events, "done": self.done, "error": self.error}
+        batch = {"logs": self.logs, "events": self.events, "done": self.done, "error": self.error,
+                 "fired_halfwidth": getattr(self, "fired_halfwidth", None) if self.done else None}
         self.logs, self.events = [], []
         if self.done:
             self.done, self.error = False, None
