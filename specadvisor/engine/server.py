@@ -108,6 +108,10 @@ class VllmServer:
         return list(self._lines)
 
     @property
+    def log_path(self) -> Path | None:
+        return self.spec.log_path
+
+    @property
     def running(self) -> bool:
         return self._proc is not None and self._proc.returncode is None
 

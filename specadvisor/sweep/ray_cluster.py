@@ -24,10 +24,10 @@ import tempfile
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 from specadvisor.domain import Arm, Session, SweepEvent
+from specadvisor.engine.diagnose import Diagnosis
 from specadvisor.errors import EngineError, InputError, SpecAdvisorError
 from specadvisor.sweep.slots import Slot, ranges, tp_size
 
@@ -104,13 +104,14 @@ class RayServer:
         self.spec_dict = spec
         self.resources = resources
         self.checkpoints = checkpoints
-        self.spec = SimpleNamespace(log_path=log_path)  # the driver's copy of the node's log
+        self.log_path: Path | None = log_path  # the driver's copy of the node's log
+        self.port: int | None = None  # chosen on the node, not by the runner
         self.base_url = ""
         self.command: list[str] = []
         self.placement = ""
         self.actor_pid: int | None = None
         self.running = False
-        self.diagnosis: Any = None
+        self.diagnosis: Diagnosis | None = None
         self._subscribers: list[Callable[[str], None]] = []
         self._lines: deque[str] = deque(maxlen=2000)
         self._events: asyncio.Queue = asyncio.Queue()
@@ -143,8 +144,9 @@ class RayServer:
             num_cpus=cpus, num_gpus=gpus, max_concurrency=16,
             scheduling_strategy=PlacementGroupSchedulingStrategy(placement_group=self._pg, placement_group_bundle_index=0),
         ).remote()
-        self.spec.log_path.parent.mkdir(parents=True, exist_ok=True)
-        self._log_file = open(self.spec.log_path, "w", encoding="utf-8", buffering=1)  # noqa: SIM115 - open for the server's life
+        log_path = self.log_path or Path(os.devnull)
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._log_file = open(log_path, "w", encoding="utf-8", buffering=1)  # noqa: SIM115 - open for the server's life
         self._poller = asyncio.create_task(self._poll())
         info = await self._call(self._actor.start.remote(self.spec_dict, 0 if gpus else cpus, self.checkpoints))
         self.command, self.base_url, self.placement = info["command"], info["base_url"], info["placement"]
@@ -156,7 +158,7 @@ class RayServer:
         answer = await self._call(self._actor.wait_ready.remote())
         if not answer["ok"]:
             self.running = False
-            self.diagnosis = SimpleNamespace(cause=answer["cause"], hint=answer.get("hint"))
+            self.diagnosis = Diagnosis(cause=answer["cause"], hint=answer.get("hint") or "")
             raise EngineError(answer["cause"], hint=answer.get("hint"))
         return answer["startup_s"]
 

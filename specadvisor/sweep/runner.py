@@ -14,7 +14,8 @@ import os
 import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
 
 from specadvisor.domain import (
     Arm,
@@ -36,6 +37,7 @@ from specadvisor.domain import (
     utcnow,
 )
 from specadvisor.engine.caches import startup_cache
+from specadvisor.engine.diagnose import Diagnosis
 from specadvisor.errors import InputError, SpecAdvisorError
 from specadvisor.figures import acceptance
 from specadvisor.sweep.adaptive import AdaptivePolicy
@@ -50,19 +52,35 @@ from specadvisor.sweep.stopping import account_savings as _account_savings
 from specadvisor.trust import refuse_imported
 
 
+@runtime_checkable
 class ServerHandle(Protocol):
-    """What the runner needs from a server (VllmServer satisfies it; tests pass a fake). A handle
-    whose server runs on another machine (sweep.ray_cluster) also brings `measure` and
-    `fit_prompts` that run the client beside the server, and the `placement` it landed on."""
+    """Everything the runner reads from a server (VllmServer, AttachedServer and the sweep's test
+    fakes satisfy it; mypy checks the real ones)."""
 
     base_url: str
-    command: list[str]
+    command: list[str]  # the exact command line, known once `start` returned
+    port: int | None  # the local port the runner reserved for it (None: not chosen by the runner)
+    diagnosis: Diagnosis | None  # why it failed to start or died, once known
+    log_path: Path | None  # the server's log file on this machine
 
+    @property
+    def running(self) -> bool: ...
     def subscribe(self, callback: Callable[[str], None]) -> None: ...
     def tail(self, n: int = 40) -> list[str]: ...
     async def start(self) -> None: ...
     async def wait_ready(self) -> float: ...
     async def stop(self) -> Any: ...
+
+
+@runtime_checkable
+class RemoteServerHandle(ServerHandle, Protocol):
+    """A server on another machine (sweep.ray_cluster): the client runs beside it, so it brings its
+    own `measure` and `fit_prompts`, and says where it landed."""
+
+    placement: str
+
+    def measure(self, **kwargs: Any) -> AsyncIterator[SweepEvent]: ...
+    async def fit_prompts(self, prompts: Any, **kwargs: Any) -> Any: ...
 
 
 ServerFactory = Callable[..., ServerHandle]  # (arm, session) or (arm, session, placement=Placement)
@@ -226,7 +244,7 @@ class SweepRunner:
         try:
             try:
                 await server.start()  # spawns the process: its exact command line is known from here
-                emit(ServerStarting(arm_id=first.id, command=list(getattr(server, "command", []) or [])))
+                emit(ServerStarting(arm_id=first.id, command=list(server.command)))
                 startup_s = await server.wait_ready()
             except SpecAdvisorError as err:
                 for arm in group:
@@ -236,14 +254,15 @@ class SweepRunner:
             key = server_key(first)
             cache = startup_cache(server.tail(_TAIL_FOR_CACHE)) or ("warm" if key in self._launched_keys else "cold")
             self._launched_keys.add(key)
-            where.update(startup_cache=cache, placement=getattr(server, "placement", None) or where["placement"])
+            remote_placement = server.placement if isinstance(server, RemoteServerHandle) else None
+            where.update(startup_cache=cache, placement=remote_placement or where["placement"])
             await self._fit_prompts(server, emit)
             for arm in group:
                 await self._measure_arm(arm, server, self._prompts, emit, policy, {**where, "startup_s": startup_s})
         finally:
             await asyncio.shield(_stop_quietly(server))
             if slot is not None:
-                self._ports.discard(getattr(server, "port", None))
+                self._ports.discard(server.port)
 
     def _make_server(self, arm: Arm, slot: Slot | None, job: Job) -> ServerHandle:
         """The factory's server; pinned to the slot (GPUs or cores, its own port and log) when the
@@ -278,7 +297,7 @@ class SweepRunner:
         if self.session.settings.ci_target:
             stop_rule = CiTarget(self.session.settings.ci_target, arm.concurrency)
             extra["stop"] = stop_rule
-        stream = (getattr(server, "measure", None) or self._measure)(
+        stream = (server.measure if isinstance(server, RemoteServerHandle) else self._measure)(
             base_url=server.base_url,
             model_name=self._model_name or self.session.model,
             arm=arm,
@@ -328,7 +347,7 @@ class SweepRunner:
             return
         from specadvisor.bench.prompts import fit_prompts
 
-        self._prompts = await (getattr(server, "fit_prompts", None) or fit_prompts)(
+        self._prompts = await (server.fit_prompts if isinstance(server, RemoteServerHandle) else fit_prompts)(
             self._prompts, base_url=server.base_url, model_name=self._model_name or self.session.model,
             output_len=self.session.settings.output_len, max_model_len=limit, api_key=self._api_key(),
         )
@@ -346,11 +365,10 @@ class SweepRunner:
     def _explain_failure(self, result: ArmResult, server: ServerHandle | None, *, during_start: bool = False) -> None:
         if server is None:
             return
-        diagnosis = getattr(server, "diagnosis", None)
-        running = getattr(server, "running", True)
-        if diagnosis is not None and getattr(diagnosis, "cause", None) and diagnosis.cause not in (result.error or ""):
-            result.error = f"{diagnosis.cause} ({diagnosis.hint})" if getattr(diagnosis, "hint", None) else diagnosis.cause
-        elif not running and not during_start and "exited" not in (result.error or ""):
+        diagnosis = server.diagnosis
+        if diagnosis is not None and diagnosis.cause and diagnosis.cause not in (result.error or ""):
+            result.error = f"{diagnosis.cause} ({diagnosis.hint})" if diagnosis.hint else diagnosis.cause
+        elif not server.running and not during_start and "exited" not in (result.error or ""):
             result.error = f"the vLLM server exited mid-arm: {result.error}"
         tail = server.tail(20)
         if tail and not result.error_excerpt:
@@ -455,6 +473,9 @@ class AttachedServer:
         self.base_url = url.rstrip("/")
         self.command: list[str] = []
         self.running = True
+        self.port: int | None = None
+        self.diagnosis: Diagnosis | None = None
+        self.log_path: Path | None = None  # its log is the operator's, not ours
 
     def subscribe(self, callback: Callable[[str], None]) -> None:
         return None
@@ -550,6 +571,4 @@ def _describe(err: BaseException) -> str:
 
 
 def _log_path(server: ServerHandle) -> str | None:
-    spec = getattr(server, "spec", None)
-    path = getattr(spec, "log_path", None)
-    return str(path) if path else None
+    return str(server.log_path) if server.log_path else None

@@ -35,6 +35,9 @@ class FakeServer:
         self.command = ["vllm", "serve", "fake", "--arm", arm.id]
         self.started = self.stopped = False
         self.running = False
+        self.port = None
+        self.diagnosis = None
+        self.log_path = None
         self._subs = []
         FakeServer.instances.append(self)
 

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from specadvisor.domain import ArmFailed, ArmFinished, ArmStatus, ServerLog, ServerStarting, SweepFinished, SweepSettings
+from specadvisor.domain import Arm, ArmFailed, ArmFinished, ArmStatus, ServerLog, ServerStarting, SweepFinished, SweepSettings
 from specadvisor.store import Store
 from specadvisor.sweep.plan import plan_from_methods
 from specadvisor.sweep.runner import SweepRunner, run_sweep_blocking
@@ -177,3 +177,15 @@ async def test_bad_plan_input_is_one_line_error():
 
     with pytest.raises(InputError, match="N must be >= 1"):
         make_plan(n_values=(0, 2))
+
+
+def test_every_server_handle_has_what_the_runner_reads(tmp_path):
+    """The protocol lists every attribute the runner uses; the real handles and the fakes carry them."""
+    from specadvisor.engine import ServerSpec, VllmServer
+    from specadvisor.sweep.runner import AttachedServer, RemoteServerHandle, ServerHandle
+
+    vllm = VllmServer(ServerSpec(model="m", log_path=tmp_path / "server.log"))
+    for handle in (vllm, AttachedServer("http://127.0.0.1:1"), FakeServer(Arm(id="a", label="a"))):
+        assert isinstance(handle, ServerHandle)
+        assert not isinstance(handle, RemoteServerHandle)
+    assert vllm.log_path == tmp_path / "server.log" and vllm.diagnosis is None and not vllm.running

@@ -19,6 +19,9 @@ class HttpFakeHandle:
         self.command = ["fake-vllm", arm.id]
         self.base_url = ""
         self.running = False
+        self.port = None
+        self.diagnosis = None
+        self.log_path = None
 
     def subscribe(self, cb):
         return None
