@@ -87,3 +87,81 @@ def _fake_servers_left(wait_s: float = 10.0) -> list[int]:
         if not left or time.monotonic() > deadline:
             return left
         time.sleep(0.5)
+
+
+class _FakeRay:
+    """Ray at the process boundary for the GPU arithmetic (no GPU here): nodes, placement groups."""
+
+    def __init__(self, nodes):
+        import types
+
+        self._nodes = nodes
+        self.groups: list[tuple[list[dict], str]] = []
+        self.actor_options: list[dict] = []
+        fake = self
+
+        def placement_group(bundles, strategy):
+            fake.groups.append((bundles, strategy))
+            raise RuntimeError("placement recorded")  # stop here: the rest needs a cluster
+
+        self.modules = {
+            "ray": self,
+            "ray.util": types.SimpleNamespace(),
+            "ray.util.placement_group": types.SimpleNamespace(placement_group=placement_group),
+            "ray.util.scheduling_strategies": types.SimpleNamespace(PlacementGroupSchedulingStrategy=object),
+        }
+
+    def is_initialized(self):
+        return True
+
+    def nodes(self):
+        return [{"Alive": True, "Resources": r} for r in self._nodes] + [{"Alive": False, "Resources": {"GPU": 8.0}}]
+
+
+def _install(monkeypatch, fake):
+    for name, module in fake.modules.items():
+        monkeypatch.setitem(sys.modules, name, module)
+
+
+def test_gpu_slots_are_whole_tp_groups_per_node_and_tp_over_1_is_strict_pack(monkeypatch):
+    from specadvisor.sweep.ray_cluster import ray_runner
+
+    fake = _FakeRay([{"GPU": 8.0, "CPU": 64.0}, {"GPU": 3.0, "CPU": 16.0}])  # 4 + 1 groups of 2; a lost node counts for nothing
+    _install(monkeypatch, fake)
+    plan = plan_from_methods("m", [("ngram", {})], [2], SweepSettings(server_args=["--tensor-parallel-size", "2"]))
+    kwargs = ray_runner("ray-head.invalid:6379", "auto", plan.session, {})
+    assert len(kwargs["slots"]) == 5
+    assert kwargs["server_factory"].resources == {"num_gpus": 2, "num_cpus": 1}
+    assert len(ray_runner("ray-head.invalid:6379", "3", plan.session, {})["slots"]) == 3  # --parallel K caps it
+    server = kwargs["server_factory"](plan.session.arms[0], plan.session)
+    import asyncio
+
+    with pytest.raises(RuntimeError, match="placement recorded"):
+        asyncio.run(server.start())
+    assert fake.groups == [([{"CPU": 1, "GPU": 2}], "STRICT_PACK")]
+
+
+def test_cpu_only_cluster_gives_one_slot_per_cpu_and_no_gpus(monkeypatch):
+    from specadvisor.sweep.ray_cluster import ray_runner
+
+    fake = _FakeRay([{"CPU": 2.0}, {"CPU": 4.0}])
+    _install(monkeypatch, fake)
+    plan = plan_from_methods("m", [("ngram", {})], [2], SweepSettings())
+    kwargs = ray_runner(None, "auto", plan.session, {})
+    assert [s.label for s in kwargs["slots"]] == [f"ray {i}" for i in range(1, 7)]
+    assert kwargs["server_factory"].resources == {"num_gpus": 0, "num_cpus": 1}
+    import asyncio
+
+    with pytest.raises(RuntimeError):
+        asyncio.run(kwargs["server_factory"](plan.session.arms[0], plan.session).start())
+    assert fake.groups == [([{"CPU": 1}], "PACK")]
+
+
+def test_a_cluster_with_no_room_is_an_engine_error(monkeypatch):
+    from specadvisor.errors import EngineError
+    from specadvisor.sweep.ray_cluster import ray_runner
+
+    _install(monkeypatch, _FakeRay([{"GPU": 1.0, "CPU": 8.0}]))
+    plan = plan_from_methods("m", [("ngram", {})], [2], SweepSettings(server_args=["--tensor-parallel-size=2"]))
+    with pytest.raises(EngineError, match="no room for one arm .*2 GPUs on one node"):
+        ray_runner(None, "auto", plan.session, {})
