@@ -163,5 +163,5 @@ def test_a_cluster_with_no_room_is_an_engine_error(monkeypatch):
 
     _install(monkeypatch, _FakeRay([{"GPU": 1.0, "CPU": 8.0}]))
     plan = plan_from_methods("m", [("ngram", {})], [2], SweepSettings(server_args=["--tensor-parallel-size=2"]))
-    with pytest.raises(EngineError, match="no room for one arm .*2 GPUs on one node"):
+    with pytest.raises(EngineError, match=r"no room for one arm .*2 GPUs on one node"):
         ray_runner(None, "auto", plan.session, {})
