@@ -73,3 +73,17 @@ async def test_cold_and_warm_start_up_reach_json_and_the_report(store):
     assert [r["startup_cache"] for r in rows["ngram-n2"]["runs"]] == ["cold", "warm"]
     facts = dict(schedule_facts(session, session.recommendation))
     assert "ngram-n2 2 s cold / 2 s warm" in facts["server start-up"]
+
+
+def test_the_live_model_shows_downloads_while_they_run():
+    from specadvisor.sweep.live import SweepState
+
+    state = SweepState()
+    assert state.apply(DownloadProgress(repo_id="org/t", done_bytes=0, total_bytes=2_000_000_000)) == {"log", "progress"}
+    assert state.apply(DownloadProgress(repo_id="org/t", done_bytes=500_000_000, total_bytes=2_000_000_000)) == {"progress"}
+    assert state.download_text() == "downloading org/t 500 MB/2.00 GB"
+    state.apply(DownloadProgress(repo_id="org/t", status="done", done_bytes=2_000_000_000, total_bytes=2_000_000_000))
+    state.apply(DownloadProgress(repo_id="org/d", status="failed", message="ConnectionError: reset"))
+    assert state.download_text() == ""
+    assert [line for _, line in state.log] == ["org/t: downloading 2.00 GB", "org/t: downloaded", "org/d: download failed (ConnectionError: reset)"]
+    assert list(state.warnings) == ["download of org/d failed: ConnectionError: reset"]
