@@ -74,6 +74,7 @@ class EngineInfo(Model):
     methods: list[str] = Field(default_factory=list)  # speculative methods this version accepts
     config_keys: list[str] = Field(default_factory=list)
     detail: str = ""
+    torch_version: str | None = None  # its local tag names the runtime: +cu128 = CUDA 12.8, +rocm6.2 = ROCm 6.2
 
 
 class HardwareProfile(Model):
@@ -84,6 +85,8 @@ class HardwareProfile(Model):
     engine: EngineInfo = Field(default_factory=EngineInfo)
     hypothetical: bool = False  # from --gpu NAMExCOUNT, not measured on this machine
     notes: list[ProbeNote] = Field(default_factory=list)
+    unknown: list[str] = Field(default_factory=list)  # facts nobody could observe ("gpus", "cpu", "os"): a remote endpoint
+
 
     @property
     def vendor(self) -> str:
@@ -93,7 +96,7 @@ class HardwareProfile(Model):
     def gpu_label(self) -> str:
         """"2x NVIDIA H200" style label; "CPU only" without GPUs."""
         if not self.gpus:
-            return "CPU only"
+            return "unknown GPUs" if "gpus" in self.unknown else "CPU only"
         names = sorted({g.name for g in self.gpus})
         return f"{len(self.gpus)}x {' + '.join(names)}"
 
@@ -348,6 +351,51 @@ class RatePoint(Model):
     meets_slo: bool = False
 
 
+class GpuReading(Model):
+    """One reading of one GPU during an arm (NVML / amdsmi); None where the driver does not say."""
+
+    t: float  # seconds since the arm began
+    gpu: int  # physical index (NVML numbering, not CUDA_VISIBLE_DEVICES')
+    memory_used_mib: float | None = None
+    utilization_pct: float | None = None
+    power_w: float | None = None
+    sm_clock_mhz: float | None = None
+    temperature_c: float | None = None
+    throttle: list[str] = Field(default_factory=list)  # active clock-limiting reasons, idle excluded
+
+
+class GpuState(Model):
+    """A GPU's clocks, temperature and power cap at the start or end of an arm (for drift checks)."""
+
+    gpu: int
+    uuid: str | None = None
+    name: str | None = None
+    sm_clock_mhz: float | None = None
+    sm_clock_max_mhz: float | None = None
+    memory_clock_mhz: float | None = None
+    temperature_c: float | None = None
+    power_w: float | None = None
+    power_limit_w: float | None = None
+    memory_used_mib: float | None = None
+    memory_total_mib: float | None = None
+    throttle: list[str] = Field(default_factory=list)
+
+
+class GpuTelemetry(Model):
+    """What the GPUs of one arm did while it ran, and the energy it cost."""
+
+    source: str = ""  # nvml | amdsmi
+    gpus: list[int] = Field(default_factory=list)  # physical indices sampled
+    interval_s: float = 1.0
+    start: list[GpuState] = Field(default_factory=list)
+    end: list[GpuState] = Field(default_factory=list)
+    samples: list[GpuReading] = Field(default_factory=list)
+    energy_j: float | None = None  # integral of board power over the arm, all its GPUs
+    mean_power_w: float | None = None
+    energy_per_output_token_j: float | None = None  # mean power x measured duration / output tokens
+    warnings: list[str] = Field(default_factory=list)
+
+
 class ArmResult(Model):
     arm_id: str
     status: ArmStatus = ArmStatus.ok
@@ -394,6 +442,8 @@ class ArmResult(Model):
     # server start-up: the first cold launch and the mean of warm ones (compile caches shared across arms)
     startup_cold_s: float | None = None
     startup_warm_s: float | None = None
+    serve_argv: list[str] = Field(default_factory=list)  # the exact (redacted) server command line of this arm
+    telemetry: GpuTelemetry | None = None  # GPU readings while the arm ran (None: no GPU or not sampled)
 
     @property
     def per_position_acceptance(self) -> list[float]:
@@ -457,11 +507,24 @@ class Recommendation(Model):
 
 
 class Provenance(Model):
+    """Where, when and with what a session was measured (the hardware itself is Session.hardware)."""
+
     origin: Literal["local", "imported"] = "local"
     specadvisor_version: str = ""
     imported_from: str | None = None  # bundle file name
     imported_at: datetime | None = None
     bundle_sha256: str | None = None
+    entry_point: str = ""  # tui | sweep | sweep --cpu | sweep --endpoint | demo | import-bench; "unknown" before 0.2
+    measured_on: Literal["this machine", "endpoint on this machine", "remote endpoint", "elsewhere", "unknown"] = "unknown"
+    rules_sha256: str | None = None  # the rule base (shipped + user files) the advice came from
+    prompt_source: str | None = None
+    prompt_sha256: str | None = None  # of the sampled prompt set, so two sessions can tell they used the same prompts
+    prompt_count: int | None = None
+    started_at: datetime | None = None  # the first arm's start
+    finished_at: datetime | None = None  # the sweep's end (last run, when resumed)
+    resumed_at: list[datetime] = Field(default_factory=list)
+    server_exposed: dict[str, str] = Field(default_factory=dict)  # endpoint mode: what /version, /server_info, /metrics told
+    notes: list[str] = Field(default_factory=list)  # e.g. resumed on other hardware, prompt file changed
 
 
 class SweepSettings(Model):
@@ -573,6 +636,18 @@ class MetricsSampled(_Event):
     sample: MetricsSample
 
 
+class GpuMemoryWait(_Event):
+    """Before a launch: the arm's GPUs lack free memory; waiting (bounded) for it to be released."""
+
+    kind: Literal["gpu_memory_wait"] = "gpu_memory_wait"
+    arm_id: str
+    waited_s: float
+    timeout_s: float
+    free_mib: dict[int, float] = Field(default_factory=dict)  # physical GPU index -> free MiB
+    need_mib: float = 0
+    holders: list[str] = Field(default_factory=list)  # "pid 1234 python (20480 MiB)"
+
+
 class MeasurementWarning(_Event):
     kind: Literal["warning"] = "warning"
     arm_id: str | None = None
@@ -609,6 +684,6 @@ class SweepFinished(_Event):
 
 
 SweepEvent = Annotated[
-    ArmQueued | ServerStarting | ServerLog | ServerReady | WarmupStarted | Progress | MetricsSampled | MeasurementWarning | ArmFinished | ArmFailed | DownloadProgress | SweepFinished,
+    ArmQueued | ServerStarting | ServerLog | ServerReady | WarmupStarted | Progress | MetricsSampled | GpuMemoryWait | MeasurementWarning | ArmFinished | ArmFailed | DownloadProgress | SweepFinished,
     Field(discriminator="kind"),
 ]

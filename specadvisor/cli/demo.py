@@ -54,7 +54,7 @@ def _sweep_argv(args: argparse.Namespace) -> list[str]:
     method, extra = _demo_method()
     return [
         *argv,
-        "sweep", "--cpu", "--name", "demo",
+        "sweep", "--cpu", "--name", "demo", "--entry-point", "demo",
         "--method", method, "--n", args.n, "--spec-extra", f"{method}:{json.dumps(extra)}",
         "--prompts", DEMO_PROMPTS, "--num-prompts", str(args.num_prompts), "--output-len", str(args.output_len),
     ]  # fmt: skip
@@ -82,7 +82,9 @@ def demo_session(engine, n_values: list[int], num_prompts: int, output_len: int)
     plan.session.name = "demo"
     plan.session.workload = WorkloadKind.code  # HumanEval prompts
     plan.session.vllm_version = engine.vllm_version
-    return plan.session
+    from specadvisor.provenance import record_provenance
+
+    return record_provenance(plan.session, entry_point="demo")
 
 
 def _n_values(text: str) -> list[int]:

@@ -89,6 +89,7 @@ def run_snippet(args: argparse.Namespace) -> int:
 
 def run_import_bench(args: argparse.Namespace) -> int:
     from specadvisor.domain import Session, SweepSettings
+    from specadvisor.provenance import record_provenance
     from specadvisor.report.bench_import import bench_arm, import_bench_results
     from specadvisor.sweep.recommend import recommend
 
@@ -107,6 +108,7 @@ def run_import_bench(args: argparse.Namespace) -> int:
             session.arms.append(arm)
             session.results.append(result)
             taken.add(arm.id)
+        record_provenance(session, entry_point="import-bench")
         session.recommendation = recommend(session)
         store.save_session(session)
     print(session.id)

@@ -231,6 +231,10 @@ def render_session(session) -> None:
         f"prompts {escape(session.settings.prompt_source)} x{session.settings.num_prompts}, output {session.settings.output_len} tokens"
     )
     out.print(f"  hardware {escape(session.hardware.gpu_label)} ({escape(session.hardware_fingerprint or '-')}), vLLM {escape(session.vllm_version or '?')}")
+    from specadvisor.provenance import provenance_facts
+
+    for key, value in provenance_facts(session):
+        out.print(f"  {escape(key)}: {escape(value)}", soft_wrap=True)
     table = Table(show_edge=False, pad_edge=False)
     for column in ("arm", "status", "tok/s", "speedup", "mean AL", "accept", "accepted/drafts per position"):
         table.add_column(column)
@@ -288,6 +292,14 @@ def render_comparison(comparison) -> None:
         ("hardware", [c.gpu for c in comparison.sessions]),
         ("vLLM", [c.vllm_version or "?" for c in comparison.sessions]),
         ("workload", [c.workload for c in comparison.sessions]),
+        ("measured on", [c.measured_on for c in comparison.sessions]),
+        ("GPU driver", [f"{c.gpu_driver} ({c.gpu_runtime})" for c in comparison.sessions]),
+        ("CPU", [c.cpu for c in comparison.sessions]),
+        ("OS", [c.os for c in comparison.sessions]),
+        ("Python", [c.python for c in comparison.sessions]),
+        ("vLLM build", [c.engine_build for c in comparison.sessions]),
+        ("prompts sha256", [c.prompt_sha256 for c in comparison.sessions]),
+        ("started", [c.started_at for c in comparison.sessions]),
         ("best config", [c.best_arm or "-" for c in comparison.sessions]),
         ("best tok/s", [_fmt(c.best_throughput) for c in comparison.sessions]),
         ("best speedup", [_fmt(c.best_speedup, ".2f", "x") for c in comparison.sessions]),

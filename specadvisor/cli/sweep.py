@@ -14,6 +14,7 @@ from typing import Any
 from specadvisor.cli.sweep_args import SweepArgs
 from specadvisor.errors import InputError
 from specadvisor.rulebase import registry
+from specadvisor.provenance import record_provenance
 
 _RAY_EXTRA = "pip install 'specadvisor[ray]'"
 
@@ -66,6 +67,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="with --resume of an imported session: plan its arms as a NEW local session on this machine's engine "
         "(engine command and server args from this machine and your flags, never from the bundle)",
     )
+    p.add_argument("--entry-point", default=None, help=argparse.SUPPRESS)  # the demo says it started the session
     p.set_defaults(func=run)
 
 
@@ -155,6 +157,7 @@ def _new(args: SweepArgs):
     plan.session.name = args.name
     if cpu:
         plan.session.vllm_version = cpu.vllm_version
+    record_provenance(plan.session, entry_point=args.entry_point or ("sweep --cpu" if cpu else "sweep"))
     return plan.session, {"server_env": server_env, "plan_notes": notes}
 
 
@@ -191,6 +194,7 @@ def _endpoint_session(args: SweepArgs, model: str | None):
     )
     session = Session(model=model or info.served_model or "", settings=settings, arms=endpoint_arms(endpoint.url, spec, levels),
                       vllm_version=info.version, name=args.name, temperature=args.temperature, concurrency=levels[0])
+    record_provenance(session, entry_point="sweep --endpoint", endpoint_info=info)
     return session, {"api_key_env": args.api_key_env, "model_name": info.served_model}
 
 
@@ -223,6 +227,7 @@ def _resume(args: SweepArgs, store):
         return _rebuild(args, session)
     if args.rebuild:
         raise InputError(f"session {session.id[:8]} is local; --rebuild is for imported sessions", hint=f"resume it with: specadvisor sweep --resume {session.id[:8]}")
+    record_provenance(session, entry_point="resume")
     env: dict[str, str] = {}
     cpu = _find_cpu()
     if args.cpu or (cpu is not None and session.settings.engine_cmd == list(cpu.engine_cmd)):
@@ -248,6 +253,7 @@ def _rebuild(args: SweepArgs, imported):
     plan = rebuild_plan(imported, model=model, engine_cmd=engine_cmd, server_args=server_args, prompt_source=args.prompts)
     if cpu:
         plan.session.vllm_version = cpu.vllm_version
+    record_provenance(plan.session, entry_point="sweep --rebuild")
     print(f"rebuilt {len(plan.session.arms)} arms of imported session {imported.id[:8]} as new local session {plan.session.id[:8]}", file=sys.stderr)
     return plan.session, {"server_env": dict(cpu.env) if cpu else {}}
 

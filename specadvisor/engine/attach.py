@@ -7,6 +7,7 @@ of each request; it is never stored, logged or put into an error message.
 from __future__ import annotations
 
 import os
+import re
 
 import httpx
 from pydantic import BaseModel
@@ -23,6 +24,10 @@ class EndpointInfo(BaseModel):
     max_model_len: int | None = None
     speculative_config: dict | None = None  # from /server_info (needs VLLM_SERVER_DEV_MODE=1)
     server_info_available: bool = False
+    device: str | None = None  # /server_info's device config (cuda, rocm, cpu) when exposed
+    tensor_parallel_size: int | None = None
+    python: str | None = None  # the server's Python, from /metrics' python_info labels
+    cache_config: dict[str, str] = {}  # /metrics' vllm:cache_config_info labels (gpu_memory_utilization, block_size...)
 
 
 def _headers(api_key: str | None) -> dict[str, str]:
@@ -67,6 +72,16 @@ class Endpoint:
             if server_info is not None:
                 info.server_info_available = True
                 info.speculative_config = _speculative_config_from(server_info)
+                device = _find_key(server_info, ("device_type", "device"))
+                info.device = str(device) if isinstance(device, str) and device else None
+                tp = _find_key(server_info, ("tensor_parallel_size",))
+                info.tensor_parallel_size = tp if isinstance(tp, int) else None
+            metrics = await _optional_text(client, "/metrics")
+            if metrics:
+                python = metric_labels(metrics, "python_info")
+                if python.get("version"):
+                    info.python = f"{python.get('implementation', 'Python')} {python['version']}"
+                info.cache_config = metric_labels(metrics, "vllm:cache_config_info")
             return info
 
     async def _get_json(self, client: httpx.AsyncClient, path: str) -> dict:
@@ -90,6 +105,40 @@ async def _optional_json(client: httpx.AsyncClient, path: str, params: dict | No
         return response.json() if response.status_code == 200 else None
     except (httpx.TransportError, ValueError):
         return None
+
+
+async def _optional_text(client: httpx.AsyncClient, path: str) -> str | None:
+    try:
+        response = await client.get(path)
+    except httpx.TransportError:
+        return None
+    return response.text if response.status_code == 200 else None
+
+
+_LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+
+
+def metric_labels(text: str, name: str) -> dict[str, str]:
+    """The labels of the first sample of metric `name` in a Prometheus text exposition ({} if absent)."""
+    for line in text.splitlines():
+        if line.startswith(name + "{"):
+            return {k: v for k, v in _LABEL.findall(line[len(name) : line.rfind("}") + 1])}
+    return {}
+
+
+def _find_key(tree: object, keys: tuple[str, ...]) -> object:
+    """The first value under any of `keys`, searching nested dicts and lists breadth-first."""
+    queue: list = [tree]
+    while queue:
+        node = queue.pop(0)
+        if isinstance(node, dict):
+            for key in keys:
+                if key in node and not isinstance(node[key], (dict, list)):
+                    return node[key]
+            queue.extend(node.values())
+        elif isinstance(node, list):
+            queue.extend(node)
+    return None
 
 
 async def _version(client: httpx.AsyncClient) -> str | None:

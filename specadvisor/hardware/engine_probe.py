@@ -78,6 +78,7 @@ def _info(version: str | None, distribution: str | None, torch: str | None, comm
         methods=methods,
         config_keys=keys,
         detail=detail,
+        torch_version=torch,
     )
 
 

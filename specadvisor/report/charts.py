@@ -218,3 +218,43 @@ def _y_ticks(top: float, py, fmt: str) -> list[str]:
         out.append(f'<line x1="{PAD - 4}" x2="{W - PAD}" y1="{py(v):.1f}" y2="{py(v):.1f}" stroke="#e5e7eb"/>')
         out.append(f'<text x="{PAD - 6}" y="{py(v) + 4:.1f}" font-size="10" text-anchor="end">{fmt.format(v)}</text>')
     return out
+
+
+def telemetry_chart(label: str, samples: list) -> str:
+    """Board power (solid, left axis) and SM clock (dashed, right axis) over the arm, one colour per GPU."""
+    points = [s for s in samples if s.power_w is not None or s.sm_clock_mhz is not None]
+    if len(points) < 2:
+        return ""
+    t_max = max(s.t for s in points) or 1.0
+    p_top = nice_step(max((s.power_w or 0) for s in points) * 1.1 / 4) * 4
+    c_top = nice_step(max((s.sm_clock_mhz or 0) for s in points) * 1.1 / 4) * 4
+
+    def px(t: float) -> float:
+        return PAD + (W - 2 * PAD) * t / t_max
+
+    def pp(v: float) -> float:
+        return H - PAD - (H - 2 * PAD) * v / p_top
+
+    def pc(v: float) -> float:
+        return H - PAD - (H - 2 * PAD) * v / c_top
+
+    parts = [_frame(f"GPU power and SM clock: {label}", "seconds into the arm", "board power (W)")]
+    parts += _y_ticks(p_top, pp, fmt="{:g}")
+    for k in range(5):
+        v = c_top * k / 4
+        parts.append(f'<text x="{W - PAD + 4}" y="{pc(v) + 4:.1f}" font-size="10">{v:g}</text>')
+    parts.append(f'<text x="{W - 8}" y="{H / 2}" font-size="11" text-anchor="middle" transform="rotate(90 {W - 8} {H / 2})">SM clock (MHz, dashed)</text>')
+    for i, gpu in enumerate(sorted({s.gpu for s in points})):
+        color = PALETTE[i % len(PALETTE)]
+        mine = sorted((s for s in points if s.gpu == gpu), key=lambda s: s.t)
+        power = " ".join(f"{px(s.t):.1f},{pp(s.power_w):.1f}" for s in mine if s.power_w is not None)
+        clock = " ".join(f"{px(s.t):.1f},{pc(s.sm_clock_mhz):.1f}" for s in mine if s.sm_clock_mhz is not None)
+        if power:
+            parts.append(f'<polyline points="{power}" fill="none" stroke="{color}" stroke-width="1.5"><title>GPU {gpu} power</title></polyline>')
+        if clock:
+            parts.append(f'<polyline points="{clock}" fill="none" stroke="{color}" stroke-dasharray="4 3" stroke-width="1.2"><title>GPU {gpu} SM clock</title></polyline>')
+        parts.append(f'<text x="{PAD + 8}" y="{PAD + 14 * (i + 1)}" font-size="11" fill="{color}">GPU {gpu}</text>')
+    for k in range(5):
+        t = t_max * k / 4
+        parts.append(f'<text x="{px(t):.1f}" y="{H - PAD + 16}" font-size="11" text-anchor="middle">{t:.0f}</text>')
+    return _svg(parts)

@@ -8,6 +8,7 @@ from typing import Any
 
 from specadvisor.domain import Session
 from specadvisor.figures import Speedup, arm_speedup, baseline_result, throughput
+from specadvisor.provenance import provenance_facts, serve_argv_lines
 from specadvisor.report.serve_params import bench_sweep_command, serve_params
 from specadvisor.report.snippet import (
     recommended_command,
@@ -64,6 +65,11 @@ class ReportContent:
     capacity_target: tuple[str, float | None] = ("TPOT", None)
     capacity_series: list[dict] = field(default_factory=list)
     capacity_rows: list[list[str]] = field(default_factory=list)
+    provenance: list[tuple[str, str]] = field(default_factory=list)  # where and how it was measured
+    serve_argv: list[tuple[str, str]] = field(default_factory=list)  # (arm, exact server command line)
+    gpu_columns: list[str] = field(default_factory=lambda: list(GPU_COLUMNS))
+    gpu_rows: list[list[str]] = field(default_factory=list)  # one per arm with GPU telemetry
+    gpu_series: list[tuple[str, list]] = field(default_factory=list)  # (arm label, readings) for the charts
 
 
 def build(session: Session) -> ReportContent:
@@ -122,6 +128,10 @@ def build(session: Session) -> ReportContent:
         bench_command=bench_sweep_command(session, "serve_params.json"),
         pareto_series=_pareto(session, results),
         latency=_latency(session, results),
+        provenance=provenance_facts(session),
+        serve_argv=serve_argv_lines(session),
+        gpu_rows=[_gpu_row(a.label, session.result_for(a.id).telemetry) for a in session.arms if _telemetry(session, a.id)],
+        gpu_series=[(a.label, session.result_for(a.id).telemetry.samples) for a in session.arms if _telemetry(session, a.id)],
         **_capacity(session),
     )
 
@@ -175,6 +185,35 @@ def _capacity(session: Session) -> dict[str, Any]:
 
 
 CAPACITY_COLUMNS = ["arm", "offered req/s", "achieved req/s", "requests", "p99 TPOT ms", "p99 TTFT ms", "target"]
+
+
+GPU_COLUMNS = ["arm", "GPUs", "mean power W", "energy J", "J per output token", "SM clock MHz start→end", "temperature °C start→end", "power cap W", "peak memory MiB"]
+
+
+def _telemetry(session: Session, arm_id: str):
+    result = session.result_for(arm_id)
+    return result.telemetry if result is not None and result.telemetry is not None else None
+
+
+def _gpu_row(label: str, t) -> list[str]:
+    def pair(attr: str) -> str:
+        start = ",".join(f"{getattr(s, attr):.0f}" for s in t.start if getattr(s, attr) is not None) or "?"
+        end = ",".join(f"{getattr(s, attr):.0f}" for s in t.end if getattr(s, attr) is not None) or "?"
+        return f"{start}→{end}"
+
+    peak = max((s.memory_used_mib for s in t.samples if s.memory_used_mib is not None), default=None)
+    caps = ",".join(f"{s.power_limit_w:.0f}" for s in t.start if s.power_limit_w is not None) or "-"
+    return [
+        label,
+        ",".join(str(g) for g in t.gpus),
+        f"{t.mean_power_w:.0f}" if t.mean_power_w is not None else "-",
+        f"{t.energy_j:.0f}" if t.energy_j is not None else "-",
+        f"{t.energy_per_output_token_j:.3g}" if t.energy_per_output_token_j is not None else "-",
+        pair("sm_clock_mhz"),
+        pair("temperature_c"),
+        caps,
+        f"{peak:.0f}" if peak is not None else "-",
+    ]
 
 
 def _row(label: str, r, p, speedup: Speedup | None) -> list[str]:

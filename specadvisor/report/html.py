@@ -6,7 +6,7 @@ from html import escape
 
 from specadvisor import textsafe
 from specadvisor.domain import Session
-from specadvisor.report.charts import acceptance_chart, goodput_chart, latency_chart, pareto_chart, throughput_chart
+from specadvisor.report.charts import acceptance_chart, goodput_chart, latency_chart, pareto_chart, telemetry_chart, throughput_chart
 from specadvisor.report.content import CAPACITY_COLUMNS, build
 
 STYLE = """
@@ -47,6 +47,14 @@ def html(session: Session) -> str:
         out.append('<div class="charts">' + "".join(ch for ch in spread if ch) + "</div>")
     if c.problems:
         out.append("<h2>Warnings and failures</h2><ul>" + "".join(f"<li>{e(p)}</li>" for p in c.problems) + "</ul>")
+    if c.gpu_rows:
+        out.append("<h2>GPU telemetry</h2><table><tr>" + "".join(f"<th>{e(col)}</th>" for col in c.gpu_columns) + "</tr>")
+        out += ["<tr>" + "".join(f"<td>{e(cell)}</td>" for cell in row) + "</tr>" for row in c.gpu_rows]
+        out.append("</table><p>Energy is the integral of board power over the arm; J per output token = mean power x measured duration / output tokens.</p>")
+        out.append('<div class="charts">' + "".join(telemetry_chart(label, samples) for label, samples in c.gpu_series) + "</div>")
+    out.append("<h2>Where and how it was measured</h2><table>" + "".join(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in c.provenance) + "</table>")
+    if c.serve_argv:
+        out.append("<p>Server command line of each arm:</p><ul>" + "".join(f"<li>{e(label)}: <code>{e(argv)}</code></li>" for label, argv in c.serve_argv) + "</ul>")
     out.append("<h2>Reproduce with vLLM's own tools</h2><p>serve-params (<code>vllm bench sweep serve --serve-params</code>):</p>")
     out.append(f"<pre>{escape(c.serve_params_json)}</pre><pre>{e(c.bench_command)}</pre>")
     out.append("<h2>How to read this</h2><ul>" + "".join(f"<li>{e(x)}</li>" for x in c.how_to_read) + "</ul>")

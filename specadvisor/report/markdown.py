@@ -31,6 +31,15 @@ def markdown(session: Session) -> str:
         out += ["| " + " | ".join(md(cell, block_start=False) for cell in row) + " |" for row in c.capacity_rows]
     if c.problems:
         out += ["", "## Warnings and failures", ""] + [f"- {md(p)}" for p in c.problems]
+    if c.gpu_rows:
+        out += ["", "## GPU telemetry", "", "| " + " | ".join(c.gpu_columns) + " |", "|" + "---|" * len(c.gpu_columns)]
+        out += ["| " + " | ".join(md(cell, block_start=False) for cell in row) + " |" for row in c.gpu_rows]
+        out += ["", "Energy is the integral of board power over the arm; J per output token = mean power x measured duration / output tokens."]
+    out += ["", "## Where and how it was measured", ""] + [f"- **{md(k)}**: {md(v, block_start=False)}" for k, v in c.provenance]
+    if c.serve_argv:
+        out += ["", "Server command line of each arm:"]
+        for label, argv in c.serve_argv:
+            out += ["", f"- {md(label)}:", "", *markdown_block(argv, "sh", single_line=True)]
     out += ["", "## Reproduce with vLLM's own tools", "", "serve-params (`vllm bench sweep serve --serve-params`):", ""]
     out += [*markdown_block(c.serve_params_json, "json"), "", *markdown_block(c.bench_command, "sh", single_line=True)]
     out += ["", "## How to read this", ""] + [f"- {line}" for line in c.how_to_read]

@@ -162,6 +162,18 @@ def _default_dirs(include_user: bool) -> list[Path]:
     return dirs
 
 
+def rules_sha256(*, include_user: bool = True) -> str:
+    """One hash over every rules file the advisor reads (name and bytes, in load order): two sessions
+    advised from the same rules carry the same value, a local override changes it."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for directory in _default_dirs(include_user):
+        for path in sorted(directory.glob("*.toml")) if directory.is_dir() else []:
+            digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
 def load_rulebase(extra_dirs: typing.Iterable[Path] = (), *, include_user: bool = True) -> RuleBase:
     """Shipped rules, then the user's rules folder, then `extra_dirs`; later entries replace earlier by id."""
     merged: dict[str, dict[str, tuple[BaseModel, Origin]]] = {}

@@ -17,9 +17,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from specadvisor import __version__
-from specadvisor.domain import Provenance, Session, utcnow
+from specadvisor.domain import Session, utcnow
 from specadvisor.errors import InputError
 from specadvisor.fileio import write_atomic
+from specadvisor.provenance import upgrade_session
 from specadvisor.store.redact import redact_session
 from specadvisor.store.safe_json import (
     MAX_FILE_BYTES,
@@ -29,7 +30,7 @@ from specadvisor.store.safe_json import (
 from specadvisor.store.store import Store
 
 BUNDLE_FORMAT = "specadvisor-session-bundle"
-BUNDLE_SCHEMA = "1.0"
+BUNDLE_SCHEMA = "1.1"  # 1.1: provenance (entry point, hashes, times), serve argv and GPU telemetry per arm; 1.0 still imports
 _TOP_LEVEL_KEYS = {"format", "bundle_schema", "specadvisor_version", "exported_at", "redacted", "session"}
 _REQUIRED_SESSION_KEYS = ("id", "created_at")
 _NOT_A_BUNDLE = "pass a bundle written by `specadvisor sessions export`"
@@ -101,17 +102,17 @@ def import_bundle(store: Store, path: Path) -> tuple[Session, bool]:
         return existing, False
     if store.has_session(session.id):
         return store.get_session(session.id), False
-    imported = session.model_copy(
+    # Keep where and how it was measured; add where it came from.
+    provenance = session.provenance.model_copy(
         update={
-            "provenance": Provenance(
-                origin="imported",
-                specadvisor_version=session.provenance.specadvisor_version or exported_by,
-                imported_from=path.name,
-                imported_at=utcnow(),
-                bundle_sha256=digest,
-            )
+            "origin": "imported",
+            "specadvisor_version": session.provenance.specadvisor_version or exported_by,
+            "imported_from": path.name,
+            "imported_at": utcnow(),
+            "bundle_sha256": digest,
         }
     )
+    imported = session.model_copy(update={"provenance": provenance})
     store.save_session(imported)
     return imported, True
 
@@ -151,6 +152,8 @@ def _parse(data: bytes, name: str) -> tuple[Session, str]:
         uuid.UUID(session.id)
     except ValueError:
         raise InputError(f"{name}: session id {session.id[:40]!r} is not a UUID", hint=_NOT_A_BUNDLE) from None
+    if (major, minor) < (1, 1):  # written before provenance: what it never recorded says "unknown"
+        session = upgrade_session(session)
     exported_by = document.get("specadvisor_version")
     return session, exported_by if isinstance(exported_by, str) else ""
 

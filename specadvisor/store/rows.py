@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from specadvisor.domain import Arm, ArmResult, MetricsSample, Session
+from specadvisor.domain import Arm, ArmResult, GpuReading, MetricsSample, Session
 
 
 def dump(model: BaseModel | None) -> str | None:
@@ -65,6 +65,10 @@ def arm_row(session_id: str, position: int, arm: Arm) -> dict[str, Any]:
 
 
 def result_row(session_id: str, result: ArmResult) -> dict[str, Any]:
+    """The result's JSON without its GPU readings: those are rows of gpu_samples (gpu_sample_rows)."""
+    telemetry = result.telemetry
+    if telemetry is not None and telemetry.samples:
+        result = result.model_copy(update={"telemetry": telemetry.model_copy(update={"samples": []})})
     return {
         "session_id": session_id,
         "arm_id": result.arm_id,
@@ -80,8 +84,18 @@ def result_row(session_id: str, result: ArmResult) -> dict[str, Any]:
         "wave": result.wave,
         "placement": result.placement,
         "runs": len(result.runs),
+        "energy_per_output_token_j": telemetry.energy_per_output_token_j if telemetry else None,
         "result_json": dump(result),
     }
+
+
+def gpu_sample_rows(session_id: str, result: ArmResult) -> list[dict[str, Any]]:
+    samples = result.telemetry.samples if result.telemetry else []
+    return [
+        {"session_id": session_id, "arm_id": result.arm_id, "gpu": r.gpu, "t": r.t, "sample_json": dump(r)}
+        for r in samples
+        if math.isfinite(r.t)
+    ]
 
 
 def position_rows(session_id: str, result: ArmResult) -> list[dict[str, Any]]:
@@ -101,8 +115,11 @@ def sample_row(session_id: str, sample: MetricsSample) -> dict[str, Any]:
     return {"session_id": session_id, "arm_id": sample.arm_id, "t": sample.t, "sample_json": dump(sample)}
 
 
-def result_from_row(result_json: str) -> ArmResult:
-    return ArmResult.model_validate(json.loads(result_json))
+def result_from_row(result_json: str, gpu_samples: list[str] = ()) -> ArmResult:
+    result = ArmResult.model_validate(json.loads(result_json))
+    if result.telemetry is not None and gpu_samples:
+        result.telemetry.samples = [GpuReading.model_validate(json.loads(text)) for text in gpu_samples]
+    return result
 
 
 def session_from_rows(

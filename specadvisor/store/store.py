@@ -25,7 +25,7 @@ from pydantic import ValidationError
 from sqlite_utils import Database
 
 from specadvisor import settings
-from specadvisor.domain import Arm, ArmResult, MetricsSample, Recommendation, Session, utcnow
+from specadvisor.domain import Arm, ArmResult, MetricsSample, Provenance, Recommendation, Session, utcnow
 from specadvisor.errors import InputError, StoreError
 from specadvisor.store import rows
 from specadvisor.store.migrations import MIGRATION_SET, known_migration_names, migrations
@@ -187,6 +187,14 @@ class Store:
             self._touch(session_id)
 
     @_guarded
+    def set_provenance(self, session_id: str, provenance: Provenance) -> None:
+        """Record where and when the session was measured (the runner's start and end times)."""
+        with self._write():
+            self._require(session_id)
+            self.db.execute("UPDATE sessions SET provenance_json = ? WHERE id = ?", [rows.dump(scrub(provenance)), session_id])
+            self._touch(session_id)
+
+    @_guarded
     def set_status(self, session_id: str, status: str) -> None:
         if status not in SESSION_STATUSES:
             raise InputError(f"unknown session status {status!r}", hint=f"use one of {', '.join(SESSION_STATUSES)}")
@@ -199,7 +207,7 @@ class Store:
     def delete_session(self, session_id: str) -> None:
         with self._write():
             self._require(session_id)
-            for table in ("samples", "position_counts", "arm_results", "arms"):
+            for table in ("gpu_samples", "samples", "position_counts", "arm_results", "arms"):
                 self.db.execute(f"DELETE FROM {table} WHERE session_id = ?", [session_id])
             self.db.execute("DELETE FROM sessions WHERE id = ?", [session_id])
 
@@ -282,6 +290,9 @@ class Store:
         self.db.execute("DELETE FROM position_counts WHERE session_id = ? AND arm_id = ?", [session_id, result.arm_id])
         for row in rows.position_rows(session_id, result):
             self._upsert("position_counts", row, ("session_id", "arm_id", "position"))
+        self.db.execute("DELETE FROM gpu_samples WHERE session_id = ? AND arm_id = ?", [session_id, result.arm_id])
+        for row in rows.gpu_sample_rows(session_id, result):
+            self._upsert("gpu_samples", row, ("session_id", "arm_id", "gpu", "t"))
 
     def _query(self, sql: str, params: list[Any]) -> list[dict[str, Any]]:
         return list(self.db.query(sql, params))
@@ -306,9 +317,13 @@ class Store:
             Arm.model_validate(json.loads(r["arm_json"]))
             for r in self._query("SELECT arm_json FROM arms WHERE session_id = ? ORDER BY position, rowid", [session_id])
         ]
+        readings: dict[str, list[str]] = {}
+        if with_samples:
+            for r in self._query("SELECT arm_id, sample_json FROM gpu_samples WHERE session_id = ? ORDER BY t, gpu", [session_id]):
+                readings.setdefault(r["arm_id"], []).append(r["sample_json"])
         results = [
-            rows.result_from_row(r["result_json"])
-            for r in self._query("SELECT result_json FROM arm_results WHERE session_id = ? ORDER BY rowid", [session_id])
+            rows.result_from_row(r["result_json"], readings.get(r["arm_id"], []))
+            for r in self._query("SELECT arm_id, result_json FROM arm_results WHERE session_id = ? ORDER BY rowid", [session_id])
         ]
         samples = []
         if with_samples:

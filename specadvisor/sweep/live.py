@@ -20,6 +20,7 @@ from specadvisor.domain import (
     ArmResult,
     ArmStatus,
     DownloadProgress,
+    GpuMemoryWait,
     MeasurementWarning,
     MetricsSampled,
     Progress,
@@ -130,6 +131,11 @@ class SweepState:
             return {"progress", "queue"}
         if isinstance(event, MetricsSampled):
             return self._sample(event)
+        if isinstance(event, GpuMemoryWait):
+            row = self._row(event.arm_id)
+            row.phase = f"waiting for GPU memory {event.waited_s:.0f}/{event.timeout_s:.0f} s"
+            self._log(event.arm_id, f"waiting for GPU memory: {', '.join(event.holders) or 'no process listed'}")
+            return {"queue", "progress", "log"}
         if isinstance(event, MeasurementWarning):
             where = f"[{self._label(event.arm_id)}] " if event.arm_id else ""
             self.warnings.append(where + event.message)

@@ -40,8 +40,10 @@ from specadvisor.engine.caches import startup_cache
 from specadvisor.engine.diagnose import Diagnosis
 from specadvisor.errors import InputError, SpecAdvisorError
 from specadvisor.figures import acceptance
+from specadvisor.provenance import mark_sweep_finished, mark_sweep_started, serve_argv
 from specadvisor.sweep.adaptive import AdaptivePolicy
 from specadvisor.sweep.arms import family_label, server_key
+from specadvisor.sweep.monitor import GpuMonitor, NoMonitor
 from specadvisor.sweep.plan import SweepPlan
 from specadvisor.sweep.recommend import recommend
 from specadvisor.sweep.runs import fold_startup, merge, run_record
@@ -116,6 +118,7 @@ class SweepRunner:
         model_name: str | None = None,
         slots: list[Slot] | None = None,
         prefetch: Callable[..., Any] | None = None,
+        monitor: Any = None,
     ):
         self.session = plan.session if isinstance(plan, SweepPlan) else plan
         refuse_imported(self.session)  # a bundle's engine command and server args are never run
@@ -123,6 +126,8 @@ class SweepRunner:
         self.adaptive = self.session.settings.adaptive if adaptive is None else adaptive
         self.session.settings.adaptive = self.adaptive
         self._server_factory = server_factory or _default_server_factory(server_env or {}, self.session)
+        # GPU memory check before launches and telemetry per arm; fake servers get none unless a test passes one
+        self._monitor = monitor or (GpuMonitor(self.session, server_env) if server_factory is None else NoMonitor())
         self._measure = measure or _default_measure
         # Checkpoints are fetched before the first launch where this process launches the servers.
         real_launch = server_factory is None and not self.session.settings.endpoint
@@ -194,6 +199,7 @@ class SweepRunner:
             self._mark("interrupted")
             put(exc)
         finally:
+            self._monitor.close()  # stops a sampler left running by a cancelled arm
             put(_DONE)
 
     async def _run(self, emit: Callable[[SweepEvent], None]) -> None:
@@ -206,6 +212,7 @@ class SweepRunner:
         self._prompts = await _maybe_await(self._prompt_loader(session)) if wave else None
         if wave and self._prefetch is not None:  # a full disk is refused before anything is launched
             await self._prefetch(session, emit)
+        mark_sweep_started(session)
         session.status = "running"
         self.store.save_session(session)
         done = {r.arm_id for r in session.results if r.status in DONE_STATUSES and not r.runs}
@@ -226,6 +233,8 @@ class SweepRunner:
         rec = recommend(session)
         session.recommendation = rec
         self.store.set_recommendation(session.id, rec)
+        mark_sweep_finished(session)
+        self.store.set_provenance(session.id, session.provenance)
         self._mark("finished")
         emit(SweepFinished(recommendation=rec, launches_used=self._launches, launches_full_grid=self.launches_full_grid))
 
@@ -234,6 +243,7 @@ class SweepRunner:
         group, first, slot = job.group, job.group[0], job.slot
         where = dict(trial=job.trial, role=job.role, wave=job.wave, placement=slot.label if slot else "")
         try:
+            await self._monitor.before_launch(first, emit, slot)
             server = self._make_server(first, slot, job)
         except SpecAdvisorError as err:
             for arm in group:
@@ -244,6 +254,7 @@ class SweepRunner:
         try:
             try:
                 await server.start()  # spawns the process: its exact command line is known from here
+                self._monitor.launched(server, slot)
                 emit(ServerStarting(arm_id=first.id, command=list(server.command)))
                 startup_s = await server.wait_ready()
             except SpecAdvisorError as err:
@@ -289,6 +300,7 @@ class SweepRunner:
 
     async def _measure_arm(self, arm: Arm, server: ServerHandle, prompts: Any, emit, policy: AdaptivePolicy | None, where: dict) -> None:
         started = utcnow()
+        sampler = self._monitor.watch(arm, server)
         samples: list[MetricsSample] = []
         result: ArmResult | None = None
         last_progress: Progress | None = None
@@ -327,6 +339,8 @@ class SweepRunner:
         if result is None:
             result = ArmResult(arm_id=arm.id, status=ArmStatus.failed, error="the measurement ended without a result")
         result.arm_id = arm.id
+        result.serve_argv = serve_argv(server)
+        self._monitor.finish(sampler, result, emit)
         result.started_at = result.started_at or started
         result.finished_at = result.finished_at or utcnow()
         if result.status == ArmStatus.stopped_early and result.duration_s is None:
@@ -357,6 +371,7 @@ class SweepRunner:
 
     def _fail(self, arm: Arm, cause: str, server: ServerHandle | None, emit, *, during_start: bool = False, where: dict | None = None) -> None:
         result = ArmResult(arm_id=arm.id, status=ArmStatus.failed, started_at=utcnow(), finished_at=utcnow(), error=cause)
+        result.serve_argv = serve_argv(server)
         self._explain_failure(result, server, during_start=during_start)
         merged = merge(self.session.result_for(arm.id), result, run_record(result, **(where or {})))
         self._record(merged, [])

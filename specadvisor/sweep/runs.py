@@ -14,6 +14,7 @@ import statistics
 
 from specadvisor import stats
 from specadvisor.domain import ArmResult, ArmStatus, LatencyStats, PositionStats, RunRecord
+from specadvisor.sweep.monitor import merge_telemetry
 
 _MEASURED = (ArmStatus.ok, ArmStatus.stopped_early)
 
@@ -76,6 +77,7 @@ def merge(previous: ArmResult | None, new: ArmResult, record: RunRecord) -> ArmR
         setattr(merged, name, _merge_latency(getattr(previous, name), w_old, getattr(new, name), w_new))
     _merge_acceptance(merged, previous, new)
     merged.warnings = _dedupe([*previous.warnings, *new.warnings])
+    merged.telemetry = merge_telemetry(previous, new)
     return merged
 
 

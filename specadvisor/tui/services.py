@@ -161,6 +161,9 @@ def default_services(db_path: Path | None = None, runner_kwargs: dict[str, Any] 
     def make_runner(session: Session, store: SessionStore) -> Runner:
         from specadvisor.sweep.runner import SweepRunner
 
+        from specadvisor.provenance import record_provenance
+
+        record_provenance(session, entry_point="tui", hardware=session.hardware)
         kwargs = dict(runner_kwargs or {})
         if "slots" not in kwargs and not session.hardware.hypothetical and len(session.hardware.gpus) > 1:
             from specadvisor.sweep.host import slots_for

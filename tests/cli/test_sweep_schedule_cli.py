@@ -31,7 +31,7 @@ def fake_engine(monkeypatch):
     monkeypatch.setattr(runner_module, "_default_measure", measure)
     monkeypatch.setattr(runner_module, "_default_prompt_loader", lambda session: None)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
-    monkeypatch.setattr("specadvisor.hardware.detect_gpus", lambda: ([], []))
+    monkeypatch.setattr("specadvisor.hardware.detect_gpus", lambda **probe_options: ([], []))
     measure.placed = placed
     return measure
 

@@ -10,12 +10,14 @@ from sqlite_utils import Database
 
 from specadvisor.domain import Provenance
 from specadvisor.errors import StoreError
+from specadvisor.provenance import upgrade_session
 from specadvisor.store import Store, rows
 from specadvisor.store.migrations import known_migration_names, migrations
 from store_samples import make_session
 
 V2 = "m002_origin_columns_and_indexes"
 V3 = "m003_arm_result_wave_placement"
+V4 = "m004_provenance_and_gpu_samples"
 
 
 def _write_v1_file(path, *sessions) -> None:
@@ -30,7 +32,7 @@ def _write_v1_file(path, *sessions) -> None:
             db["arms"].insert(rows.arm_row(session.id, position, arm))
         for result in session.results:
             row = rows.result_row(session.id, result)
-            del row["wave"], row["placement"], row["runs"]
+            del row["wave"], row["placement"], row["runs"], row["energy_per_output_token_j"]
             db["arm_results"].insert(row)
             db["position_counts"].insert_all(rows.position_rows(session.id, result))
         db["samples"].insert_all(rows.sample_row(session.id, s) for s in session.samples)
@@ -43,8 +45,8 @@ def _file_bytes(path):
 
 def test_empty_database_gets_every_migration(tmp_path):
     with Store.open(tmp_path / "new.db") as store:
-        assert store.schema_migrations()[:3] == known_migration_names()[:3] == ["m001_create_tables", V2, V3]
-        assert {"sessions", "arms", "arm_results", "position_counts", "samples"} <= set(store.db.table_names())
+        assert store.schema_migrations()[:4] == known_migration_names()[:4] == ["m001_create_tables", V2, V3, V4]
+        assert {"sessions", "arms", "arm_results", "position_counts", "samples", "gpu_samples"} <= set(store.db.table_names())
         assert "origin" in store.db["sessions"].columns_dict
         index_columns = {tuple(i.columns) for i in store.db["sessions"].indexes}
         assert ("bundle_sha256",) in index_columns and ("model",) in index_columns
@@ -74,11 +76,39 @@ def test_v1_file_is_upgraded_and_keeps_its_sessions(tmp_path):
 
     with Store.open(path) as store:
         assert store.schema_migrations() == known_migration_names()
-        assert store.get_session(local.id).model_dump() == local.model_dump()
-        assert store.get_session(imported.id).model_dump() == imported.model_dump()
+        # m003 marks what these pre-provenance sessions never recorded, exactly as an old bundle's import does
+        assert store.get_session(local.id).model_dump() == upgrade_session(local).model_dump()
+        assert store.get_session(imported.id).model_dump() == upgrade_session(imported).model_dump()
         backfilled = dict(store.db.execute("SELECT id, origin FROM sessions").fetchall())
         assert backfilled == {local.id: "local", imported.id: "imported"}
         assert store.find_by_bundle("ab" * 32).id == imported.id
+
+
+def test_v3_session_without_provenance_says_unknown_not_blank(tmp_path):
+    """A demo session stored before provenance (no CPU, no OS) reads back with explicit unknowns and
+    start/end times taken from its arms."""
+    from specadvisor.domain import HardwareProfile
+
+    path = tmp_path / "v3.db"
+    old = make_session(hardware=HardwareProfile(), status="finished")
+    db = Database(sqlite3.connect(path))
+    migrations.apply(db, stop_before=V4)
+    row = rows.session_row(old)
+    db["sessions"].insert(row)
+    for result in old.results:
+        r = rows.result_row(old.id, result)
+        del r["energy_per_output_token_j"]
+        db["arm_results"].insert(r)
+    db.close()
+    with Store.open(path) as store:
+        got = store.get_session(old.id)
+    assert got.hardware.os == "unknown" and got.hardware.python == "unknown" and got.hardware.cpu.model == "unknown"
+    assert got.hardware.gpu_label == "unknown GPUs"
+    assert got.provenance.entry_point == "unknown"
+    assert got.provenance.started_at == min(r.started_at for r in old.results)
+    assert got.provenance.finished_at == max(r.finished_at for r in old.results)
+    expected = upgrade_session(old)
+    assert (got.hardware, got.provenance) == (expected.hardware, expected.provenance)
 
 
 def test_newer_schema_is_refused_and_left_untouched(tmp_path):
@@ -193,7 +223,7 @@ def test_v2_file_gets_wave_placement_and_run_count_columns_backfilled(tmp_path):
     for position, arm in enumerate(session.arms):
         db["arms"].insert(rows.arm_row(session.id, position, arm))
     row = rows.result_row(session.id, session.results[0])
-    del row["wave"], row["placement"], row["runs"]
+    del row["wave"], row["placement"], row["runs"], row["energy_per_output_token_j"]
     db["arm_results"].insert(row)
     db.close()
     with Store.open(path) as store:

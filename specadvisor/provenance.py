@@ -1,0 +1,296 @@
+"""Where, when and with what a session was measured: the one builder every entry point calls.
+
+A shared result is only worth what it says about its conditions. `record_provenance` fills
+`session.hardware` (GPUs, CPU, RAM, OS, Python, the vLLM that serves) and `session.provenance`
+(entry point, specadvisor version, rules hash, prompt hash, times) for the TUI, `sweep` (launch,
+`--cpu`, `--endpoint`), the demo, resume and `import-bench` alike. What cannot be observed (a remote
+endpoint's CPU, bench files measured elsewhere) is marked "unknown", never left blank.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import json
+from typing import Any, Callable
+from urllib.parse import urlsplit
+
+from specadvisor import __version__
+from specadvisor.domain import CpuInfo, EngineInfo, HardwareProfile, Session, utcnow
+
+UNKNOWN = "unknown"
+ENTRY_POINTS = ("tui", "sweep", "sweep --cpu", "sweep --endpoint", "demo", "import-bench")
+
+Detect = Callable[[list[str] | None], HardwareProfile]
+
+
+def record_provenance(
+    session: Session,
+    *,
+    entry_point: str,
+    hardware: HardwareProfile | None = None,
+    endpoint_info: Any = None,
+    detect: Detect | None = None,
+) -> Session:
+    """Fill the session's provenance once (a fresh session), or note a resume (a session that has one).
+
+    `hardware`: an already detected profile whose engine is the one that will serve (the TUI's);
+    `endpoint_info`: an EndpointInfo for --endpoint; `detect`: the probe (tests pass a fake).
+    """
+    prov = session.provenance
+    if prov.entry_point and entry_point == "import-bench":
+        prov.notes.append(f"arms imported from vllm bench serve files on {utcnow():%Y-%m-%d %H:%M} UTC (measured elsewhere)")
+        return session
+    if prov.entry_point and session.status != "planned":  # it ran before (or was migrated): this run resumes it
+        return _resumed(session, hardware=hardware, detect=detect)
+    if prov.entry_point and _observed(session.hardware):  # recorded when planned (the demo), not run yet
+        return session
+    prov.entry_point = prov.entry_point if prov.entry_point not in ("", UNKNOWN) else entry_point
+    prov.specadvisor_version = prov.specadvisor_version or __version__
+    prov.rules_sha256 = _rules_hash()
+    _prompt_facts(session)
+    if entry_point == "import-bench":
+        session.hardware = _unknown_machine(EngineInfo(detail="measured elsewhere with vllm bench serve"))
+        prov.measured_on = "elsewhere"
+    elif session.settings.endpoint:
+        session.hardware, prov.measured_on = _endpoint_machine(session.settings.endpoint, endpoint_info, detect)
+        prov.server_exposed = _exposed(endpoint_info)
+    else:
+        session.hardware = hardware if _observed(hardware) else _detect(detect, session.settings.engine_cmd or None)
+        prov.measured_on = "this machine"
+    session.hardware_fingerprint = session.hardware.fingerprint()
+    if session.hardware.engine.version and not session.vllm_version:
+        session.vllm_version = session.hardware.engine.version
+    return session
+
+
+def _resumed(session: Session, *, hardware: HardwareProfile | None, detect: Detect | None) -> Session:
+    """A resumed sweep: its remaining arms run here and now. Say so, and say what changed since."""
+    prov = session.provenance
+    prov.resumed_at.append(utcnow())
+    if session.settings.endpoint or prov.measured_on == "elsewhere":
+        return session
+    now = hardware if _observed(hardware) else _detect(detect, session.settings.engine_cmd or None)
+    if not _observed(session.hardware):
+        session.hardware = now
+        session.hardware_fingerprint = now.fingerprint()
+    elif now.fingerprint() != session.hardware.fingerprint():
+        prov.notes.append(f"resumed on other hardware ({now.gpu_label}, recorded {session.hardware.gpu_label}): later arms ran there")
+    if now.engine.version and session.hardware.engine.version and now.engine.version != session.hardware.engine.version:
+        prov.notes.append(f"resumed with vLLM {now.engine.version} (recorded {session.hardware.engine.version})")
+    before = prov.prompt_sha256
+    _prompt_facts(session)
+    if before and prov.prompt_sha256 and before != prov.prompt_sha256:
+        prov.notes.append(f"the prompts of {prov.prompt_source} changed between runs (sha256 {before[:12]} then {prov.prompt_sha256[:12]})")
+    return session
+
+
+# ---------------------------------------------------------------------- the facts
+
+
+def _detect(detect: Detect | None, engine_cmd: list[str] | None) -> HardwareProfile:
+    if detect is not None:
+        return detect(engine_cmd)
+    from specadvisor.hardware import detect as detect_here
+
+    return detect_here(engine_cmd)
+
+
+def _observed(hardware: HardwareProfile | None) -> bool:
+    """A profile measured on a machine (not the empty default a session starts with, nor a plan)."""
+    return hardware is not None and not hardware.hypothetical and (hardware.cpu.model != UNKNOWN or bool(hardware.os))
+
+
+def _unknown_machine(engine: EngineInfo, *, python: str | None = None) -> HardwareProfile:
+    return HardwareProfile(
+        cpu=CpuInfo(model=UNKNOWN),
+        os=UNKNOWN,
+        python=python or UNKNOWN,
+        engine=engine,
+        unknown=["gpus", "cpu", "ram", "os"] + ([] if python else ["python"]),
+    )
+
+
+def is_loopback(url: str) -> bool:
+    host = (urlsplit(url).hostname or "").lower()
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _endpoint_machine(url: str, info: Any, detect: Detect | None) -> tuple[HardwareProfile, str]:
+    """A server on this host is measured on this machine's hardware; a remote one only says what it exposes."""
+    version = getattr(info, "version", None)
+    device = getattr(info, "device", None)
+    platform = device if device in ("cuda", "rocm", "cpu") else UNKNOWN
+    engine = EngineInfo(
+        found=version is not None,
+        version=version,
+        distribution=UNKNOWN,
+        platform=platform,  # type: ignore[arg-type]
+        detail=f"running server at {url}" + ("" if version else " (it does not expose /version)"),
+    )
+    python = getattr(info, "python", None)
+    if is_loopback(url):
+        local = _detect(detect, None)
+        return local.model_copy(update={"engine": engine, "python": python or UNKNOWN}), "endpoint on this machine"
+    return _unknown_machine(engine, python=python), "remote endpoint"
+
+
+def _exposed(info: Any) -> dict[str, str]:
+    if info is None:
+        return {}
+    facts = {
+        "version": getattr(info, "version", None),
+        "served_model": getattr(info, "served_model", None),
+        "max_model_len": getattr(info, "max_model_len", None),
+        "device": getattr(info, "device", None),
+        "tensor_parallel_size": getattr(info, "tensor_parallel_size", None),
+        "python": getattr(info, "python", None),
+        "server_info": "exposed" if getattr(info, "server_info_available", False) else "not exposed (start vLLM with VLLM_SERVER_DEV_MODE=1)",
+    }
+    cache = getattr(info, "cache_config", None) or {}
+    for key in ("gpu_memory_utilization", "block_size", "cache_dtype", "enable_prefix_caching", "num_gpu_blocks", "num_cpu_blocks"):
+        if cache.get(key) not in (None, "", "None"):
+            facts[f"cache.{key}"] = cache[key]
+    return {k: (UNKNOWN if v is None else str(v)) for k, v in facts.items()}
+
+
+def _rules_hash() -> str | None:
+    try:
+        from specadvisor.rulebase.loader import rules_sha256
+
+        return rules_sha256()
+    except Exception:  # an unreadable user rules folder must not stop a sweep; the report says "unknown"
+        return None
+
+
+def prompt_sha256(prompts: Any) -> str:
+    """sha256 over the prompts' content in order (text or chat messages), independent of ids."""
+    digest = hashlib.sha256()
+    for prompt in prompts:
+        body = prompt.text if prompt.text is not None else json.dumps(prompt.messages, sort_keys=True, ensure_ascii=False)
+        digest.update(body.encode("utf-8", errors="replace") + b"\0")
+    return digest.hexdigest()
+
+
+def _prompt_facts(session: Session) -> None:
+    """The prompt source and a hash of the exact sampled prompts (same source, count and seed as the runner)."""
+    s = session.settings
+    prov = session.provenance
+    prov.prompt_source = s.prompt_source
+    if session.provenance.entry_point == "import-bench":
+        return
+    try:
+        from specadvisor.bench.prompts import load_prompts
+
+        chosen = load_prompts(s.prompt_source, s.num_prompts, seed=s.seed)
+    except Exception:  # the runner reports a bad source as an input error before anything runs
+        return
+    prov.prompt_sha256 = prompt_sha256(chosen.prompts)
+    prov.prompt_count = len(chosen.prompts)
+    prov.prompt_source = chosen.source
+
+
+def serve_argv(server: Any) -> list[str]:
+    """The exact command line that launched an arm's server, secrets redacted ([] when none was launched)."""
+    from specadvisor.store.redact import redact_argv
+
+    return redact_argv([str(a) for a in (getattr(server, "command", None) or [])])
+
+
+def mark_sweep_started(session: Session) -> None:
+    session.provenance.started_at = session.provenance.started_at or utcnow()
+
+
+def mark_sweep_finished(session: Session) -> None:
+    session.provenance.finished_at = utcnow()
+
+
+def upgrade_session(session: Session) -> Session:
+    """A session recorded before provenance existed (an old bundle): its unrecorded facts say "unknown".
+
+    The same change the store's migration m003 makes to old databases; a session that has
+    provenance is returned unchanged.
+    """
+    prov = session.provenance
+    if prov.entry_point:
+        return session
+    session = session.model_copy(deep=True)
+    session.provenance.entry_point = UNKNOWN
+    hw = session.hardware
+    if not hw.os and not hw.hypothetical:
+        hw.os = UNKNOWN
+        hw.python = hw.python or UNKNOWN
+        hw.unknown = sorted(set(hw.unknown) | {"gpus", "cpu", "ram", "os"} | ({"python"} if hw.python == UNKNOWN else set()))
+    started = [r.started_at for r in session.results if r.started_at]
+    finished = [r.finished_at for r in session.results if r.finished_at]
+    session.provenance.started_at = session.provenance.started_at or (min(started) if started else None)
+    session.provenance.finished_at = session.provenance.finished_at or (max(finished) if finished and session.status == "finished" else None)
+    return session
+
+
+# ---------------------------------------------------------------------- showing it
+
+
+def _gpu_lines(hw: HardwareProfile) -> list[str]:
+    if not hw.gpus:
+        return ["unknown" if "gpus" in hw.unknown else "none (CPU only)"]
+    lines = []
+    for g in hw.gpus:
+        runtime = f"CUDA {g.cuda_driver_version}" if g.cuda_driver_version else (g.gfx_target or "")
+        memory = f"{g.memory_total_mib / 1024:.0f} GiB" if g.memory_total_mib else "memory unknown"
+        parts = [f"#{g.index} {g.name}", memory, f"driver {g.driver_version or UNKNOWN}", runtime, f"UUID {g.uuid or UNKNOWN}", f"PCI {g.pci_bus_id or UNKNOWN}"]
+        lines.append(", ".join(p for p in parts if p))
+    return lines
+
+
+def _or_unknown(value: object) -> str:
+    return UNKNOWN if value in (None, "") else str(value)
+
+
+def provenance_facts(session: Session) -> list[tuple[str, str]]:
+    """(label, value) rows for reports and `sessions show`: every fact, "unknown" where not observed."""
+    hw, prov = session.hardware, session.provenance
+    cpu = hw.cpu
+    cores = f"{_or_unknown(cpu.cores_physical)} physical / {_or_unknown(cpu.cores_logical)} logical cores"
+    engine = hw.engine
+    parts = [
+        f"vLLM {_or_unknown(engine.version or session.vllm_version)}",
+        f"platform {engine.platform}",
+        f"distribution {_or_unknown(engine.distribution)}",
+        f"torch {engine.torch_version}" if engine.torch_version else "",
+    ]
+    engine_line = ", ".join(p for p in parts if p)
+    command = session.settings.engine_cmd or engine.command
+    facts = [("measured on", prov.measured_on), ("entry point", _or_unknown(prov.entry_point))]
+    facts += [("GPU", line) for line in _gpu_lines(hw)]
+    facts += [
+        ("CPU", f"{cpu.model}, {cores}"),
+        ("RAM", f"{cpu.ram_total_gib} GiB" if cpu.ram_total_gib else UNKNOWN),
+        ("OS", _or_unknown(hw.os)),
+        ("Python", _or_unknown(hw.python)),
+        ("engine", engine_line),
+        ("engine command", " ".join(command) if command else ("not launched by specadvisor" if session.settings.endpoint else UNKNOWN)),
+        ("specadvisor", _or_unknown(prov.specadvisor_version)),
+        ("rules sha256", prov.rules_sha256[:16] if prov.rules_sha256 else UNKNOWN),
+        ("prompts", f"{_or_unknown(prov.prompt_source or session.settings.prompt_source)}"
+                    + (f", {prov.prompt_count} prompts, sha256 {prov.prompt_sha256[:16]}" if prov.prompt_sha256 else ", content hash unknown")),
+        ("started", f"{prov.started_at:%Y-%m-%d %H:%M:%S} UTC" if prov.started_at else UNKNOWN),
+        ("finished", f"{prov.finished_at:%Y-%m-%d %H:%M:%S} UTC" if prov.finished_at else ("not finished" if session.status != "finished" else UNKNOWN)),
+    ]
+    facts += [("resumed", f"{t:%Y-%m-%d %H:%M:%S} UTC") for t in prov.resumed_at]
+    facts += [(f"server exposed: {k}", v) for k, v in prov.server_exposed.items()]
+    facts += [("note", n) for n in prov.notes]
+    return facts
+
+
+def serve_argv_lines(session: Session) -> list[tuple[str, str]]:
+    """(arm label, its exact server command line) for every arm that launched a server."""
+    from specadvisor.store.redact import redact_argv
+
+    labels = {a.id: a.label for a in session.arms}
+    return [(labels.get(r.arm_id, r.arm_id), " ".join(redact_argv(r.serve_argv))) for r in session.results if r.serve_argv]
