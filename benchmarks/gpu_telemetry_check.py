@@ -194,9 +194,15 @@ def main(argv: list[str] | None = None) -> int:
     document = {
         "ok": all(expectations.values()),
         "expectations": expectations,
-        "gpu": {"physical_index": gpu, "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"), "memory_total_mib": total,
-                "memory_free_before_mib": round(free0, 1), "state_before": asdict(before), "state_start": asdict(record.start[0]),
-                "state_end": asdict(record.end[0])},  # fmt: skip
+        "gpu": {
+            "physical_index": gpu,
+            "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
+            "memory_total_mib": total,
+            "memory_free_before_mib": round(free0, 1),
+            "state_before": asdict(before),
+            "state_start": asdict(record.start[0]),
+            "state_end": asdict(record.end[0]),
+        },
         "stand_in": {"pid": proc.pid, **ready, **busy, "used_mib_while_held": used_with_stand_in, "nvml_processes": holders_seen},
         "energy": {
             "integral_j": record.energy_j,

@@ -12,11 +12,15 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 from urllib.parse import urlsplit
 
 from specadvisor import __version__
 from specadvisor.domain import CpuInfo, EngineInfo, HardwareProfile, Session, utcnow
+from specadvisor.store.upgrade import upgrade_session
+
+__all__ = ["is_loopback", "prompt_sha256", "provenance_facts", "record_provenance", "serve_argv", "serve_argv_lines", "upgrade_session"]
 
 UNKNOWN = "unknown"
 ENTRY_POINTS = ("tui", "sweep", "sweep --cpu", "sweep --endpoint", "demo", "import-bench")
@@ -164,7 +168,7 @@ def _rules_hash() -> str | None:
         from specadvisor.rulebase.loader import rules_sha256
 
         return rules_sha256()
-    except Exception:  # an unreadable user rules folder must not stop a sweep; the report says "unknown"
+    except Exception:  # noqa: BLE001 - an unreadable user rules folder must not stop a sweep; the report says "unknown"
         return None
 
 
@@ -188,7 +192,7 @@ def _prompt_facts(session: Session) -> None:
         from specadvisor.bench.prompts import load_prompts
 
         chosen = load_prompts(s.prompt_source, s.num_prompts, seed=s.seed)
-    except Exception:  # the runner reports a bad source as an input error before anything runs
+    except Exception:  # noqa: BLE001 - the runner reports a bad source as an input error before anything runs
         return
     prov.prompt_sha256 = prompt_sha256(chosen.prompts)
     prov.prompt_count = len(chosen.prompts)
@@ -197,7 +201,7 @@ def _prompt_facts(session: Session) -> None:
 
 def serve_argv(server: Any) -> list[str]:
     """The exact command line that launched an arm's server, secrets redacted ([] when none was launched)."""
-    from specadvisor.store.redact import redact_argv
+    from specadvisor.redact import redact_argv
 
     return redact_argv([str(a) for a in (getattr(server, "command", None) or [])])
 
@@ -208,29 +212,6 @@ def mark_sweep_started(session: Session) -> None:
 
 def mark_sweep_finished(session: Session) -> None:
     session.provenance.finished_at = utcnow()
-
-
-def upgrade_session(session: Session) -> Session:
-    """A session recorded before provenance existed (an old bundle): its unrecorded facts say "unknown".
-
-    The same change the store's migration m003 makes to old databases; a session that has
-    provenance is returned unchanged.
-    """
-    prov = session.provenance
-    if prov.entry_point:
-        return session
-    session = session.model_copy(deep=True)
-    session.provenance.entry_point = UNKNOWN
-    hw = session.hardware
-    if not hw.os and not hw.hypothetical:
-        hw.os = UNKNOWN
-        hw.python = hw.python or UNKNOWN
-        hw.unknown = sorted(set(hw.unknown) | {"gpus", "cpu", "ram", "os"} | ({"python"} if hw.python == UNKNOWN else set()))
-    started = [r.started_at for r in session.results if r.started_at]
-    finished = [r.finished_at for r in session.results if r.finished_at]
-    session.provenance.started_at = session.provenance.started_at or (min(started) if started else None)
-    session.provenance.finished_at = session.provenance.finished_at or (max(finished) if finished and session.status == "finished" else None)
-    return session
 
 
 # ---------------------------------------------------------------------- showing it
@@ -290,7 +271,7 @@ def provenance_facts(session: Session) -> list[tuple[str, str]]:
 
 def serve_argv_lines(session: Session) -> list[tuple[str, str]]:
     """(arm label, its exact server command line) for every arm that launched a server."""
-    from specadvisor.store.redact import redact_argv
+    from specadvisor.redact import redact_argv
 
     labels = {a.id: a.label for a in session.arms}
     return [(labels.get(r.arm_id, r.arm_id), " ".join(redact_argv(r.serve_argv))) for r in session.results if r.serve_argv]

@@ -15,13 +15,12 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "sweep"))
 sys.path.insert(0, str(Path(__file__).resolve().parent / "cli"))
-from sweep_fakes import FakeMeasure, FakeServer  # noqa: E402
-
-from specadvisor.cli.main import main  # noqa: E402
-from specadvisor.domain import HardwareProfile, Session, SweepSettings  # noqa: E402
-from specadvisor.provenance import is_loopback, prompt_sha256, provenance_facts, record_provenance  # noqa: E402
-from specadvisor.store import Store  # noqa: E402
-from specadvisor.sweep import runner as runner_module  # noqa: E402
+from specadvisor.cli.main import main
+from specadvisor.domain import HardwareProfile, Session, SweepSettings
+from specadvisor.provenance import is_loopback, prompt_sha256, provenance_facts, record_provenance
+from specadvisor.store import Store
+from specadvisor.sweep import runner as runner_module
+from sweep_fakes import FakeMeasure, FakeServer
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "report"
 
@@ -115,9 +114,8 @@ def test_demo_headless_and_tui_sessions_say_demo(tmp_path):
 
 
 def test_resume_notes_the_run_and_fills_what_an_old_session_lacked(tmp_path, capsys, fake_runs):
-    from sweep_fakes import spec_result
-
     from specadvisor.sweep.plan import plan_from_methods
+    from sweep_fakes import spec_result
 
     db = tmp_path / "s.db"
     plan = plan_from_methods("m", [("ngram", {})], [2, 4], SweepSettings(num_prompts=4))

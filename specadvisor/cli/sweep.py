@@ -13,8 +13,8 @@ from typing import Any
 
 from specadvisor.cli.sweep_args import SweepArgs
 from specadvisor.errors import InputError
-from specadvisor.rulebase import registry
 from specadvisor.provenance import record_provenance
+from specadvisor.rulebase import registry
 
 _RAY_EXTRA = "pip install 'specadvisor[ray]'"
 

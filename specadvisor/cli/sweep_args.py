@@ -47,6 +47,7 @@ class SweepArgs:
     json: bool = False
     resume: str | None = None
     rebuild: bool = False
+    entry_point: str | None = None  # hidden: the demo says it started the session (provenance)
     db: Path | None = None  # the global --db option
 
     @classmethod

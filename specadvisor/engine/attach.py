@@ -122,7 +122,7 @@ def metric_labels(text: str, name: str) -> dict[str, str]:
     """The labels of the first sample of metric `name` in a Prometheus text exposition ({} if absent)."""
     for line in text.splitlines():
         if line.startswith(name + "{"):
-            return {k: v for k, v in _LABEL.findall(line[len(name) : line.rfind("}") + 1])}
+            return dict(_LABEL.findall(line[len(name) : line.rfind("}") + 1]))
     return {}
 
 

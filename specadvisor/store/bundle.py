@@ -20,7 +20,6 @@ from specadvisor import __version__
 from specadvisor.domain import Session, utcnow
 from specadvisor.errors import InputError
 from specadvisor.fileio import write_atomic
-from specadvisor.provenance import upgrade_session
 from specadvisor.store.redact import redact_session
 from specadvisor.store.safe_json import (
     MAX_FILE_BYTES,
@@ -28,6 +27,7 @@ from specadvisor.store.safe_json import (
     read_regular_file,
 )
 from specadvisor.store.store import Store
+from specadvisor.store.upgrade import upgrade_session
 
 BUNDLE_FORMAT = "specadvisor-session-bundle"
 BUNDLE_SCHEMA = "1.1"  # 1.1: provenance (entry point, hashes, times), serve argv and GPU telemetry per arm; 1.0 still imports

@@ -8,9 +8,10 @@ the reading. Indices are physical (NVML numbering); CUDA_VISIBLE_DEVICES is mapp
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any
 
 # NVML clock-event ("throttle") reason bits, stable across driver versions (nvml.h).
 THROTTLE_BITS = {
@@ -80,7 +81,7 @@ class Holder:
 def _safe(call: Callable[[], Any]) -> Any:
     try:
         return call()
-    except Exception:  # an unsupported field (NVMLError_NotSupported, amdsmi errors) reads as None
+    except Exception:  # noqa: BLE001 - an unsupported field (NVMLError_NotSupported, amdsmi errors) reads as None
         return None
 
 
@@ -139,7 +140,7 @@ class NvmlReader:
         for fn in ("nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"):
             call = getattr(self.nvml, fn, None)
             if call is not None:
-                value = _safe(lambda: call(h))
+                value = _safe(lambda call=call: call(h))
                 if value is not None:
                     return int(value)
         return None
@@ -198,7 +199,7 @@ class NvmlReader:
         seen: dict[int, Holder] = {}
         for fn in ("nvmlDeviceGetComputeRunningProcesses", "nvmlDeviceGetGraphicsRunningProcesses"):
             call = getattr(self.nvml, fn, None)
-            for proc in (_safe(lambda: call(h)) if call else None) or []:
+            for proc in (_safe(lambda call=call: call(h)) if call else None) or []:
                 pid = int(getattr(proc, "pid", 0) or 0)
                 used = getattr(proc, "usedGpuMemory", None)
                 if pid and pid not in seen:
@@ -253,7 +254,7 @@ class AmdsmiReader:
         types = getattr(self.lib, "AmdSmiTemperatureType", None)
         metric = getattr(getattr(self.lib, "AmdSmiTemperatureMetric", None), "CURRENT", None)
         for name in ("HOTSPOT", "EDGE"):
-            value = _safe(lambda: self.lib.amdsmi_get_temp_metric(h, getattr(types, name), metric))
+            value = _safe(lambda name=name: self.lib.amdsmi_get_temp_metric(h, getattr(types, name), metric))
             if isinstance(value, (int, float)):
                 return float(value)
         return None
@@ -281,7 +282,7 @@ class AmdsmiReader:
         h = self._handles[gpu]
         out = []
         for proc in _safe(lambda: self.lib.amdsmi_get_gpu_process_list(h)) or []:
-            info = proc if isinstance(proc, dict) else (_safe(lambda: self.lib.amdsmi_get_gpu_process_info(h, proc)) or {})
+            info = proc if isinstance(proc, dict) else (_safe(lambda proc=proc: self.lib.amdsmi_get_gpu_process_info(h, proc)) or {})
             pid = int(info.get("pid") or 0)
             mem = (info.get("memory_usage") or {}).get("vram_mem")
             if pid:
@@ -312,7 +313,7 @@ def open_reader(nvml_loader: Callable[[], ModuleType] = _load_nvml, amdsmi_loade
             if reader.count() > 0:
                 return reader
             reader.close()
-        except Exception:  # ImportError, driver not loaded, library missing: no telemetry, nothing else lost
+        except Exception:  # noqa: BLE001 - ImportError, driver not loaded, library missing: no telemetry, nothing else lost
             continue
     return None
 

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import pairwise
 from statistics import median
-from typing import Any, Callable
+from typing import Any
 
 from specadvisor.telemetry.gpus import Reading, State
 
@@ -65,7 +67,7 @@ class ArmSampler:
         self._energy0: dict[int, float | None] = {}
         self.record = ArmTelemetry(source=getattr(reader, "source", ""), gpus=self.gpus, interval_s=interval_s)
 
-    def start(self) -> "ArmSampler":
+    def start(self) -> ArmSampler:
         self.record.start = [self.reader.state(g) for g in self.gpus]
         self._energy0 = {g: self.reader.energy_j(g) for g in self.gpus}
         self._t0 = self.clock()
@@ -79,7 +81,7 @@ class ArmSampler:
         for gpu in self.gpus:
             try:
                 self.record.samples.append(self.reader.reading(gpu, t))
-            except Exception:  # a GPU that stops answering mid-arm loses readings, not the arm
+            except Exception:  # noqa: BLE001 - a GPU that stops answering mid-arm loses readings, not the arm
                 continue
 
     def _run(self) -> None:
@@ -112,7 +114,7 @@ def power_integral(samples: list[Reading]) -> float | None:
     total = 0.0
     for points in per_gpu.values():
         points.sort()
-        total += sum((t1 - t0) * (p0 + p1) / 2 for (t0, p0), (t1, p1) in zip(points, points[1:]))
+        total += sum((t1 - t0) * (p0 + p1) / 2 for (t0, p0), (t1, p1) in pairwise(points))
     return round(total, 3)
 
 

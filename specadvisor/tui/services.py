@@ -159,9 +159,8 @@ def default_services(db_path: Path | None = None, runner_kwargs: dict[str, Any] 
         return Store.open(db_path or paths().database)
 
     def make_runner(session: Session, store: SessionStore) -> Runner:
-        from specadvisor.sweep.runner import SweepRunner
-
         from specadvisor.provenance import record_provenance
+        from specadvisor.sweep.runner import SweepRunner
 
         record_provenance(session, entry_point="tui", hardware=session.hardware)
         kwargs = dict(runner_kwargs or {})

@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 
 from hw_fakes import FakeGpu, FakeNvml
-
 from specadvisor.telemetry.gpus import NvmlReader, Reading, State, decode_throttle, open_reader, process_name, visible_to_physical
 from specadvisor.telemetry.memory import is_ours, need_per_gpu, wait_for_memory
 from specadvisor.telemetry.sampler import ArmSampler, ArmTelemetry, hazards, power_integral
@@ -213,8 +212,6 @@ def test_gpu_check_script_runs_end_to_end_against_fakes(monkeypatch, capsys, tmp
     spec = importlib.util.spec_from_file_location("gpu_check", ROOT / "benchmarks" / "gpu_telemetry_check.py")
     check = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(check)
-    state = {"pid": None, "dir": None}
-
     class StandInGpu(FakeGpu):
         """Memory and load follow the stand-in's progress files."""
 

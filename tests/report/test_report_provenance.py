@@ -3,21 +3,20 @@
 from __future__ import annotations
 
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "store"))
-from store_samples import h200_hardware, make_session  # noqa: E402
-
-from specadvisor.domain import GpuReading, GpuState, GpuTelemetry, Provenance  # noqa: E402
-from specadvisor.report import html, markdown  # noqa: E402
-from specadvisor.store.compare import compare_sessions  # noqa: E402
+from specadvisor.domain import GpuReading, GpuState, GpuTelemetry, Provenance
+from specadvisor.report import html, markdown
+from specadvisor.store.compare import compare_sessions
+from store_samples import h200_hardware, make_session
 
 
 def measured_session():
     hw = h200_hardware()
     hw.gpus[0] = hw.gpus[0].model_copy(update={"driver_version": "580.159.04", "cuda_driver_version": "13.0", "uuid": "GPU-abb4", "pci_bus_id": "00000000:00:06.0"})
-    t = datetime(2026, 12, 1, 6, 0, tzinfo=timezone.utc)
+    t = datetime(2026, 12, 1, 6, 0, tzinfo=UTC)
     session = make_session(hardware=hw, provenance=Provenance(entry_point="sweep", measured_on="this machine", specadvisor_version="0.1.0",
                                                               rules_sha256="c" * 64, prompt_source="humaneval", prompt_sha256="d" * 64,
                                                               prompt_count=32, started_at=t, finished_at=t))  # fmt: skip
@@ -50,7 +49,7 @@ def test_html_report_plots_power_and_clock():
 
 def test_unrecorded_facts_read_unknown_in_the_report():
     from specadvisor.domain import HardwareProfile
-    from specadvisor.provenance import upgrade_session
+    from specadvisor.store.upgrade import upgrade_session
 
     text = markdown(upgrade_session(make_session(hardware=HardwareProfile())))
     assert "- **OS**: unknown" in text and "- **GPU**: unknown" in text and "- **entry point**: unknown" in text

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
-
-from store_samples import make_session
+from datetime import UTC, datetime
 
 from specadvisor.domain import HardwareProfile, Provenance
 from specadvisor.store import Store
 from specadvisor.store.bundle import export_bundle, import_bundle, read_bundle
+from store_samples import make_session
 
 # Fields the 1.1 schema added; a 1.0 bundle has none of them.
 NEW_PROVENANCE = ("entry_point", "measured_on", "rules_sha256", "prompt_source", "prompt_sha256", "prompt_count",
@@ -35,7 +34,7 @@ def test_v10_bundle_of_a_demo_session_imports_with_explicit_unknowns(tmp_path):
     old = make_session(hardware=HardwareProfile(), status="finished")
     write_v10_bundle(tmp_path / "old.json", old)
     with Store.open(tmp_path / "a.db") as store:
-        imported, created = import_bundle(store, tmp_path / "old.json")
+        _, created = import_bundle(store, tmp_path / "old.json")
         stored = store.get_session(old.id)
     assert created
     assert stored.model_dump(exclude={"provenance", "hardware"}) == old.model_dump(exclude={"provenance", "hardware"})
@@ -53,7 +52,7 @@ def test_v10_bundle_with_recorded_hardware_keeps_it(tmp_path):
 
 
 def test_import_keeps_where_the_session_was_measured(tmp_path):
-    t = datetime(2026, 12, 1, 5, 0, tzinfo=timezone.utc)
+    t = datetime(2026, 12, 1, 5, 0, tzinfo=UTC)
     session = make_session(provenance=Provenance(entry_point="sweep --cpu", measured_on="this machine", rules_sha256="a" * 64,
                                                  prompt_sha256="b" * 64, prompt_count=4, started_at=t, finished_at=t))  # fmt: skip
     export_bundle(session, tmp_path / "s.json")

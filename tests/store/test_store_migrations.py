@@ -10,9 +10,9 @@ from sqlite_utils import Database
 
 from specadvisor.domain import Provenance
 from specadvisor.errors import StoreError
-from specadvisor.provenance import upgrade_session
 from specadvisor.store import Store, rows
 from specadvisor.store.migrations import known_migration_names, migrations
+from specadvisor.store.upgrade import upgrade_session
 from store_samples import make_session
 
 V2 = "m002_origin_columns_and_indexes"

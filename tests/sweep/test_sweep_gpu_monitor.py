@@ -5,18 +5,20 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from itertools import pairwise
 from pathlib import Path
 
 from sweep_fakes import FakeMeasure, FakeServer, no_prompts
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "hardware"))
-from hw_fakes import FakeGpu, FakeNvml  # noqa: E402
+from datetime import UTC
 
-from specadvisor.domain import ArmFailed, ArmFinished, ArmStatus, GpuMemoryWait, MeasurementWarning, SweepSettings  # noqa: E402
-from specadvisor.sweep.monitor import GpuMonitor, world_size  # noqa: E402
-from specadvisor.sweep.plan import plan_from_methods  # noqa: E402
-from specadvisor.sweep.runner import SweepRunner  # noqa: E402
-from specadvisor.telemetry.gpus import NvmlReader  # noqa: E402
+from hw_fakes import FakeGpu, FakeNvml
+from specadvisor.domain import ArmFailed, ArmFinished, ArmStatus, GpuMemoryWait, MeasurementWarning, SweepSettings
+from specadvisor.sweep.monitor import GpuMonitor, world_size
+from specadvisor.sweep.plan import plan_from_methods
+from specadvisor.sweep.runner import SweepRunner
+from specadvisor.telemetry.gpus import NvmlReader
 
 
 def tput(arm):
@@ -71,7 +73,7 @@ async def test_every_arm_carries_its_gpu_telemetry_and_energy_per_token(store):
         times = [s.t for s in t.samples]
         assert times == sorted(times)
         segments, start = [], times[0]
-        for before, after in zip(times, times[1:]):
+        for before, after in pairwise(times):
             if after - before > 0.2:  # the gap between two runs of the arm
                 segments.append(before - start)
                 start = after
@@ -196,12 +198,12 @@ def test_a_pinned_slot_is_sampled_and_checked_on_its_own_gpus():
 
 
 def test_runs_of_one_arm_share_a_timeline_and_their_energy():
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timedelta
 
     from specadvisor.domain import ArmResult, GpuReading, GpuTelemetry
     from specadvisor.sweep.monitor import merge_telemetry
 
-    t0 = datetime(2026, 12, 1, 6, 0, tzinfo=timezone.utc)
+    t0 = datetime(2026, 12, 1, 6, 0, tzinfo=UTC)
 
     def run(start_s, power, jpt, tokens):
         samples = [GpuReading(t=i, gpu=0, power_w=power) for i in range(3)]
