@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pydantic import BaseModel
 
 _MAX_EXCERPT_CHARS = 1500
+_MAX_CAUSE_CHARS = 280
+_STOPPED_BY_US = re.compile(r"^\[specadvisor\] not ready after")
 _MAX_DETAIL_CHARS = 240
 
 
@@ -159,7 +161,8 @@ _RULES: tuple[_Rule, ...] = (
         re.compile(
             r"(Speculative decoding|speculative method|spec(ulative)? decod\w*).{0,80}(not (yet )?supported|does not (yet )?support)"
             r"|does not (yet )?support:? .{0,40}(speculative|ngram|draft_model|drafting)"
-            r"|Model Runner V2 does not yet support",
+            r"|Model Runner V2 does not yet support"
+            r"|requires a CUDA or other accelerator backend|Torch not compiled with CUDA enabled",
             re.IGNORECASE,
         ),
         lambda lines, i: "this vLLM build or platform cannot run the speculative method: " + _detail(lines, i),
@@ -179,8 +182,9 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "drafter_architecture",
-        re.compile(r"Model architectures \[.*\] are not supported|Eagle3? is only supported for|is only supported for \[.*\] models"),
-        lambda lines, i: "this vLLM cannot run the drafter's (or target's) architecture: " + _detail(lines, i),
+        re.compile(r"Model architectures \[.*\] are not supported|Eagle3? is only supported for|is only supported for \[.*\] models"
+                   r"|There is no module or parameter named '[^']*' in \w+"),
+        lambda lines, i: "the drafter (or model) checkpoint does not fit the architecture vLLM builds for it: " + _detail(lines, i),
         "use a drafter in a format this vLLM version supports for this target (see `specadvisor inspect MODEL --drafter D`)",
     ),
     _Rule(
@@ -283,13 +287,16 @@ def diagnose(log_lines: list[str], returncode: int | None, *, timed_out: bool = 
     Give it the whole log: the first line a rule recognises is the cause (a worker's exception
     precedes the engine core's report of it); without one, the first real exception."""
     lines = [line.rstrip("\n") for line in log_lines]
+    stopped_at = next((i for i, line in enumerate(lines) if _STOPPED_BY_US.search(line)), None) if timed_out else None
+    if stopped_at is not None:
+        lines = lines[: stopped_at + 1]  # what follows is the server's reaction to being stopped
     found = _first_match(lines)
     if found is not None:
         rule, i = found
         kind, hint = rule.kind, rule.hint
         if kind == "out_of_memory":
             kind, _, hint = _oom_phase(lines, i)
-        return Diagnosis(kind=kind, cause=rule.cause(lines, i), hint=hint, excerpt=_excerpt(lines, i))
+        return Diagnosis(kind=kind, cause=rule.cause(lines, i)[:_MAX_CAUSE_CHARS], hint=hint, excerpt=_excerpt(lines, i))
     if timed_out:
         return Diagnosis(
             kind="timeout",

@@ -30,6 +30,12 @@ def real_log(name: str) -> list[str]:
         ("vocab_mismatch", "vocab_mismatch", "Draft model vocab_size=32000"),
         ("kv_cache_too_small", "max_model_len_too_large", "larger than the available KV cache memory"),
         ("port_in_use", "port_in_use", "already in use"),
+        # issue 11: --engine-cmd on the CPU build without VLLM_CPU_KVCACHE_SPACE (captured 2026-12-01)
+        ("cpu_memory", "cpu_memory", "CPU backend wants 0.92 of node 0's memory (15.26 GiB) but only 14.79 of 16.59 GiB are free"),
+        # a GPU-only method (ngram_gpu) on the CPU build: the worker needs CUDA's pinned memory
+        ("ngram_gpu_on_cpu", "platform_unsupported", "pin_memory=True requires a CUDA or other accelerator backend"),
+        # EAGLE-3 given a plain Llama checkpoint as its drafter: its weights fit no EAGLE-3 head
+        ("eagle3_plain_drafter", "drafter_architecture", "There is no module or parameter named 'model' in LlamaModel"),
     ],
 )
 def test_real_failure_logs_are_diagnosed(case, kind, in_cause):
@@ -42,6 +48,12 @@ def test_real_failure_logs_are_diagnosed(case, kind, in_cause):
     assert all(line[:100] in log_text for line in result.excerpt.splitlines())
 
 
+def test_the_cpu_memory_failure_names_its_fix_not_the_worker_wrapper():
+    result = diagnose(real_log("cpu_memory"), RETURNCODES["cpu_memory"])
+    assert "VLLM_CPU_KVCACHE_SPACE" in result.hint and "--gpu-memory-utilization" in result.hint
+    assert "WorkerProc" not in result.cause and "Available memory on node 0" in result.excerpt
+
+
 def test_cause_is_one_short_line():
     for case in RETURNCODES:
         result = diagnose(real_log(case), RETURNCODES[case])
@@ -50,6 +62,13 @@ def test_cause_is_one_short_line():
 
 def test_invalid_json_exits_2_in_the_real_log():
     assert RETURNCODES["invalid_json"] == 2
+
+
+def test_real_startup_timeout_is_named_a_timeout():
+    """A real CPU server stopped by a 12 s ready timeout while still starting (log captured 2026-12-01)."""
+    result = diagnose(real_log("startup_timeout"), None, timed_out=True)
+    assert result.kind == "timeout" and "ready timeout" in result.hint
+    assert "not ready after 12 s" in result.excerpt
 
 
 def test_timeout_without_a_recognised_error():
