@@ -9,12 +9,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from specadvisor.cli.sweep_args import SweepArgs
 from specadvisor.errors import InputError
 from specadvisor.provenance import record_provenance
 from specadvisor.rulebase import registry
+
+if TYPE_CHECKING:  # imported inside the command: `specadvisor --help` stays fast
+    from specadvisor.domain import Session
+    from specadvisor.store import Store
 
 _RAY_EXTRA = "pip install 'specadvisor[ray]'"
 
@@ -217,7 +221,7 @@ def endpoint_arms(url: str, spec: dict | None, levels: list[int]) -> list:
     return arms
 
 
-def _resume(args: SweepArgs, store):
+def _resume(args: SweepArgs, store: Store):
     from specadvisor.trust import is_imported, refuse_imported
 
     session = store.get_session(args.resume)
@@ -353,7 +357,7 @@ def _positive(value: int, flag: str) -> int:
 # ---------------------------------------------------------------------- running and rendering
 
 
-def _execute(args: SweepArgs, store, session, runner_kwargs: dict) -> int:
+def _execute(args: SweepArgs, store: Store, session: Session, runner_kwargs: dict[str, Any]) -> int:
     from specadvisor.cli.live_view import LiveSweepView
     from specadvisor.cli.output import console, print_json
     from specadvisor.sweep.runner import run_sweep_blocking
@@ -385,7 +389,7 @@ def _execute(args: SweepArgs, store, session, runner_kwargs: dict) -> int:
     return _exit_code(runner.session)
 
 
-def _execute_capacity(args: argparse.Namespace, store, session, runner_kwargs: dict) -> int:
+def _execute_capacity(args: SweepArgs, store: Store, session: Session, runner_kwargs: dict[str, Any]) -> int:
     """`--goodput`: each configuration once, its goodput under the latency target (sweep.capacity)."""
     import asyncio
 

@@ -15,6 +15,7 @@ from specadvisor.bench.goodput import Slo, measure_at_rate, search_goodput
 from specadvisor.bench.loadgen import run_load
 from specadvisor.domain import ArmResult, ArmStatus, LatencyStats, RatePoint, Recommendation, Session, utcnow
 from specadvisor.errors import InputError, SpecAdvisorError
+from specadvisor.store import Store
 from specadvisor.sweep.arms import arm_label, server_key
 from specadvisor.sweep.recommend import serve_command
 
@@ -30,7 +31,7 @@ def slo_of(session: Session) -> Slo:
 
 async def run_capacity(
     session: Session,
-    store: Any,
+    store: Store,
     *,
     server_factory: Callable[..., Any] | None = None,
     prompts: Any = None,

@@ -41,6 +41,7 @@ from specadvisor.engine.diagnose import Diagnosis
 from specadvisor.errors import InputError, SpecAdvisorError
 from specadvisor.figures import acceptance
 from specadvisor.provenance import mark_sweep_finished, mark_sweep_started, serve_argv
+from specadvisor.store import Store
 from specadvisor.sweep.adaptive import AdaptivePolicy
 from specadvisor.sweep.arms import family_label, server_key
 from specadvisor.sweep.monitor import GpuMonitor, NoMonitor
@@ -106,7 +107,7 @@ class SweepRunner:
     def __init__(
         self,
         plan: SweepPlan | Session,
-        store: Any,
+        store: Store,
         *,
         server_factory: ServerFactory | None = None,
         measure: MeasureFn | None = None,
@@ -418,7 +419,7 @@ class SweepRunner:
 
 
 def run_sweep_blocking(
-    plan: SweepPlan | Session, store: Any, on_event: Callable[[SweepEvent], None], **runner_kwargs: Any
+    plan: SweepPlan | Session, store: Store, on_event: Callable[[SweepEvent], None], **runner_kwargs: Any
 ) -> SweepRunner:
     """Run a sweep to the end on this thread (a TUI thread worker, the CLI). Returns the runner, whose
     `session` holds the results. Raises what the sweep raised; KeyboardInterrupt marks it interrupted."""

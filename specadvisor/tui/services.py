@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from specadvisor.domain import (
     Advice,
@@ -18,14 +18,18 @@ from specadvisor.domain import (
     ModelProfile,
     Recommendation,
     Session,
+    SweepEvent,
     Workload,
 )
+
+if TYPE_CHECKING:  # the store (sqlite-utils) is imported when first opened, not at TUI start-up
+    from specadvisor.store import SessionSummary
 
 
 class Runner(Protocol):
     """A sweep in progress: an async stream of domain SweepEvents, cancellable from the UI."""
 
-    def events(self) -> AsyncIterator[Any]: ...
+    def events(self) -> AsyncIterator[SweepEvent]: ...
 
     def cancel(self) -> None: ...
 
@@ -48,7 +52,7 @@ class PlanLike(Protocol):
 
 
 class SessionStore(Protocol):
-    def list_sessions(self) -> list[Any]: ...
+    def list_sessions(self) -> list[SessionSummary]: ...
 
     def get_session(self, session_id: str) -> Session: ...
 
