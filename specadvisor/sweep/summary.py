@@ -1,11 +1,14 @@
-"""One plain dict per session for `--json`, the report and the TUI's table: measured figures over the
-measured requests only (warmups are never in a result), predictions beside them."""
+"""`specadvisor sweep --json`: one plain dict per session, which the headless live view also prints
+its closing lines from. Figures are over the measured requests only (warmups are never in a
+result), with predictions and the speedup (specadvisor.figures, the same as every other view) beside
+them. Keys are only ever added: scripts read this."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from specadvisor.domain import Session
+from specadvisor.figures import arm_speedup
 from specadvisor.sweep.arms import server_key
 from specadvisor.sweep.predict import mean_abs_error_pct, predict_throughput
 
@@ -30,7 +33,10 @@ def session_summary(session: Session, *, launches_used: int | None = None, launc
             "prediction_withheld": pred.withheld if pred else None,
         }
         if result is not None:
+            speedup = arm_speedup(session, arm)
             row.update(
+                speedup=speedup.value if speedup else None,
+                speedup_ci=speedup.ci if speedup else None,
                 output_throughput=result.output_throughput,
                 output_throughput_ci=result.output_throughput_ci,
                 output_throughput_ci_basis=result.output_throughput_ci_basis,

@@ -115,6 +115,10 @@ def test_resume_measures_only_the_unfinished_arms(tmp_path, capsys, fake_engine)
     data = json.loads(capsys.readouterr().out)
     assert fake_engine.calls == ["ngram-n4", "baseline"]  # the unfinished arm, then the bracket
     assert data["status"] == "finished" and data["recommendation"]["arm_id"] == "ngram-n2"
+    arms = {a["arm_id"]: a for a in data["arms"]}
+    n2 = arms["ngram-n2"]  # the speedup every view shows (specadvisor.figures), in --json too
+    assert n2["speedup"] == pytest.approx(n2["output_throughput"] / arms["baseline"]["output_throughput"])
+    assert arms["baseline"]["speedup"] == 1.0
 
 
 class _AttachableFake:
