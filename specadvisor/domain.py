@@ -551,6 +551,7 @@ class SweepSettings(Model):
     bracket: bool = True  # re-measure the baseline at the end (and, in parallel, the top arms with it)
     drift_threshold: float = 0.05  # above this baseline drift the verdict is widened or withheld
     parallel: int = 1  # server slots used at once (1 = serial)
+    parallel_choice: str = "auto"  # what was asked: auto (one per free GPU group, serial without GPUs) or K
     ci_target: float | None = None  # stop an arm once its throughput interval's relative half-width is below this
 
 

@@ -328,6 +328,7 @@ def _slots(args: SweepArgs, session) -> list:
     """Where arms run (`--parallel`): GPU groups of the arm's tensor-parallel size, or core ranges."""
     from specadvisor.sweep.host import slots_for
 
+    session.settings.parallel_choice = str(args.parallel).strip().lower()
     slots = slots_for(args.parallel, session)
     if any(s.shared for s in slots) and not any("gpu-memory-utilization" in a for a in session.settings.server_args):
         print("specadvisor: note: several servers share a GPU; pass --server-arg=--gpu-memory-utilization=0.3 so that they fit", file=sys.stderr)

@@ -88,8 +88,8 @@ def plan_slots(
     """Slots for `--parallel auto|K`. auto: one slot per free GPU group (serial on a CPU-only host).
     K on GPUs: K groups; more than the groups share GPUs round-robin (two small servers on one GPU,
     each with a --gpu-memory-utilization share). K on a CPU-only host: K core ranges."""
-    auto = str(parallel).strip().lower() == "auto"
-    k = None if auto else _positive_int(parallel)
+    k = parallel_count(parallel)
+    auto = k is None
     if gpus:
         groups = gpu_groups(gpus, tp, affinity)
         if not groups:
@@ -104,6 +104,11 @@ def plan_slots(
     if auto or k == 1:
         return [Slot(index=0)]
     return cpu_slots(list(cores or []), k)
+
+
+def parallel_count(parallel: str | int) -> int | None:
+    """`--parallel` as typed: None for auto, else a positive count (InputError otherwise)."""
+    return None if str(parallel).strip().lower() == "auto" else _positive_int(parallel)
 
 
 def tp_size(args: list[str]) -> int:

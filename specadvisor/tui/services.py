@@ -168,10 +168,11 @@ def default_services(db_path: Path | None = None, runner_kwargs: dict[str, Any] 
 
         record_provenance(session, entry_point="tui", hardware=session.hardware)
         kwargs = dict(runner_kwargs or {})
-        if "slots" not in kwargs and not session.hardware.hypothetical and len(session.hardware.gpus) > 1:
+        choice = session.settings.parallel_choice
+        if "slots" not in kwargs and not session.hardware.hypothetical and (len(session.hardware.gpus) > 1 or choice != "auto"):
             from specadvisor.sweep.host import slots_for
 
-            kwargs["slots"] = slots_for("auto", session, session.hardware.gpus)  # one arm per free GPU group
+            kwargs["slots"] = slots_for(choice, session, session.hardware.gpus)  # auto: one arm per free GPU group
         cpu = cpu_engine_for(session.hardware)
         if cpu is not None and session.settings.engine_cmd == list(cpu.engine_cmd):
             kwargs.setdefault("server_env", dict(cpu.env))

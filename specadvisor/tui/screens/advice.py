@@ -21,6 +21,7 @@ from specadvisor.fileio import write_atomic
 from specadvisor.quantities import parse_count_list, parse_duration
 from specadvisor.sweep.arms import arm_label, family_key
 from specadvisor.sweep.plan import candidate_family
+from specadvisor.sweep.slots import parallel_count
 from specadvisor.tui.format import candidate_details, candidate_title, rough_duration
 from specadvisor.tui.plan_edit import arm_request, family_of
 from specadvisor.tui.screens.base import AppScreen
@@ -33,6 +34,7 @@ class AdviceScreen(AppScreen):
         Binding("plus,a", "add_arm", "Add N"),
         Binding("minus,delete,d", "remove_arm", "Remove arm"),
         Binding("b", "budget", "Budget"),
+        Binding("p", "parallel", "Parallel"),
         Binding("x", "export_plan", "Export plan"),
         Binding("ctrl+s", "start", "Start sweep", priority=True),
     ]
@@ -102,7 +104,8 @@ class AdviceScreen(AppScreen):
         seconds = plan.estimate_seconds()
         budget = getattr(plan, "budget_s", None)
         lines = [
-            f"{arms} arms · {launches} launches · {s.num_prompts} req × {s.output_len} tok",
+            f"{arms} arms · {launches} launches · {s.num_prompts} req × {s.output_len} tok"
+            + (f" · {s.parallel_choice} at once" if s.parallel_choice != "auto" else ""),
             f"about {rough_duration(seconds)}" + (f" (budget {rough_duration(budget)})" if budget else ""),
         ]
         source = getattr(plan, "estimate_source", "")
@@ -163,7 +166,25 @@ class AdviceScreen(AppScreen):
             return
         self.refresh_plan()
 
-    # ------------------------------------------------------------------ budget and export
+    # ------------------------------------------------------------------ budget, parallel and export
+
+    def action_parallel(self) -> None:
+        """`--parallel auto|K`: servers at once (GPU groups, or core ranges on a CPU-only host)."""
+
+        def answered(text: str | None) -> None:
+            if text is None:
+                return
+            choice = text.strip().lower() or "auto"
+            try:
+                parallel_count(choice)
+            except InputError as err:
+                self.app.show_error("Cannot read that", err)
+                return
+            self.app.plan.session.settings.parallel_choice = choice
+            self.refresh_plan()
+
+        current = self.app.plan.session.settings.parallel_choice
+        self.app.push_screen(PromptModal("Servers at once: auto (one per free GPU group) or a number (a CPU-only host splits its cores):", value=current), answered)
 
     def action_budget(self) -> None:
         def answered(text: str | None) -> None:
