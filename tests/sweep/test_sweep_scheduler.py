@@ -220,3 +220,23 @@ async def test_ci_target_is_handed_to_the_measurement_and_savings_are_reported(s
     summary = session_summary(store.get_session(plan.session.id))
     assert summary["requests_saved"] == 15 and summary["seconds_saved"] == 15.0
     assert summary["arms"][0]["runs"][0]["planned"] == 8
+
+
+async def test_the_drift_line_names_what_the_baseline_gpus_did(store):
+    from specadvisor.domain import GpuState, GpuTelemetry
+
+    plan = one_arm()
+    await run(plan, store, Drifting(lambda arm: 100.0, machine=[1.0, 0.92, 0.85]))
+    session = store.get_session(plan.session.id)
+    base = session.result_for("baseline")
+    base.telemetry = GpuTelemetry(
+        source="nvml", gpus=[0],
+        start=[GpuState(gpu=0, sm_clock_mhz=1980, temperature_c=41)],
+        end=[GpuState(gpu=0, sm_clock_mhz=1740, temperature_c=83, throttle=["sw_thermal_slowdown"])],
+    )
+    from specadvisor.sweep.recommend import recommend
+
+    rec = recommend(session)
+    assert rec.drift.exceeded and abs(rec.drift.change + 0.15) < 1e-9
+    assert rec.drift.machine == "SM clock 1980 -> 1740 MHz (-12%); temperature 41 -> 83 C; throttling: sw_thermal_slowdown"
+    assert any("the GPUs: SM clock 1980 -> 1740 MHz" in r for r in rec.reasons)
