@@ -64,3 +64,21 @@ async def test_runner_with_real_measurement_over_http(store):
     assert stored.result_for("ngram-n4").mean_acceptance_length > 1
     assert any(isinstance(e, MetricsSampled) for e in events) or stored.samples
     assert not any(h.running for h in handles)
+
+
+async def test_ci_target_stops_the_real_load_early_and_counts_the_savings(store):
+    from specadvisor.sweep.summary import session_summary
+
+    settings = SweepSettings(prompt_source="humaneval", num_prompts=40, output_len=16, warmup=0, ci_target=0.5, bracket=False)
+    plan = plan_from_methods("fake-model", [("ngram", {})], [2], settings)
+    events = [e async for e in SweepRunner(plan, store, server_factory=lambda arm, s: HttpFakeHandle(arm), sample_interval_s=0.05).events()]
+    assert isinstance(events[-1], SweepFinished)
+    stored = store.get_session(plan.session.id)
+    for arm_id in ("baseline", "ngram-n2"):
+        r = stored.result_for(arm_id)
+        assert r.status == ArmStatus.ok and r.failed == 0
+        assert 8 <= r.completed < 40  # stopped once the interval was narrow enough, in-flight requests finished
+        assert r.runs[0].planned == 40 and r.runs[0].seconds_saved > 0
+        assert any("met the 50% target" in w for w in r.warnings)
+    summary = session_summary(stored)
+    assert summary["requests_saved"] == 80 - sum(stored.result_for(a).completed for a in ("baseline", "ngram-n2"))
