@@ -138,3 +138,16 @@ def acceptance_chart(rates: Sequence[float | None], width: int = 60) -> str:
     if not rows:
         return "no speculative positions measured yet"
     return render(rows) + "\n" + scale_axis(width, len(rows[0].label))
+
+
+SPARKS = "▁▂▃▄▅▆▇█"
+
+
+def sparkline(values: Sequence[float], width: int) -> str:
+    """The last `width` values as block characters, scaled from zero to their maximum (a throughput
+    that settles reads as a flat top, not as noise blown up to full height)."""
+    tail = [v for v in values if v is not None][-width:] if width > 0 else []
+    top = max(tail, default=0.0)
+    if top <= 0:
+        return SPARKS[0] * len(tail)
+    return "".join(SPARKS[min(len(SPARKS) - 1, int(v / top * (len(SPARKS) - 1) + 0.5))] for v in tail)

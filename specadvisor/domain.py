@@ -630,6 +630,11 @@ class Progress(_Event):
     output_throughput: float | None = None
     in_flight: int | None = None  # requests sent and not yet finished (the live load check)
     concurrency: int | None = None  # the concurrency asked for this arm
+    # latency so far over the arm's finished requests (live view); None before the first
+    ttft_p50_ms: float | None = None
+    ttft_p99_ms: float | None = None
+    tpot_p50_ms: float | None = None
+    tpot_p99_ms: float | None = None
 
 
 class MetricsSampled(_Event):

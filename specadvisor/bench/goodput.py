@@ -9,6 +9,7 @@ is the real one (run_load with Poisson arrivals). No Textual, no engine here.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
@@ -129,13 +130,26 @@ async def measure_at_rate(
     slo: Slo,
     max_in_flight: int = 256,
     api_key: str | None = None,
+    window_s: float = 20.0,
+    max_requests: int = 200,
 ) -> RatePoint:
-    """Send the prompt set once as Poisson arrivals at `rate` req/s and read the p99 latencies."""
+    """Poisson arrivals at `rate` req/s for about `window_s` seconds (the prompt set cycled, never fewer
+    than one pass), then the p99 latencies. A fixed handful of requests would never build the queue a
+    sustained rate builds: at any rate it is a burst the server drains."""
+    count = min(max_requests, max(len(prompts.prompts), math.ceil(rate * window_s)))
     load = await run_load(
-        base_url=base_url, model_name=model_name, prompts=prompts, output_len=output_len, temperature=temperature,
+        base_url=base_url, model_name=model_name, prompts=cycled(prompts, count), output_len=output_len, temperature=temperature,
         seed=seed, concurrency=max_in_flight, request_rate=rate, api_key=api_key,
     )  # fmt: skip
     return rate_point(rate, load, slo)
+
+
+def cycled(prompts: PromptSet, count: int) -> PromptSet:
+    """The prompt set repeated (in order) to `count` prompts."""
+    base = list(prompts.prompts)
+    if not base or count <= len(base):
+        return prompts.model_copy(update={"prompts": base[: max(count, 0)] if count < len(base) else base})
+    return prompts.model_copy(update={"prompts": [base[i % len(base)] for i in range(count)]})
 
 
 def rate_point(rate: float, load: LoadResult, slo: Slo) -> RatePoint:

@@ -102,6 +102,8 @@ class _ArmRun:
         self.first_snapshot: MetricsSnapshot | None = None
         self.measure_t0 = 0.0
         self.tokens_so_far = 0
+        self.ttfts_ms: list[float] = []  # finished requests so far, for the live percentiles
+        self.tpots_ms: list[float] = []
         self.sent = 0
         self.stop: Callable[[list[RequestRecord], float], bool] | None = None
 
@@ -171,6 +173,10 @@ class _ArmRun:
         def on_done(rec: RequestRecord) -> None:
             self.completed += 1
             self.tokens_so_far += rec.completion_tokens if rec.ok else 0
+            if rec.ok and rec.ttft_s is not None:
+                self.ttfts_ms.append(rec.ttft_s * 1000)
+            if rec.tpot_s is not None:
+                self.tpots_ms.append(rec.tpot_s * 1000)
             done.append(rec)
 
         rule = self.stop
@@ -271,7 +277,9 @@ class _ArmRun:
         elapsed = time.perf_counter() - self.measure_t0
         tput = self.tokens_so_far / elapsed if elapsed > 0 and self.tokens_so_far else None
         return Progress(arm_id=self.arm.id, completed=self.completed, total=self.total, output_throughput=tput,
-                        in_flight=self.sent - self.completed, concurrency=max(1, self.arm.concurrency))
+                        in_flight=self.sent - self.completed, concurrency=max(1, self.arm.concurrency),
+                        ttft_p50_ms=stats.percentile(self.ttfts_ms, 50), ttft_p99_ms=stats.percentile(self.ttfts_ms, 99),
+                        tpot_p50_ms=stats.percentile(self.tpots_ms, 50), tpot_p99_ms=stats.percentile(self.tpots_ms, 99))
 
     def _finished(self, started_at: datetime | None, version: str | None, error: str | None = None) -> ArmFinished:
         result = summarize(self.arm.id, self.loads, self.deltas, self.settings.output_len)

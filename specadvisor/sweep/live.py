@@ -31,10 +31,12 @@ from specadvisor.domain import (
     SweepFinished,
     WarmupStarted,
 )
-from specadvisor.figures import acceptance
+from specadvisor.figures import Acceptance, acceptance
 from specadvisor.sweep.arms import arm_label
 
 LOG_LINES_KEPT = 2000
+HISTORY_KEPT = 120  # throughput readings per arm for its sparkline (about two minutes at one a second)
+LIVE_PHASES = ("starting", "ready", "warmup", "measuring")
 WARNINGS_KEPT = 200
 
 STATUS_ICONS = {
@@ -57,6 +59,10 @@ class ArmRow:
     throughput: float | None = None
     in_flight: int | None = None  # live: requests sent and not finished, against arm.concurrency
     result: ArmResult | None = None
+    # live figures of this arm (several arms run at once in a parallel sweep)
+    history: deque[float] = field(default_factory=lambda: deque(maxlen=HISTORY_KEPT))  # tok/s over time
+    latency: dict[str, float | None] = field(default_factory=dict)  # ttft_p50_ms, ttft_p99_ms, tpot_p50_ms, tpot_p99_ms
+    live_acceptance: Acceptance | None = None  # per position with Wilson intervals, from the arm's last scrape
 
     def load_text(self) -> str:
         """The load check: live "3/4 in flight" while measuring, then the achieved/asked figure."""
@@ -126,9 +132,14 @@ class SweepState:
             row.completed, row.total = event.completed, event.total
             if event.output_throughput is not None:
                 row.throughput = event.output_throughput
+                row.history.append(event.output_throughput)
+            for key in ("ttft_p50_ms", "ttft_p99_ms", "tpot_p50_ms", "tpot_p99_ms"):
+                value = getattr(event, key, None)
+                if value is not None:
+                    row.latency[key] = value
             row.in_flight = event.in_flight
             self.current = event.arm_id
-            return {"progress", "queue"}
+            return {"progress", "queue", "live"}
         if isinstance(event, MetricsSampled):
             return self._sample(event)
         if isinstance(event, GpuMemoryWait):
@@ -161,6 +172,10 @@ class SweepState:
         in_flight = row is not None and row.total and row.phase not in ("done", "failed")
         partial = (row.completed / row.total) if in_flight else 0.0
         return min(1.0, (done + partial) / len(self.arms))
+
+    def running(self) -> list[ArmRow]:
+        """Arms whose server is up or coming up, in plan order (one, or several in a parallel sweep)."""
+        return [r for r in self.arms.values() if r.phase in LIVE_PHASES]
 
     def results(self) -> list[ArmResult]:
         return [r.result for r in self.arms.values() if r.result is not None]
@@ -214,11 +229,13 @@ class SweepState:
 
     def _sample(self, event: MetricsSampled) -> set[str]:
         s = event.sample
-        if s.arm_id != self.current and self.current is not None:
-            return set()
         live = acceptance(s.num_drafts, s.num_draft_tokens, s.num_accepted_tokens, s.accepted_per_position)
+        if s.arm_id in self.arms:
+            self.arms[s.arm_id].live_acceptance = live
+        if s.arm_id != self.current and self.current is not None:
+            return {"live"}
         self.rates, self.mean_acceptance_length = live.rates, live.mean_length
-        return {"chart", "progress"}
+        return {"chart", "progress", "live"}
 
     def _show_recommended(self) -> None:
         """After the sweep the acceptance chart shows the recommended arm, not merely the last one."""

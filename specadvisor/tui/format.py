@@ -160,3 +160,60 @@ def summary_cells(summary: Any) -> list[str]:
         f"{best:.2f}x" if isinstance(best, (int, float)) else "-",
         created_text,
     ]
+
+
+def live_arm_lines(row: Any, width: int = 60) -> list[str]:
+    """What one running arm shows in the live view: phase and throughput with its sparkline, latency
+    percentiles so far, acceptance per position with its 95% interval, GPU readings when recorded."""
+    from specadvisor.charts import sparkline
+    from specadvisor.sweep.arms import arm_label
+
+    head = f"{arm_label(row.arm)} · {row.phase}"
+    if row.total:
+        head += f" {row.completed}/{row.total}"
+    if row.throughput:
+        head += f" · {row.throughput:.1f} tok/s"
+    lines = [head]
+    if row.history:
+        lines.append(f"  tok/s {sparkline(list(row.history), max(8, width - 10))}")
+    lat = row.latency
+    if lat:
+        def pair(p50: str, p99: str) -> str:
+            a, b = lat.get(p50), lat.get(p99)
+            return "-" if a is None else f"{a:.0f}/{b:.0f} ms"
+
+        lines.append(f"  TTFT p50/p99 {pair('ttft_p50_ms', 'ttft_p99_ms')} · TPOT p50/p99 {pair('tpot_p50_ms', 'tpot_p99_ms')}")
+    acc = row.live_acceptance
+    if acc is not None and acc.per_position:
+        cells = []
+        for p in acc.per_position[:8]:
+            ci = f" [{p.ci_low * 100:.0f}-{p.ci_high:.0%}]" if p.ci_low is not None and p.ci_high is not None else ""
+            cells.append(f"{p.position + 1}:{p.rate:.0%}{ci}")
+        more = f" +{len(acc.per_position) - 8}" if len(acc.per_position) > 8 else ""
+        lines.append("  accepted " + "  ".join(cells) + more + (f" · AL {acc.mean_length:.2f}" if acc.mean_length else ""))
+    gpu = gpu_line(getattr(row.result, "telemetry", None) if row.result else getattr(row, "telemetry", None))
+    if gpu:
+        lines.append("  " + gpu)
+    return lines
+
+
+def gpu_line(telemetry: Any) -> str:
+    """GPU memory, utilization and power from the last reading per GPU (prov's GpuTelemetry); "" without."""
+    samples = list(getattr(telemetry, "samples", None) or [])
+    if not samples:
+        return ""
+    last: dict[int, Any] = {}
+    for reading in samples:
+        last[getattr(reading, "gpu", 0)] = reading
+    parts = []
+    for gpu, r in sorted(last.items()):
+        bits = []
+        if getattr(r, "memory_used_mib", None) is not None:
+            bits.append(f"{r.memory_used_mib / 1024:.1f} GiB")
+        if getattr(r, "utilization_pct", None) is not None:
+            bits.append(f"{r.utilization_pct:.0f}%")
+        if getattr(r, "power_w", None) is not None:
+            bits.append(f"{r.power_w:.0f} W")
+        if bits:
+            parts.append(f"GPU{gpu} " + " ".join(bits))
+    return " · ".join(parts)

@@ -73,3 +73,12 @@ def test_rate_point_reads_p99_from_the_records():
     assert point.tpot_p99_ms == pytest.approx(20 * (1 + 98.01 / 100), rel=1e-3) and point.meets_slo
     assert not rate_point(10.0, load, Slo(tpot_ms=39)).meets_slo
     assert point.ttft_p99_ms == pytest.approx(100 + 98.01, rel=1e-3)
+
+
+def test_a_rate_is_held_for_a_window_not_a_burst():
+    from specadvisor.bench.goodput import cycled
+    from specadvisor.bench.prompts import Prompt, PromptSet
+
+    prompts = PromptSet(prompts=[Prompt(id=str(i), text=f"p{i}") for i in range(3)], source="t")
+    assert [p.id for p in cycled(prompts, 7).prompts] == ["0", "1", "2", "0", "1", "2", "0"]
+    assert len(cycled(prompts, 2).prompts) == 2 and len(cycled(prompts, 3).prompts) == 3

@@ -51,11 +51,14 @@ def test_live_acceptance_comes_from_metric_deltas():
     assert state.mean_acceptance_length == 3.6
 
 
-def test_samples_of_another_arm_are_ignored():
+def test_samples_of_another_arm_stay_with_that_arm():
+    """The big acceptance chart follows the current arm; another running arm's sample updates only
+    its own live row (a parallel sweep runs several at once)."""
     state = started()
     state.apply(ServerStarting(arm_id="baseline", command=["vllm"]))
-    assert state.apply(MetricsSampled(sample=MetricsSample(arm_id="ngram-n4", t=1, num_drafts=1, accepted_per_position=[1]))) == set()
+    assert state.apply(MetricsSampled(sample=MetricsSample(arm_id="ngram-n4", t=1, num_drafts=1, accepted_per_position=[1]))) == {"live"}
     assert state.rates == []
+    assert state.arms["ngram-n4"].live_acceptance.rates == [1.0]
 
 
 def test_warnings_and_failures_are_listed_with_the_arm():

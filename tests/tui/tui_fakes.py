@@ -161,7 +161,9 @@ class FakeRunner:
                     return
                 if self.hold is not None and done == self.requests // 2 and self.hold_arm in (None, arm.id):
                     await self.hold.wait()
-                yield Progress(session_id=sid, arm_id=arm.id, completed=done, total=self.requests, output_throughput=THROUGHPUT.get(arm.id, 11.0))
+                tps = THROUGHPUT.get(arm.id, 11.0)
+                yield Progress(session_id=sid, arm_id=arm.id, completed=done, total=self.requests, output_throughput=tps * (0.8 + 0.2 * done / self.requests),
+                               ttft_p50_ms=120.0, ttft_p99_ms=180.0, tpot_p50_ms=1000.0 / tps, tpot_p99_ms=1300.0 / tps)
                 if rates:
                     drafts = 10.0 * done
                     sample = MetricsSample(

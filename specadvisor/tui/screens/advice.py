@@ -16,6 +16,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Collapsible, DataTable, Footer, Header, Static
 
+from specadvisor import textsafe
 from specadvisor.errors import InputError
 from specadvisor.fileio import write_atomic
 from specadvisor.quantities import parse_count_list, parse_duration
@@ -46,8 +47,8 @@ class AdviceScreen(AppScreen):
         with Horizontal(id="advice-columns"):
             with VerticalScroll(id="candidates", classes="panel"):
                 for rank, cand in enumerate(advice.candidates, start=1):
-                    with Collapsible(title=candidate_title(rank, cand, self.app.model_ref), collapsed=rank > 1):
-                        yield Static("\n".join(candidate_details(cand)), markup=False, classes="details")
+                    with Collapsible(title=textsafe.markup(candidate_title(rank, cand, self.app.model_ref), 120), collapsed=rank > 1):
+                        yield Static(textsafe.lines("\n".join(candidate_details(cand))), markup=False, classes="details")
                 if advice.warnings:
                     yield Static("\n".join(f"! {w}" for w in advice.warnings), classes="warnings", markup=False)
                 if not advice.candidates:
@@ -80,7 +81,7 @@ class AdviceScreen(AppScreen):
         plan = self.app.plan
         session = plan.session
         note = self.query_one("#host-note", Static)
-        note.update(getattr(plan, "host_note", "") or "")
+        note.update(textsafe.lines(getattr(plan, "host_note", "") or ""))
         note.display = bool(getattr(plan, "host_note", ""))
         table = self.query_one("#arms", DataTable)
         cursor = table.cursor_row
@@ -91,10 +92,10 @@ class AdviceScreen(AppScreen):
             group = "" if arm.is_baseline else f"#{ranks[family_key(arm)]}" if family_key(arm) in ranks else "+"
             shown = group if group != last_group else ""
             last_group = group
-            table.add_row(shown, arm_label(arm, self.app.model_ref), key=arm.id)
+            table.add_row(shown, textsafe.markup(arm_label(arm, self.app.model_ref), 80), key=arm.id)
         if table.row_count:
             table.move_cursor(row=min(cursor, table.row_count - 1))
-        self.query_one("#estimate", Static).update(self.estimate_text())
+        self.query_one("#estimate", Static).update(textsafe.lines(self.estimate_text()))
 
     def estimate_text(self) -> str:
         plan = self.app.plan

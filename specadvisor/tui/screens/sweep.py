@@ -16,12 +16,13 @@ from specadvisor import textsafe
 from specadvisor.domain import ArmStatus
 from specadvisor.sweep.live import STATUS_ICONS, SweepState, short_label
 from specadvisor.tui.messages import SweepUpdated
+from specadvisor.tui.format import live_arm_lines
 from specadvisor.tui.screens.base import AppScreen
 from specadvisor.tui.widgets.charts import AcceptanceChart, ThroughputChart
 from specadvisor.tui.widgets.modals import ConfirmModal
 
 FAST_PARTS = {"queue", "progress", "log", "warnings"}
-CHART_PARTS = {"chart", "throughput"}
+CHART_PARTS = {"chart", "throughput", "live"}
 
 
 class SweepScreen(AppScreen):
@@ -48,6 +49,7 @@ class SweepScreen(AppScreen):
             with Vertical(id="queue-panel", classes="panel"):
                 yield DataTable(id="queue", cursor_type="row", show_header=False)
             with VerticalScroll(id="charts"):
+                yield Static("", id="live-arms", classes="panel", markup=False)
                 yield AcceptanceChart(id="acceptance")
                 yield ThroughputChart(id="throughput")
                 yield Static("", id="warnings", markup=False)
@@ -107,6 +109,18 @@ class SweepScreen(AppScreen):
             chart.mean_length = self.state.mean_acceptance_length
         if "throughput" in parts:
             self.query_one("#throughput", ThroughputChart).points = tuple(self.state.throughput_points(self.predictions()))
+        if "live" in parts or "chart" in parts:
+            self.draw_live_arms()
+
+    def draw_live_arms(self) -> None:
+        """Each running arm (several in a parallel sweep): sparkline, latency so far, acceptance with intervals."""
+        box = self.query_one("#live-arms", Static)
+        rows = self.state.running()
+        width = max(20, box.content_size.width or 60)
+        lines = [line for row in rows for line in live_arm_lines(row, width)]
+        box.update(textsafe.lines("\n".join(lines)))
+        box.border_title = f"Running: {len(rows)} arm{'s' if len(rows) != 1 else ''}"
+        box.display = bool(rows)
 
     def predictions(self) -> dict[str, float]:
         """The sweep predictor's throughput for each arm, from the arms measured so far."""
