@@ -55,15 +55,17 @@ def test_gpu_readings_show_when_present():
             self.gpu, self.memory_used_mib, self.utilization_pct, self.power_w = gpu, mem, util, power
 
     class Telemetry:
-        samples = [Reading(0, 10240, 50, 300), Reading(0, 20480, 97, 650), Reading(1, 1024, 5, 80)]
+        def __init__(self, samples):
+            self.samples = samples
 
-    assert gpu_line(Telemetry()) == "GPU0 20.0 GiB 97% 650 W · GPU1 1.0 GiB 5% 80 W"
+    assert gpu_line(Telemetry([Reading(0, 10240, 50, 300), Reading(0, 20480, 97, 650), Reading(1, 1024, 5, 80)])) == "GPU0 20.0 GiB 97% 650 W · GPU1 1.0 GiB 5% 80 W"
     assert gpu_line(None) == ""
 
 
 async def test_the_sweep_screen_shows_the_running_arm_live(make_app):
-    from tui_fakes import MODEL
     from textual.widgets import Input
+
+    from tui_fakes import MODEL
 
     hold = asyncio.Event()
     app = make_app(hold=hold, hold_arm="ngram-n4")

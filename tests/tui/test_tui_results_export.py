@@ -88,3 +88,20 @@ async def test_resume_shows_stored_arms_done_and_runs_the_rest(make_app, db_path
         queue = app.screen.query_one("#queue", DataTable)
         assert queue.row_count == 4
     assert calls.runners and calls.runners[0].session.id == session.id
+
+
+def test_a_capacity_session_answers_in_request_rates():
+    from specadvisor.domain import ArmResult, RatePoint, SweepSettings
+    from specadvisor.sweep.capacity import recommend_capacity
+    from specadvisor.sweep.plan import plan_from_methods
+    from specadvisor.tui.screens.results import recommendation_text
+
+    session = plan_from_methods("org/m", [("ngram", {})], [2], SweepSettings(slo_tpot_ms=250, goodput=True)).session
+    session.results = [
+        ArmResult(arm_id="baseline", goodput_rps=1.6, rate_points=[RatePoint(rate=1.6, meets_slo=True), RatePoint(rate=3.2)]),
+        ArmResult(arm_id="ngram-n2", goodput_rps=2.4, rate_points=[RatePoint(rate=2.4, meets_slo=True)]),
+    ]
+    rec = recommend_capacity(session)
+    text = recommendation_text(session, rec, "vllm serve org/m")
+    assert text.startswith("Capacity: at p99 TPOT <= 250 ms, n-gram N=2 sustains 2.4 req/s against 1.6 req/s without speculation")
+    assert "• baseline: goodput 1.60 req/s (2 rates measured)" in text and text.endswith("vllm serve org/m")

@@ -15,6 +15,8 @@ from specadvisor.domain import Recommendation, Session
 from specadvisor.figures import arm_speedup, speedup_text
 from specadvisor.fileio import write_atomic
 from specadvisor.report.snippet import spec_config_json
+from specadvisor.sweep.arms import arm_label
+from specadvisor.sweep.capacity import capacity_answer
 from specadvisor.sweep.live import short_label
 from specadvisor.tui.format import result_row
 from specadvisor.tui.screens.base import AppScreen
@@ -27,6 +29,12 @@ COLUMNS = ("arm", "status", "tok/s", "speedup [CI]", "AL", "acc.", "TTFT p50/99"
 def recommendation_text(session: Session, rec: Recommendation | None, command: str) -> str:
     if rec is None:
         return "No recommendation yet: the sweep has not measured enough arms."
+    capacity = capacity_answer(session) if any(r.rate_points for r in session.results) else None
+    if capacity:  # a capacity sweep answers in request rates under the latency target
+        head = ("Capacity: " + capacity) if not rec.do_not_speculate else f"Do NOT speculate here: {capacity}"
+        rows = [f"• {arm_label(a)}: {_goodput(session.result_for(a.id))}" for a in session.arms if session.result_for(a.id)]
+        lines = [head, *rows, *[f"• {r}" for r in rec.reasons[1:]]]
+        return "\n".join(lines + (["", command] if command else []))
     if rec.withheld:
         head = "No verdict: the machine drifted more than the difference between the arms (see below)."
     elif rec.do_not_speculate or rec.arm_id is None:
@@ -39,6 +47,13 @@ def recommendation_text(session: Session, rec: Recommendation | None, command: s
     if command:
         lines += ["", command]
     return "\n".join(lines)
+
+
+def _goodput(result) -> str:
+    if result is None or not result.rate_points:
+        return "not measured"
+    best = f"{result.goodput_rps:.2f} req/s" if result.goodput_rps else "no rate met the target"
+    return f"goodput {best} ({len(result.rate_points)} rates measured)"
 
 
 class ResultsScreen(AppScreen):

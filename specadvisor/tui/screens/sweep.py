@@ -15,8 +15,8 @@ from textual.widgets import Collapsible, DataTable, Footer, Header, Input, Progr
 from specadvisor import textsafe
 from specadvisor.domain import ArmStatus
 from specadvisor.sweep.live import STATUS_ICONS, SweepState, short_label
-from specadvisor.tui.messages import SweepUpdated
 from specadvisor.tui.format import live_arm_lines
+from specadvisor.tui.messages import SweepUpdated
 from specadvisor.tui.screens.base import AppScreen
 from specadvisor.tui.widgets.charts import AcceptanceChart, ThroughputChart
 from specadvisor.tui.widgets.modals import ConfirmModal

