@@ -564,8 +564,7 @@ class Session(Model):
     model: str = ""
     drafter: str | None = None
     workload: WorkloadKind = WorkloadKind.chat
-    temperature: float = 0.0
-    concurrency: int = 1
+    concurrency: int = 1  # the level the recommendation is for: one of settings.concurrency
     hardware: HardwareProfile = Field(default_factory=HardwareProfile)
     hardware_fingerprint: str = ""
     vllm_version: str | None = None
@@ -578,6 +577,11 @@ class Session(Model):
     recommendation: Recommendation | None = None
     notes: str = ""
     provenance: Provenance = Field(default_factory=Provenance)
+
+    @property
+    def temperature(self) -> float:
+        """The sampling temperature every arm was measured at (its one home is the settings)."""
+        return self.settings.temperature
 
     def result_for(self, arm_id: str) -> ArmResult | None:
         return next((r for r in self.results if r.arm_id == arm_id), None)

@@ -197,7 +197,7 @@ def _endpoint_session(args: SweepArgs, model: str | None):
         slo_tpot_ms=args.slo_tpot_ms, slo_ttft_ms=args.slo_ttft_ms,
     )
     session = Session(model=model or info.served_model or "", settings=settings, arms=endpoint_arms(endpoint.url, spec, levels),
-                      vllm_version=info.version, name=args.name, temperature=args.temperature, concurrency=levels[0])
+                      vllm_version=info.version, name=args.name, concurrency=levels[0])
     record_provenance(session, entry_point="sweep --endpoint", endpoint_info=info)
     return session, {"api_key_env": args.api_key_env, "model_name": info.served_model}
 

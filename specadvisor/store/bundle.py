@@ -142,7 +142,7 @@ def _parse(data: bytes, name: str) -> tuple[Session, str]:
         # Without them the model would invent a fresh id and date, and every import would duplicate.
         raise InputError(f"{name}: the session lacks {', '.join(missing)}", hint=_NOT_A_BUNDLE)
     try:
-        session = Session.model_validate_json(json.dumps(raw_session), strict=True)
+        session = Session.model_validate_json(json.dumps(_settings_hold_temperature(raw_session)), strict=True)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "session"
@@ -163,3 +163,18 @@ def _schema_version(value: object, name: str) -> tuple[int, int]:
     if len(parts) != 2 or not all(p.isdigit() and len(p) <= 4 for p in parts):
         raise InputError(f"{name}: bundle_schema {str(value)[:20]!r} is not MAJOR.MINOR", hint=_NOT_A_BUNDLE)
     return int(parts[0]), int(parts[1])
+
+
+def _settings_hold_temperature(raw: dict[str, Any]) -> dict[str, Any]:
+    """Bundles written before the temperature had one home carry it beside `settings` too: it moves
+    into the settings when they lack it (the settings' own value wins)."""
+    if "temperature" not in raw:
+        return raw
+    raw = dict(raw)
+    temperature = raw.pop("temperature")
+    settings = raw.get("settings")
+    if settings is None:
+        raw["settings"] = {"temperature": temperature}
+    elif isinstance(settings, dict) and "temperature" not in settings:
+        raw["settings"] = {**settings, "temperature": temperature}
+    return raw

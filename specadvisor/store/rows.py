@@ -135,7 +135,6 @@ def session_from_rows(
             "model": row["model"],
             "drafter": row["drafter"],
             "workload": row["workload"],
-            "temperature": row["temperature"],
             "concurrency": row["concurrency"],
             "hardware_fingerprint": row["hardware_fingerprint"],
             "vllm_version": row["vllm_version"],

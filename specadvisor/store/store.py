@@ -350,7 +350,7 @@ def _summary_session(row: dict[str, Any]) -> Session:
     pairs = json.loads(row["arms"])
     return Session.model_validate(
         {
-            **{k: row[k] for k in ("id", "name", "created_at", "updated_at", "status", "model", "drafter", "workload", "temperature", "concurrency", "vllm_version")},
+            **{k: row[k] for k in ("id", "name", "created_at", "updated_at", "status", "model", "drafter", "workload", "concurrency", "vllm_version")},
             "hardware": rows.load(row["hardware_json"]),
             "recommendation": rows.load(row["recommendation_json"]),
             "provenance": rows.load(row["provenance_json"]),

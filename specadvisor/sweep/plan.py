@@ -125,7 +125,6 @@ class SweepPlan(BaseModel):
             self.set_concurrency(list(changes.pop("concurrency")))
         merged = self.settings.model_dump() | changes
         self.session.settings = SweepSettings.model_validate(merged)
-        self.session.temperature = self.settings.temperature
 
     def _multi(self, levels: list[int]) -> bool:
         return len(set(self.settings.concurrency) | set(levels)) > 1
@@ -246,7 +245,6 @@ def _new_session(model: str, settings: SweepSettings, drafter: str | None) -> Se
     return Session(
         model=model,
         drafter=drafter,
-        temperature=settings.temperature,
         concurrency=settings.concurrency[0] if settings.concurrency else 1,
         settings=settings,
         status="planned",

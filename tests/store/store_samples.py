@@ -104,7 +104,6 @@ def make_session(**overrides) -> Session:
         model="Qwen/Qwen3-8B",
         drafter=None,
         workload=WorkloadKind.code,
-        temperature=0.0,
         concurrency=1,
         hardware=hardware,
         hardware_fingerprint=hardware.fingerprint(),
