@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from specadvisor import vllm_command
+from specadvisor import textsafe, vllm_command
 from specadvisor.domain import Recommendation, Session
 from specadvisor.errors import InputError
 
@@ -23,8 +23,6 @@ def is_imported(session: Session) -> bool:
 def refuse_imported(session: Session) -> None:
     """Raise InputError (exit 2) when `session` came from a bundle: it must not be executed."""
     if is_imported(session):
-        from specadvisor import textsafe
-
         source = textsafe.line(session.provenance.imported_from or "a bundle", 80)
         raise InputError(
             f"session {session.id[:8]} was imported from {source} and is read-only evidence; it cannot be resumed",

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from specadvisor.domain import DrafterProfile, ModelProfile
+from specadvisor.modelinfo.catalog import published_drafter
 from specadvisor.modelinfo.params import num
 from specadvisor.modelinfo.profile import language_config
 from specadvisor.rulebase import registry
@@ -119,8 +120,6 @@ def check_compatibility(drafter: DrafterProfile, target: ModelProfile) -> Drafte
 
 def drafter_from_name(drafter_id: str, reason: str) -> DrafterProfile:
     """Best guess when the drafter's config cannot be read: the catalog row, else the name."""
-    from specadvisor.modelinfo.catalog import published_drafter
-
     row = published_drafter(drafter_id)
     warning = f"drafter config.json not read ({reason})"
     if row is not None:

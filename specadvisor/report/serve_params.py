@@ -10,6 +10,7 @@ import shlex
 
 from specadvisor.domain import Session
 from specadvisor.sweep.arms import arm_id, family_label, server_key
+from specadvisor.trust import is_imported
 
 
 def serve_params(session: Session) -> list[dict]:
@@ -30,8 +31,6 @@ def serve_params(session: Session) -> list[dict]:
 
 def serve_cmd(session: Session) -> str:
     """The --serve-cmd to pair with the serve-params: the model and the server args every arm shared."""
-    from specadvisor.trust import is_imported
-
     shared = [] if is_imported(session) else session.settings.server_args  # a bundle's args are never reused
     return shlex.join(["vllm", "serve", session.model, *shared])
 

@@ -5,10 +5,9 @@ later entries replace earlier ones with the same id.
 """
 
 from specadvisor.rulebase import registry
-from specadvisor.rulebase.loader import Origin, RuleBase, load_rulebase
+from specadvisor.rulebase.loader import Origin, RuleBase, default_rulebase, load_rulebase
 from specadvisor.rulebase.lookup import (
     config_keys_for,
-    default_rulebase,
     drafters_for,
     find_gpu,
     find_model_family,

@@ -6,6 +6,7 @@ rule files are users extending the catalog, not developers reading tracebacks.
 
 from __future__ import annotations
 
+import functools
 import re
 import tomllib
 import typing
@@ -17,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from specadvisor.errors import InputError
 from specadvisor.rulebase import locate
+from specadvisor.rulebase.references import check_references
 from specadvisor.rulebase.schema import (
     KINDS,
     ConfigKeySpec,
@@ -183,10 +185,14 @@ def load_rulebase(extra_dirs: typing.Iterable[Path] = (), *, include_user: bool 
             _load_file(path, merged)
             files.append(path)
     rb = _assemble(merged, files)
-    from specadvisor.rulebase.references import check_references
-
     check_references(rb)
     return rb
+
+
+@functools.lru_cache(maxsize=1)
+def default_rulebase() -> RuleBase:
+    """The shipped + user rule base, loaded once per process (look-ups are called often)."""
+    return load_rulebase()
 
 
 def _assemble(merged: dict[str, dict[str, tuple[BaseModel, Origin]]], files: list[Path]) -> RuleBase:

@@ -5,28 +5,14 @@ from __future__ import annotations
 import fnmatch
 import re
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from specadvisor.rulebase import registry
+from specadvisor.rulebase.loader import RuleBase, default_rulebase
 from specadvisor.rulebase.schema import DrafterEntry, GpuSpec, MethodSpec, ModelFamily
 from specadvisor.rulebase.versions import in_range
 
-if TYPE_CHECKING:
-    from specadvisor.rulebase.loader import RuleBase
-
 _VENDOR_WORDS = ("nvidia", "amd", "instinct", "geforce", "radeon", "tesla", "quadro")
-
-
-@lru_cache(maxsize=1)
-def _default() -> RuleBase:
-    from specadvisor.rulebase.loader import load_rulebase
-
-    return load_rulebase()
-
-
-def default_rulebase() -> RuleBase:
-    """The shipped + user rule base, loaded once per process (look-ups are called often)."""
-    return _default()
 
 
 def _norm(text: str) -> str:
@@ -97,16 +83,12 @@ def drafters_for(model_id: str, rb: RuleBase | None = None) -> list[DrafterEntry
 
 def methods_for_version(vllm_version: str | None, rb: RuleBase | None = None) -> dict[str, MethodSpec]:
     """Methods (by id) that this vLLM version serves; None means the newest version the rules know."""
-    from specadvisor.rulebase import registry
-
     return registry.methods_for_version(vllm_version, rb)
 
 
 def config_keys_for(vllm_method: str, vllm_version: str | None, rb: RuleBase | None = None) -> dict[str, Any]:
     """`--speculative-config` keys this version accepts together with this vLLM method
     (an older per-family name such as deepseek_mtp takes the keys of its canonical method)."""
-    from specadvisor.rulebase import registry
-
     rb = rb or default_rulebase()
     vllm_method = registry.canonical_vllm_name(vllm_method, rb)
     return {

@@ -7,22 +7,16 @@ the id, its aliases, its display name, and the vLLM names it is sent as (current
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from specadvisor.errors import InputError
+from specadvisor.rulebase.loader import RuleBase, default_rulebase
 from specadvisor.rulebase.schema import MethodSpec
 from specadvisor.rulebase.versions import effective_version, in_range, parse_version
 
-if TYPE_CHECKING:
-    from specadvisor.rulebase.loader import RuleBase
-
 
 def _rb(rb: RuleBase | None) -> RuleBase:
-    if rb is not None:
-        return rb
-    from specadvisor.rulebase.lookup import default_rulebase
-
-    return default_rulebase()
+    return rb if rb is not None else default_rulebase()
 
 
 def _key(name: str) -> str:

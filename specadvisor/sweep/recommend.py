@@ -22,6 +22,7 @@ from specadvisor.sweep.arms import family_key, family_label
 from specadvisor.sweep.drift import annotate, baseline_drift, widen
 from specadvisor.sweep.predict import measured
 from specadvisor.sweep.spread import pooled_intervals, residual_relative_sd
+from specadvisor.trust import serve_command as trusted_serve_command
 
 TIE_FRACTION = 0.02
 SCHEDULE_MAX_BATCH = 1024  # last range's end; vLLM caps it at max_num_seqs
@@ -207,6 +208,4 @@ def _name(arm: Arm) -> str:
 def serve_command(session: Session, spec_config: dict[str, Any] | None) -> str:
     """The full `vllm serve` command for the session's model and the measured server args (an
     imported session's are never reused: specadvisor.trust decides)."""
-    from specadvisor.trust import serve_command as trusted_serve_command
-
     return trusted_serve_command(session, spec_config)

@@ -76,15 +76,15 @@ def test_real_smollm2_checkpoint_counts_its_tensors_exactly(smollm2_dir):
 def test_a_typo_in_the_users_rules_is_reported_not_taken_for_not_in_catalog(tmp_path, monkeypatch):
     """A broken user rules file names its file and line; it does not become 'not in the model catalog'."""
     from specadvisor.errors import InputError
-    from specadvisor.rulebase import lookup
+    from specadvisor.rulebase import loader
 
     monkeypatch.setenv("SPECADVISOR_HOME", str(tmp_path))
     folder = tmp_path / "config" / "rules"
     folder.mkdir(parents=True)
     (folder / "models.toml").write_text('[[model]\nid = "oops"\n')
-    lookup._default.cache_clear()
+    loader.default_rulebase.cache_clear()
     try:
         with pytest.raises(InputError, match=r"models\.toml:\d+: not valid TOML"):
             inspect_model("acme/unknown-model", offline=True)
     finally:
-        lookup._default.cache_clear()
+        loader.default_rulebase.cache_clear()
