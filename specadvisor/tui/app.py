@@ -33,6 +33,7 @@ WORKER_TITLES = {
     "export": "Export failed",
     "import": "Import failed",
     "store": "The session store failed",
+    "provision": "The engine could not be prepared",
 }
 
 
@@ -57,12 +58,14 @@ class SpecAdvisorApp(App[int]):
         model_ref: str | None = None,
         sweep: Session | None = None,
         guard_signals: bool = False,
+        prepare=None,
     ):
         super().__init__()
         self.services = services
         self.cursor_blink = cursor_blink
         self.start = start
         self.initial_sweep = sweep  # `specadvisor demo`: open straight on this sweep
+        self.prepare = prepare  # `specadvisor demo`: provision the engine inside the UI, then sweep
         self.guard_signals = guard_signals  # real runs: SIGTERM/SIGHUP must stop our vLLM servers too
         self.hardware: HardwareProfile | None = None
         self.model_profile: ModelProfile | None = None
@@ -98,6 +101,10 @@ class SpecAdvisorApp(App[int]):
             self.push_screen(SessionsScreen())
         if self.initial_sweep is not None:
             self.start_sweep(self.initial_sweep)
+        elif self.prepare is not None:
+            from specadvisor.tui.screens.provision import ProvisionScreen
+
+            self.push_screen(ProvisionScreen(self.prepare))
         if self.guard_signals:
             self.run_worker(self._load_reaper, thread=True, name="signals", exit_on_error=False)
 

@@ -230,3 +230,35 @@ async def test_help_is_generated_from_the_key_bindings(make_app):
         assert "| Advice |" in text and "`b` budget" in text and "`x` export plan" in text
         assert all(b.description.lower() in text for b in Advice.BINDINGS if b.description)
         assert "`f3` sessions" in text.lower()
+
+
+async def test_engine_provisioning_shows_its_progress_inside_the_tui(db_path, calls):
+    """`specadvisor demo`: the app opens at once, provisioning lines stream into it, then the sweep starts."""
+    import threading
+
+    from specadvisor.tui.app import create_app
+    from specadvisor.tui.screens.provision import ProvisionScreen
+    from tui_fakes import fake_services, finished_session
+
+    release = threading.Event()
+
+    def prepare(progress):
+        progress("[1/5] creating the engine venv")
+        progress("[5/5] converting SmolLM2-135M-Instruct")
+        release.wait(10)
+        with Store.open(db_path) as store:
+            session = finished_session(store).model_copy(update={"results": [], "status": "planned", "recommendation": None})
+        return fake_services(db_path, calls), session
+
+    app = create_app(fake_services(db_path, calls), cursor_blink=False, prepare=prepare)
+    app.refresh_interval, app.chart_interval = 0.02, 0.05
+    async with app.run_test(size=(100, 30)) as pilot:
+        for _ in range(40):
+            await pilot.pause(0.05)
+            if isinstance(app.screen, ProvisionScreen) and len(app.screen.lines) == 2:
+                break
+        assert isinstance(app.screen, ProvisionScreen)
+        assert app.screen.lines == ["[1/5] creating the engine venv", "[5/5] converting SmolLM2-135M-Instruct"]
+        release.set()
+        await settle(pilot)
+        assert isinstance(app.screen, SweepScreen) and calls.runners
