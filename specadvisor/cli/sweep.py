@@ -205,6 +205,7 @@ def _endpoint_session(args: SweepArgs, model: str | None):
 def endpoint_arms(url: str, spec: dict | None, levels: list[int]) -> list:
     """One arm per requested concurrency level on the running server (they share it: nothing is relaunched)."""
     from specadvisor.domain import Arm
+    from specadvisor.redact import redact_text
 
     multi = len(levels) > 1
     what = f"{spec.get('method')} N={spec.get('num_speculative_tokens')}" if spec else "running server"
@@ -212,7 +213,7 @@ def endpoint_arms(url: str, spec: dict | None, levels: list[int]) -> list:
     for level in levels:
         arms.append(Arm(
             id=f"endpoint-c{level}" if multi else "endpoint",
-            label=f"{what} at {url}" + (f" @c{level}" if multi else ""),
+            label=f"{what} at {redact_text(url)}" + (f" @c{level}" if multi else ""),  # shown and stored: no password
             method=spec.get("method") if spec else None,
             n=spec.get("num_speculative_tokens") if spec else None,
             speculative_config=spec,

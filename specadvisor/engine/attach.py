@@ -62,16 +62,17 @@ class Endpoint:
         """Version, served model, max_model_len and (when exposed) the effective speculative config."""
         async with httpx.AsyncClient(base_url=self.url, headers=self.headers(), timeout=_TIMEOUT) as client:
             models = await self._get_json(client, "/v1/models")
-            data = (models or {}).get("data") or []
-            if not data:
+            data = models.get("data") if isinstance(models, dict) else None
+            first = data[0] if isinstance(data, list) and data else None
+            if not isinstance(first, dict) or not isinstance(first.get("id"), str) or not first["id"]:
                 raise EngineError(f"{self.url}/v1/models lists no model", hint="is this a vLLM OpenAI-compatible server?")
-            first = data[0]
-            info = EndpointInfo(url=self.url, served_model=first.get("id"), max_model_len=first.get("max_model_len"))
+            max_len = first.get("max_model_len")
+            info = EndpointInfo(url=self.url, served_model=first["id"], max_model_len=max_len if _small_int(max_len) else None)
             info.version = await _version(client)
             server_info = await _optional_json(client, "/server_info", {"config_format": "json"})
             if server_info is not None:
                 info.server_info_available = True
-                info.speculative_config = _speculative_config_from(server_info)
+                info.speculative_config = _checked_spec(self.url, _speculative_config_from(server_info))
                 device = _find_key(server_info, ("device_type", "device"))
                 info.device = str(device) if isinstance(device, str) and device else None
                 tp = _find_key(server_info, ("tensor_parallel_size",))
@@ -97,6 +98,23 @@ class Endpoint:
             return response.json()
         except ValueError as exc:
             raise EngineError(f"{self.url}{path} did not answer JSON", hint="is this a vLLM server?") from exc
+
+
+def _small_int(value: object, low: int = 1, high: int = 2**31) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
+def _checked_spec(url: str, spec: dict | None) -> dict | None:
+    """The server's speculative config as data we can plan with: a string method and an N in 1..64."""
+    if spec is None:
+        return None
+    method, n = spec.get("method"), spec.get("num_speculative_tokens")
+    if not isinstance(method, str) or not method or len(method) > 64 or not (n is None or _small_int(n, 1, 64)):
+        from specadvisor.textsafe import line
+
+        shown = line(f"method={method!r} num_speculative_tokens={n!r}", 120)
+        raise EngineError(f"{url}/server_info reports an unusable speculative config ({shown})", hint="is this a vLLM server? measure it without /server_info or fix its config")
+    return spec
 
 
 async def _optional_json(client: httpx.AsyncClient, path: str, params: dict | None = None) -> dict | None:
@@ -143,7 +161,8 @@ def _find_key(tree: object, keys: tuple[str, ...]) -> object:
 
 async def _version(client: httpx.AsyncClient) -> str | None:
     body = await _optional_json(client, "/version")
-    return body.get("version") if isinstance(body, dict) else None
+    version = body.get("version") if isinstance(body, dict) else None
+    return version[:64] if isinstance(version, str) else None
 
 
 def _speculative_config_from(server_info: dict) -> dict | None:

@@ -20,6 +20,7 @@ from specadvisor import __version__
 from specadvisor.domain import Session, utcnow
 from specadvisor.errors import InputError
 from specadvisor.fileio import write_atomic
+from specadvisor.store.bundle_limits import check_session
 from specadvisor.store.redact import redact_session
 from specadvisor.store.safe_json import (
     MAX_FILE_BYTES,
@@ -113,7 +114,8 @@ def import_bundle(store: Store, path: Path) -> tuple[Session, bool]:
         }
     )
     imported = session.model_copy(update={"provenance": provenance})
-    store.save_session(imported)
+    if not store.save_session(imported, only_if_new=True):  # another import won the race
+        return store.find_by_bundle(digest) or store.get_session(session.id), False
     return imported, True
 
 
@@ -154,6 +156,7 @@ def _parse(data: bytes, name: str) -> tuple[Session, str]:
         raise InputError(f"{name}: session id {session.id[:40]!r} is not a UUID", hint=_NOT_A_BUNDLE) from None
     if (major, minor) < (1, 1):  # written before provenance: what it never recorded says "unknown"
         session = upgrade_session(session)
+    check_session(session, name)
     exported_by = document.get("specadvisor_version")
     return session, exported_by if isinstance(exported_by, str) else ""
 

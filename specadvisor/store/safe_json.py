@@ -21,6 +21,7 @@ MAX_DEPTH = 32
 MAX_STRING_CHARS = 200_000
 MAX_ARRAY_ITEMS = 200_000
 MAX_OBJECT_KEYS = 2_000
+MIN_INT, MAX_INT = -(2**63), 2**63 - 1  # what SQLite's INTEGER holds
 # Terminal control characters (and bidi overrides) would let a bundle rewrite or disguise what the
 # screen of whoever lists it shows.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
@@ -113,6 +114,8 @@ def _check_value(value: Any, source: str, where: str, depth: int) -> None:
         _check_string(value, source, where)
     elif isinstance(value, float) and not math.isfinite(value):
         raise InputError(f"{source}: non-finite number at {where}", hint="the file is not a specadvisor bundle")
+    elif isinstance(value, int) and not isinstance(value, bool) and not MIN_INT <= value <= MAX_INT:
+        raise InputError(f"{source}: integer at {where} does not fit in 64 bits", hint="the file is not a specadvisor bundle")
     elif isinstance(value, list):
         if len(value) > MAX_ARRAY_ITEMS:
             raise InputError(f"{source}: array of {len(value)} items at {where}, over the {MAX_ARRAY_ITEMS} limit", hint="the file is not a specadvisor bundle")

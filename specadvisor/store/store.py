@@ -101,7 +101,10 @@ class Store:
         except sqlite3.Error as exc:
             if conn is not None:
                 conn.close()
-            raise _sqlite_error(path, exc) from exc
+            error = _sqlite_error(path, exc)
+            if "cannot be written" in error.message and path.is_file():
+                return cls(path, _open_read_only(path, error))
+            raise error from exc
         except StoreError:
             if conn is not None:
                 conn.close()
@@ -148,14 +151,19 @@ class Store:
     # ------------------------------------------------------------------ writing
 
     @_guarded
-    def save_session(self, session: Session) -> None:
+    def save_session(self, session: Session, *, only_if_new: bool = False) -> bool:
         """Upsert the session and everything in it. Arms, results and samples absent from `session`
         are kept: a runner writing arms as they finish and a view saving notes must not erase each other.
+        With only_if_new, nothing is written (False) when the session, or another import of the same
+        bundle, is already stored: checked inside the write transaction, so of two concurrent imports
+        of one bundle exactly one adds it.
         """
         _require_finite_times(session.samples)
         # Samples are numbers keyed by our own arm ids: nothing to redact, and by far the bulk of a session.
         session = redact_session(session.model_copy(update={"samples": []})).model_copy(update={"samples": session.samples})
         with self._write():
+            if only_if_new and self._already_stored(session):
+                return False
             self._upsert("sessions", rows.session_row(session), ("id",))
             for position, arm in enumerate(session.arms):
                 self._upsert("arms", rows.arm_row(session.id, position, arm), ("session_id", "arm_id"))
@@ -163,6 +171,7 @@ class Store:
                 self._write_result(session.id, result)
             for sample in session.samples:
                 self._upsert("samples", rows.sample_row(session.id, sample), ("session_id", "arm_id", "t"))
+        return True
 
     @_guarded
     def save_arm_result(self, session_id: str, result: ArmResult) -> None:
@@ -270,6 +279,11 @@ class Store:
 
     # ------------------------------------------------------------------ internals (lock held)
 
+    def _already_stored(self, session: Session) -> bool:
+        digest = session.provenance.bundle_sha256
+        same_bundle = digest is not None and self.db.execute("SELECT 1 FROM sessions WHERE bundle_sha256 = ?", [digest]).fetchone()
+        return bool(same_bundle) or self._exists(session.id)
+
     def _exists(self, session_id: str) -> bool:
         return self.db.execute("SELECT 1 FROM sessions WHERE id = ?", [session_id]).fetchone() is not None
 
@@ -358,6 +372,27 @@ def _summary_session(row: dict[str, Any]) -> Session:
             "results": [rows.result_from_row(p["result"]) for p in pairs if p["result"] is not None],
         }
     )
+
+
+def _open_read_only(path: Path, error: StoreError) -> Database:
+    """A database this process cannot write (read-only file or folder) can still be listed and shown,
+    as long as its schema is current; a write then fails as `cannot be written`. `immutable=1` lets
+    SQLite read a WAL database without creating its -shm file."""
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True, check_same_thread=False)
+    except sqlite3.Error:
+        raise error from None
+    db = Database(conn)
+    try:
+        _check_schema(path, db)
+        current = [m.name for m in migrations.applied(db)] == list(known_migration_names())
+    except (sqlite3.Error, StoreError):
+        conn.close()
+        raise error from None
+    if not current:
+        conn.close()
+        raise error
+    return db
 
 
 def _aware(moment: datetime) -> datetime:

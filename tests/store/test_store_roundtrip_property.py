@@ -14,6 +14,8 @@ from store_samples import make_session
 
 _text = st.text(st.characters(blacklist_categories=("Cc", "Cs", "Cf")), max_size=40)
 _floats = st.floats(allow_nan=False, allow_infinity=False, width=64)
+_positive = st.floats(min_value=0, allow_nan=False, allow_infinity=False, width=64)
+_rates = st.floats(min_value=0, max_value=1, width=64)
 _zones = st.builds(lambda minutes: timezone(timedelta(minutes=minutes)), st.integers(-12 * 60, 14 * 60))
 _moments = st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1), timezones=_zones)
 
@@ -21,14 +23,16 @@ _moments = st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2100,
 @st.composite
 def sessions(draw):
     base = make_session()
+    # Values a real sweep can produce (bundle import range-checks them: acceptance in [0, 1],
+    # accepted <= drafts, throughputs >= 0); any float still exercises the round trip.
     positions = [
-        PositionStats(position=i, accepted=a, drafts=d, rate=draw(_floats))
+        PositionStats(position=i, accepted=min(a, d), drafts=d, rate=draw(_rates))
         for i, (a, d) in enumerate(draw(st.lists(st.tuples(st.integers(0, 2**40), st.integers(0, 2**40)), max_size=6)))
     ]
     result = ArmResult(
         arm_id=base.arms[1].id,
-        output_throughput=draw(st.none() | _floats),
-        trials=draw(st.lists(_floats, max_size=4)),
+        output_throughput=draw(st.none() | _positive),
+        trials=draw(st.lists(_positive, max_size=4)),
         warnings=draw(st.lists(_text, max_size=3)),
         per_position=positions,
         started_at=draw(st.none() | _moments),

@@ -1,0 +1,97 @@
+"""What a bundle may hold: counts and value ranges checked after the schema, before anything is written.
+
+The schema says a field is an int; this says it is a sensible one (N >= 1, concurrency >= 1,
+acceptance in [0, 1], one arm per id, within the documented limits), so a hostile bundle cannot
+crash a report, a listing or the predictor later. The limits are far above a real sweep (tens of
+arms, a few thousand samples) and are documented in docs/security.md.
+"""
+
+from __future__ import annotations
+
+import math
+
+from specadvisor.domain import ArmResult, Session
+from specadvisor.errors import InputError
+
+MAX_ARMS = 100_000
+MAX_RESULTS = 100_000
+MAX_SAMPLES = 200_000
+MAX_POSITIONS = 64
+MAX_N = 64
+MAX_CONCURRENCY = 100_000
+MAX_COUNT = 2**63 - 1  # SQLite's INTEGER
+_HINT = "the bundle was edited or corrupted; ask for a fresh `specadvisor sessions export`"
+
+
+def check_session(session: Session, name: str) -> None:
+    """InputError (exit 2) naming the first value out of range."""
+
+    def fail(where: str, problem: str) -> None:
+        raise InputError(f"{name}: {where} {problem}", hint=_HINT)
+
+    if len(session.arms) > MAX_ARMS:
+        fail("session", f"has {len(session.arms)} arms, over the {MAX_ARMS} limit")
+    if len(session.results) > MAX_RESULTS:
+        fail("session", f"has {len(session.results)} results, over the {MAX_RESULTS} limit")
+    if len(session.samples) > MAX_SAMPLES:
+        fail("session", f"has {len(session.samples)} samples, over the {MAX_SAMPLES} limit")
+    s = session.settings
+    if not s.concurrency:
+        fail("settings.concurrency", "is empty")
+    for where, value, low, high in (
+        ("settings.num_prompts", s.num_prompts, 1, MAX_COUNT),
+        ("settings.output_len", s.output_len, 1, MAX_COUNT),
+        ("settings.trials", s.trials, 1, MAX_COUNT),
+        ("settings.warmup", s.warmup, 0, MAX_COUNT),
+        ("session.concurrency", session.concurrency, 1, MAX_CONCURRENCY),
+        *((f"settings.concurrency[{i}]", c, 1, MAX_CONCURRENCY) for i, c in enumerate(s.concurrency)),
+    ):
+        if not low <= value <= high:
+            fail(where, f"is {value}, outside {low}..{high}")
+    for where, value in (("settings.temperature", s.temperature), ("session.temperature", session.temperature)):
+        if not (math.isfinite(value) and 0 <= value <= 100):
+            fail(where, f"is {value}, outside 0..100")
+    for where, value in (("settings.request_rate", s.request_rate), ("settings.slo_tpot_ms", s.slo_tpot_ms), ("settings.slo_ttft_ms", s.slo_ttft_ms)):
+        if value is not None and not (math.isfinite(value) and value > 0):
+            fail(where, f"is {value}, not a positive number")
+    arm_ids: set[str] = set()
+    for i, arm in enumerate(session.arms):
+        if arm.id in arm_ids:
+            fail(f"arms[{i}].id", f"{arm.id[:40]!r} is used by two arms")
+        arm_ids.add(arm.id)
+        if arm.n is not None and not 1 <= arm.n <= MAX_N:
+            fail(f"arms[{i}].n", f"is {arm.n}, outside 1..{MAX_N}")
+        if not 1 <= arm.concurrency <= MAX_CONCURRENCY:
+            fail(f"arms[{i}].concurrency", f"is {arm.concurrency}, outside 1..{MAX_CONCURRENCY}")
+        if arm.speculative_config is not None and not isinstance(arm.speculative_config.get("method"), str):
+            fail(f"arms[{i}].speculative_config", "has no method")
+    result_ids: set[str] = set()
+    for i, result in enumerate(session.results):
+        if result.arm_id in result_ids:
+            fail(f"results[{i}].arm_id", f"{result.arm_id[:40]!r} has two results")
+        result_ids.add(result.arm_id)
+        _check_result(result, f"results[{i}]", fail)
+
+
+def _check_result(r: ArmResult, where: str, fail) -> None:
+    for field in ("completed", "failed", "output_tokens", "input_tokens", "num_drafts", "num_draft_tokens", "num_accepted_tokens"):
+        value = getattr(r, field, None)
+        if value is not None and not 0 <= value <= MAX_COUNT:
+            fail(f"{where}.{field}", f"is {value}, outside 0..{MAX_COUNT}")
+    for field in ("output_throughput", "request_throughput", "achieved_request_rate", "duration_s"):
+        value = getattr(r, field, None)
+        if value is not None and not (math.isfinite(value) and value >= 0):
+            fail(f"{where}.{field}", f"is {value}, not a finite number >= 0")
+    if r.acceptance_rate is not None and not 0 <= r.acceptance_rate <= 1:
+        fail(f"{where}.acceptance_rate", f"is {r.acceptance_rate}, outside 0..1")
+    if r.mean_acceptance_length is not None and not 1 <= r.mean_acceptance_length <= MAX_N + 1:
+        fail(f"{where}.mean_acceptance_length", f"is {r.mean_acceptance_length}, outside 1..{MAX_N + 1}")
+    if len(r.per_position) > MAX_POSITIONS:
+        fail(f"{where}.per_position", f"has {len(r.per_position)} entries, over {MAX_POSITIONS}")
+    for j, p in enumerate(r.per_position):
+        if not 0 <= p.rate <= 1 or p.accepted < 0 or p.drafts < 0 or p.accepted > p.drafts:
+            fail(f"{where}.per_position[{j}]", f"is {p.accepted}/{p.drafts} at rate {p.rate}, not a valid acceptance")
+    if r.output_throughput_ci is not None and not all(math.isfinite(v) for v in r.output_throughput_ci):
+        fail(f"{where}.output_throughput_ci", "is not finite")
+    if any(not math.isfinite(t) for t in r.trials):
+        fail(f"{where}.trials", "holds a non-finite figure")
