@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from collections import OrderedDict
 from datetime import UTC, datetime
 from enum import Enum
 from typing import Annotated, Any, Literal
@@ -584,7 +585,30 @@ class Session(Model):
         return self.settings.temperature
 
     def result_for(self, arm_id: str) -> ArmResult | None:
-        return next((r for r in self.results if r.arm_id == arm_id), None)
+        """The first result of `arm_id`. Callers ask once per arm, and a scan per call made 100,000-arm
+        bundles quadratic, so positions are indexed, rebuilt when `results` is replaced or changes
+        length, and checked on every hit (a result replaced in place is returned as it is now)."""
+        results = self.results
+        key = (id(results), len(results))
+        entry = _RESULT_INDEX.get(id(self))
+        if entry is None or entry[0] is not self or entry[1] != key:
+            positions: dict[str, int] = {}
+            for position, result in enumerate(results):
+                positions.setdefault(result.arm_id, position)
+            entry = (self, key, positions)
+            _RESULT_INDEX[id(self)] = entry
+            while len(_RESULT_INDEX) > 8:  # the last few sessions only (entries hold them alive)
+                _RESULT_INDEX.popitem(last=False)
+        position = entry[2].get(arm_id)
+        if position is None:
+            return None
+        if results[position].arm_id != arm_id:  # moved in place: forget the index and scan once
+            _RESULT_INDEX.pop(id(self), None)
+            return next((r for r in results if r.arm_id == arm_id), None)
+        return results[position]
+
+
+_RESULT_INDEX: OrderedDict[int, tuple[Session, tuple[int, int], dict[str, int]]] = OrderedDict()
 
 
 # --------------------------------------------------------------------------- sweep events

@@ -16,6 +16,7 @@ local evidence and the recommendation can never show different numbers for one a
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
@@ -149,12 +150,55 @@ def speedup(result: ArmResult | None, baseline: ArmResult | None) -> Speedup | N
 
 def baseline_result(session: Session, concurrency: int) -> ArmResult | None:
     """The no-speculation arm's result at the same concurrency (speedups never compare across loads)."""
-    for arm in session.arms:
-        if arm.is_baseline and arm.concurrency == concurrency:
-            result = session.result_for(arm.id)
-            if throughput(result) is not None:
-                return result
+    for arm in _baseline_arms(session).get(concurrency, ()):
+        result = session.result_for(arm.id)
+        if throughput(result) is not None:
+            return result
     return None
+
+
+_BASELINE_ARMS: OrderedDict[int, tuple[Session, tuple[int, int], dict[int, list[Arm]]]] = OrderedDict()
+
+
+def _baseline_arms(session: Session) -> dict[int, list[Arm]]:
+    """The session's baseline arms by concurrency, remembered for the last few sessions while their
+    arm list is the same object and length: asked once per arm, a scan of every arm would make
+    listing a 100,000-arm bundle quadratic."""
+    key = (id(session.arms), len(session.arms))
+    entry = _BASELINE_ARMS.get(id(session))
+    if entry is None or entry[0] is not session or entry[1] != key:
+        by_level: dict[int, list[Arm]] = {}
+        for arm in session.arms:
+            if arm.is_baseline:
+                by_level.setdefault(arm.concurrency, []).append(arm)
+        entry = (session, key, by_level)
+        _BASELINE_ARMS[id(session)] = entry
+        while len(_BASELINE_ARMS) > 8:
+            _BASELINE_ARMS.popitem(last=False)
+    return entry[2]
+
+
+def results_by_arm(session: Session) -> dict[str, ArmResult]:
+    """Each arm id's result (the first, as Session.result_for finds it), in one pass."""
+    found: dict[str, ArmResult] = {}
+    for result in session.results:
+        found.setdefault(result.arm_id, result)
+    return found
+
+
+def all_speedups(session: Session) -> dict[str, Speedup | None]:
+    """arm_speedup of every arm, linear in arms + results: a listing, comparison or report of a
+    100,000-arm bundle must not rescan the arms for each arm's baseline."""
+    results = results_by_arm(session)
+    baselines: dict[int, ArmResult] = {}
+    for arm in session.arms:
+        if arm.is_baseline and arm.concurrency not in baselines and throughput(results.get(arm.id)) is not None:
+            baselines[arm.concurrency] = results[arm.id]
+    found: dict[str, Speedup | None] = {}
+    for arm in session.arms:  # the first arm of an id wins, as a scan by id would find it
+        if arm.id not in found:
+            found[arm.id] = speedup(results.get(arm.id), baselines.get(arm.concurrency))
+    return found
 
 
 def arm_speedup(session: Session, arm: Arm) -> Speedup | None:

@@ -17,13 +17,19 @@ def write_atomic(path: Path, data: str | bytes) -> Path:
     if not path.parent.is_dir():
         raise InputError(f"folder {path.parent} does not exist", hint="create it or choose another path")
     payload = data.encode("utf-8") if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise InputError(f"cannot write in {path.parent} ({exc.strerror or exc})", hint="choose a writable folder") from None
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(payload)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
+    except OSError as exc:  # a full disk, a quota, a read-only target: nothing is left behind
+        Path(tmp).unlink(missing_ok=True)
+        raise InputError(f"cannot write {path} ({exc.strerror or exc})", hint="free some disk space or choose another path") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

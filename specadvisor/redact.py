@@ -68,6 +68,20 @@ _TEXT_RULES: list[tuple[re.Pattern[str], str]] = [
     # JSON Web Tokens: three base64url parts, the first an encoded JSON object ("eyJ")
     (re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}"), REDACTED),
 ]
+
+
+def _scoped(pattern: re.Pattern[str]) -> str:
+    """A rule's pattern as one alternative of a combined regex (its flags scoped to it)."""
+    text = pattern.pattern
+    ignore_case = bool(pattern.flags & re.IGNORECASE)
+    if text.startswith("(?i)"):
+        text, ignore_case = text[4:], True
+    return f"(?i:{text})" if ignore_case else f"(?:{text})"
+
+
+# One search tells whether any rule could apply: most strings (ids, labels, numbers as text) hold
+# nothing secret, and a 100,000-arm bundle must not pay for every rule on every string.
+_ANY_RULE = re.compile("|".join(_scoped(pattern) for pattern, _ in _TEXT_RULES))
 _CONTROL = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 _HOME_PATTERNS = [re.compile(r"/home/[^/\s\"']+"), re.compile(r"/Users/[^/\s\"']+"), re.compile(r"(?i)[A-Z]:\\Users\\[^\\\s\"']+")]
 
@@ -82,8 +96,9 @@ def redact(value: Any, *, redact_paths: bool = False) -> Any:
 
 def redact_text(text: str, *, redact_paths: bool = False) -> str:
     text = _CONTROL.sub("", text)
-    for pattern, replacement in _TEXT_RULES:
-        text = pattern.sub(replacement, text)
+    if _ANY_RULE.search(text):
+        for pattern, replacement in _TEXT_RULES:
+            text = pattern.sub(replacement, text)
     if redact_paths:
         text = _strip_home(text)
     return text

@@ -141,11 +141,11 @@ def run_export(args: argparse.Namespace) -> int:
 def run_import(args: argparse.Namespace) -> int:
     from specadvisor import textsafe
     from specadvisor.cli.output import print_json
-    from specadvisor.store.bundle import import_bundle, read_bundle
+    from specadvisor.store.bundle import import_bundle, parse_bundle
 
-    read_bundle(args.file)  # validate before the database is even opened
+    parsed = parse_bundle(args.file)  # validated before the database is even opened
     with _open(args) as store:
-        session, created = import_bundle(store, args.file)
+        session, created = import_bundle(store, parsed)
     if args.json:
         print_json({"session_id": session.id, "created": created, "origin": session.provenance.origin})
     elif created:

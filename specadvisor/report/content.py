@@ -248,10 +248,10 @@ def _series(session: Session, preds, results) -> list[dict]:
     conc = session.concurrency if session.concurrency in session.settings.concurrency else session.settings.concurrency[0]
     families: dict[str, dict] = {}
     for arm in session.arms:
-        if arm.is_baseline or arm.concurrency != conc:
+        if arm.is_baseline or arm.concurrency != conc or arm.n is None:  # a chart needs N on its x axis
             continue
         fam = families.setdefault(family_key(arm), {"label": family_label(arm), "measured": {}, "predicted": {}})
-        if arm.id in results:
+        if arm.id in results and results[arm.id].output_throughput is not None:
             fam["measured"][arm.n] = results[arm.id].output_throughput
     for p in preds.values():
         if p.concurrency == conc and p.family in families:

@@ -12,7 +12,7 @@ import json
 import math
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
@@ -92,12 +92,27 @@ def read_bundle(path: Path) -> Session:
     return _parse(read_regular_file(path), str(path))[0]
 
 
-def import_bundle(store: Store, path: Path) -> tuple[Session, bool]:
-    """Add the bundle's session to `store`; (session, False) when it is already there."""
+class ParsedBundle(NamedTuple):
+    """A bundle read and fully validated, not yet written anywhere."""
+
+    path: Path
+    session: Session
+    exported_by: str
+    digest: str
+
+
+def parse_bundle(path: Path) -> ParsedBundle:
+    """Read and validate the bundle at `path` (InputError, exit 2, if it is not a valid one)."""
     path = Path(path).expanduser()
     data = read_regular_file(path)
     session, exported_by = _parse(data, str(path))
-    digest = hashlib.sha256(data).hexdigest()
+    return ParsedBundle(path, session, exported_by, hashlib.sha256(data).hexdigest())
+
+
+def import_bundle(store: Store, path: Path | ParsedBundle) -> tuple[Session, bool]:
+    """Add the bundle's session to `store`; (session, False) when it is already there. Pass a
+    ParsedBundle to validate before opening the database without reading the file twice."""
+    path, session, exported_by, digest = path if isinstance(path, ParsedBundle) else parse_bundle(path)
     existing = store.find_by_bundle(digest)
     if existing is not None:
         return existing, False

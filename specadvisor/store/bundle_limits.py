@@ -19,6 +19,7 @@ MAX_SAMPLES = 200_000
 MAX_POSITIONS = 64
 MAX_N = 64
 MAX_CONCURRENCY = 100_000
+MAX_CONCURRENCY_LEVELS = 64  # the predictor and recommender work per level: levels x arms stays bounded
 MAX_COUNT = 2**63 - 1  # SQLite's INTEGER
 _HINT = "the bundle was edited or corrupted; ask for a fresh `specadvisor sessions export`"
 
@@ -38,6 +39,9 @@ def check_session(session: Session, name: str) -> None:
     s = session.settings
     if not s.concurrency:
         fail("settings.concurrency", "is empty")
+    levels = {arm.concurrency for arm in session.arms} | set(s.concurrency)
+    if len(levels) > MAX_CONCURRENCY_LEVELS:
+        fail("session", f"uses {len(levels)} concurrency levels, over the {MAX_CONCURRENCY_LEVELS} limit")
     for where, value, low, high in (
         ("settings.num_prompts", s.num_prompts, 1, MAX_COUNT),
         ("settings.output_len", s.output_len, 1, MAX_COUNT),

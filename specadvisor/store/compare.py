@@ -8,7 +8,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from specadvisor.domain import Session
-from specadvisor.figures import arm_speedup
+from specadvisor.figures import all_speedups, results_by_arm
 from specadvisor.store.summary import best_arm
 
 
@@ -155,16 +155,18 @@ def _arm_rows(sessions: list[Session]) -> list[ArmRow]:
     for session in sessions:
         for arm in session.arms:
             order.setdefault(arm.id, arm.label)
+    # One index per session (arms, results, speedups): linear in arms, whatever their number.
+    indexes = [({a.id: a for a in reversed(s.arms)}, results_by_arm(s), all_speedups(s)) for s in sessions]
     rows = []
     for arm_id, label in order.items():
         cells = []
-        for session in sessions:
-            arm = next((a for a in session.arms if a.id == arm_id), None)
-            result = session.result_for(arm_id) if arm else None
+        for arms, results, speedups in indexes:
+            arm = arms.get(arm_id)
+            result = results.get(arm_id) if arm else None
             if arm is None or result is None:
                 cells.append(ArmCell())
                 continue
-            speedup = arm_speedup(session, arm)
+            speedup = speedups.get(arm_id)
             cells.append(
                 ArmCell(
                     status=result.status.value,

@@ -165,12 +165,11 @@ class Store:
             if only_if_new and self._already_stored(session):
                 return False
             self._upsert("sessions", rows.session_row(session), ("id",))
-            for position, arm in enumerate(session.arms):
-                self._upsert("arms", rows.arm_row(session.id, position, arm), ("session_id", "arm_id"))
+            # In batches: an imported bundle may hold 100,000 arms.
+            self.db.table("arms").upsert_all((rows.arm_row(session.id, position, arm) for position, arm in enumerate(session.arms)), pk=("session_id", "arm_id"))
             for result in session.results:
                 self._write_result(session.id, result)
-            for sample in session.samples:
-                self._upsert("samples", rows.sample_row(session.id, sample), ("session_id", "arm_id", "t"))
+            self.db.table("samples").upsert_all((rows.sample_row(session.id, sample) for sample in session.samples), pk=("session_id", "arm_id", "t"))
         return True
 
     @_guarded

@@ -10,7 +10,7 @@ from datetime import datetime
 from pydantic import BaseModel
 
 from specadvisor.domain import Arm, Session
-from specadvisor.figures import arm_speedup, throughput
+from specadvisor.figures import all_speedups, arm_speedup, results_by_arm, throughput
 
 
 class SessionSummary(BaseModel):
@@ -51,7 +51,10 @@ def best_arm(session: Session) -> tuple[Arm | None, float | None]:
         if rec.do_not_speculate:
             baseline = next((a for a in session.arms if a.is_baseline), None)
             return baseline, 1.0 if baseline else None
-    scored = [(_speedup(session, a), throughput(session.result_for(a.id)), a) for a in session.arms if not a.is_baseline]
+    speedups, results = all_speedups(session), results_by_arm(session)  # one pass each: linear in arms
+    scored = [
+        (figure.value if (figure := speedups[a.id]) else None, throughput(results.get(a.id)), a) for a in session.arms if not a.is_baseline
+    ]
     with_speedup = [s for s in scored if s[0] is not None]
     if with_speedup:
         speedup, _, arm = max(with_speedup, key=lambda s: s[0])

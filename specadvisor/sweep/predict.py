@@ -116,8 +116,11 @@ def predict_throughput(session: Session) -> dict[str, Prediction]:
     """
     results = measured(session)
     out: dict[str, Prediction] = {}
+    baselines: dict[int, _Point | None] = {}  # one scan per level, not per family: linear in arms
     for (fam, conc), arms in _families(session).items():
-        baseline = _baseline_point(session, results, conc)
+        if conc not in baselines:
+            baselines[conc] = _baseline_point(session, results, conc)
+        baseline = baselines[conc]
         points = [_point(a, results[a.id]) for a in arms if a.id in results]
         points = [p for p in points if p is not None]
         reference = _reference(points, results)
