@@ -22,7 +22,7 @@ from specadvisor.domain import Arm, ArmResult, Session, SweepSettings
 from specadvisor.store import Store
 from specadvisor.store.bundle import bundle_document, export_bundle
 
-RESULT_EVERY = 20
+RESULT_EVERY = 50
 N_VALUES = 8
 LEVELS = 64
 

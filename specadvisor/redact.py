@@ -82,7 +82,9 @@ def _scoped(pattern: re.Pattern[str]) -> str:
 # One search tells whether any rule could apply: most strings (ids, labels, numbers as text) hold
 # nothing secret, and a 100,000-arm bundle must not pay for every rule on every string.
 _ANY_RULE = re.compile("|".join(_scoped(pattern) for pattern, _ in _TEXT_RULES))
-_CONTROL = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# ANSI sequences and every control character but tab and newline (a stored \r could hide the start
+# of a line when shown; bundles with one are refused at import).
+_CONTROL = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 _HOME_PATTERNS = [re.compile(r"/home/[^/\s\"']+"), re.compile(r"/Users/[^/\s\"']+"), re.compile(r"(?i)[A-Z]:\\Users\\[^\\\s\"']+")]
 
 

@@ -222,6 +222,8 @@ def _failed(start: float, prompt_id: str, expected: int, error: str) -> RequestR
 def _record(start: float, sse: SSEStream, prompt_id: str, expected: int) -> RequestRecord:
     if sse.first is None:
         return _failed(start, prompt_id, expected, "the stream carried no content chunk")
+    if not sse.done:  # vLLM always ends a stream with [DONE]: without it the response was cut off
+        return _failed(start, prompt_id, expected, "the server closed the stream before [DONE] (cut off mid-response)")
     last = sse.last if sse.last is not None else sse.first  # set together with `first`
     rec = RequestRecord(
         ok=True, start_s=start, end_s=last, ttft_s=sse.first - start, latency_s=last - start,

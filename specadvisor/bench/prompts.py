@@ -185,8 +185,14 @@ def _from_file(path: Path) -> tuple[list[Prompt], bool]:
     return _from_text(path)
 
 
+MAX_PROMPT_FILE_BYTES = 512 * 1024 * 1024
+
+
 def _read(path: Path) -> str:
     try:
+        size = path.stat().st_size
+        if size > MAX_PROMPT_FILE_BYTES:
+            raise InputError(f"prompt file {path} is {size} bytes, over the {MAX_PROMPT_FILE_BYTES}-byte limit", hint="sample it down to the prompts you need")
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read prompt file {path}: {exc}", hint="pass a readable UTF-8 file") from exc

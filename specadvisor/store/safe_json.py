@@ -24,7 +24,7 @@ MAX_OBJECT_KEYS = 2_000
 MIN_INT, MAX_INT = -(2**63), 2**63 - 1  # what SQLite's INTEGER holds
 # Terminal control characters (and bidi overrides) would let a bundle rewrite or disguise what the
 # screen of whoever lists it shows.
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")  # \r too: it hides a line's start
 
 
 def read_regular_file(path: Path, *, max_bytes: int = MAX_FILE_BYTES) -> bytes:
