@@ -114,7 +114,9 @@ def engine_cmd(text: str) -> list[str]:
     try:
         argv = shlex.split(text)
     except ValueError as exc:
-        raise InputError(f"--engine-cmd {_show(text)} is not a valid command line ({exc})", hint="quote it like a shell command, e.g. --engine-cmd 'vllm serve'") from None
+        raise InputError(
+            f"--engine-cmd {_show(text)} is not a valid command line ({exc})", hint="quote it like a shell command, e.g. --engine-cmd 'vllm serve'"
+        ) from None
     if not argv:
         raise InputError("--engine-cmd is empty", hint="e.g. --engine-cmd 'vllm serve'")
     server_args(argv, "--engine-cmd")

@@ -22,11 +22,7 @@ from specadvisor.errors import InputError
 from specadvisor.fileio import write_atomic
 from specadvisor.store.bundle_limits import check_session
 from specadvisor.store.redact import redact_session
-from specadvisor.store.safe_json import (
-    MAX_FILE_BYTES,
-    parse_untrusted_json,
-    read_regular_file,
-)
+from specadvisor.store.safe_json import MAX_FILE_BYTES, parse_untrusted_json, read_regular_file
 from specadvisor.store.store import Store
 from specadvisor.store.upgrade import upgrade_session
 

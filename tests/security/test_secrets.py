@@ -50,7 +50,13 @@ def test_redact_text_removes_the_secret(text, secret):
 
 @pytest.mark.parametrize(
     "text",
-    ["--num-speculative-tokens 5", "--max-num-batched-tokens=8192", "per token: 0.7 ms", "--api-key-env OPENAI_API_KEY", "vllm serve Qwen/Qwen3-8B --port 8000"],
+    [
+        "--num-speculative-tokens 5",
+        "--max-num-batched-tokens=8192",
+        "per token: 0.7 ms",
+        "--api-key-env OPENAI_API_KEY",
+        "vllm serve Qwen/Qwen3-8B --port 8000",
+    ],
 )
 def test_redact_text_leaves_ordinary_text_alone(text):
     assert redact_text(text) == text
