@@ -7,7 +7,7 @@ import json
 import tempfile
 from pathlib import Path
 
-from conftest import assert_one_line_error, run_cli
+from hostile_helpers import assert_one_line_error, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from store_samples import make_session

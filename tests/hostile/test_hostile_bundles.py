@@ -7,7 +7,7 @@ import json
 import os
 
 import pytest
-from conftest import assert_one_line_error
+from hostile_helpers import assert_one_line_error
 from store_samples import make_session
 
 from specadvisor.store import bundle_limits

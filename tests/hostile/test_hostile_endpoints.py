@@ -8,8 +8,8 @@ import json
 import socket
 
 import pytest
-from conftest import assert_one_line_error
-from stub import Stub
+from hostile_helpers import assert_one_line_error
+from hostile_stub import Stub
 
 from specadvisor.store import Store
 

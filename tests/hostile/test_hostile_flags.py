@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import assert_one_line_error, files_in
+from hostile_helpers import assert_one_line_error, files_in
 
 M = ["--model", "m"]
 NG = ["--method", "ngram", "--n", "2"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from conftest import assert_one_line_error, files_in
+from hostile_helpers import assert_one_line_error, files_in
 
 PROMPT_FILES = [
     ("empty-jsonl", "p.jsonl", b""),
