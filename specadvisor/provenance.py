@@ -255,7 +255,7 @@ def provenance_facts(session: Session) -> list[tuple[str, str]]:
         ("OS", _or_unknown(hw.os)),
         ("Python", _or_unknown(hw.python)),
         ("engine", engine_line),
-        ("engine command", " ".join(command) if command else ("not launched by specadvisor" if session.settings.endpoint else UNKNOWN)),
+        ("engine command", _engine_command_fact(session, command)),
         ("specadvisor", _or_unknown(prov.specadvisor_version)),
         ("rules sha256", prov.rules_sha256[:16] if prov.rules_sha256 else UNKNOWN),
         ("prompts", f"{_or_unknown(prov.prompt_source or session.settings.prompt_source)}"
@@ -269,9 +269,24 @@ def provenance_facts(session: Session) -> list[tuple[str, str]]:
     return facts
 
 
-def serve_argv_lines(session: Session) -> list[tuple[str, str]]:
-    """(arm label, its exact server command line) for every arm that launched a server."""
-    from specadvisor.redact import redact_argv
+def _engine_command_fact(session: Session, command: list[str]) -> str:
+    """The engine command as a fact; a bundle's is never printed as something to run (specadvisor.trust)."""
+    from specadvisor.trust import is_imported
 
+    if not command:
+        return "not launched by specadvisor" if session.settings.endpoint else UNKNOWN
+    if is_imported(session):
+        return f"{command[0].rsplit('/', 1)[-1]} ... (recorded by the exporting machine; imported commands are not shown or run)"
+    return " ".join(command)
+
+
+def serve_argv_lines(session: Session) -> list[tuple[str, str]]:
+    """(arm label, its exact server command line) for every arm that launched a server; none for an
+    imported session, whose command lines came from someone else's file (specadvisor.trust)."""
+    from specadvisor.redact import redact_argv
+    from specadvisor.trust import is_imported
+
+    if is_imported(session):
+        return []
     labels = {a.id: a.label for a in session.arms}
     return [(labels.get(r.arm_id, r.arm_id), " ".join(redact_argv(r.serve_argv))) for r in session.results if r.serve_argv]

@@ -16,6 +16,7 @@ import json
 import math
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -94,7 +95,7 @@ class Store:
             db = Database(conn)
             _check_schema(path, db)
             db.execute("PRAGMA foreign_keys = ON")
-            migrations.apply(db)
+            _apply_migrations(db)
             if db.execute("PRAGMA user_version").fetchone()[0] != len(known_migration_names()):
                 db.execute(f"PRAGMA user_version = {len(known_migration_names())}")
             db.enable_wal()
@@ -371,6 +372,19 @@ def _summary_session(row: dict[str, Any]) -> Session:
             "results": [rows.result_from_row(p["result"]) for p in pairs if p["result"] is not None],
         }
     )
+
+
+def _apply_migrations(db: Database) -> None:
+    """Migrate; when another process opening the same new file migrated first ("already exists",
+    "duplicate column"), the pending list is read again rather than failing the second command."""
+    for attempt in range(5):
+        try:
+            migrations.apply(db)
+            return
+        except sqlite3.OperationalError as exc:
+            if not ("already exists" in str(exc) or "duplicate column" in str(exc)) or attempt == 4:
+                raise
+            time.sleep(0.05 * (attempt + 1))
 
 
 def _open_read_only(path: Path, error: StoreError) -> Database:

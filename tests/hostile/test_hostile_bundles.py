@@ -212,7 +212,7 @@ def test_hostile_file_name_is_echoed_escaped(tmp_path, cli):
 
 
 def test_two_concurrent_imports_add_one_session(tmp_path):
-    """Two processes import the same bundle at once: exactly one reports it imported."""
+    """Three processes import the same bundle into a new database at once: exactly one imports it."""
     import subprocess
     import sys
 
@@ -220,8 +220,8 @@ def test_two_concurrent_imports_add_one_session(tmp_path):
     db = tmp_path / "s.db"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
     cmd = [sys.executable, "-m", "specadvisor.cli.main", "--db", str(db), "sessions", "import", "--json", bundle]
-    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) for _ in range(2)]
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) for _ in range(3)]
     outs = [p.communicate(timeout=60) for p in procs]
-    assert [p.returncode for p in procs] == [0, 0], outs
+    assert [p.returncode for p in procs] == [0, 0, 0], outs
     created = sorted(json.loads(out)["created"] for out, _ in outs)
-    assert created == [False, True]
+    assert created == [False, False, True]
