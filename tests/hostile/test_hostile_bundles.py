@@ -102,7 +102,7 @@ MUTATIONS = [
     ("duplicate-arm-ids", _dup_arm),
     ("duplicate-result", _dup_result),
     ("temperature-negative", _set("session.settings.temperature", -1.0)),
-    ("temperature-huge", _set("session.temperature", 1e300)),
+    ("temperature-huge", _set("session.settings.temperature", 1e300)),
     ("num-prompts-zero", _set("session.settings.num_prompts", 0)),
     ("output-len-negative", _set("session.settings.output_len", -5)),
     ("trials-zero", _set("session.settings.trials", 0)),
