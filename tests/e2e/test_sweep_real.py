@@ -82,7 +82,8 @@ async def test_real_sweep_stores_recommends_exports_and_predicts(cpu_engine, tmp
     print("\n".join(line for line in md.splitlines() if line.startswith("| ")))
     assert "n-gram N=2" in md and "withheld: n-gram N=2" in md and f"{pred.error_pct:+.1f}%" not in md
     page = html(session)
-    assert page.count("<svg") == 3 and "<script" not in page
+    # throughput vs N, one acceptance chart per speculative arm (2), the Pareto chart, TTFT and TPOT distributions
+    assert page.count("<svg") == 6 and "<script" not in page
     params = serve_params(session)
     assert [p.get("speculative_config", {}).get("num_speculative_tokens") for p in params] == [None, 2, 4]
     json.dumps(params)
