@@ -280,6 +280,7 @@ class ArmActor:
         from specadvisor.settings import paths
 
         spec = dict(spec)
+        self._unnice()
         where = [socket.gethostname()]
         if os.environ.get("CUDA_VISIBLE_DEVICES"):  # Ray set it to this actor's GPUs
             where.append(f"GPU {os.environ['CUDA_VISIBLE_DEVICES']}")
@@ -345,6 +346,15 @@ class ArmActor:
         for fh in self.core_locks:
             fh.close()
         self.core_locks = []
+
+    def _unnice(self) -> None:
+        """Ray starts workers at nice 15 and the server would inherit it: measured beside other
+        work, it would lose CPU that a local sweep's server keeps. Back to 0 where allowed."""
+        with contextlib.suppress(OSError):
+            os.setpriority(os.PRIO_PROCESS, 0, 0)
+        nice = os.getpriority(os.PRIO_PROCESS, 0)
+        if nice > 0:
+            self.logs.append(f"[specadvisor] this Ray worker runs at nice {nice} and its server inherits it; start the nodes with RAY_worker_niceness=0")
 
     def _claim_cores(self, k: int) -> list[int]:
         """`k` cores of this node no other arm actor holds (a lock file per core, released when the

@@ -47,6 +47,7 @@ def test_two_arms_at_once_on_a_local_ray_cluster(cpu_engine, ray_cluster, tmp_pa
     placements = [arms[a]["runs"][0]["placement"] for a in ("baseline", "ngram-n2")]
     cores = sorted(p.rsplit("cores ", 1)[-1] for p in placements)
     assert all("cores " in p for p in placements) and cores == ["0", "1"], placements
+    assert not [line for line in _logs() if "runs at nice" in line]  # servers run at normal priority, not Ray's nice 15
     assert data["launches_used"] == 2 and data["recommendation"] is not None
     # the events reached the store through the driver: the session is finished and complete
     from specadvisor.store import Store
@@ -54,3 +55,9 @@ def test_two_arms_at_once_on_a_local_ray_cluster(cpu_engine, ray_cluster, tmp_pa
     with Store.open(db) as store:
         session = store.get_session(data["session_id"])
     assert session.status == "finished" and {r.arm_id for r in session.results} == {"baseline", "ngram-n2"}
+
+
+def _logs() -> list[str]:
+    from specadvisor.settings import paths
+
+    return [line for f in paths().logs.rglob("*.log") for line in f.read_text().splitlines()]
