@@ -18,6 +18,7 @@ _AMBIENT_ENGINE_DIR = str(settings.paths().cpu_engine)
 def isolated_specadvisor_home(tmp_path_factory, monkeypatch):
     home = tmp_path_factory.mktemp("specadvisor-home")
     monkeypatch.setenv("SPECADVISOR_HOME", str(home))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # no test reaches the Hub (a sweep would pre-download); Hub fakes unset it
     monkeypatch.setenv("SPECADVISOR_ENGINE_DIR", os.environ.get("SPECADVISOR_ENGINE_DIR", _AMBIENT_ENGINE_DIR))
     return home
 

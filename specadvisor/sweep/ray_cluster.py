@@ -289,7 +289,7 @@ class ArmActor:
             spec["env"] = {**spec.get("env", {}), "VLLM_CPU_OMP_THREADS_BIND": ranges(bound)}
             where.append(f"cores {ranges(bound)}")
         await prefetch(refs, lambda e: self.logs.append(f"[download] {e.repo_id}: {e.status} {e.done_bytes}/{e.total_bytes or 0} B {e.message}".rstrip()))
-        spec["log_path"] = paths().logs / spec.pop("log_name")
+        spec["log_path"] = paths().logs / "on-ray-node" / spec.pop("log_name")  # the driver keeps its copy at the usual path
         self.server = VllmServer(ServerSpec(**spec))
         self.server.subscribe(self.logs.append)
         await self.server.start()

@@ -59,6 +59,7 @@ def test_a_lost_actor_costs_its_arm_not_the_session(tmp_path):
     db = tmp_path / "ray.db"
     with local_cluster(2, {"PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}) as (address, env):
         driver = Path(__file__).with_name("ray_lost_actor_driver.py")
+        env = {**env, "HF_HUB_OFFLINE": "1"}  # "fake-model" is no Hub id: the nodes must not try to fetch it
         out = subprocess.run([sys.executable, str(driver), address, str(db)], env=env, capture_output=True, text=True, timeout=240)
     assert out.returncode == 0, out.stderr[-2000:]
     data = json.loads(out.stdout.strip().splitlines()[-1])
@@ -73,6 +74,11 @@ def test_a_lost_actor_costs_its_arm_not_the_session(tmp_path):
     assert base is not None and "lost" not in (base.error or "")  # the other arm ran to its own end
     assert base.runs[0].placement.startswith(os.uname().nodename) and "cores" in base.runs[0].placement
     assert data["baseline_command"][:2] == [sys.executable, str(FAKE_VLLM)]
+    from specadvisor.settings import paths
+
+    logs = [line for f in (paths().logs / data["session_id"]).glob("*.log") for line in f.read_text().splitlines()]
+    assert any(line.startswith("$ ") and "[on " in line for line in logs)  # the driver keeps a copy of each node's server log
+    assert not [line for line in logs if "runs at nice" in line]  # Ray's worker niceness is not inherited
     assert _fake_servers_left() == []  # the lost actor's server died with it (parent-death signal)
 
 
