@@ -90,6 +90,7 @@ class FakeServer:
     def __init__(self, arm, clock):
         self.arm, self.clock = arm, clock
         self.base_url, self.command, self.running = "http://127.0.0.1:9", ["vllm", "serve", arm.id], False
+        self.port = self.diagnosis = self.log_path = None  # what the runner's ServerHandle protocol reads
 
     def subscribe(self, cb):
         pass
