@@ -9,6 +9,7 @@ the store so the engine and the CLI can call it without pulling either in.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -133,7 +134,13 @@ def redact_value(value: Any, *, redact_paths: bool = False) -> Any:
 
 
 def _secret_key(key: object) -> bool:
-    return isinstance(key, str) and bool(_SECRET_DICT_KEY.match(key) or _ENV_KEY.match(key))
+    return isinstance(key, str) and _secret_key_name(key)
+
+
+@lru_cache(maxsize=4096)
+def _secret_key_name(key: str) -> bool:
+    """Keys repeat (every arm has the same ones): each name is matched once."""
+    return bool(_SECRET_DICT_KEY.match(key) or _ENV_KEY.match(key))
 
 
 def _strip_home(text: str) -> str:
