@@ -144,10 +144,13 @@ SPARKS = "▁▂▃▄▅▆▇█"
 
 
 def sparkline(values: Sequence[float], width: int) -> str:
-    """The last `width` values as block characters, scaled from zero to their maximum (a throughput
-    that settles reads as a flat top, not as noise blown up to full height)."""
+    """The last `width` values as block characters scaled between their minimum and maximum, so a
+    ramp-up or a dip shows; a series steady within 2% reads as a flat middle line, not as noise."""
     tail = [v for v in values if v is not None][-width:] if width > 0 else []
-    top = max(tail, default=0.0)
-    if top <= 0:
-        return SPARKS[0] * len(tail)
-    return "".join(SPARKS[min(len(SPARKS) - 1, int(v / top * (len(SPARKS) - 1) + 0.5))] for v in tail)
+    if not tail:
+        return ""
+    lo, hi = min(tail), max(tail)
+    if hi <= 0 or hi - lo <= 0.02 * hi:
+        return SPARKS[3] * len(tail)
+    top = len(SPARKS) - 1
+    return "".join(SPARKS[int((v - lo) / (hi - lo) * top + 0.5)] for v in tail)

@@ -39,8 +39,10 @@ class HostFit:
 
     def note(self) -> str:
         """One or two sentences for the plan: what cannot be measured here and what the plan does instead."""
-        if not self.cpu_only or not self.left_out:
+        if not self.cpu_only:
             return ""
+        if not self.left_out:
+            return "CPU-only host: the plan measures only what the CPU build of vLLM serves; x exports a plan for a GPU machine."
         names = ", ".join(dict.fromkeys(method_display_name(c.id) for c, _ in self.left_out))
         can = ", ".join(dict.fromkeys(method_display_name(c.id) for c in self.measurable)) or "no speculative method"
         extra = " (n-gram added: model-free, it runs here)" if self.added_fallback else ""

@@ -77,6 +77,7 @@ class Services:
     report_html: Callable[[Session], str]
     export_bundle: Callable[[Session, Path], Path]
     import_bundle: Callable[[SessionStore, Path], Session]
+    hypothetical: Callable[[str], HardwareProfile] | None = None  # "H100x8": a machine planned for, not this one
 
 
 def cpu_engine_for(hardware: HardwareProfile):
@@ -216,7 +217,13 @@ def default_services(db_path: Path | None = None, runner_kwargs: dict[str, Any] 
         session, _added = _import(store, path)
         return session
 
+    def hypothetical(spec: str) -> HardwareProfile:
+        from specadvisor.hardware import hypothetical as _hypothetical
+
+        return _hypothetical(spec)
+
     return Services(
+        hypothetical=hypothetical,
         detect=detect,
         inspect_model=inspect_model,
         advise=advise,

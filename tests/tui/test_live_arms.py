@@ -38,15 +38,15 @@ def test_each_running_arm_keeps_its_own_live_figures():
     assert [round(p.rate, 2) for p in ngram.live_acceptance.per_position] == [0.9, 0.7, 0.55, 0.35]
     lines = live_arm_lines(ngram, 40)
     assert lines[0] == "n-gram N=4 · measuring 5/8 · 19.0 tok/s"
-    assert lines[1].startswith("  tok/s ") and lines[1].endswith("▇▇▇██")  # from zero: a steady 15-19 tok/s is near the top
+    assert lines[1].startswith("  tok/s ") and lines[1].endswith("▁▃▅▆█")  # min to max: the ramp from 15 to 19 tok/s shows
     assert lines[2] == "  TTFT p50/p99 110/170 ms · TPOT p50/p99 60/80 ms"
     assert "1:90% [83-94%]" in lines[3] and "AL 3.50" in lines[3]
     assert len(live_arm_lines(state.arms["baseline"], 40)) == 3  # no acceptance without speculation
 
 
-def test_sparkline_scales_from_zero():
-    assert sparkline([1, 2, 4, 8], 10) == "▂▃▅█"  # 1/8, 2/8, 4/8, 8/8 of eight levels, rounded
-    assert sparkline([5, 5, 5], 2) == "██" and sparkline([], 5) == "" and sparkline([0, 0], 5) == "▁▁"
+def test_sparkline_shows_change_and_keeps_a_steady_series_flat():
+    assert sparkline([1, 2, 4, 8], 10) == "▁▂▄█"  # min to max over eight levels, rounded
+    assert sparkline([5, 5.05, 5], 2) == "▄▄" and sparkline([], 5) == "" and sparkline([0, 0], 5) == "▄▄"
 
 
 def test_gpu_readings_show_when_present():

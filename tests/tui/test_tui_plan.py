@@ -63,6 +63,9 @@ async def test_cpu_only_host_is_told_and_plans_what_it_can(make_app, db_path, tm
         # the full plan goes to a GPU machine: serve-params with every advised method, the session saved
         await pilot.press("x")
         await pilot.pause()
+        assert app.screen.query_one("#prompt-input", Input).value == "H100x1"
+        await pilot.press("enter")  # the GPU machine the plan is for
+        await pilot.pause()
         target = tmp_path / "gpu-plan.json"
         app.screen.query_one("#prompt-input", Input).value = str(target)
         await pilot.press("enter")
@@ -74,6 +77,7 @@ async def test_cpu_only_host_is_told_and_plans_what_it_can(make_app, db_path, tm
         [saved] = [s for s in store.list_sessions() if s.status == "planned"]
         session = store.get_session(saved.id)
         assert session.settings.engine_cmd == [] and any(a.parallel_drafting for a in session.arms)
+        assert session.hardware.hypothetical and "H100" in session.hardware.gpu_label
 
 
 async def test_gpu_plan_labels_are_unique_grouped_and_header_uncut(make_app):

@@ -215,28 +215,38 @@ class AdviceScreen(AppScreen):
         self.refresh_plan()
 
     def action_export_plan(self) -> None:
-        """The full plan (every advised method, GPU ones included) for a GPU machine: serve-params for
-        `vllm bench sweep serve`, and the planned session saved here to export or resume there."""
-        default = f"specadvisor-plan-{self.app.plan.session.id[:8]}.json"
-        self.app.push_screen(PromptModal("Write the GPU plan (vllm bench sweep serve --serve-params) to:", value=default), self._export_to)
+        """The plan for a GPU machine: advised again for that GPU (here a CPU host drops GPU methods),
+        written as serve-params for `vllm bench sweep serve`, and saved here to export or resume there."""
 
-    def _export_to(self, text: str | None) -> None:
-        if not text:
-            return
+        def gpu_chosen(spec: str | None) -> None:
+            if not spec:
+                return
+            default = f"specadvisor-plan-{spec.lower()}.json"
+            self.app.push_screen(
+                PromptModal("Write the plan (vllm bench sweep serve --serve-params) to:", value=default),
+                lambda text: self.export_plan(spec, Path(text).expanduser()) if text else None,
+            )
+
+        self.app.push_screen(PromptModal("Plan for which GPU machine? NAME[xCOUNT], e.g. H100x8:", value="H100x1"), gpu_chosen)
+
+    @work(thread=True, exclusive=True, group="export", exit_on_error=False)
+    def export_plan(self, spec: str, path: Path) -> None:
         from specadvisor.report.serve_params import serve_params
 
         app = self.app
-        try:
-            full = app.services.plan(app.advice, app.model_profile, app.hardware, app.workload, budget_s=None, host_only=False)
-            full.session.name = full.session.name or "plan for a GPU machine"
-            app.store.save_session(full.session)
-            written = write_atomic(Path(text).expanduser(), json.dumps(serve_params(full.session), indent=2) + "\n")
-        except Exception as err:  # noqa: BLE001 - shown with its cause
-            app.show_error("Export failed", err)
-            return
-        sid = full.session.id[:8]
+        services = app.services
+        hardware = services.hypothetical(spec) if services.hypothetical else app.hardware
+        advice = services.advise(hardware, app.model_profile, app.workload)
+        full = services.plan(advice, app.model_profile, hardware, app.workload, budget_s=None, host_only=False)
+        full.session.name = full.session.name or f"plan for {hardware.gpu_label}"
+        written = write_atomic(path, json.dumps(serve_params(full.session), indent=2) + "\n")
+        app.call_from_thread(self._exported, full.session, written)
+
+    def _exported(self, session, written) -> None:
+        self.app.store.save_session(session)
+        sid = session.id[:8]
         self.notify(
-            f"Wrote {written} ({len(full.session.arms)} arms). Saved plan {sid}: `specadvisor sessions export {sid}` "
+            f"Wrote {written} ({len(session.arms)} arms). Saved plan {sid}: `specadvisor sessions export {sid}` "
             f"carries it to the GPU machine, where `specadvisor sweep --resume {sid}` runs it.",
             title="Plan exported",
             timeout=12,
