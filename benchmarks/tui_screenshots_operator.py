@@ -66,9 +66,8 @@ class TwoArmRunner:
         pass
 
     async def events(self):
-        from tui_fakes import RATES, THROUGHPUT
-
         from specadvisor.domain import ArmQueued, MetricsSample, MetricsSampled, Progress, ServerReady, ServerStarting, WarmupStarted
+        from tui_fakes import RATES, THROUGHPUT
 
         arms = [a for a in self.session.arms if a.id in ("baseline", "ngram-n4")]
         for arm in self.session.arms:
@@ -92,9 +91,8 @@ class TwoArmRunner:
 
 
 def two_arms(out: Path) -> None:
-    from tui_fakes import MODEL, WORKLOAD, fake_services
-
     from specadvisor.tui.app import create_app
+    from tui_fakes import MODEL, WORKLOAD, fake_services
 
     services = fake_services(Path(tempfile.mkdtemp()) / "s.db")
     services.make_runner = lambda session, store: TwoArmRunner(session, store)
