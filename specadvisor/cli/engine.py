@@ -78,16 +78,19 @@ def _probe(args: argparse.Namespace) -> int:
 
     from specadvisor.cli.output import print_json
     from specadvisor.engine.attach import Endpoint
+    from specadvisor.redact import redact, redact_text
+    from specadvisor.textsafe import line
 
     info = asyncio.run(Endpoint(args.url, api_key_env=args.api_key_env).info())
     if args.json:
         print_json(info)
         return 0
-    print(f"endpoint:      {info.url}")
-    print(f"vLLM version:  {info.version or 'unknown'}")
-    print(f"served model:  {info.served_model} (max_model_len {info.max_model_len})")
+    # Everything below came from the server: one safe line each, the URL without its credentials.
+    print(f"endpoint:      {line(redact_text(info.url))}")
+    print(f"vLLM version:  {line(info.version or 'unknown')}")
+    print(f"served model:  {line(info.served_model)} (max_model_len {info.max_model_len})")
     if not info.server_info_available:
         print("speculative:   unknown (start the server with VLLM_SERVER_DEV_MODE=1 to expose /server_info)", file=sys.stdout)
     else:
-        print(f"speculative:   {info.speculative_config or 'off'}")
+        print(f"speculative:   {line(redact(info.speculative_config) or 'off')}")
     return 0

@@ -78,3 +78,11 @@ def test_hostile_served_name_is_shown_escaped(tmp_path, cli, monkeypatch):
         (summary,) = store.list_sessions()
     code, out, err = cli(["--db", str(db), "sessions", "show", summary.id[:8]])
     assert code == 0 and "\x1b" not in out and "\r" not in out
+
+
+def test_engine_probe_shows_server_strings_escaped(cli):
+    with Stub("500", model="\x1b]52;c;ZXZpbA==\x07model\rforged") as stub:
+        code, out, err = cli(["engine", "probe", stub.url])
+    assert code == 0, err
+    assert "\x1b" not in out and "\x07" not in out and "\r" not in out
+    assert "\\x1b" in out  # shown, visibly
