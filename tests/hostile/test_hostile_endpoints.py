@@ -86,3 +86,14 @@ def test_engine_probe_shows_server_strings_escaped(cli):
     assert code == 0, err
     assert "\x1b" not in out and "\x07" not in out and "\r" not in out
     assert "\\x1b" in out  # shown, visibly
+
+
+@pytest.mark.parametrize("engine", ["false", "sh -c 'echo \x1b[2Jboom; exit 3'"])
+def test_engine_that_dies_fails_the_sweep_with_4(tmp_path, cli, engine):
+    """A launched engine that exits at once: every arm fails, exit 4, the session is finished."""
+    db = tmp_path / "s.db"
+    code, out, err = cli(["--db", str(db), "sweep", "--model", "m", "--engine-cmd", engine, "--prompts", "math", *FAST, "--json"])
+    assert_one_line_error(code, err, 4)
+    with Store.open(db) as store:
+        (summary,) = store.list_sessions()
+        assert summary.status == "finished"
