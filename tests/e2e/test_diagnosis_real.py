@@ -20,9 +20,10 @@ def test_cpu_memory_check_is_reported_by_its_cause_and_fix(cpu_engine, tmp_path,
     code = main(["--db", str(tmp_path / "s.db"), "sweep", "--model", str(cpu_engine.model_dir),
                  "--engine-cmd", " ".join(cpu_engine.engine_cmd), "--server-arg=--gpu-memory-utilization=0.92",
                  "--num-prompts", "2", "--output-len", "8", "--no-bracket", "--json"])
-    out = capsys.readouterr().out
-    assert code == 0, out
-    [arm] = json.loads(out)["arms"]
+    captured = capsys.readouterr()
+    assert code == 4, captured.err  # every arm failed: an engine error, with the first cause on stderr
+    assert "CPU backend wants 0.92" in captured.err and captured.err.count("\n") == 1
+    [arm] = json.loads(captured.out)["arms"]
     assert arm["status"] == "failed"
     error = arm["error"]
     assert "CPU backend wants 0.92 of node 0's memory" in error, error
