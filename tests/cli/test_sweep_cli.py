@@ -259,3 +259,19 @@ def test_the_plan_line_says_which_cpu_defaults_were_added(tmp_path, monkeypatch,
     assert code == 0
     err = capsys.readouterr().err
     assert "CPU build" in err and "--dtype float32" in err and "--enforce-eager" in err and "VLLM_CPU_KVCACHE_SPACE=2" in err
+
+
+def test_a_failed_launch_reports_the_real_cause_and_fix(tmp_path, capsys):
+    """Issue 11's failure, replayed at the process boundary: a stand-in engine prints the real log the
+    CPU build wrote (vLLM's CPU memory check) and exits 1. The arm and the exit line name the cause
+    and its fix, not vLLM's wrapper ("WorkerProc initialization failed")."""
+    fake = Path(__file__).resolve().parents[1] / "engine" / "fake_vllm.py"
+    log = Path(__file__).resolve().parents[1] / "fixtures" / "engine" / "cpu_memory.log"
+    code = main(["--db", str(tmp_path / "s.db"), "sweep", "--model", "m", "--no-bracket", "--num-prompts", "2",
+                 "--engine-cmd", f"{sys.executable} {fake} --mode exit --rc 1 --fail-log {log}", "--json"])
+    captured = capsys.readouterr()
+    assert code == 4
+    [arm] = json.loads(captured.out)["arms"]
+    assert arm["status"] == "failed" and "CPU backend wants 0.92 of node 0's memory" in arm["error"]
+    assert "VLLM_CPU_KVCACHE_SPACE" in arm["error"] and "WorkerProc" not in arm["error"]
+    assert "CPU backend wants 0.92" in captured.err.strip().splitlines()[-1]
