@@ -10,10 +10,10 @@ from pathlib import Path
 from hostile_helpers import assert_one_line_error, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from store_samples import make_session
 
 from specadvisor.store import Store
 from specadvisor.store.bundle import bundle_document
+from store_samples import make_session
 
 BASE = json.loads(json.dumps(bundle_document(make_session())))
 

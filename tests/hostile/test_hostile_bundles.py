@@ -8,10 +8,10 @@ import os
 
 import pytest
 from hostile_helpers import assert_one_line_error
-from store_samples import make_session
 
 from specadvisor.store import bundle_limits
 from specadvisor.store.bundle import bundle_document
+from store_samples import make_session
 
 
 def _doc() -> dict:

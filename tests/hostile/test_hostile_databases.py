@@ -8,9 +8,9 @@ import subprocess
 
 import pytest
 from hostile_helpers import assert_one_line_error
-from store_samples import make_session
 
 from specadvisor.store import Store
+from store_samples import make_session
 
 
 def _corrupt(path):
