@@ -50,7 +50,7 @@ def time_query(db: Path) -> float:
     return statistics.median(runs)
 
 
-async def time_screen(db: Path, count: int) -> tuple[float, float]:
+async def time_screen(db: Path, count: int) -> tuple[float, float, float]:
     from textual.widgets import DataTable
 
     from specadvisor.tui.app import create_app
@@ -63,11 +63,15 @@ async def time_screen(db: Path, count: int) -> tuple[float, float]:
         ticks: list[float] = []
         timer = app.set_interval(0.01, lambda: ticks.append(time.perf_counter()))  # runs on the UI loop
         t0 = time.perf_counter()
+        first = None
         await pilot.press("f3")
         while True:
             await asyncio.sleep(0.005)
             table = app.screen.query("#sessions")
-            if table and table.first(DataTable).row_count >= count:
+            rows = table.first(DataTable).row_count if table else 0
+            if rows and first is None:
+                first = time.perf_counter() - t0
+            if rows >= count:
                 break
             if time.perf_counter() - t0 > 60:
                 raise SystemExit("the sessions table did not fill within 60 s")
@@ -76,7 +80,7 @@ async def time_screen(db: Path, count: int) -> tuple[float, float]:
         timer.stop()
         gaps = [b - a for a, b in itertools.pairwise(ticks)]
         stall = max(gaps, default=0.0)
-        return shown, stall
+        return shown, stall, first
 
 
 def main() -> int:
@@ -89,7 +93,8 @@ def main() -> int:
     print(f"store: {args.sessions} sessions x 4 arms written in {time.perf_counter() - t0:.1f} s ({db.stat().st_size / 1e6:.1f} MB)")
     print(f"Store.list_sessions(): {time_query(db) * 1000:.0f} ms median of 5")
     opens = [asyncio.run(time_screen(db, args.sessions)) for _ in range(3)]
-    print(f"Sessions screen, F3 to {args.sessions} rows shown: {statistics.median(o[0] for o in opens) * 1000:.0f} ms median of 3; "
+    print(f"Sessions screen, F3 to the first rows shown: {statistics.median(o[2] for o in opens) * 1000:.0f} ms median of 3; "
+          f"to all {args.sessions} rows: {statistics.median(o[0] for o in opens) * 1000:.0f} ms; "
           f"longest gap between 10 ms UI timer ticks meanwhile {max(o[1] for o in opens) * 1000:.0f} ms")
     return 0
 

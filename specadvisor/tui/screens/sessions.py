@@ -23,6 +23,8 @@ from specadvisor.tui.screens.base import AppScreen
 from specadvisor.tui.screens.results import ResultsScreen
 from specadvisor.tui.widgets.modals import ConfirmModal, PromptModal
 
+ROWS_PER_FRAME = 200  # rows added to the sessions table per frame
+
 SESSION_COLUMNS = ("name", "model", "workload", "status", "arms", "best", "created (UTC)")
 
 
@@ -73,15 +75,21 @@ class SessionsScreen(AppScreen):
                 close()
         self.app.call_from_thread(self.show_summaries, summaries)
 
-    def show_summaries(self, summaries) -> None:
+    def show_summaries(self, summaries, start: int = 0) -> None:
+        """Fill the table in batches, one per frame, so a store of thousands never freezes the UI."""
         table = self.query_one("#sessions", DataTable)
-        cursor = table.cursor_coordinate
-        table.clear()
-        for summary in summaries:
+        if start == 0:
+            self._cursor = table.cursor_coordinate
+            table.clear()
+        batch = summaries[start : start + ROWS_PER_FRAME]
+        for summary in batch:
             mark = "●" if summary.id in self.marked else " "
             table.add_row(mark, *(markup(cell) for cell in summary_cells(summary)), key=summary.id)
-        if table.row_count:
-            table.cursor_coordinate = cursor if cursor.row < table.row_count else table.cursor_coordinate
+        if start + ROWS_PER_FRAME < len(summaries):
+            self.set_timer(0.001, lambda: self.show_summaries(summaries, start + ROWS_PER_FRAME))
+            return
+        if table.row_count and self._cursor.row < table.row_count:
+            table.cursor_coordinate = self._cursor
         hint = "Enter opens · space marks two to compare · i imports a bundle · d deletes"
         if not summaries:
             hint = "No saved sessions yet: run a sweep from Setup (F2), or import a bundle with i."
