@@ -115,7 +115,8 @@ _OOM_PHASES = (  # (kind, markers in the trace or log before the error, what fai
      "launch with --enforce-eager, or lower --max-num-seqs (fewer graphs) or --gpu-memory-utilization (more headroom for capture)"),
     ("oom_kv_cache", re.compile(r"initialize_kv_cache|_initialize_kv_caches|initialize_from_config|determine_available_memory|profile_run|_dummy_run|kv_cache", re.IGNORECASE),
      "while profiling memory or allocating the KV cache",
-     "lower --max-model-len or --max-num-seqs, or raise --gpu-memory-utilization"),
+     "lower --max-model-len or --max-num-seqs, or raise --gpu-memory-utilization; and let no other process allocate on the "
+     "same GPU while vLLM starts (its memory profile assumes it is alone there)"),
     ("oom_weights", re.compile(r"load_model|get_model|Loading weights|load_weights|Loading model|model_loader|make_layers|_initialize_model", re.IGNORECASE),
      "while loading the weights",
      "the weights do not fit: use more GPUs (--tensor-parallel-size), a quantized checkpoint or a larger GPU"),
@@ -339,8 +340,13 @@ def _first_match(lines: list[str]) -> tuple[_Rule, int] | None:
     return None
 
 
+# INFO/DEBUG/WARNING lines report what vLLM carries on with ("Model Runner V2 does not yet support
+# ngram ...; using the V1 model runner instead"): they are never the cause of a failure.
+_NOTICE = re.compile(r"^(\([\w.-]+(?: rank=\d+)? pid=\d+(?:, ip=[\d.]+)?\)\s*)?(INFO|DEBUG|WARNING)\s")
+
+
 def _rank(line: str) -> int | None:
-    if _is_source_line(line) or _WRAPPERS.search(line):
+    if _is_source_line(line) or _WRAPPERS.search(line) or _NOTICE.search(line.strip()):
         return None
     return next((k for k, rule in enumerate(_RULES) if rule.pattern.search(line)), None)
 

@@ -52,6 +52,7 @@ from specadvisor.sweep.scheduler import DONE_STATUSES, Job, Scheduler
 from specadvisor.sweep.slots import Slot
 from specadvisor.sweep.stopping import CiTarget
 from specadvisor.sweep.stopping import account_savings as _account_savings
+from specadvisor.sweep.wave_sync import Arrival, StartupLocks, WaveGate
 from specadvisor.trust import refuse_imported
 
 
@@ -142,6 +143,7 @@ class SweepRunner:
         self.slots = slots or [Slot(index=0)]
         self.session.settings.parallel = len(self.slots)
         self._ports: set[int | None] = set()
+        self._startup_locks = StartupLocks()
         self._scheduler: Scheduler | None = None
         self._prompts: Any = None
         self._prompts_fitted = False
@@ -224,7 +226,8 @@ class SweepRunner:
             if len(wave) > 1 or (wave[0].slot and wave[0].slot.label):
                 placed = ", ".join(f"{_group_name(j.group)} on {j.slot.label or 'host'}" for j in wave)
                 emit(MeasurementWarning(arm_id=None, message=f"wave {wave[0].wave}: {placed}"))
-            await asyncio.gather(*(self._run_job(job, emit, policy) for job in wave))
+            gate = WaveGate(len(wave))
+            await asyncio.gather(*(self._run_job(job, emit, policy, gate) for job in wave))
             wave = scheduler.next_wave()
         for group in scheduler.skipped:
             for arm in group:
@@ -239,8 +242,13 @@ class SweepRunner:
         self._mark("finished")
         emit(SweepFinished(recommendation=rec, launches_used=self._launches, launches_full_grid=self.launches_full_grid))
 
-    async def _run_job(self, job: Job, emit, policy: AdaptivePolicy | None) -> None:
-        """One server launch on the job's slot: start, measure every arm of its group, stop."""
+    async def _run_job(self, job: Job, emit, policy: AdaptivePolicy | None, gate: WaveGate | None = None) -> None:
+        """One server launch on the job's slot: start, measure every arm of its group, stop. The
+        wave's jobs start their measurements together (see sweep/wave_sync.py)."""
+        async with (gate or WaveGate(1)).member() as arrival:
+            await self._run_job_in_wave(job, emit, policy, arrival)
+
+    async def _run_job_in_wave(self, job: Job, emit, policy: AdaptivePolicy | None, arrival: Arrival) -> None:
         group, first, slot = job.group, job.group[0], job.slot
         where = dict(trial=job.trial, role=job.role, wave=job.wave, placement=slot.label if slot else "")
         try:
@@ -254,10 +262,11 @@ class SweepRunner:
         server.subscribe(lambda line: emit(ServerLog(arm_id=first.id, line=line)))
         try:
             try:
-                await server.start()  # spawns the process: its exact command line is known from here
-                self._monitor.launched(server, slot)
-                emit(ServerStarting(arm_id=first.id, command=list(server.command)))
-                startup_s = await server.wait_ready()
+                async with self._startup_locks.hold(slot):  # servers sharing a GPU start one at a time
+                    await server.start()  # spawns the process: its exact command line is known from here
+                    self._monitor.launched(server, slot)
+                    emit(ServerStarting(arm_id=first.id, command=list(server.command)))
+                    startup_s = await server.wait_ready()
             except SpecAdvisorError as err:
                 for arm in group:
                     self._fail(arm, err.one_line(), server, emit, during_start=True, where=where)
@@ -269,6 +278,7 @@ class SweepRunner:
             remote_placement = server.placement if isinstance(server, RemoteServerHandle) else None
             where.update(startup_cache=cache, placement=remote_placement or where["placement"])
             await self._fit_prompts(server, emit)
+            await arrival.ready()  # the wave measures together
             for arm in group:
                 await self._measure_arm(arm, server, self._prompts, emit, policy, {**where, "startup_s": startup_s})
         finally:

@@ -48,6 +48,18 @@ def test_real_failure_logs_are_diagnosed(case, kind, in_cause):
     assert all(line[:100] in log_text for line in result.excerpt.splitlines())
 
 
+def test_a_warning_that_vllm_carries_on_from_is_not_the_cause():
+    """Real capture (H200, vLLM 0.26.0, 2026-12-01): two servers started together on one GPU. The
+    log warns "Model Runner V2 does not yet support ngram ...; using the V1 model runner instead"
+    (vLLM carries on) long before the real failure: the KV cache got no memory."""
+    lines = real_log("h200_shared_gpu_kv_cache")
+    assert any("WARNING" in line and "Model Runner V2 does not yet support" in line for line in lines)
+    result = diagnose(lines, 1)
+    assert result.kind == "oom_kv_cache"
+    assert "No available memory for the cache blocks" in result.cause
+    assert "same GPU" in result.hint
+
+
 def test_the_cpu_memory_failure_names_its_fix_not_the_worker_wrapper():
     result = diagnose(real_log("cpu_memory"), RETURNCODES["cpu_memory"])
     assert "VLLM_CPU_KVCACHE_SPACE" in result.hint and "--gpu-memory-utilization" in result.hint

@@ -240,3 +240,45 @@ async def test_the_drift_line_names_what_the_baseline_gpus_did(store):
     assert rec.drift.exceeded and abs(rec.drift.change + 0.15) < 1e-9
     assert rec.drift.machine == "SM clock 1980 -> 1740 MHz (-12%); temperature 41 -> 83 C; throttling: sw_thermal_slowdown"
     assert any("the GPUs: SM clock 1980 -> 1740 MHz" in r for r in rec.reasons)
+
+
+async def test_servers_sharing_a_gpu_start_one_at_a_time_and_measure_together(store):
+    """Two slots on one GPU (`--parallel 2` on a one-GPU machine). vLLM profiles free GPU memory
+    while it starts; two start-ups at once broke one server's KV-cache sizing on a real H200. So
+    the second server starts only once the first is ready, and neither measures before both are."""
+    from specadvisor.sweep.slots import plan_slots
+
+    plan = make_plan(n_values=(4,), bracket=False)
+    timeline: list[tuple[str, str]] = []
+
+    class SlowStart(FakeServer):
+        async def start(self):
+            timeline.append(("start", self.arm.id))
+            await super().start()
+
+        async def wait_ready(self):
+            await asyncio.sleep(0.05)
+            timeline.append(("ready", self.arm.id))
+            return await super().wait_ready()
+
+    class Record(FakeMeasure):
+        async def __call__(self, *, arm, **kw):
+            timeline.append(("measure", arm.id))
+            async for e in super().__call__(arm=arm, **kw):
+                yield e
+
+    slots = plan_slots("2", gpus=[0], tp=1)
+    assert len(slots) == 2 and all(s.shared for s in slots)
+    await run(plan, store, Record(tput), factory=lambda arm, session, placement=None: SlowStart(arm), slots=slots)
+    first_wave = timeline[:6]
+    kinds = [k for k, _ in first_wave]
+    assert kinds == ["start", "ready", "start", "ready", "measure", "measure"], first_wave
+    assert {a for _, a in first_wave} == {"baseline", "ngram-n4"}
+
+
+async def test_a_failed_start_does_not_hold_the_rest_of_its_wave(store):
+    plan = make_plan(n_values=(4,), bracket=False)
+    measure = FakeMeasure(tput)
+    factory = lambda arm, session, placement=None: FakeServer(arm, fail_start=arm.id == "ngram-n4")  # noqa: E731
+    await asyncio.wait_for(run(plan, store, measure, factory=factory, slots=cpu_slots([0, 1], 2)), timeout=10)
+    assert "baseline" in measure.calls
