@@ -37,8 +37,10 @@ async def run_capacity(
     prompts: Any = None,
     note: Note = lambda line: None,
     on_point: Callable[[str, RatePoint], None] | None = None,
+    on_result: Callable[[ArmResult], None] | None = None,
     max_points: int = 8,
     precision: float = 0.15,
+    window_s: float = 20.0,
 ) -> Session:
     """Measure goodput for each configuration of the session (one launch each) and store it."""
     from specadvisor.bench.prompts import load_prompts
@@ -73,7 +75,7 @@ async def run_capacity(
 
             async def measure(rate: float) -> RatePoint:
                 return await measure_at_rate(rate, base_url=server.base_url, model_name=session.model, prompts=prompts,  # noqa: B023 - used within this iteration
-                                             output_len=s.output_len, temperature=s.temperature, seed=s.seed, slo=slo)  # fmt: skip
+                                             output_len=s.output_len, temperature=s.temperature, seed=s.seed, slo=slo, window_s=window_s)  # fmt: skip
 
             def seen_point(point: RatePoint) -> None:
                 verdict = "meets" if point.meets_slo else "breaks"
@@ -91,6 +93,8 @@ async def run_capacity(
         session.results = [r for r in session.results if r.arm_id != arm.id] + [result]
         store.save_arm_result(session.id, result)
         note(f"{label}: goodput {_rps(result.goodput_rps)} at {slo.describe()}")
+        if on_result is not None:
+            on_result(result)
     session.recommendation = recommend_capacity(session)
     store.set_recommendation(session.id, session.recommendation)
     session.status = "finished"
@@ -174,3 +178,51 @@ def recommend_capacity(session: Session) -> Recommendation:
         reasons=reasons,
         serve_command=serve_command(session, arm.speculative_config),
     )
+
+
+class CapacityRunner:
+    """A capacity sweep as the sweep event stream the TUI renders: every line of progress is a log
+    line of its arm, every rate measured a Progress, every arm an ArmFinished, then SweepFinished."""
+
+    def __init__(self, session: Session, store: Any, *, server_factory: Callable[..., Any] | None = None, **capacity: Any):
+        self.session, self.store, self.factory = session, store, server_factory
+        self.capacity = capacity  # run_capacity's knobs (max_points, window_s, prompts...)
+        self._task = None
+
+    def cancel(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+
+    async def events(self):
+        import asyncio
+
+        from specadvisor.domain import ArmFailed, ArmFinished, ArmQueued, Progress, ServerLog, SweepFinished
+
+        queue: asyncio.Queue = asyncio.Queue()
+        current = {"arm": self.session.arms[0].id if self.session.arms else ""}
+        labels = {arm_label(a, self.session.model): a.id for a in self.session.arms}
+        counts: dict[str, int] = {}
+
+        def note(line: str) -> None:
+            arm_id = next((i for label, i in labels.items() if line.startswith(label + ":")), current["arm"])
+            current["arm"] = arm_id
+            queue.put_nowait(ServerLog(arm_id=arm_id, line=line))
+
+        def point(arm_id: str, p: RatePoint) -> None:
+            counts[arm_id] = counts.get(arm_id, 0) + 1
+            queue.put_nowait(Progress(arm_id=arm_id, completed=counts[arm_id], total=8, output_throughput=p.output_throughput,
+                                      ttft_p99_ms=p.ttft_p99_ms, tpot_p99_ms=p.tpot_p99_ms))  # fmt: skip
+
+        def result(r: ArmResult) -> None:
+            queue.put_nowait(ArmFailed(result=r) if r.status == ArmStatus.failed else ArmFinished(result=r))
+
+        for arm in self.session.arms:
+            yield ArmQueued(arm=arm)
+        self._task = asyncio.create_task(run_capacity(self.session, self.store, server_factory=self.factory, note=note, on_point=point, on_result=result, **self.capacity))
+        while not (self._task.done() and queue.empty()):
+            try:
+                yield await asyncio.wait_for(queue.get(), timeout=0.5)
+            except TimeoutError:
+                continue
+        session = self._task.result()
+        yield SweepFinished(recommendation=session.recommendation)

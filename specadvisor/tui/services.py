@@ -164,6 +164,13 @@ def default_services(db_path: Path | None = None, runner_kwargs: dict[str, Any] 
         return Store.open(db_path or paths().database)
 
     def make_runner(session: Session, store: SessionStore) -> Runner:
+        if session.settings.goodput:  # capacity: one launch per configuration, a rate sweep inside it
+            from specadvisor.sweep.capacity import CapacityRunner
+            from specadvisor.sweep.runner import VllmServerFactory
+
+            cpu = cpu_engine_for(session.hardware)
+            env = dict((runner_kwargs or {}).get("server_env") or (cpu.env if cpu is not None else {}))
+            return CapacityRunner(session, store, server_factory=VllmServerFactory(env))
         from specadvisor.provenance import record_provenance
         from specadvisor.sweep.runner import SweepRunner
 

@@ -126,3 +126,30 @@ async def test_budget_sizes_the_plan_and_n_is_added_per_candidate(make_app):
         added = next(a for a in app.plan.arms if a.n == 9)
         assert added.speculative_config["parallel_drafting"] and added.speculative_config["model"].endswith("peagle")
         assert "P-EAGLE N=9 · speculator.peagle" in [r[1] for r in rows(app)]
+
+
+async def test_capacity_key_starts_a_goodput_sweep_with_the_target(make_app, calls):
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.screen.query_one("#model", Input).value = MODEL.id
+        await pilot.press("ctrl+a")
+        await settle(pilot)
+        await pilot.press("g")
+        await pilot.pause()
+        app.screen.query_one("#prompt-input", Input).value = "250 ms, 2000"
+        await pilot.press("enter")
+        await settle(pilot)
+        settings = calls.runners[-1].session.settings
+        assert settings.goodput and settings.slo_tpot_ms == 250 and settings.slo_ttft_ms == 2000
+
+
+def test_the_real_services_run_a_capacity_session_with_the_capacity_runner(db_path):
+    from specadvisor.domain import SweepSettings
+    from specadvisor.sweep.capacity import CapacityRunner
+    from specadvisor.sweep.plan import plan_from_methods
+    from specadvisor.tui.services import default_services
+
+    session = plan_from_methods("m", [("ngram", {})], [2], SweepSettings(goodput=True, slo_tpot_ms=30)).session
+    with Store.open(db_path) as store:
+        assert isinstance(default_services(db_path).make_runner(session, store), CapacityRunner)

@@ -19,7 +19,7 @@ from textual.widgets import Button, Collapsible, DataTable, Footer, Header, Stat
 from specadvisor import textsafe
 from specadvisor.errors import InputError
 from specadvisor.fileio import write_atomic
-from specadvisor.quantities import parse_count_list, parse_duration
+from specadvisor.quantities import parse_count_list, parse_duration, parse_number
 from specadvisor.sweep.arms import arm_label, family_key
 from specadvisor.sweep.plan import candidate_family
 from specadvisor.sweep.slots import parallel_count
@@ -37,6 +37,7 @@ class AdviceScreen(AppScreen):
         Binding("b", "budget", "Budget"),
         Binding("p", "parallel", "Parallel"),
         Binding("x", "export_plan", "Export plan"),
+        Binding("g", "capacity", "Capacity"),
         Binding("ctrl+s", "start", "Start sweep", priority=True),
     ]
 
@@ -251,6 +252,27 @@ class AdviceScreen(AppScreen):
             title="Plan exported",
             timeout=12,
         )
+
+    def action_capacity(self) -> None:
+        """Measure capacity instead: per configuration one launch and a rate sweep to the latency edge."""
+
+        def answered(text: str | None) -> None:
+            if not text:
+                return
+            try:
+                parts = [p for p in text.replace(";", ",").split(",") if p.strip()]
+                if not 1 <= len(parts) <= 2:
+                    raise InputError(f"cannot read {text!r} as a latency target", hint="e.g. 30 (p99 TPOT ms) or 30, 500 (and p99 TTFT ms)")
+                tpot = parse_number(parts[0].lower().replace("ms", ""), "p99 TPOT target (ms)", minimum=0.001)
+                ttft = parse_number(parts[1].lower().replace("ms", ""), "p99 TTFT target (ms)", minimum=0.001) if len(parts) > 1 else None
+            except InputError as err:
+                self.app.show_error("Cannot read that target", err)
+                return
+            session = self.app.plan.session
+            session.settings = session.settings.model_copy(update={"goodput": True, "slo_tpot_ms": tpot, "slo_ttft_ms": ttft})
+            self.app.start_sweep(session)
+
+        self.app.push_screen(PromptModal("Capacity under a latency target: p99 TPOT ms[, p99 TTFT ms]", value="30, 500"), answered)
 
     @on(Button.Pressed, "#start")
     def action_start(self) -> None:
