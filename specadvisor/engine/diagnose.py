@@ -218,7 +218,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "gated_model",
-        re.compile(r"GatedRepoError|Cannot access gated repo|Access to model \S+ is restricted|401 Client Error|trying to access a gated repo"),
+        re.compile(r"GatedRepoError|Cannot access gated repo|Access to model \S+ is restricted|trying to access a gated repo"),
         lambda lines, i: "the Hugging Face repository is gated" + (f": {m.group(1)}" if (m := _gated_repo(lines, i)) else ""),
         "accept the model's license on huggingface.co with your account and export HF_TOKEN=<read token> before launching",
     ),
@@ -227,10 +227,11 @@ _RULES: tuple[_Rule, ...] = (
         re.compile(
             r"Repository Not Found|is not a local folder and is not a valid model identifier|Repo id must be in the form"
             r"|does not appear to have a file named config\.json|Invalid repository ID|HFValidationError"
-            r"|We couldn't connect to 'https://huggingface\.co'|LocalEntryNotFoundError|404 Client Error"
+            r"|We couldn't connect to 'https://huggingface\.co'|LocalEntryNotFoundError|404 Client Error|RepositoryNotFoundError"
             r"|Cannot find any model weights"
         ),
-        lambda lines, i: f"model or drafter not found: {_quoted(lines, i)}",
+        lambda lines, i: "model or drafter not found: " + (
+            m.group(1) if "'" not in lines[i] and (m := _gated_repo(lines, i)) else _quoted(lines, i)),
         "check the model/drafter path or hub id (and HF_TOKEN for gated repos; offline machines need a local copy)",
     ),
     _Rule(
@@ -261,7 +262,7 @@ _RULES: tuple[_Rule, ...] = (
 
 
 def _gated_repo(lines: list[str], i: int):
-    """The gated repository's id, from the lines around the error (huggingface_hub prints it below)."""
+    """The repository's id, from the lines around the error (huggingface_hub prints it below)."""
     window = lines[max(0, i - 3) : i + 8]
     for pattern in (r"Access to model (\S+) is restricted", r"Repo model (\S+) is gated",
                     r"huggingface\.co/(?:api/models/)?([\w.-]+/[\w.-]+)"):

@@ -154,6 +154,8 @@ ISSUES = FIXTURES / "issues"
         ("draft_model_unsupported", "platform_unsupported", "draft model is not supported yet", "platform supports"),
         ("max_model_len_kv", "max_model_len_too_large", "max_model_len 4096 does not fit the KV cache (room for 3664 tokens)", "--max-model-len"),
         ("torch_compile", "compile_failed", "BackendCompilerFailed", "--enforce-eager"),
+        ("missing_repo_404", "model_not_found", "gemma-2-2b-gkd", "hub id"),
+        ("missing_repo_401", "model_not_found", "Qwen", "HF_TOKEN"),
     ],
 )
 def test_failures_from_public_vllm_issues_are_named_by_cause(case, kind, in_cause, in_hint):
@@ -169,7 +171,8 @@ def test_failures_from_public_vllm_issues_are_named_by_cause(case, kind, in_caus
 
 def test_every_issue_fixture_is_covered_by_a_test():
     tested = {"cuda_oom_weights", "cuda_oom_kv_cache", "cuda_oom_cuda_graph", "nccl_tp", "gated_repo", "drafter_architecture",
-              "eagle3_target_type", "method_unsupported_runner", "draft_model_unsupported", "max_model_len_kv", "torch_compile"}
+              "eagle3_target_type", "method_unsupported_runner", "draft_model_unsupported", "max_model_len_kv", "torch_compile",
+              "missing_repo_404", "missing_repo_401"}
     assert {p.stem for p in ISSUES.glob("*.log")} == tested
 
 
