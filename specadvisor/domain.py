@@ -599,13 +599,13 @@ class Session(Model):
             _RESULT_INDEX[id(self)] = entry
             while len(_RESULT_INDEX) > 8:  # the last few sessions only (entries hold them alive)
                 _RESULT_INDEX.popitem(last=False)
-        position = entry[2].get(arm_id)
-        if position is None:
+        found = entry[2].get(arm_id)
+        if found is None:
             return None
-        if results[position].arm_id != arm_id:  # moved in place: forget the index and scan once
+        if results[found].arm_id != arm_id:  # moved in place: forget the index and scan once
             _RESULT_INDEX.pop(id(self), None)
             return next((r for r in results if r.arm_id == arm_id), None)
-        return results[position]
+        return results[found]
 
 
 _RESULT_INDEX: OrderedDict[int, tuple[Session, tuple[int, int], dict[str, int]]] = OrderedDict()

@@ -85,7 +85,7 @@ class Stub:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
-    def __enter__(self) -> "Stub":
+    def __enter__(self) -> Stub:
         self.thread.start()
         return self
 

@@ -72,11 +72,11 @@ def test_hostile_served_name_is_shown_escaped(tmp_path, cli, monkeypatch):
     monkeypatch.setenv("SPECADVISOR_STALL_TIMEOUT_S", "1")
     db = tmp_path / "s.db"
     with Stub("500", model="[bold]\x1b[2Jname\r") as stub:
-        code, out, err = cli(["--db", str(db), "sweep", "--endpoint", stub.url, *FAST])
+        code, out, _err = cli(["--db", str(db), "sweep", "--endpoint", stub.url, *FAST])
     assert code == 4
     with Store.open(db) as store:
         (summary,) = store.list_sessions()
-    code, out, err = cli(["--db", str(db), "sessions", "show", summary.id[:8]])
+    code, out, _err = cli(["--db", str(db), "sessions", "show", summary.id[:8]])
     assert code == 0 and "\x1b" not in out and "\r" not in out
 
 
@@ -92,7 +92,7 @@ def test_engine_probe_shows_server_strings_escaped(cli):
 def test_engine_that_dies_fails_the_sweep_with_4(tmp_path, cli, engine):
     """A launched engine that exits at once: every arm fails, exit 4, the session is finished."""
     db = tmp_path / "s.db"
-    code, out, err = cli(["--db", str(db), "sweep", "--model", "m", "--engine-cmd", engine, "--prompts", "math", *FAST, "--json"])
+    code, _out, err = cli(["--db", str(db), "sweep", "--model", "m", "--engine-cmd", engine, "--prompts", "math", *FAST, "--json"])
     assert_one_line_error(code, err, 4)
     with Store.open(db) as store:
         (summary,) = store.list_sessions()

@@ -82,7 +82,7 @@ SWEEP_CASES = [
 def test_bad_sweep_flag(tmp_path, cli, argv):
     db = tmp_path / "s.db"
     before = files_in(tmp_path)
-    code, out, err = cli(["--db", str(db), "sweep", *argv])
+    code, _out, err = cli(["--db", str(db), "sweep", *argv])
     assert_one_line_error(code, err, 2)
     assert not db.exists() and files_in(tmp_path) == before
 
