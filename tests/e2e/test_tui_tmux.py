@@ -34,7 +34,13 @@ class Tmux:
                         "new-session", "-d", "-s", self.name, "-x", "120", "-y", "40", *exports, *command], check=True)  # fmt: skip
         # a tmux server started elsewhere may size new windows its own way: fix this one at 120x40
         subprocess.run(["tmux", "set-option", "-t", self.name, "window-size", "manual"], capture_output=True)
-        subprocess.run(["tmux", "resize-window", "-t", self.name, "-x", "120", "-y", "40"], check=True)
+        for _ in range(10):
+            subprocess.run(["tmux", "resize-window", "-t", self.name, "-x", "120", "-y", "40"], check=True)
+            size = subprocess.run(["tmux", "display", "-p", "-t", self.name, "#{window_width}x#{window_height}"], capture_output=True, text=True).stdout.strip()
+            if size == "120x40":
+                break
+            time.sleep(0.3)
+        assert size == "120x40", f"tmux gave a {size} window"
 
     def screen(self) -> str:
         out = subprocess.run(["tmux", "capture-pane", "-p", "-t", self.name], capture_output=True, text=True)
@@ -126,11 +132,15 @@ def test_setup_advice_sweep_results_in_a_real_terminal(cpu_engine, tmp_path):
             doomed = extra or ngrams[1:]
             if not doomed:
                 break
-            term.keys("Home")
-            for _ in range(doomed[-1]):
-                term.keys("Down")
+            term.keys("-N", str(len(rows) + 2), "Up")  # the cursor to the first row
+            time.sleep(0.6)
+            if doomed[-1]:
+                term.keys("-N", str(doomed[-1]), "Down")
+            time.sleep(0.6)
             term.keys("d")
-            time.sleep(0.8)
+            deadline = time.monotonic() + 15  # a loaded machine redraws late: wait for the row to go
+            while len(plan_rows(term.screen())) >= len(rows) and time.monotonic() < deadline:
+                time.sleep(0.3)
         rows = plan_rows(term.screen())
         assert rows[0] == "baseline" and len(rows) == 2 and rows[1].startswith("n-gram N="), rows
         # the sweep, live, on real servers
