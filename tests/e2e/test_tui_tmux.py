@@ -31,7 +31,9 @@ class Tmux:
         self.name = f"specadvisor-{uuid.uuid4().hex[:8]}"
         exports = [arg for k, v in env.items() for arg in ("-e", f"{k}={v}")]
         subprocess.run(["tmux", "start-server", ";", "set-option", "-g", "default-size", "120x40", ";",
-                        "new-session", "-d", "-s", self.name, "-x", "120", "-y", "40", *exports, *command], check=True)  # fmt: skip
+                        "new-session", "-d", "-s", self.name, "-x", "120", "-y", "40", *exports,
+                        "sh", "-c", 'unset COLUMNS LINES; sleep 2; exec "$@"', "sh", *command], check=True)  # fmt: skip
+        # (the program starts once the window below has its size: it reads the size when it starts)
         # a tmux server started elsewhere may size new windows its own way: fix this one at 120x40
         subprocess.run(["tmux", "set-option", "-t", self.name, "window-size", "manual"], capture_output=True)
         for _ in range(10):
@@ -142,7 +144,7 @@ def test_setup_advice_sweep_results_in_a_real_terminal(cpu_engine, tmp_path):
             while len(plan_rows(term.screen())) >= len(rows) and time.monotonic() < deadline:
                 time.sleep(0.3)
         rows = plan_rows(term.screen())
-        assert rows[0] == "baseline" and len(rows) == 2 and rows[1].startswith("n-gram N="), rows
+        assert rows[0] == "baseline" and len(rows) == 2 and rows[1].startswith("n-gram N="), term.screen()
         # the sweep, live, on real servers
         term.keys("C-s")
         term.wait_for(r"Running: 1 arm", 300, "the live view of a running arm")
