@@ -75,8 +75,9 @@ def main_(arms: int) -> None:
         start = time.perf_counter()
         big = write_compact(session, folder / "big.json")
         small = export_bundle(other, folder / "small.json")
-        print(f"{len(session.arms)} arms, {len(session.results)} results, bundle {big.stat().st_size / 1e6:.1f} MB "
-              f"(export {time.perf_counter() - start:.2f} s)")
+        print(
+            f"{len(session.arms)} arms, {len(session.results)} results, bundle {big.stat().st_size / 1e6:.1f} MB (export {time.perf_counter() - start:.2f} s)"
+        )
         db = str(folder / "s.db")
         timed("sessions import (big)", ["--db", db, "sessions", "import", str(big)])
         timed("sessions import (2000 arms)", ["--db", db, "sessions", "import", str(small)])

@@ -52,8 +52,16 @@ class Server:
     def __init__(self, chunk_delay: float, yield_every: int = 1):
         self.port = free_port()
         py = str(ENGINE_PY) if ENGINE_PY.exists() else sys.executable
-        cmd = [py, str(ROOT / "benchmarks" / "_fake_sse_server.py"), "--port", str(self.port), "--chunk-delay", str(chunk_delay),
-               "--yield-every", str(yield_every)]
+        cmd = [
+            py,
+            str(ROOT / "benchmarks" / "_fake_sse_server.py"),
+            "--port",
+            str(self.port),
+            "--chunk-delay",
+            str(chunk_delay),
+            "--yield-every",
+            str(yield_every),
+        ]
         if ENGINE_PY.exists():
             cmd.append("--uvloop")
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -75,8 +83,9 @@ def ours(url: str, n: int, output_len: int, concurrency: int, httpx_pool: bool =
     async def go():
         client = make_client(concurrency) if httpx_pool else None
         try:
-            return await run_load(base_url=url, model_name="m", prompts=ps, output_len=output_len,
-                                  temperature=0.0, seed=0, concurrency=concurrency, client=client)
+            return await run_load(
+                base_url=url, model_name="m", prompts=ps, output_len=output_len, temperature=0.0, seed=0, concurrency=concurrency, client=client
+            )
         finally:
             if client is not None:
                 await client.aclose()
@@ -105,11 +114,41 @@ def vllm_bench(url: str, n: int, output_len: int, concurrency: int, startup_cpu_
     cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [
-            str(ENGINE_PY), "-c", VLLM_BENCH, "--base-url", url, "--backend", "openai", "--endpoint", "/v1/completions",
-            "--model", "m", "--tokenizer", str(TOKENIZER), "--dataset-name", "random", "--random-input-len", "32",
-            "--random-output-len", str(output_len), "--num-prompts", str(n), "--max-concurrency", str(concurrency),
-            "--ignore-eos", "--disable-tqdm", "--save-result", "--save-detailed", "--result-dir", tmp,
-            "--result-filename", "r.json", "--percentile-metrics", "ttft,tpot,itl,e2el", "--metric-percentiles", "99",
+            str(ENGINE_PY),
+            "-c",
+            VLLM_BENCH,
+            "--base-url",
+            url,
+            "--backend",
+            "openai",
+            "--endpoint",
+            "/v1/completions",
+            "--model",
+            "m",
+            "--tokenizer",
+            str(TOKENIZER),
+            "--dataset-name",
+            "random",
+            "--random-input-len",
+            "32",
+            "--random-output-len",
+            str(output_len),
+            "--num-prompts",
+            str(n),
+            "--max-concurrency",
+            str(concurrency),
+            "--ignore-eos",
+            "--disable-tqdm",
+            "--save-result",
+            "--save-detailed",
+            "--result-dir",
+            tmp,
+            "--result-filename",
+            "r.json",
+            "--percentile-metrics",
+            "ttft,tpot,itl,e2el",
+            "--metric-percentiles",
+            "99",
         ]
         t0 = time.time()
         proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "VLLM_LOGGING_LEVEL": "WARNING"})
@@ -143,8 +182,10 @@ def show(title: str, rows: dict[str, dict | None], delay_ms: float | None = None
             continue
         err = f"{r['itl_mean_ms'] - delay_ms:13.3f}" if delay_ms is not None and r["itl_mean_ms"] is not None else f"{'-':>13}"
         cpu = f"{r['cpu_s']:14.2f}" if r["cpu_s"] is not None else f"{'-':>14}"
-        print(f"{name:<24}{r['req_s']:9.1f}{r['chunks_s']:11.0f}{r['itl_mean_ms'] or 0:13.3f}{r['itl_p99_ms'] or 0:12.3f}{err}{cpu}"
-              + ("" if r["tokens_ok"] else "  (token count mismatch!)"))
+        print(
+            f"{name:<24}{r['req_s']:9.1f}{r['chunks_s']:11.0f}{r['itl_mean_ms'] or 0:13.3f}{r['itl_p99_ms'] or 0:12.3f}{err}{cpu}"
+            + ("" if r["tokens_ok"] else "  (token count mismatch!)")
+        )
 
 
 def main() -> None:
@@ -168,10 +209,11 @@ def main() -> None:
             startup = one["cpu_s"] if one else 0.0
         rows = {}
         for i in range(args.rounds):  # alternate the clients: machine load drifts between runs
-            runs = [("specadvisor", lambda: ours(server.url, args.requests, args.output_len, args.concurrency)),
-                    ("vllm bench serve", None if args.skip_vllm else
-                     (lambda: vllm_bench(server.url, args.requests, args.output_len, args.concurrency, startup)))]
-            for name, run in (runs if i % 2 == 0 else runs[::-1]):
+            runs = [
+                ("specadvisor", lambda: ours(server.url, args.requests, args.output_len, args.concurrency)),
+                ("vllm bench serve", None if args.skip_vllm else (lambda: vllm_bench(server.url, args.requests, args.output_len, args.concurrency, startup))),
+            ]
+            for name, run in runs if i % 2 == 0 else runs[::-1]:
                 rows[f"{name} #{i + 1}"] = run() if run else None
         rows["specadvisor httpx pool"] = ours(server.url, args.requests, args.output_len, args.concurrency, httpx_pool=True)
     finally:

@@ -33,9 +33,28 @@ NAMES = {"serial": "serial", "parallel": "--parallel 2", "ray": "--ray (local)"}
 
 def sweep(db: Path, mode: str, args: argparse.Namespace, extra: list[str], env: dict[str, str] | None = None) -> tuple[dict, float]:
     cmd = [
-        sys.executable, "-m", "specadvisor.cli.main", "--db", str(db), "sweep", "--cpu", "--method", "ngram",
-        "--n", "2,4", "--num-prompts", str(args.num_prompts), "--output-len", str(args.output_len),
-        "--concurrency", str(args.concurrency), *MODES[mode], *extra, "--name", f"cpu-{mode}", "--json",
+        sys.executable,
+        "-m",
+        "specadvisor.cli.main",
+        "--db",
+        str(db),
+        "sweep",
+        "--cpu",
+        "--method",
+        "ngram",
+        "--n",
+        "2,4",
+        "--num-prompts",
+        str(args.num_prompts),
+        "--output-len",
+        str(args.output_len),
+        "--concurrency",
+        str(args.concurrency),
+        *MODES[mode],
+        *extra,
+        "--name",
+        f"cpu-{mode}",
+        "--json",
     ]
     env = {**os.environ, **(env or {}), "PYTHONPATH": str(ROOT)}
     t0 = time.perf_counter()
@@ -87,13 +106,19 @@ def main() -> None:
         for mode in modes:
             data, wall = run_mode(mode, tmp, args)
             rows.append((mode, data, wall))
-        print(f"CPU engine, {os.cpu_count()} cores; baseline + ngram N=2 + N=4; {args.num_prompts} prompts x {args.output_len} tokens, concurrency {args.concurrency}")
+        print(
+            f"CPU engine, {os.cpu_count()} cores; baseline + ngram N=2 + N=4; {args.num_prompts} prompts x {args.output_len} tokens, concurrency {args.concurrency}"
+        )
         print(f"{'mode':<14} {'wall s':>7} {'launches':>8} {'waves':>5}  answer; per-arm runs tok/s [placement wave]")
         for mode, data, wall in rows:
             waves = max((r.get("wave") or 0 for a in data["arms"] for r in a.get("runs", [])), default=0)
-            print(f"{NAMES[mode]:<14} {wall:>7.0f} {data['launches_used']:>8} {waves:>5}  {answer(data)}; drift {((data.get('drift') or {}).get('change') or 0) * 100:+.1f}%; {startup(data)}")
+            print(
+                f"{NAMES[mode]:<14} {wall:>7.0f} {data['launches_used']:>8} {waves:>5}  {answer(data)}; drift {((data.get('drift') or {}).get('change') or 0) * 100:+.1f}%; {startup(data)}"
+            )
             for arm in data["arms"]:
-                runs = ", ".join(f"{r['output_throughput']:.1f} [{r['placement'] or 'host'} w{r['wave']}]" for r in arm.get("runs", []) if r.get("output_throughput"))
+                runs = ", ".join(
+                    f"{r['output_throughput']:.1f} [{r['placement'] or 'host'} w{r['wave']}]" for r in arm.get("runs", []) if r.get("output_throughput")
+                )
                 print(f"    {arm['arm_id']:<10} {runs}")
         (first, a, wa) = next((r for r in rows if r[0] == "serial"), rows[0])
         for mode, b, wb in (r for r in rows if r[0] != first):

@@ -44,38 +44,79 @@ VLLM_BENCH = (
 
 
 def ours(args, prompts) -> dict:
-    settings = SweepSettings(num_prompts=len(prompts.prompts), output_len=args.output_len, temperature=0.0,
-                             seed=0, warmup=1, trials=1)
+    settings = SweepSettings(num_prompts=len(prompts.prompts), output_len=args.output_len, temperature=0.0, seed=0, warmup=1, trials=1)
     arm = Arm(id="fidelity", label="fidelity", concurrency=args.concurrency)
 
     async def go():
-        async for ev in measure_arm(base_url=args.base_url, model_name=args.model, arm=arm, settings=settings,
-                                    prompts=prompts, sample_interval_s=args.sample_interval):
+        async for ev in measure_arm(
+            base_url=args.base_url, model_name=args.model, arm=arm, settings=settings, prompts=prompts, sample_interval_s=args.sample_interval
+        ):
             if isinstance(ev, ArmFinished):
                 return ev.result
 
     r = asyncio.run(go())
-    return {"tput": r.output_throughput, "al": r.mean_acceptance_length, "completed": r.completed,
-            "tpot": r.tpot_ms.mean, "ttft": r.ttft_ms.mean, "warnings": r.warnings}
+    return {
+        "tput": r.output_throughput,
+        "al": r.mean_acceptance_length,
+        "completed": r.completed,
+        "tpot": r.tpot_ms.mean,
+        "ttft": r.ttft_ms.mean,
+        "warnings": r.warnings,
+    }
 
 
 def vllm(args, dataset: Path, n: int) -> dict:
     asyncio.run(reset_prefix_cache(args.base_url))  # measure_arm resets it too: same cold start for both
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [
-            str(ENGINE_PY), "-c", VLLM_BENCH, "--base-url", args.base_url, "--backend", "openai",
-            "--endpoint", "/v1/completions", "--model", args.model, "--tokenizer", args.tokenizer,
-            "--dataset-name", "sharegpt", "--dataset-path", str(dataset), "--sharegpt-output-len", str(args.output_len),
-            "--disable-shuffle", "--num-prompts", str(n), "--max-concurrency",
-            str(args.concurrency), "--ignore-eos", "--temperature", "0", "--num-warmups", "1", "--disable-tqdm", "--save-result",
-            "--result-dir", tmp, "--result-filename", "r.json",
+            str(ENGINE_PY),
+            "-c",
+            VLLM_BENCH,
+            "--base-url",
+            args.base_url,
+            "--backend",
+            "openai",
+            "--endpoint",
+            "/v1/completions",
+            "--model",
+            args.model,
+            "--tokenizer",
+            args.tokenizer,
+            "--dataset-name",
+            "sharegpt",
+            "--dataset-path",
+            str(dataset),
+            "--sharegpt-output-len",
+            str(args.output_len),
+            "--disable-shuffle",
+            "--num-prompts",
+            str(n),
+            "--max-concurrency",
+            str(args.concurrency),
+            "--ignore-eos",
+            "--temperature",
+            "0",
+            "--num-warmups",
+            "1",
+            "--disable-tqdm",
+            "--save-result",
+            "--result-dir",
+            tmp,
+            "--result-filename",
+            "r.json",
         ]
         proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "VLLM_LOGGING_LEVEL": "WARNING"})
         if proc.returncode != 0:
             raise SystemExit(f"vllm bench serve failed:\n{proc.stdout[-1500:]}\n{proc.stderr[-2500:]}")
         data = json.loads((Path(tmp) / "r.json").read_text())
-    return {"tput": data["output_throughput"], "al": data.get("spec_decode_acceptance_length"),
-            "completed": data["completed"], "tpot": data["mean_tpot_ms"], "ttft": data["mean_ttft_ms"], "warnings": []}
+    return {
+        "tput": data["output_throughput"],
+        "al": data.get("spec_decode_acceptance_length"),
+        "completed": data["completed"],
+        "tpot": data["mean_tpot_ms"],
+        "ttft": data["mean_ttft_ms"],
+        "warnings": [],
+    }
 
 
 SERVER_HISTOGRAMS = {
@@ -129,10 +170,9 @@ def main() -> None:
         # ShareGPT layout: vLLM's loader for it needs no pandas (its custom-dataset loader does) and
         # sends the first turn as the raw completion prompt, exactly as specadvisor does.
         dataset = Path(tmp) / "prompts.json"
-        dataset.write_text(json.dumps([
-            {"id": p.id, "conversations": [{"from": "human", "value": p.text}, {"from": "gpt", "value": "-"}]}
-            for p in prompts.prompts
-        ]))
+        dataset.write_text(
+            json.dumps([{"id": p.id, "conversations": [{"from": "human", "value": p.text}, {"from": "gpt", "value": "-"}]} for p in prompts.prompts])
+        )
         results: dict[str, list[dict]] = {"specadvisor": [], "vllm bench serve": []}
         for i in range(args.runs):
             order = ("specadvisor", "vllm bench serve") if i % 2 == 0 else ("vllm bench serve", "specadvisor")
@@ -143,10 +183,12 @@ def main() -> None:
                     r = with_server_view(lambda: vllm(args, dataset, len(prompts.prompts)), args)
                 results[name].append(r)
                 sv = r["server"]
-                print(f"run {i + 1} {name:<18} {r['tput']:8.2f} tok/s  AL {r['al']}  TPOT {r['tpot']:.1f} ms "
-                      f"(server {sv['tpot']:.1f})  TTFT {r['ttft']:.1f} ms (server {sv['ttft']:.1f})  "
-                      f"load {os.getloadavg()[0]:.1f}" + (f"  warnings {r['warnings']}" if r["warnings"] else ""),
-                      flush=True)
+                print(
+                    f"run {i + 1} {name:<18} {r['tput']:8.2f} tok/s  AL {r['al']}  TPOT {r['tpot']:.1f} ms "
+                    f"(server {sv['tpot']:.1f})  TTFT {r['ttft']:.1f} ms (server {sv['ttft']:.1f})  "
+                    f"load {os.getloadavg()[0]:.1f}" + (f"  warnings {r['warnings']}" if r["warnings"] else ""),
+                    flush=True,
+                )
     print()
     a = summary("specadvisor", results["specadvisor"])
     b = summary("vllm bench serve", results["vllm bench serve"])

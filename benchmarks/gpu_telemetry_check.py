@@ -56,7 +56,9 @@ def stand_in(args: argparse.Namespace) -> int:
         torch.cuda.synchronize()
         iterations += 20
     busy = time.monotonic() - t0
-    Path(args.busy_file).write_text(json.dumps({"iterations": iterations, "busy_s": round(busy, 3), "tflops": round(iterations * 2 * 8192**3 / busy / 1e12, 1)}))
+    Path(args.busy_file).write_text(
+        json.dumps({"iterations": iterations, "busy_s": round(busy, 3), "tflops": round(iterations * 2 * 8192**3 / busy / 1e12, 1)})
+    )
     while not Path(args.free_file).exists():
         time.sleep(0.1)
     del block, a, b

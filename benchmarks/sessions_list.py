@@ -93,9 +93,11 @@ def main() -> int:
     print(f"store: {args.sessions} sessions x 4 arms written in {time.perf_counter() - t0:.1f} s ({db.stat().st_size / 1e6:.1f} MB)")
     print(f"Store.list_sessions(): {time_query(db) * 1000:.0f} ms median of 5")
     opens = [asyncio.run(time_screen(db, args.sessions)) for _ in range(3)]
-    print(f"Sessions screen, F3 to the first rows shown: {statistics.median(o[2] for o in opens) * 1000:.0f} ms median of 3; "
-          f"to all {args.sessions} rows: {statistics.median(o[0] for o in opens) * 1000:.0f} ms; "
-          f"longest gap between 10 ms UI timer ticks meanwhile {max(o[1] for o in opens) * 1000:.0f} ms")
+    print(
+        f"Sessions screen, F3 to the first rows shown: {statistics.median(o[2] for o in opens) * 1000:.0f} ms median of 3; "
+        f"to all {args.sessions} rows: {statistics.median(o[0] for o in opens) * 1000:.0f} ms; "
+        f"longest gap between 10 ms UI timer ticks meanwhile {max(o[1] for o in opens) * 1000:.0f} ms"
+    )
     return 0
 
 

@@ -161,8 +161,18 @@ def make_measure(engine: Engine, clock: Clock):
                 took = per_request * clock.rng.lognormvariate(0, 0.05)
                 await clock.sleep(took)
                 gap = took / OUTPUT_LEN
-                records.append(RequestRecord(ok=True, completion_tokens=OUTPUT_LEN, expected_tokens=OUTPUT_LEN, ttft_s=gap,
-                                             itl_s=[gap] * (OUTPUT_LEN - 1), start_s=t0, end_s=t0 + took, latency_s=took))
+                records.append(
+                    RequestRecord(
+                        ok=True,
+                        completion_tokens=OUTPUT_LEN,
+                        expected_tokens=OUTPUT_LEN,
+                        ttft_s=gap,
+                        itl_s=[gap] * (OUTPUT_LEN - 1),
+                        start_s=t0,
+                        end_s=t0 + took,
+                        latency_s=took,
+                    )
+                )
 
         workers = [asyncio.create_task(worker()) for _ in range(CONCURRENCY)]
         done_before = 0
@@ -171,8 +181,7 @@ def make_measure(engine: Engine, clock: Clock):
             if len(records) != done_before:
                 done_before = len(records)
                 elapsed = max(1e-9, clock.now() - start)
-                yield Progress(arm_id=arm.id, completed=len(records), total=PROMPTS,
-                               output_throughput=sum(r.completion_tokens for r in records) / elapsed)
+                yield Progress(arm_id=arm.id, completed=len(records), total=PROMPTS, output_throughput=sum(r.completion_tokens for r in records) / elapsed)
         end = clock.now()
         load = LoadResult(records=records, duration_s=end - start, achieved_rate=0.0, start_s=start, end_s=end)
         result = summarize(arm.id, [load], [], OUTPUT_LEN)
@@ -216,8 +225,15 @@ async def run(mode: str, spec_factor: float, seed: int, db: Path) -> dict:
     clock = Clock(seed)
     engine = Engine(spec_factor, seed)
     with Store.open(db) as store:
-        runner = SweepRunner(p, store, server_factory=lambda arm, session, placement=None: FakeServer(arm, clock),
-                             measure=make_measure(engine, clock), prompt_loader=lambda session: Prompts(), adaptive=adaptive, slots=slots)
+        runner = SweepRunner(
+            p,
+            store,
+            server_factory=lambda arm, session, placement=None: FakeServer(arm, clock),
+            measure=make_measure(engine, clock),
+            prompt_loader=lambda session: Prompts(),
+            adaptive=adaptive,
+            slots=slots,
+        )
         async for _ in runner.events():
             pass
         session = runner.session
@@ -250,7 +266,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for scenario, factor in (("measured", 1.0), ("spec-wins", 2.5)):
             print(f"\nscenario {scenario}: 20 arms, 8 GPUs, 64 prompts x 128 tokens at concurrency 8")
-            print(f"{'seed':>4} {'mode':<18} {'sim wall':>9} {'vs serial':>9} {'launches':>8} {'waves':>5} {'requests':>8} {'saved s':>7}  answer (true tok/s; true best)")
+            print(
+                f"{'seed':>4} {'mode':<18} {'sim wall':>9} {'vs serial':>9} {'launches':>8} {'waves':>5} {'requests':>8} {'saved s':>7}  answer (true tok/s; true best)"
+            )
             speedups: dict[str, list[float]] = {m: [] for m in modes}
             agree = agree_parallel = 0
             for seed in range(1, args.seeds + 1):
@@ -265,15 +283,19 @@ def main() -> None:
                 best = max(rows[0]["true"].values())
                 for r in rows:
                     speedups[r["mode"]].append(serial / r["sim_s"])
-                    print(f"{seed:>4} {r['mode']:<18} {r['sim_s']:>8.0f}s {serial / r['sim_s']:>8.1f}x {r['launches']:>8} {r['waves']:>5} {r['requests']:>8} "
-                          f"{r['saved_s']:>7.0f}  {r['answer']} ({true_of(r):.0f}; {best:.0f})")
+                    print(
+                        f"{seed:>4} {r['mode']:<18} {r['sim_s']:>8.0f}s {serial / r['sim_s']:>8.1f}x {r['launches']:>8} {r['waves']:>5} {r['requests']:>8} "
+                        f"{r['saved_s']:>7.0f}  {r['answer']} ({true_of(r):.0f}; {best:.0f})"
+                    )
                     if args.verbose:
                         print("     ", {k: (r["true"][k], v) for k, v in r["arms"].items()})
                 agree += rows[0]["answer"] == rows[2]["answer"]
                 agree_parallel += rows[1]["answer"] == rows[2]["answer"]
             print("mean speed-up vs serial: " + ", ".join(f"{m} {sum(v) / len(v):.1f}x" for m, v in speedups.items()))
-            print(f"parallel+adaptive gave parallel's answer in {agree_parallel} of {args.seeds} seeds, serial's in {agree} of {args.seeds} "
-                  "(where they differ, compare the true tok/s: near-ties go to the smaller N, and which side of a tie a noisy run lands on varies)")
+            print(
+                f"parallel+adaptive gave parallel's answer in {agree_parallel} of {args.seeds} seeds, serial's in {agree} of {args.seeds} "
+                "(where they differ, compare the true tok/s: near-ties go to the smaller N, and which side of a tie a noisy run lands on varies)"
+            )
 
 
 if __name__ == "__main__":

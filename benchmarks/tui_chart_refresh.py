@@ -55,7 +55,9 @@ class StreamingRunner:
             self.samples += 1
             d = float(self.samples)
             rates = [0.9, 0.7 + 0.1 * ((self.samples // 50) % 2), 0.5, 0.3]
-            yield MetricsSampled(sample=MetricsSample(arm_id=arm.id, t=d, num_drafts=d, num_accepted_tokens=sum(rates) * d, accepted_per_position=[r * d for r in rates]))
+            yield MetricsSampled(
+                sample=MetricsSample(arm_id=arm.id, t=d, num_drafts=d, num_accepted_tokens=sum(rates) * d, accepted_per_position=[r * d for r in rates])
+            )
             yield Progress(arm_id=arm.id, completed=self.samples, total=10**9)
             await asyncio.sleep(0.001)
 
@@ -71,7 +73,10 @@ def live_refresh(seconds: float) -> tuple[int, float, int]:
         return out
 
     AcceptanceChart.render = counting_render
-    session = Session(model="synthetic", arms=[Arm(id="ngram-n4", label="ngram N=4", method="ngram", n=4, speculative_config={"method": "ngram", "num_speculative_tokens": 4})])
+    session = Session(
+        model="synthetic",
+        arms=[Arm(id="ngram-n4", label="ngram N=4", method="ngram", n=4, speculative_config={"method": "ngram", "num_speculative_tokens": 4})],
+    )
     runners: list[StreamingRunner] = []
     with tempfile.TemporaryDirectory() as tmp:
         services = fake_services(Path(tmp) / "bench.db")
@@ -97,8 +102,10 @@ def main() -> int:
     print(f"pure drawing: acceptance chart (8 positions, 100 cols) {acc:,.0f}/s; throughput chart (8 arms) {thr:,.0f}/s")
     count, worst, samples = live_refresh(args.seconds)
     window = args.seconds - 1.0
-    print(f"live: {samples} metrics samples streamed in {args.seconds:.0f} s; acceptance chart repainted {count} times in "
-          f"{window:.1f} s = {count / window:.2f} Hz (target about 1 Hz); slowest render {worst * 1000:.2f} ms")
+    print(
+        f"live: {samples} metrics samples streamed in {args.seconds:.0f} s; acceptance chart repainted {count} times in "
+        f"{window:.1f} s = {count / window:.2f} Hz (target about 1 Hz); slowest render {worst * 1000:.2f} ms"
+    )
     return 0
 
 

@@ -79,13 +79,31 @@ class TwoArmRunner:
         for done in range(1, 21):
             for arm in arms:
                 tps = THROUGHPUT[arm.id] * (0.85 + 0.15 * min(1.0, done / 8)) + (0.4 if done % 3 == 0 else 0)
-                yield Progress(arm_id=arm.id, completed=done, total=32, output_throughput=tps, in_flight=4, concurrency=4,
-                               ttft_p50_ms=130.0 + done, ttft_p99_ms=210.0 + 2 * done, tpot_p50_ms=1000 / tps, tpot_p99_ms=1350 / tps)
+                yield Progress(
+                    arm_id=arm.id,
+                    completed=done,
+                    total=32,
+                    output_throughput=tps,
+                    in_flight=4,
+                    concurrency=4,
+                    ttft_p50_ms=130.0 + done,
+                    ttft_p99_ms=210.0 + 2 * done,
+                    tpot_p50_ms=1000 / tps,
+                    tpot_p99_ms=1350 / tps,
+                )
                 rates = RATES.get(arm.id)
                 if rates:
                     drafts = 10.0 * done
-                    yield MetricsSampled(sample=MetricsSample(arm_id=arm.id, t=float(done), num_drafts=drafts, num_draft_tokens=drafts * len(rates),
-                                                              num_accepted_tokens=sum(r * drafts for r in rates), accepted_per_position=[r * drafts for r in rates]))
+                    yield MetricsSampled(
+                        sample=MetricsSample(
+                            arm_id=arm.id,
+                            t=float(done),
+                            num_drafts=drafts,
+                            num_draft_tokens=drafts * len(rates),
+                            num_accepted_tokens=sum(r * drafts for r in rates),
+                            accepted_per_position=[r * drafts for r in rates],
+                        )
+                    )
             await asyncio.sleep(0.02)
         await asyncio.Event().wait()  # held: the screenshot is of the sweep in progress
 

@@ -60,10 +60,14 @@ class SyntheticRunner:
             for done in range(1, per_arm + 1):
                 self.events_sent += 3 if rates else 2
                 yield Progress(arm_id=arm.id, completed=done, total=per_arm, output_throughput=12.0)
-                yield ServerLog(arm_id=arm.id, line=f"INFO: 127.0.0.1 - \"POST /v1/completions HTTP/1.1\" 200 OK request {done} " + "x" * 80)
+                yield ServerLog(arm_id=arm.id, line=f'INFO: 127.0.0.1 - "POST /v1/completions HTTP/1.1" 200 OK request {done} ' + "x" * 80)
                 if rates:
                     d = float(done * 10)
-                    yield MetricsSampled(sample=MetricsSample(arm_id=arm.id, t=done, num_drafts=d, num_accepted_tokens=sum(rates) * d, accepted_per_position=[r * d for r in rates]))
+                    yield MetricsSampled(
+                        sample=MetricsSample(
+                            arm_id=arm.id, t=done, num_drafts=d, num_accepted_tokens=sum(rates) * d, accepted_per_position=[r * d for r in rates]
+                        )
+                    )
                 await asyncio.sleep(0)
             result = arm_result("ngram-n4" if rates else "baseline", per_arm).model_copy(update={"arm_id": arm.id})
             yield ArmFinished(result=result)

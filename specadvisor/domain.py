@@ -88,14 +88,13 @@ class HardwareProfile(Model):
     notes: list[ProbeNote] = Field(default_factory=list)
     unknown: list[str] = Field(default_factory=list)  # facts nobody could observe ("gpus", "cpu", "os"): a remote endpoint
 
-
     @property
     def vendor(self) -> str:
         return self.gpus[0].vendor if self.gpus else "none"
 
     @property
     def gpu_label(self) -> str:
-        """"2x NVIDIA H200" style label; "CPU only" without GPUs."""
+        """ "2x NVIDIA H200" style label; "CPU only" without GPUs."""
         if not self.gpus:
             return "unknown GPUs" if "gpus" in self.unknown else "CPU only"
         names = sorted({g.name for g in self.gpus})
@@ -303,7 +302,7 @@ class AchievedLoad(Model):
         return "in flight" if self.mode == "closed" else "req/s"
 
     def short(self) -> str:
-        """"3.9/4 in flight" or "1.8/2 req/s": achieved over asked, for tables."""
+        """ "3.9/4 in flight" or "1.8/2 req/s": achieved over asked, for tables."""
         return f"{self.achieved:.1f}/{self.asked:g} {self.unit}"
 
 
@@ -718,6 +717,18 @@ class SweepFinished(_Event):
 
 
 SweepEvent = Annotated[
-    ArmQueued | ServerStarting | ServerLog | ServerReady | WarmupStarted | Progress | MetricsSampled | GpuMemoryWait | MeasurementWarning | ArmFinished | ArmFailed | DownloadProgress | SweepFinished,
+    ArmQueued
+    | ServerStarting
+    | ServerLog
+    | ServerReady
+    | WarmupStarted
+    | Progress
+    | MetricsSampled
+    | GpuMemoryWait
+    | MeasurementWarning
+    | ArmFinished
+    | ArmFailed
+    | DownloadProgress
+    | SweepFinished,
     Field(discriminator="kind"),
 ]

@@ -68,9 +68,7 @@ def position_stats(position: int, accepted: float, drafts: float, rate: float | 
     return PositionStats(position=position, accepted=round(accepted), drafts=n, rate=value, ci_low=lo, ci_high=hi)
 
 
-def acceptance(
-    num_drafts: float, num_draft_tokens: float, num_accepted_tokens: float, accepted_per_position: Sequence[float]
-) -> Acceptance:
+def acceptance(num_drafts: float, num_draft_tokens: float, num_accepted_tokens: float, accepted_per_position: Sequence[float]) -> Acceptance:
     """Acceptance from counter deltas (summed over engines). Nothing drafted: no figures, not zeros,
     since a rate of 0 or a length of 1.0 would read as "measured, and bad"."""
     counts = Acceptance(num_drafts=round(num_drafts), num_draft_tokens=round(num_draft_tokens), num_accepted_tokens=round(num_accepted_tokens))
@@ -101,14 +99,12 @@ class Speedup:
 
 
 def speedup_text(value: float, ci: tuple[float, float] | None) -> str:
-    """"1.42x [1.30-1.55]" or "1.42x (no interval)": the one way every view prints a speedup."""
+    """ "1.42x [1.30-1.55]" or "1.42x (no interval)": the one way every view prints a speedup."""
     interval = f"[{ci[0]:.2f}-{ci[1]:.2f}]" if ci else "(no interval)"
     return f"{value:.2f}x {interval}"
 
 
-def ratio_interval(
-    a: float, a_ci: tuple[float, float] | None, b: float, b_ci: tuple[float, float] | None
-) -> tuple[float, float] | None:
+def ratio_interval(a: float, a_ci: tuple[float, float] | None, b: float, b_ci: tuple[float, float] | None) -> tuple[float, float] | None:
     """Fieller's 95% interval for a/b from each mean's own 95% interval (independent samples).
 
     With half-widths h_a, h_b, the bounds are the roots r of (a - r*b)^2 = h_a^2 + r^2*h_b^2. Unlike

@@ -224,7 +224,14 @@ def _gpu_lines(hw: HardwareProfile) -> list[str]:
     for g in hw.gpus:
         runtime = f"CUDA {g.cuda_driver_version}" if g.cuda_driver_version else (g.gfx_target or "")
         memory = f"{g.memory_total_mib / 1024:.0f} GiB" if g.memory_total_mib else "memory unknown"
-        parts = [f"#{g.index} {g.name}", memory, f"driver {g.driver_version or UNKNOWN}", runtime, f"UUID {g.uuid or UNKNOWN}", f"PCI {g.pci_bus_id or UNKNOWN}"]
+        parts = [
+            f"#{g.index} {g.name}",
+            memory,
+            f"driver {g.driver_version or UNKNOWN}",
+            runtime,
+            f"UUID {g.uuid or UNKNOWN}",
+            f"PCI {g.pci_bus_id or UNKNOWN}",
+        ]
         lines.append(", ".join(p for p in parts if p))
     return lines
 
@@ -258,8 +265,11 @@ def provenance_facts(session: Session) -> list[tuple[str, str]]:
         ("engine command", _engine_command_fact(session, command)),
         ("specadvisor", _or_unknown(prov.specadvisor_version)),
         ("rules sha256", prov.rules_sha256[:16] if prov.rules_sha256 else UNKNOWN),
-        ("prompts", f"{_or_unknown(prov.prompt_source or session.settings.prompt_source)}"
-                    + (f", {prov.prompt_count} prompts, sha256 {prov.prompt_sha256[:16]}" if prov.prompt_sha256 else ", content hash unknown")),
+        (
+            "prompts",
+            f"{_or_unknown(prov.prompt_source or session.settings.prompt_source)}"
+            + (f", {prov.prompt_count} prompts, sha256 {prov.prompt_sha256[:16]}" if prov.prompt_sha256 else ", content hash unknown"),
+        ),
         ("started", f"{prov.started_at:%Y-%m-%d %H:%M:%S} UTC" if prov.started_at else UNKNOWN),
         ("finished", f"{prov.finished_at:%Y-%m-%d %H:%M:%S} UTC" if prov.finished_at else ("not finished" if session.status != "finished" else UNKNOWN)),
     ]

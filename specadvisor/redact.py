@@ -53,7 +53,9 @@ _TEXT_RULES: list[tuple[re.Pattern[str], str]] = [
     # credentials inside URLs: http://user:pass@host, redis://:pass@host, ?token=...&key=...
     (re.compile(r"(\b[a-z][a-z0-9+.-]*://[^/\s:@]*:)(?!<redacted>)[^/\s@]+@", re.IGNORECASE), r"\1" + REDACTED + "@"),
     (
-        re.compile(r"(?i)([?&;](?:[a-z0-9_-]*(?:token|key|secret|password|passwd|auth)|sig|signature|x-amz-signature|x-amz-credential)=)(?!<redacted>)[^&\s\"'#]+"),
+        re.compile(
+            r"(?i)([?&;](?:[a-z0-9_-]*(?:token|key|secret|password|passwd|auth)|sig|signature|x-amz-signature|x-amz-credential)=)(?!<redacted>)[^&\s\"'#]+"
+        ),
         r"\1" + REDACTED,
     ),
     # Well-known token shapes, wherever they appear

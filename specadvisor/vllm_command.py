@@ -50,6 +50,4 @@ def serve_command(
     extra_args: Sequence[str] = (),
     engine_cmd: Sequence[str] | None = None,
 ) -> str:
-    return shlex.join(
-        serve_args(model, spec_config, tensor_parallel_size=tensor_parallel_size, port=port, extra_args=extra_args, engine_cmd=engine_cmd)
-    )
+    return shlex.join(serve_args(model, spec_config, tensor_parallel_size=tensor_parallel_size, port=port, extra_args=extra_args, engine_cmd=engine_cmd))

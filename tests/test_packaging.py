@@ -24,11 +24,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 def _shipped_files(folder: str) -> set[str]:
     root = REPO / folder
-    return {
-        p.relative_to(root).as_posix()
-        for p in root.rglob("*")
-        if p.is_file() and "__pycache__" not in p.parts and not p.name.endswith(".pyc")
-    }
+    return {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts and not p.name.endswith(".pyc")}
 
 
 def test_rules_and_assets_found_from_the_editable_install():

@@ -38,7 +38,7 @@ def fake_engine_python(tmp_path: Path) -> Path:
 @pytest.fixture
 def fake_runs(monkeypatch):
     measure = FakeMeasure(lambda arm: {None: 100.0, 2: 150.0, 4: 140.0}[arm.n])
-    monkeypatch.setattr(runner_module, "VllmServerFactory", lambda env=None: (lambda arm, session: FakeServer(arm)))
+    monkeypatch.setattr(runner_module, "VllmServerFactory", lambda env=None: lambda arm, session: FakeServer(arm))
     monkeypatch.setattr(runner_module, "_default_measure", measure)
     monkeypatch.setattr(runner_module, "_default_prompt_loader", lambda session: None)
     return measure

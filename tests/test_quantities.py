@@ -37,7 +37,10 @@ def test_levels_and_decimals():
         parse_number("nan", "Temperature")
 
 
-@pytest.mark.parametrize("text,seconds", [("30 min", 1800), ("about 30 min", 1800), ("1h", 3600), ("1 h 30 min", 5400), ("2 hours", 7200), ("90s", 90), ("45", 2700), ("1,5 h", 5400)])
+@pytest.mark.parametrize(
+    "text,seconds",
+    [("30 min", 1800), ("about 30 min", 1800), ("1h", 3600), ("1 h 30 min", 5400), ("2 hours", 7200), ("90s", 90), ("45", 2700), ("1,5 h", 5400)],
+)
 def test_durations(text, seconds):
     assert parse_duration(text, "Time budget") == seconds
 

@@ -90,8 +90,11 @@ def build_candidates(
         config.update(spec.default_config)
         config.update(tally.config)
         problems = validate_spec_config(
-            config, facts.vllm_version, rulebase=rb,
-            mtp_layers=facts.mtp_layers if option.origin == "native" else None, block_size=option.block_size,
+            config,
+            facts.vllm_version,
+            rulebase=rb,
+            mtp_layers=facts.mtp_layers if option.origin == "native" else None,
+            block_size=option.block_size,
         )
         if problems:
             advice.warnings.append(f"{spec.name} left out: {'; '.join(problems)}")
@@ -106,7 +109,9 @@ def build_candidates(
             refs.append(local_ev.evidence_ref(result, stale))
             delta = local_ev.score_delta(result, stale, workload.concurrency)
             score += delta
-            reasons.insert(0, f"Measured on this machine: {result.speedup:.2f}x vs no speculation ({'stale, ' if stale else ''}session {result.session_id[:8]}).")
+            reasons.insert(
+                0, f"Measured on this machine: {result.speedup:.2f}x vs no speculation ({'stale, ' if stale else ''}session {result.session_id[:8]})."
+            )
             advice.trace.append(f"= {key}: local result {result.speedup:.2f}x{' (stale)' if stale else ''} -> score {delta:+.2f}")
             if not stale:
                 fresh_speedups.append(result.speedup)

@@ -52,8 +52,9 @@ def advise(
 
     memory = _plan(model, facts, hardware, workload, options, rb, tensor_parallel_size)
     tp = memory.tensor_parallel_size or 1
-    advice = Advice(vllm_version=vllm_version, tensor_parallel_size=tp, tensor_parallel_known=memory.tensor_parallel_size is not None,
-                    max_model_len=memory.max_model_len)
+    advice = Advice(
+        vllm_version=vllm_version, tensor_parallel_size=tp, tensor_parallel_known=memory.tensor_parallel_size is not None, max_model_len=memory.max_model_len
+    )
     if memory.tensor_parallel_size is None:
         advice.missing_inputs = ["--tensor-parallel-size", "--params-b"]
     advice.trace.append(
@@ -83,9 +84,13 @@ def advise(
         "label": "no speculation",
         "speculative_config": None,
         "serve_command": serve_command(
-            _serve_ref(model), None, tensor_parallel_size=tp,
+            _serve_ref(model),
+            None,
+            tensor_parallel_size=tp,
             extra_args=["--max-model-len", str(memory.max_model_len)] if memory.max_model_len else [],
-        ) if advice.tensor_parallel_known else None,
+        )
+        if advice.tensor_parallel_known
+        else None,
         "why": "Every sweep keeps this arm: a speedup only means something against it.",
     }
     if memory.fits is False:
@@ -110,7 +115,8 @@ def _plan(model, facts: Facts, hardware: HardwareProfile, workload: Workload, op
         if option.drafter and option.method.drafter_share > share:
             share, label = option.method.drafter_share, f"largest drafter ({option.method.label})"
     return plan_memory(
-        _sized(model, facts), hardware,
+        _sized(model, facts),
+        hardware,
         prompt_len=defaults.prompt_len if defaults else 1024,
         output_len=workload.output_len,
         concurrency=workload.concurrency,

@@ -118,8 +118,13 @@ def gather_options(
                 options[method_id].alternatives.append(entry.drafter)
             continue
         options[method_id] = Option(
-            available[method_id], entry.drafter, getattr(entry, "block_size", None), None, "published",
-            max_n=getattr(entry, "max_n", None), variant=getattr(entry, "variant", ""),
+            available[method_id],
+            entry.drafter,
+            getattr(entry, "block_size", None),
+            None,
+            "published",
+            max_n=getattr(entry, "max_n", None),
+            variant=getattr(entry, "variant", ""),
             reviewed=getattr(entry, "reviewed", True),
         )
     native = registry.native_heads_method(rb)

@@ -48,9 +48,15 @@ def container_command(
     else:
         devices = ["--gpus", "all"]
     docker = [
-        "docker", "run", "--rm", *devices, "--ipc=host",
-        "-p", f"{HOST}:{port}:{port}",
-        "-v", "huggingface-cache:/root/.cache/huggingface",
+        "docker",
+        "run",
+        "--rm",
+        *devices,
+        "--ipc=host",
+        "-p",
+        f"{HOST}:{port}:{port}",
+        "-v",
+        "huggingface-cache:/root/.cache/huggingface",
         _image(vendor, vllm_version),
     ]
     # Inside the container the server must listen on all interfaces for the published port to reach it.

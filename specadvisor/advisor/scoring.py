@@ -63,5 +63,7 @@ def apply_rules(rb: RuleBase, facts: Facts, tallies: dict[str, Tally], advice: A
             advice.suggest_training = True
         if touched and not effects:
             effects.append("no candidate affected")
-        advice.trace.append(f"+ {rule.id}: {rule.why}" + (f" [{'; '.join(effects)}]" if effects else "") + (f" (evidence: {', '.join(rule.evidence)})" if rule.evidence else ""))
+        advice.trace.append(
+            f"+ {rule.id}: {rule.why}" + (f" [{'; '.join(effects)}]" if effects else "") + (f" (evidence: {', '.join(rule.evidence)})" if rule.evidence else "")
+        )
     return verdicts

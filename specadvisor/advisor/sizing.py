@@ -101,12 +101,16 @@ def plan_memory(
         if tensor_parallel_size:
             return MemoryPlan(tensor_parallel_size, None, [f"memory: model size unknown; tensor parallel {tensor_parallel_size} as you set it (not checked)"])
         return MemoryPlan(
-            None, None, ["memory: model size unknown (no config.json, not in the catalog): tensor parallel not chosen"],
-            [(
-                f"The size of {model.id} is unknown (config.json not found locally, in the Hugging Face cache or on the Hub, "
-                "and the model is not in the catalog): pass --tensor-parallel-size N or --params-b B; "
-                "no serve command is printed until then."
-            )],
+            None,
+            None,
+            ["memory: model size unknown (no config.json, not in the catalog): tensor parallel not chosen"],
+            [
+                (
+                    f"The size of {model.id} is unknown (config.json not found locally, in the Hugging Face cache or on the Hub, "
+                    "and the model is not in the catalog): pass --tensor-parallel-size N or --params-b B; "
+                    "no serve command is printed until then."
+                )
+            ],
         )
     if per_gpu is None or count == 0:
         tp = tensor_parallel_size or 1
@@ -117,10 +121,13 @@ def plan_memory(
     tokens = concurrency * (prompt_len + output_len)
     kv_total = (kv_kib or 0) * tokens / 2**20 * (1 + drafter_share)  # the drafter keeps its own (smaller) KV cache
     lines = [
-        (f"memory: weights {model.params_b:g}B x {bytes_per_param(model):g} B/param = {weights:.1f} GiB; "
-         f"{drafter_label} {drafter:.1f} GiB ({drafter_share:.0%} of the weights)"),
+        (
+            f"memory: weights {model.params_b:g}B x {bytes_per_param(model):g} B/param = {weights:.1f} GiB; "
+            f"{drafter_label} {drafter:.1f} GiB ({drafter_share:.0%} of the weights)"
+        ),
         f"memory: KV {kv_kib:.0f} KiB/token ({kv_origin}) x {concurrency} x ({prompt_len} prompt + {output_len} output) tokens = {kv_total:.1f} GiB"
-        if kv_kib else "memory: KV cache per token unknown",
+        if kv_kib
+        else "memory: KV cache per token unknown",
         f"memory: per GPU {per_gpu:.0f} GiB x {USABLE:.0%} usable = {usable:.1f} GiB; overhead {OVERHEAD_GIB:g} GiB + {OVERHEAD_SHARE:.0%} of each GPU's weights",
     ]
 

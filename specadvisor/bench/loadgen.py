@@ -130,14 +130,10 @@ def stall_timeout_s() -> float:
 def make_client(concurrency: int) -> httpx.AsyncClient:
     """A pooled HTTP/1.1 client; the read timeout is the stall limit, not a limit on the request."""
     limits = httpx.Limits(max_connections=max(1, concurrency), max_keepalive_connections=max(1, concurrency))
-    return httpx.AsyncClient(
-        limits=limits, verify=_tls_context(), timeout=httpx.Timeout(connect=30.0, read=stall_timeout_s(), write=30.0, pool=None)
-    )
+    return httpx.AsyncClient(limits=limits, verify=_tls_context(), timeout=httpx.Timeout(connect=30.0, read=stall_timeout_s(), write=30.0, pool=None))
 
 
-def build_request(
-    prompt: Prompt, *, model_name: str, output_len: int, temperature: float, seed: int
-) -> tuple[str, bytes]:
+def build_request(prompt: Prompt, *, model_name: str, output_len: int, temperature: float, seed: int) -> tuple[str, bytes]:
     """(endpoint path, JSON body) for one prompt; chat prompts go to /v1/chat/completions."""
     body: dict[str, Any] = {
         "model": model_name,
@@ -226,8 +222,15 @@ def _record(start: float, sse: SSEStream, prompt_id: str, expected: int) -> Requ
         return _failed(start, prompt_id, expected, "the server closed the stream before [DONE] (cut off mid-response)")
     last = sse.last if sse.last is not None else sse.first  # set together with `first`
     rec = RequestRecord(
-        ok=True, start_s=start, end_s=last, ttft_s=sse.first - start, latency_s=last - start,
-        itl_s=sse.itl, prompt_id=prompt_id, expected_tokens=expected, closed_s=time.perf_counter(),
+        ok=True,
+        start_s=start,
+        end_s=last,
+        ttft_s=sse.first - start,
+        latency_s=last - start,
+        itl_s=sse.itl,
+        prompt_id=prompt_id,
+        expected_tokens=expected,
+        closed_s=time.perf_counter(),
     )
     if sse.usage:
         rec.completion_tokens = int(sse.usage.get("completion_tokens") or 0)

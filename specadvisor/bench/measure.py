@@ -85,8 +85,7 @@ async def measure_arm(
 
 
 class _ArmRun:
-    def __init__(self, base_url: str, model_name: str, arm: Arm, settings: SweepSettings, prompts: PromptSet,
-                 api_key: str | None, sample_interval_s: float):
+    def __init__(self, base_url: str, model_name: str, arm: Arm, settings: SweepSettings, prompts: PromptSet, api_key: str | None, sample_interval_s: float):
         self.base_url = base_url.rstrip("/")
         self.model_name = model_name
         self.arm = arm
@@ -145,8 +144,13 @@ class _ArmRun:
         pool = self.prompts.prompts
         warm = self.prompts.model_copy(update={"prompts": [pool[i % len(pool)] for i in range(n)]})
         result = await run_load(
-            base_url=self.base_url, model_name=self.model_name, prompts=warm, output_len=self.settings.output_len,
-            temperature=self.settings.temperature, seed=self.settings.seed, concurrency=min(concurrency, n),
+            base_url=self.base_url,
+            model_name=self.model_name,
+            prompts=warm,
+            output_len=self.settings.output_len,
+            temperature=self.settings.temperature,
+            seed=self.settings.seed,
+            concurrency=min(concurrency, n),
             api_key=self.api_key,
         )
         if result.failed == n:
@@ -184,10 +188,18 @@ class _ArmRun:
 
         task = asyncio.create_task(
             run_load(
-                base_url=self.base_url, model_name=self.model_name, prompts=self.prompts,
-                output_len=self.settings.output_len, temperature=self.settings.temperature,
-                seed=self.settings.seed, concurrency=concurrency, request_rate=self.settings.request_rate,
-                api_key=self.api_key, on_done=on_done, on_send=on_send, stop=stop,
+                base_url=self.base_url,
+                model_name=self.model_name,
+                prompts=self.prompts,
+                output_len=self.settings.output_len,
+                temperature=self.settings.temperature,
+                seed=self.settings.seed,
+                concurrency=concurrency,
+                request_rate=self.settings.request_rate,
+                api_key=self.api_key,
+                on_done=on_done,
+                on_send=on_send,
+                stop=stop,
             )
         )
         try:
@@ -276,10 +288,18 @@ class _ArmRun:
     def _progress(self) -> Progress:
         elapsed = time.perf_counter() - self.measure_t0
         tput = self.tokens_so_far / elapsed if elapsed > 0 and self.tokens_so_far else None
-        return Progress(arm_id=self.arm.id, completed=self.completed, total=self.total, output_throughput=tput,
-                        in_flight=self.sent - self.completed, concurrency=max(1, self.arm.concurrency),
-                        ttft_p50_ms=stats.percentile(self.ttfts_ms, 50), ttft_p99_ms=stats.percentile(self.ttfts_ms, 99),
-                        tpot_p50_ms=stats.percentile(self.tpots_ms, 50), tpot_p99_ms=stats.percentile(self.tpots_ms, 99))
+        return Progress(
+            arm_id=self.arm.id,
+            completed=self.completed,
+            total=self.total,
+            output_throughput=tput,
+            in_flight=self.sent - self.completed,
+            concurrency=max(1, self.arm.concurrency),
+            ttft_p50_ms=stats.percentile(self.ttfts_ms, 50),
+            ttft_p99_ms=stats.percentile(self.ttfts_ms, 99),
+            tpot_p50_ms=stats.percentile(self.tpots_ms, 50),
+            tpot_p99_ms=stats.percentile(self.tpots_ms, 99),
+        )
 
     def _finished(self, started_at: datetime | None, version: str | None, error: str | None = None) -> ArmFinished:
         result = summarize(self.arm.id, self.loads, self.deltas, self.settings.output_len)
@@ -342,8 +362,10 @@ def single_run_interval(load: LoadResult) -> tuple[tuple[float, float] | None, s
     width = max(MIN_WINDOW_S, latency)
     n = min(MAX_BATCH_WINDOWS, int(load.duration_s / width))
     if n < MIN_WINDOWS:
-        return None, (f"one trial: no interval (a {load.duration_s:.1f} s run holds fewer than {MIN_WINDOWS} independent "
-                      f"{width:.1f} s windows; use --trials 3 or more prompts)")
+        return None, (
+            f"one trial: no interval (a {load.duration_s:.1f} s run holds fewer than {MIN_WINDOWS} independent "
+            f"{width:.1f} s windows; use --trials 3 or more prompts)"
+        )
     windows = window_throughputs(load, n)
     if stats.lag1_autocorrelation(windows) > MAX_LAG1:
         return None, "one trial: no interval (its time windows are correlated; use --trials 3)"
@@ -382,9 +404,7 @@ def _sum_deltas(deltas: list[SpecDelta]) -> SpecDelta:
         num_drafts=sum(d.num_drafts for d in deltas),
         num_draft_tokens=sum(d.num_draft_tokens for d in deltas),
         num_accepted_tokens=sum(d.num_accepted_tokens for d in deltas),
-        accepted_per_position=[
-            sum(d.accepted_per_position[i] for d in deltas if i < len(d.accepted_per_position)) for i in range(width)
-        ],
+        accepted_per_position=[sum(d.accepted_per_position[i] for d in deltas if i < len(d.accepted_per_position)) for i in range(width)],
         generation_tokens=sum(d.generation_tokens for d in deltas),
         prompt_tokens=sum(d.prompt_tokens for d in deltas),
         requests_succeeded=sum(d.requests_succeeded for d in deltas),

@@ -120,9 +120,7 @@ def delta(before: MetricsSnapshot, after: MetricsSnapshot) -> SpecDelta:
         num_drafts=_d(after.get(DRAFTS), before.get(DRAFTS)),
         num_draft_tokens=_d(after.get(DRAFT_TOKENS), before.get(DRAFT_TOKENS)),
         num_accepted_tokens=_d(after.get(ACCEPTED), before.get(ACCEPTED)),
-        accepted_per_position=[
-            _d(after.accepted_per_pos.get(p, 0.0), before.accepted_per_pos.get(p, 0.0)) for p in positions
-        ],
+        accepted_per_position=[_d(after.accepted_per_pos.get(p, 0.0), before.accepted_per_pos.get(p, 0.0)) for p in positions],
         generation_tokens=_d(after.get(GENERATION_TOKENS), before.get(GENERATION_TOKENS)),
         prompt_tokens=_d(after.get(PROMPT_TOKENS), before.get(PROMPT_TOKENS)),
         requests_succeeded=_d(after.get(REQUEST_SUCCESS), before.get(REQUEST_SUCCESS)),

@@ -159,7 +159,56 @@ def _project_set(name: str) -> tuple[Prompt, ...]:
     return tuple(_as_chat(p) for p in pool)
 
 
-_WORDS = ["time", "year", "people", "way", "day", "man", "thing", "woman", "life", "child", "world", "school", "state", "family", "student", "group", "country", "problem", "hand", "part", "place", "case", "week", "company", "system", "program", "question", "work", "government", "number", "night", "point", "home", "water", "room", "mother", "area", "money", "story", "fact", "month", "lot", "right", "study", "book", "eye", "job", "word"]
+_WORDS = [
+    "time",
+    "year",
+    "people",
+    "way",
+    "day",
+    "man",
+    "thing",
+    "woman",
+    "life",
+    "child",
+    "world",
+    "school",
+    "state",
+    "family",
+    "student",
+    "group",
+    "country",
+    "problem",
+    "hand",
+    "part",
+    "place",
+    "case",
+    "week",
+    "company",
+    "system",
+    "program",
+    "question",
+    "work",
+    "government",
+    "number",
+    "night",
+    "point",
+    "home",
+    "water",
+    "room",
+    "mother",
+    "area",
+    "money",
+    "story",
+    "fact",
+    "month",
+    "lot",
+    "right",
+    "study",
+    "book",
+    "eye",
+    "job",
+    "word",
+]
 
 
 def _random_words(seed: int, count: int = 256, length: int = 120) -> list[Prompt]:
@@ -220,11 +269,7 @@ def _row_prompt(row: Any, where: str, default_id: str) -> Prompt:
 
 
 def _valid_messages(messages: Any) -> bool:
-    return (
-        isinstance(messages, list)
-        and bool(messages)
-        and all(isinstance(m, dict) and "role" in m and "content" in m for m in messages)
-    )
+    return isinstance(messages, list) and bool(messages) and all(isinstance(m, dict) and "role" in m and "content" in m for m in messages)
 
 
 def _uniform(prompts: list[Prompt], path: Path) -> tuple[list[Prompt], bool]:
@@ -288,9 +333,7 @@ async def fit_prompts(
     how = "server tokenizer" if counts is not None else f"estimate of {CHARS_PER_TOKEN_ESTIMATE} chars per token"
     if counts is None:
         counts = [-(-p.chars // CHARS_PER_TOKEN_ESTIMATE) for p in ps.prompts]
-    kept = [
-        p.model_copy(update={"tokens": n}) for p, n in zip(ps.prompts, counts, strict=True) if n + output_len <= max_model_len
-    ]
+    kept = [p.model_copy(update={"tokens": n}) for p, n in zip(ps.prompts, counts, strict=True) if n + output_len <= max_model_len]
     dropped = len(ps.prompts) - len(kept)
     if dropped:
         notes.append(f"dropped {dropped} of {len(ps.prompts)} prompts longer than {max_model_len - output_len} tokens ({how})")
@@ -302,9 +345,7 @@ async def fit_prompts(
     return ps.model_copy(update={"prompts": kept, "dropped": ps.dropped + dropped, "notes": notes})
 
 
-async def _server_counts(
-    ps: PromptSet, base_url: str, model_name: str | None, api_key: str | None, client: httpx.AsyncClient | None
-) -> list[int] | None:
+async def _server_counts(ps: PromptSet, base_url: str, model_name: str | None, api_key: str | None, client: httpx.AsyncClient | None) -> list[int] | None:
     """Token counts from vLLM's POST /tokenize (chat prompts through the model's template); None
     when the server does not offer it (another OpenAI-compatible server behind --endpoint)."""
     url = base_url.rstrip("/") + "/tokenize"

@@ -31,9 +31,7 @@ class RawConnection:
         return cls(parts.hostname or "127.0.0.1", parts.port or 80)
 
     async def _connect(self) -> None:
-        self.reader, self.writer = await asyncio.wait_for(
-            asyncio.open_connection(self.host, self.port, limit=1 << 20), self.connect_timeout
-        )
+        self.reader, self.writer = await asyncio.wait_for(asyncio.open_connection(self.host, self.port, limit=1 << 20), self.connect_timeout)
 
     def close(self) -> None:
         if self.writer is not None:

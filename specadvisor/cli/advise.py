@@ -21,10 +21,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--concurrency", type=int, default=1, metavar="N", help="requests served at once (default 1)")
     parser.add_argument("--gpu", metavar="NAME[xCOUNT]", help="plan for a GPU you do not have here, e.g. H100x8 or MI300X")
     parser.add_argument("--vllm-version", metavar="X.Y", help="vLLM version that will serve (default: the detected one, else the newest known)")
-    parser.add_argument("--output-len", type=int, default=None, metavar="L", help="typical output tokens per request (default: the workload's, e.g. 2048 for math)")
-    parser.add_argument("--temperature", type=float, default=None, metavar="T", help="sampling temperature served (default: the model card's, else the workload's)")
-    parser.add_argument("--tensor-parallel-size", type=int, default=None, metavar="N", help="GPUs per replica (default: chosen from the memory plan; required when the model's size is unknown)")
-    parser.add_argument("--params-b", type=float, default=None, metavar="B", help="the model's parameter count in billions, when it cannot be read from config.json")
+    parser.add_argument(
+        "--output-len", type=int, default=None, metavar="L", help="typical output tokens per request (default: the workload's, e.g. 2048 for math)"
+    )
+    parser.add_argument(
+        "--temperature", type=float, default=None, metavar="T", help="sampling temperature served (default: the model card's, else the workload's)"
+    )
+    parser.add_argument(
+        "--tensor-parallel-size",
+        type=int,
+        default=None,
+        metavar="N",
+        help="GPUs per replica (default: chosen from the memory plan; required when the model's size is unknown)",
+    )
+    parser.add_argument(
+        "--params-b", type=float, default=None, metavar="B", help="the model's parameter count in billions, when it cannot be read from config.json"
+    )
     parser.add_argument("--train", action="store_true", help="you are willing to train a drafter")
     parser.add_argument("--rules", type=Path, action="append", default=[], metavar="DIR", help="extra rules folder (repeatable; overrides by id)")
     parser.add_argument("--offline", action="store_true", help="do not contact the Hugging Face Hub")
@@ -92,8 +104,12 @@ def run(args: argparse.Namespace) -> int:
     from specadvisor.rulebase import load_rulebase, parse_version
 
     _positive(args.concurrency, "--concurrency", 1)
-    for flag, value, minimum in (("--output-len", args.output_len, 1), ("--temperature", args.temperature, 0),
-                                 ("--tensor-parallel-size", args.tensor_parallel_size, 1), ("--params-b", args.params_b, 0.001)):
+    for flag, value, minimum in (
+        ("--output-len", args.output_len, 1),
+        ("--temperature", args.temperature, 0),
+        ("--tensor-parallel-size", args.tensor_parallel_size, 1),
+        ("--params-b", args.params_b, 0.001),
+    ):
         if value is not None:
             _positive(value, flag, minimum)
     if args.vllm_version:
@@ -122,9 +138,15 @@ def run(args: argparse.Namespace) -> int:
     if workload.concurrency < 1:
         raise InputError("--concurrency must be >= 1", hint="pass the number of requests served at once")
     advice = advise(
-        hw, model, workload, drafter=drafter, vllm_version=args.vllm_version,
-        local_sessions=_local_sessions(args.db, model, hw), rulebase=rulebase,
-        tensor_parallel_size=args.tensor_parallel_size, params_b=args.params_b,
+        hw,
+        model,
+        workload,
+        drafter=drafter,
+        vllm_version=args.vllm_version,
+        local_sessions=_local_sessions(args.db, model, hw),
+        rulebase=rulebase,
+        tensor_parallel_size=args.tensor_parallel_size,
+        params_b=args.params_b,
     )
     if discovered:
         advice.trace.insert(0, f"drafter discovery: {discovered}")
@@ -188,7 +210,9 @@ def render(advice: Advice, model: ModelProfile, hw: HardwareProfile, *, explain_
     out = console()
     planned = " (planned)" if hw.hypothetical else ""
     tp = advice.tensor_parallel_size if advice.tensor_parallel_known else "unknown (pass --tensor-parallel-size or --params-b)"
-    out.print(f"[bold]{escape(model.id)}[/bold] on {escape(hw.gpu_label)}{planned}, vLLM {advice.vllm_version or LATEST_KNOWN + ' (assumed: newest known)'}, tensor parallel {tp}")
+    out.print(
+        f"[bold]{escape(model.id)}[/bold] on {escape(hw.gpu_label)}{planned}, vLLM {advice.vllm_version or LATEST_KNOWN + ' (assumed: newest known)'}, tensor parallel {tp}"
+    )
     style = {"speculate": "green", "careful": "yellow", "unlikely": "red"}.get(advice.verdict_level, "bold")
     out.print(f"[{style}]{escape(advice.verdict)}[/{style}]")
     table = Table(show_edge=False)
@@ -209,8 +233,10 @@ def render(advice: Advice, model: ModelProfile, hw: HardwareProfile, *, explain_
             out.print(f"  [yellow]note:[/yellow] {escape(warning)}", soft_wrap=True)
     baseline_title = "Recommended: serve without speculation" if advice.speculation_unlikely else "Baseline (no speculation)"
     if not advice.tensor_parallel_known:
-        out.print("\n[bold]No serve command:[/bold] the model's size is unknown, so its tensor-parallel size would be a guess; "
-                  "pass --tensor-parallel-size N or --params-b B.")
+        out.print(
+            "\n[bold]No serve command:[/bold] the model's size is unknown, so its tensor-parallel size would be a guess; "
+            "pass --tensor-parallel-size N or --params-b B."
+        )
     elif advice.speculation_unlikely:
         out.print(f"\n[bold]{baseline_title}[/bold]")
         out.print(_commands(advice, model, hw, None)["serve_command"], soft_wrap=True, markup=False)

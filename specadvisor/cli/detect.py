@@ -16,8 +16,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "detect",
         help="show GPUs, CPU and the vLLM version that will serve",
-        description="Probe GPUs (NVML/nvidia-smi, amdsmi/amd-smi/rocm-smi/sysfs), the CPU and vLLM. "
-        "Honours CUDA_VISIBLE_DEVICES and HIP_VISIBLE_DEVICES.",
+        description="Probe GPUs (NVML/nvidia-smi, amdsmi/amd-smi/rocm-smi/sysfs), the CPU and vLLM. Honours CUDA_VISIBLE_DEVICES and HIP_VISIBLE_DEVICES.",
     )
     parser.add_argument("--json", action="store_true", help="print the HardwareProfile as JSON")
     parser.add_argument("--engine-cmd", metavar="CMD", help='command that runs vLLM elsewhere, e.g. "/opt/vllm/bin/python" or "docker run ... vllm"')

@@ -101,7 +101,9 @@ def render(model: ModelProfile, drafter: DrafterProfile | None) -> None:
     if drafter.verifier:
         extras.append(f"trained for {drafter.verifier}")
     out.print(f"  method {method}; " + ", ".join(extras), soft_wrap=True)
-    verdict = {True: "[green]compatible with the target[/green]", False: "[red]NOT compatible with the target[/red]", None: "compatibility unknown"}[drafter.compatible]
+    verdict = {True: "[green]compatible with the target[/green]", False: "[red]NOT compatible with the target[/red]", None: "compatibility unknown"}[
+        drafter.compatible
+    ]
     out.print(f"  {verdict}")
     for warning in drafter.warnings:
         out.print(f"  [yellow]warning:[/yellow] {warning}", soft_wrap=True)

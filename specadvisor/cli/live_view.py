@@ -82,8 +82,12 @@ class LiveSweepView:
         for arm_id, row in self.state.arms.items():
             al, rates = self._acceptance(arm_id, row)
             pred = self.predictions.get(arm_id)
-            pred_text = "" if pred is None else f"{pred.predicted_throughput:.1f}" + (
-                f" ({pred.error_pct:+.0f}%)" if pred.error_pct is not None else (f" ±{pred.uncertainty_pct:.0f}%" if pred.uncertainty_pct else ""))
+            pred_text = (
+                ""
+                if pred is None
+                else f"{pred.predicted_throughput:.1f}"
+                + (f" ({pred.error_pct:+.0f}%)" if pred.error_pct is not None else (f" ±{pred.uncertainty_pct:.0f}%" if pred.uncertainty_pct else ""))
+            )
             table.add_row(
                 markup(short_label(row.arm), 120),
                 markup(self._status(row)),

@@ -45,8 +45,7 @@ def _one_line(text: str) -> str:
 def build_parser() -> argparse.ArgumentParser:
     parser = _OneLineParser(
         prog="specadvisor",
-        description="Choose, measure and export speculative-decoding settings for vLLM. "
-        "Run without arguments to open the terminal UI.",
+        description="Choose, measure and export speculative-decoding settings for vLLM. Run without arguments to open the terminal UI.",
     )
     parser.add_argument("--version", action="version", version=f"specadvisor {__version__}")
     parser.add_argument("--db", type=Path, default=None, help="SQLite database to use (default: the user data dir; SPECADVISOR_HOME moves it)")

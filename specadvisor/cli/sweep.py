@@ -33,7 +33,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--model", help="target model (HF id or local dir); with --cpu defaults to the CPU engine's SmolLM2")
     p.add_argument("--drafter", help="drafter model for eagle3/dflash/draft_model methods")
-    p.add_argument("--method", action="append", default=[], help="method id (ngram, suffix, eagle3, peagle, dflash, draft_model, mtp...); repeat or comma-separate")
+    p.add_argument(
+        "--method", action="append", default=[], help="method id (ngram, suffix, eagle3, peagle, dflash, draft_model, mtp...); repeat or comma-separate"
+    )
     p.add_argument("--n", default=None, help="num_speculative_tokens values, e.g. 1,3,7")
     p.add_argument("--baseline", action=argparse.BooleanOptionalAction, default=True, help="also measure no speculation (default: yes)")
     p.add_argument("--adaptive", action="store_true", help="measure the largest N first, predict the rest, launch only promising N")
@@ -44,27 +46,63 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--temperature", type=float, default=0.0)
     p.add_argument("--warmup", type=int, default=2, help="warmup requests per arm (excluded from results)")
     p.add_argument("--trials", type=int, default=1, help="measured trials per arm, each on a fresh server; trial k of every arm runs before trial k+1 of any")
-    p.add_argument("--bracket", action=argparse.BooleanOptionalAction, default=True, help="measure the baseline again at the end to measure drift (default: yes)")
-    p.add_argument("--drift-threshold", type=float, default=5.0, metavar="PCT", help="baseline drift (%%) above which the verdict is widened or withheld (default 5)")
-    p.add_argument("--parallel", default="auto", metavar="auto|K", help="servers at once: auto = one per free GPU group (serial without GPUs); K on a CPU-only host splits the cores")
-    p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS", help=f"run the arms on a Ray cluster (ADDRESS, else the local one), one actor per server beside its load generator; needs {_RAY_EXTRA}")
-    p.add_argument("--ci-target", type=float, default=None, metavar="PCT", help="stop an arm once its throughput interval is within +/-PCT%% (default 3 with --adaptive, else off; 0 = off)")
+    p.add_argument(
+        "--bracket", action=argparse.BooleanOptionalAction, default=True, help="measure the baseline again at the end to measure drift (default: yes)"
+    )
+    p.add_argument(
+        "--drift-threshold", type=float, default=5.0, metavar="PCT", help="baseline drift (%%) above which the verdict is widened or withheld (default 5)"
+    )
+    p.add_argument(
+        "--parallel",
+        default="auto",
+        metavar="auto|K",
+        help="servers at once: auto = one per free GPU group (serial without GPUs); K on a CPU-only host splits the cores",
+    )
+    p.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="ADDRESS",
+        help=f"run the arms on a Ray cluster (ADDRESS, else the local one), one actor per server beside its load generator; needs {_RAY_EXTRA}",
+    )
+    p.add_argument(
+        "--ci-target",
+        type=float,
+        default=None,
+        metavar="PCT",
+        help="stop an arm once its throughput interval is within +/-PCT%% (default 3 with --adaptive, else off; 0 = off)",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--request-rate", type=float, default=None, help="Poisson request rate (default: as fast as concurrency allows)")
-    p.add_argument("--spec-extra", action="append", default=[], metavar="[METHOD:]JSON", help='extra speculative-config keys, e.g. \'{"prompt_lookup_min":2}\' or \'ngram:{"prompt_lookup_max":4}\'')
+    p.add_argument(
+        "--spec-extra",
+        action="append",
+        default=[],
+        metavar="[METHOD:]JSON",
+        help="extra speculative-config keys, e.g. '{\"prompt_lookup_min\":2}' or 'ngram:{\"prompt_lookup_max\":4}'",
+    )
     p.add_argument("--slo-tpot-ms", type=float, default=None, help="latency target on p99 TPOT (ms)")
     p.add_argument("--slo-ttft-ms", type=float, default=None, help="latency target on p99 TTFT (ms)")
-    p.add_argument("--goodput", action="store_true", help="capacity instead of fixed concurrency: per configuration, one launch and a Poisson rate sweep "
-                   "that binary-searches the highest req/s whose p99 TPOT/TTFT meets --slo-tpot-ms/--slo-ttft-ms")
+    p.add_argument(
+        "--goodput",
+        action="store_true",
+        help="capacity instead of fixed concurrency: per configuration, one launch and a Poisson rate sweep "
+        "that binary-searches the highest req/s whose p99 TPOT/TTFT meets --slo-tpot-ms/--slo-ttft-ms",
+    )
     engine = p.add_mutually_exclusive_group()
     engine.add_argument("--engine-cmd", default=None, help="command that launches vLLM (default 'vllm serve')")
     engine.add_argument("--endpoint", default=None, help="measure a running server at URL as one arm (nothing is launched)")
     p.add_argument("--api-key-env", default=None, help="environment variable holding the endpoint's API key (never stored)")
-    p.add_argument("--server-arg", action="append", default=[], metavar="ARG", help="extra vllm serve argument (repeat; e.g. --server-arg=--max-model-len=4096)")
+    p.add_argument(
+        "--server-arg", action="append", default=[], metavar="ARG", help="extra vllm serve argument (repeat; e.g. --server-arg=--max-model-len=4096)"
+    )
     p.add_argument("--cpu", action="store_true", help="use the provisioned CPU build of vLLM (specadvisor engine setup)")
     p.add_argument("--name", default="", help="a name for the session")
     p.add_argument("--json", action="store_true", help="print results as JSON (no live display)")
-    p.add_argument("--resume", metavar="SESSION", default=None, help="continue an interrupted sweep (a session imported from a bundle is refused: see --rebuild)")
+    p.add_argument(
+        "--resume", metavar="SESSION", default=None, help="continue an interrupted sweep (a session imported from a bundle is refused: see --rebuild)"
+    )
     p.add_argument(
         "--rebuild",
         action="store_true",
@@ -90,7 +128,9 @@ def run(namespace: argparse.Namespace) -> int:
     built = None if args.resume else _new(args)
     db_path = args.db or paths().database
     if args.resume and not db_path.expanduser().exists():
-        raise InputError(f"no session matches {args.resume!r}: there is no database at {db_path}", hint="see `specadvisor sessions list` for the ids, or pass --db PATH")
+        raise InputError(
+            f"no session matches {args.resume!r}: there is no database at {db_path}", hint="see `specadvisor sessions list` for the ids, or pass --db PATH"
+        )
     store = Store.open(db_path)
     try:
         session, runner_kwargs = built or _resume(args, store)
@@ -137,8 +177,10 @@ def _new(args: SweepArgs):
         server_args += extra_args
         server_env.update(extra_env)
         if said:
-            notes.append(f"the engine behind --engine-cmd is a CPU build: using the --cpu defaults {', '.join(said)} "
-                         "(pass them yourself with --server-arg or the environment to override)")
+            notes.append(
+                f"the engine behind --engine-cmd is a CPU build: using the --cpu defaults {', '.join(said)} "
+                "(pass them yourself with --server-arg or the environment to override)"
+            )
     settings = SweepSettings(
         prompt_source=args.prompts,
         num_prompts=_count(args.num_prompts, "--num-prompts"),
@@ -191,13 +233,27 @@ def _endpoint_session(args: SweepArgs, model: str | None):
     info = asyncio.run(endpoint.info())
     spec = info.speculative_config
     settings = SweepSettings(
-        prompt_source=args.prompts, num_prompts=_count(args.num_prompts, "--num-prompts"), output_len=_count(args.output_len, "--output-len"),
-        temperature=args.temperature, seed=args.seed, warmup=max(0, args.warmup), trials=_positive(args.trials, "--trials"),
-        concurrency=levels, request_rate=args.request_rate, endpoint=endpoint.url,
-        slo_tpot_ms=args.slo_tpot_ms, slo_ttft_ms=args.slo_ttft_ms,
+        prompt_source=args.prompts,
+        num_prompts=_count(args.num_prompts, "--num-prompts"),
+        output_len=_count(args.output_len, "--output-len"),
+        temperature=args.temperature,
+        seed=args.seed,
+        warmup=max(0, args.warmup),
+        trials=_positive(args.trials, "--trials"),
+        concurrency=levels,
+        request_rate=args.request_rate,
+        endpoint=endpoint.url,
+        slo_tpot_ms=args.slo_tpot_ms,
+        slo_ttft_ms=args.slo_ttft_ms,
     )
-    session = Session(model=model or info.served_model or "", settings=settings, arms=endpoint_arms(endpoint.url, spec, levels),
-                      vllm_version=info.version, name=args.name, concurrency=levels[0])
+    session = Session(
+        model=model or info.served_model or "",
+        settings=settings,
+        arms=endpoint_arms(endpoint.url, spec, levels),
+        vllm_version=info.version,
+        name=args.name,
+        concurrency=levels[0],
+    )
     record_provenance(session, entry_point="sweep --endpoint", endpoint_info=info)
     return session, {"api_key_env": args.api_key_env, "model_name": info.served_model}
 
@@ -211,14 +267,16 @@ def endpoint_arms(url: str, spec: dict | None, levels: list[int]) -> list:
     what = f"{spec.get('method')} N={spec.get('num_speculative_tokens')}" if spec else "running server"
     arms = []
     for level in levels:
-        arms.append(Arm(
-            id=f"endpoint-c{level}" if multi else "endpoint",
-            label=f"{what} at {redact_text(url)}" + (f" @c{level}" if multi else ""),  # shown and stored: no password
-            method=spec.get("method") if spec else None,
-            n=spec.get("num_speculative_tokens") if spec else None,
-            speculative_config=spec,
-            concurrency=level,
-        ))
+        arms.append(
+            Arm(
+                id=f"endpoint-c{level}" if multi else "endpoint",
+                label=f"{what} at {redact_text(url)}" + (f" @c{level}" if multi else ""),  # shown and stored: no password
+                method=spec.get("method") if spec else None,
+                n=spec.get("num_speculative_tokens") if spec else None,
+                speculative_config=spec,
+                concurrency=level,
+            )
+        )
     return arms
 
 
@@ -231,7 +289,9 @@ def _resume(args: SweepArgs, store: Store):
             refuse_imported(session)
         return _rebuild(args, session)
     if args.rebuild:
-        raise InputError(f"session {session.id[:8]} is local; --rebuild is for imported sessions", hint=f"resume it with: specadvisor sweep --resume {session.id[:8]}")
+        raise InputError(
+            f"session {session.id[:8]} is local; --rebuild is for imported sessions", hint=f"resume it with: specadvisor sweep --resume {session.id[:8]}"
+        )
     record_provenance(session, entry_point="resume")
     env: dict[str, str] = {}
     cpu = _find_cpu()
@@ -286,9 +346,9 @@ def _methods(args: SweepArgs) -> list[tuple[str, dict]]:
         try:
             value = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise InputError(f"--spec-extra {raw!r} is not valid JSON: {exc.msg}", hint='use e.g. \'{"prompt_lookup_min": 2}\'') from exc
+            raise InputError(f"--spec-extra {raw!r} is not valid JSON: {exc.msg}", hint="use e.g. '{\"prompt_lookup_min\": 2}'") from exc
         if not isinstance(value, dict):
-            raise InputError(f"--spec-extra {raw!r} is not a JSON object", hint='use e.g. \'{"prompt_lookup_min": 2}\'')
+            raise InputError(f"--spec-extra {raw!r} is not a JSON object", hint="use e.g. '{\"prompt_lookup_min\": 2}'")
         validate.spec_extra(value, raw)
         (per_method.setdefault(target, {}) if target else common).update(value)
     unknown = set(per_method) - set(names)
@@ -311,7 +371,7 @@ def _split_extra(raw: str) -> tuple[str | None, str]:
         return None, raw
     head, sep, rest = raw.partition(":")
     if not sep:
-        raise InputError(f"--spec-extra {raw!r} is neither JSON nor METHOD:JSON", hint='use e.g. \'ngram:{"prompt_lookup_min": 2}\'')
+        raise InputError(f"--spec-extra {raw!r} is neither JSON nor METHOD:JSON", hint="use e.g. 'ngram:{\"prompt_lookup_min\": 2}'")
     return head.strip(), rest
 
 
@@ -336,8 +396,7 @@ def _slots(args: SweepArgs, session) -> list:
             print("specadvisor: note: several servers share a GPU; pass --server-arg=--gpu-memory-utilization=0.3 so that they fit", file=sys.stderr)
         # Measured on an H200 (vLLM 0.26, SmolLM2, c=8): ngram N=4 over the baseline read 0.46x side by
         # side on one GPU and 0.55x alone. The ranking held; the ratio did not.
-        print("specadvisor: note: servers sharing a GPU contend for its compute: trust the ranking, "
-              "confirm the speedup with --parallel 1", file=sys.stderr)
+        print("specadvisor: note: servers sharing a GPU contend for its compute: trust the ranking, confirm the speedup with --parallel 1", file=sys.stderr)
     return slots
 
 
@@ -437,7 +496,9 @@ def _exit_code(session) -> int:
         return 0
     failed = [r for r in session.results if r.status == ArmStatus.failed]
     cause = f"; first cause: {failed[0].error}" if failed and failed[0].error else ""
-    err = EngineError(f"no arm of session {session.id[:8]} produced a measurement{cause}", hint="see the server logs and `specadvisor sessions show " + session.id[:8] + "`")
+    err = EngineError(
+        f"no arm of session {session.id[:8]} produced a measurement{cause}", hint="see the server logs and `specadvisor sessions show " + session.id[:8] + "`"
+    )
     print(f"specadvisor: error: {error_line(err)}", file=sys.stderr)
     return err.exit_code
 

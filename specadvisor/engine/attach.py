@@ -113,7 +113,10 @@ def _checked_spec(url: str, spec: dict | None) -> dict | None:
         from specadvisor.textsafe import line
 
         shown = line(f"method={method!r} num_speculative_tokens={n!r}", 120)
-        raise EngineError(f"{url}/server_info reports an unusable speculative config ({shown})", hint="is this a vLLM server? measure it without /server_info or fix its config")
+        raise EngineError(
+            f"{url}/server_info reports an unusable speculative config ({shown})",
+            hint="is this a vLLM server? measure it without /server_info or fix its config",
+        )
     return spec
 
 

@@ -31,7 +31,7 @@ def cache_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
 
 
 def startup_cache(log_lines: Iterable[str]) -> Literal["cold", "warm"] | None:
-    """"warm" when vLLM loaded its compiled graphs from the cache, "cold" when it compiled them,
+    """ "warm" when vLLM loaded its compiled graphs from the cache, "cold" when it compiled them,
     None when the log says neither (eager mode, or a vLLM that logs otherwise)."""
     cold = False
     for line in log_lines:

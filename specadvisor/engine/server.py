@@ -229,4 +229,3 @@ class VllmServer:
         if self._log_file:
             self._log_file.close()
             self._log_file = None
-

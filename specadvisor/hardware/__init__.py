@@ -65,9 +65,7 @@ def detect_gpus(
 ) -> tuple[list[GpuInfo], list[ProbeNote]]:
     """NVIDIA then AMD GPUs, filtered by *_VISIBLE_DEVICES as the serving process would see them."""
     env = os.environ if env is None else env
-    nv, nv_notes = _first_hit(
-        [bounded(lambda: nvidia.probe_nvml(nvml_loader), "nvml", timeout_s), lambda: nvidia.probe_nvidia_smi(runner, timeout_s)]
-    )
+    nv, nv_notes = _first_hit([bounded(lambda: nvidia.probe_nvml(nvml_loader), "nvml", timeout_s), lambda: nvidia.probe_nvidia_smi(runner, timeout_s)])
     am, am_notes = _first_hit(
         [
             bounded(lambda: amd.probe_amdsmi(amdsmi_loader), "amdsmi", timeout_s),

@@ -112,7 +112,7 @@ def _json_payload(text: str) -> Any:
     starts = [i for i in (text.find("["), text.find("{")) if i >= 0]
     if not starts:
         raise ValueError("no JSON in the output")
-    value, _ = json.JSONDecoder().raw_decode(text[min(starts):])
+    value, _ = json.JSONDecoder().raw_decode(text[min(starts) :])
     return value
 
 
@@ -170,9 +170,7 @@ def parse_rocm_smi(text: str) -> list[GpuInfo]:
     return gpus
 
 
-def _probe_json_tool(
-    name: str, cmd: list[str], parse: Callable[[str], list[GpuInfo]], runner: Runner, timeout_s: float
-) -> tuple[list[GpuInfo], ProbeNote]:
+def _probe_json_tool(name: str, cmd: list[str], parse: Callable[[str], list[GpuInfo]], runner: Runner, timeout_s: float) -> tuple[list[GpuInfo], ProbeNote]:
     result = runner(cmd, timeout_s)
     if not result.ok:
         return [], ProbeNote(probe=name, ok=False, detail=result.reason())

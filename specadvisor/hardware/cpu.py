@@ -43,9 +43,7 @@ def probe_cpu(cpuinfo: Path = Path("/proc/cpuinfo")) -> tuple[CpuInfo, ProbeNote
 def os_label() -> str:
     if sys.platform.startswith("linux"):
         try:
-            fields = dict(
-                line.split("=", 1) for line in Path("/etc/os-release").read_text().splitlines() if "=" in line
-            )
+            fields = dict(line.split("=", 1) for line in Path("/etc/os-release").read_text().splitlines() if "=" in line)
             pretty = fields.get("PRETTY_NAME", "").strip('"')
             if pretty:
                 return f"{pretty} (Linux {platform.release()})"

@@ -147,7 +147,9 @@ def _from_command(engine_cmd: list[str], runner: Runner, timeout_s: float) -> En
     result = runner([*engine_cmd, "--version"], max(timeout_s, 15.0))
     match = _VERSION_IN_TEXT.search(result.stdout) if result.ok else None
     if not match:
-        return EngineInfo(command=engine_cmd, detail=f"`{' '.join(engine_cmd)} --version` gave no version: {result.reason() if not result.ok else 'unrecognised output'}")
+        return EngineInfo(
+            command=engine_cmd, detail=f"`{' '.join(engine_cmd)} --version` gave no version: {result.reason() if not result.ok else 'unrecognised output'}"
+        )
     version = match.group(1)
     return _info(version, "vllm", None, engine_cmd, f"vllm {version} behind {exe}")
 

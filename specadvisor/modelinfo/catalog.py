@@ -15,10 +15,7 @@ def find_family(model_id: str) -> ModelFamily | None:
 
 
 def published_drafters(model_id: str) -> list[DrafterRef]:
-    return [
-        DrafterRef(drafter=e.drafter, method=e.method, parallel_drafting=e.parallel_drafting, source=e.source, date=e.date)
-        for e in drafters_for(model_id)
-    ]
+    return [DrafterRef(drafter=e.drafter, method=e.method, parallel_drafting=e.parallel_drafting, source=e.source, date=e.date) for e in drafters_for(model_id)]
 
 
 def published_drafter(drafter_id: str) -> DrafterEntry | None:

@@ -53,7 +53,9 @@ def _read_cache(path: Path) -> Discovery | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         return Discovery(
-            target=data["target"], date=data["date"], from_cache=True,
+            target=data["target"],
+            date=data["date"],
+            from_cache=True,
             drafters=[DrafterRef(**row) for row in data.get("drafters", [])],
         )
     except (OSError, ValueError, KeyError, TypeError):
@@ -117,8 +119,12 @@ def _verify(repo_id: str, target: ModelProfile, config: dict[str, Any], date: st
     if checked.compatible is False:
         return None
     return DrafterRef(
-        drafter=repo_id, method=drafter.method, parallel_drafting=drafter.parallel_drafting,
-        source=f"https://huggingface.co/{repo_id} ({STATUS})", date=date, reviewed=False,
+        drafter=repo_id,
+        method=drafter.method,
+        parallel_drafting=drafter.parallel_drafting,
+        source=f"https://huggingface.co/{repo_id} ({STATUS})",
+        date=date,
+        reviewed=False,
     )
 
 

@@ -106,8 +106,7 @@ def check_compatibility(drafter: DrafterProfile, target: ModelProfile) -> Drafte
         verdicts.append(same_vocab)
         if not same_vocab:
             warnings.append(
-                f"vocabulary mismatch: drafter {drafter.vocab_size} tokens, target {target.vocab_size}: "
-                "vLLM needs the drafter to share the target's tokenizer"
+                f"vocabulary mismatch: drafter {drafter.vocab_size} tokens, target {target.vocab_size}: vLLM needs the drafter to share the target's tokenizer"
             )
     native = registry.native_heads_method()
     assistant = bool(native and drafter.method == native.vllm_method and drafter.algorithm in native.architecture_hints)

@@ -160,7 +160,9 @@ def fetch(plan: DownloadPlan, hub: Hub, cache_dir: Path, on_event: Callable[[Dow
             list(pool.map(one, plan.downloads))
 
 
-async def prefetch(refs: Iterable[str], emit: Callable[[DownloadProgress], None], *, hub: Hub | None = None, env: Mapping[str, str] | None = None) -> DownloadPlan:
+async def prefetch(
+    refs: Iterable[str], emit: Callable[[DownloadProgress], None], *, hub: Hub | None = None, env: Mapping[str, str] | None = None
+) -> DownloadPlan:
     """Plan, check the disk, fetch; events reach `emit` on the calling loop. Raises InputError when
     the disk is too small (before anything is written)."""
     loop = asyncio.get_running_loop()

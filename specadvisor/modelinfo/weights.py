@@ -50,9 +50,7 @@ def _header(path: Path) -> dict | None:
 
 
 def _count(header: dict) -> int:
-    return sum(
-        math.prod(t.get("shape", [])) for name, t in header.items() if name != "__metadata__" and isinstance(t, dict)
-    )
+    return sum(math.prod(t.get("shape", [])) for name, t in header.items() if name != "__metadata__" and isinstance(t, dict))
 
 
 def read_local(model_dir: Path) -> WeightInfo | None:

@@ -43,7 +43,9 @@ def throughput_chart(series: list[dict], baseline: float | None) -> str:
             parts.append(f'<polyline points="{points}" fill="none" stroke="{color}" stroke-dasharray="4 3" stroke-width="1.5"/>')
         for n, v in sorted(s["measured"].items()):
             parts.append(f'<circle cx="{px(n):.1f}" cy="{py(v):.1f}" r="4" fill="{color}"><title>{escape(s["label"])} N={n}: {v:.1f} tok/s</title></circle>')
-        parts.append(f'<text x="{PAD + 8}" y="{PAD + 14 * (i + 1)}" font-size="11" fill="{color}">● {escape(s["label"])} (dots measured, dashes predicted)</text>')
+        parts.append(
+            f'<text x="{PAD + 8}" y="{PAD + 14 * (i + 1)}" font-size="11" fill="{color}">● {escape(s["label"])} (dots measured, dashes predicted)</text>'
+        )
     return _svg(parts, kind="throughput")
 
 
@@ -60,7 +62,9 @@ def acceptance_chart(label: str, rates: list[float]) -> str:
     parts += _y_ticks(1.0, py, fmt="{:.0%}")
     for i, r in enumerate(rates):
         x = PAD + i * width + width * 0.15
-        parts.append(f'<rect x="{x:.1f}" y="{py(r):.1f}" width="{width * 0.7:.1f}" height="{(H - PAD) - py(r):.1f}" fill="{PALETTE[0]}"><title>position {i + 1}: {r:.1%}</title></rect>')
+        parts.append(
+            f'<rect x="{x:.1f}" y="{py(r):.1f}" width="{width * 0.7:.1f}" height="{(H - PAD) - py(r):.1f}" fill="{PALETTE[0]}"><title>position {i + 1}: {r:.1%}</title></rect>'
+        )
         parts.append(f'<text x="{x + width * 0.35:.1f}" y="{py(r) - 4:.1f}" font-size="11" text-anchor="middle">{r:.0%}</text>')
         parts.append(f'<text x="{x + width * 0.35:.1f}" y="{H - PAD + 16}" font-size="11" text-anchor="middle">{i + 1}</text>')
     return _svg(parts, kind="acceptance")
@@ -94,7 +98,9 @@ def pareto_chart(series: list[dict]) -> str:
             line = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y, _ in ordered)
             parts.append(f'<polyline points="{line}" fill="none" stroke="{color}" stroke-width="1.5"/>')
         for x, y, c in ordered:
-            parts.append(f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="4" fill="{color}"><title>{escape(s["label"])} c={c}: {x:.1f} tok/s total, {y:.1f} per user</title></circle>')
+            parts.append(
+                f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="4" fill="{color}"><title>{escape(s["label"])} c={c}: {x:.1f} tok/s total, {y:.1f} per user</title></circle>'
+            )
             parts.append(f'<text x="{px(x) + 6:.1f}" y="{py(y) - 6:.1f}" font-size="10" fill="{color}">c{c}</text>')
         parts.append(f'<text x="{W - PAD - 4}" y="{PAD + 14 * (i + 1)}" font-size="11" text-anchor="end" fill="{color}">● {escape(s["label"])}</text>')
     return _svg(parts, kind="pareto")
@@ -132,8 +138,10 @@ def latency_chart(metric: str, rows: list[tuple[str, dict[str, float]]]) -> str:
         color = PALETTE[i % len(PALETTE)]
         p50 = q.get("median") or q["p99"]
         parts.append(f'<text x="{left - 6}" y="{y + 4:.1f}" font-size="11" text-anchor="end">{escape(label)}</text>')
-        parts.append(f'<rect x="{px(p50):.1f}" y="{y - 6:.1f}" width="{max(1.0, px(q["p99"]) - px(p50)):.1f}" height="12" fill="{color}" fill-opacity="0.35" stroke="{color}">'
-                     f'<title>{escape(label)}: p50 {p50:.1f} ms, p90 {q.get("p90") or 0:.1f} ms, p99 {q["p99"]:.1f} ms</title></rect>')
+        parts.append(
+            f'<rect x="{px(p50):.1f}" y="{y - 6:.1f}" width="{max(1.0, px(q["p99"]) - px(p50)):.1f}" height="12" fill="{color}" fill-opacity="0.35" stroke="{color}">'
+            f"<title>{escape(label)}: p50 {p50:.1f} ms, p90 {q.get('p90') or 0:.1f} ms, p99 {q['p99']:.1f} ms</title></rect>"
+        )
         parts.append(f'<line x1="{px(p50):.1f}" x2="{px(p50):.1f}" y1="{y - 8:.1f}" y2="{y + 8:.1f}" stroke="{color}" stroke-width="3"/>')
         if q.get("p90") is not None:
             parts.append(f'<line x1="{px(q["p90"]):.1f}" x2="{px(q["p90"]):.1f}" y1="{y - 6:.1f}" y2="{y + 6:.1f}" stroke="black"/>')
@@ -172,7 +180,9 @@ def goodput_chart(slo_ms: float | None, metric: str, series: list[dict]) -> str:
             parts.append(f'<polyline points="{line}" fill="none" stroke="{color}" stroke-width="1.5"/>')
         for r, v, met in ordered:
             fill = color if met else "white"
-            parts.append(f'<circle cx="{px(r):.1f}" cy="{py(v):.1f}" r="4" fill="{fill}" stroke="{color}"><title>{escape(s["label"])}: {r:.2f} req/s, p99 {v:.0f} ms ({"meets" if met else "breaks"} the target)</title></circle>')
+            parts.append(
+                f'<circle cx="{px(r):.1f}" cy="{py(v):.1f}" r="4" fill="{fill}" stroke="{color}"><title>{escape(s["label"])}: {r:.2f} req/s, p99 {v:.0f} ms ({"meets" if met else "breaks"} the target)</title></circle>'
+            )
         good = f"goodput {s['goodput']:.2f} req/s" if s.get("goodput") else "no rate met the target"
         parts.append(f'<text x="{PAD + 8}" y="{PAD + 14 * (i + 1)}" font-size="11" fill="{color}">● {escape(s["label"])}: {good}</text>')
     return _svg(parts, kind="goodput")
@@ -252,7 +262,9 @@ def telemetry_chart(label: str, samples: list) -> str:
         if power:
             parts.append(f'<polyline points="{power}" fill="none" stroke="{color}" stroke-width="1.5"><title>GPU {gpu} power</title></polyline>')
         if clock:
-            parts.append(f'<polyline points="{clock}" fill="none" stroke="{color}" stroke-dasharray="4 3" stroke-width="1.2"><title>GPU {gpu} SM clock</title></polyline>')
+            parts.append(
+                f'<polyline points="{clock}" fill="none" stroke="{color}" stroke-dasharray="4 3" stroke-width="1.2"><title>GPU {gpu} SM clock</title></polyline>'
+            )
         parts.append(f'<text x="{PAD + 8}" y="{PAD + 14 * (i + 1)}" font-size="11" fill="{color}">GPU {gpu}</text>')
     for k in range(5):
         t = t_max * k / 4

@@ -19,7 +19,21 @@ from specadvisor.sweep.arms import arm_label, family_key, family_label
 from specadvisor.sweep.predict import confident_predictions, mean_abs_error_pct, measured, withheld_predictions
 from specadvisor.sweep.recommend import recommend
 
-COLUMNS = ["arm", "status", "output tok/s (95% CI)", "speedup (95% CI)", "predicted", "pred. error", "load achieved/asked", "req/s", "mean AL", "accept rate", "per-position acceptance", "TTFT p99 ms", "TPOT p99 ms"]
+COLUMNS = [
+    "arm",
+    "status",
+    "output tok/s (95% CI)",
+    "speedup (95% CI)",
+    "predicted",
+    "pred. error",
+    "load achieved/asked",
+    "req/s",
+    "mean AL",
+    "accept rate",
+    "per-position acceptance",
+    "TTFT p99 ms",
+    "TPOT p99 ms",
+]
 
 HOW_TO_READ = [
     "Output tok/s counts generated tokens per second over the measured requests only (warmups excluded), at a fixed output length.",
@@ -29,13 +43,13 @@ HOW_TO_READ = [
     "or the request rate really sent against the Poisson rate asked; a trial more than 10% below its ask is flagged under problems.",
     "Per-position acceptance i = drafts whose first i tokens were all accepted / drafts, on an absolute 0-100% scale.",
     "Speedup = output tok/s / the no-speculation baseline's at the same concurrency; its 95% interval is Fieller's for a "
-    "ratio of two independent means, from the two throughput intervals (\"no interval\" when either side has none).",
+    'ratio of two independent means, from the two throughput intervals ("no interval" when either side has none).',
     "Predicted throughput: AL(N) = 1 + the first N per-position rates measured at the largest N, divided by a per-step cost "
     "c0 + c1*N fitted by weighted least squares on the measured speculative arms of the same family and concurrency (a measured arm's "
     "prediction leaves that arm out). The baseline is never in the fit: speculation may run vLLM's scheduler differently. A prediction "
     "needs two such arms, shows its own 95% error, and is withheld (with the reason) when the measured arms contradict the model.",
     "Throughput intervals come from trials (or runs); a single run gets one only from batch means over at least 10 independent time "
-    "windows, and otherwise says \"one trial: no interval\". Intervals are built on the log scale, so they never go below zero.",
+    'windows, and otherwise says "one trial: no interval". Intervals are built on the log scale, so they never go below zero.',
     "Recommendation rules: highest throughput (among arms meeting the p99 latency target when one is set); near-ties "
     "(a difference within its 95% interval, or within 2%) go to the smaller N, and no speculation counts as N=0.",
 ]
@@ -83,8 +97,11 @@ def build(session: Session) -> ReportContent:
         ("drafter", session.drafter or "-"),
         ("hardware", session.hardware.gpu_label + (" (hypothetical)" if session.hardware.hypothetical else "")),
         ("vLLM", session.vllm_version or "unknown"),
-        ("workload", f"{s.prompt_source}, {s.num_prompts} prompts, output {s.output_len} tokens, temperature {s.temperature:g}, "
-                     f"concurrency {','.join(map(str, s.concurrency))}, {s.trials} trial(s), {s.warmup} warmup request(s)"),
+        (
+            "workload",
+            f"{s.prompt_source}, {s.num_prompts} prompts, output {s.output_len} tokens, temperature {s.temperature:g}, "
+            f"concurrency {','.join(map(str, s.concurrency))}, {s.trials} trial(s), {s.warmup} warmup request(s)",
+        ),
         ("status", session.status),
         ("created", session.created_at.strftime("%Y-%m-%d %H:%M UTC")),
     ]
@@ -102,7 +119,7 @@ def build(session: Session) -> ReportContent:
         rows.append(_row(arm.label, r, p, arm_speedup(session, arm)))
         if r is not None and r.error:
             problems.append(f"{arm.label}: {r.error}")
-        for w in (r.warnings if r else []):
+        for w in r.warnings if r else []:
             problems.append(f"{arm.label}: {w}")
     mae = mean_abs_error_pct(session)
     note = "no arm has both a prediction and a measurement yet" if mae is None else f"mean absolute prediction error over measured arms: {mae:.1f}%"
@@ -187,7 +204,17 @@ def _capacity(session: Session) -> dict[str, Any]:
 CAPACITY_COLUMNS = ["arm", "offered req/s", "achieved req/s", "requests", "p99 TPOT ms", "p99 TTFT ms", "target"]
 
 
-GPU_COLUMNS = ["arm", "GPUs", "mean power W", "energy J", "J per output token", "SM clock MHz start→end", "temperature °C start→end", "power cap W", "peak memory MiB"]
+GPU_COLUMNS = [
+    "arm",
+    "GPUs",
+    "mean power W",
+    "energy J",
+    "J per output token",
+    "SM clock MHz start→end",
+    "temperature °C start→end",
+    "power cap W",
+    "peak memory MiB",
+]
 
 
 def _telemetry(session: Session, arm_id: str):
@@ -284,7 +311,12 @@ def schedule_facts(session: Session, rec) -> list[tuple[str, str]]:
     drift = rec.drift if rec is not None else None
     if drift is not None:
         above = " - ABOVE the threshold" if drift.exceeded else ""
-        facts.append(("baseline drift", f"{drift.change * 100:+.1f}% ({drift.first:.1f} -> {drift.last:.1f} tok/s, {drift.measurements} measurements; threshold {drift.threshold * 100:.0f}%){above}"))
+        facts.append(
+            (
+                "baseline drift",
+                f"{drift.change * 100:+.1f}% ({drift.first:.1f} -> {drift.last:.1f} tok/s, {drift.measurements} measurements; threshold {drift.threshold * 100:.0f}%){above}",
+            )
+        )
     return facts
 
 

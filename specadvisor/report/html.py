@@ -22,13 +22,15 @@ def html(session: Session) -> str:
     e = textsafe.html  # one line, control characters visible, HTML-escaped
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">', f"<title>{e(c.title)}</title>", f"<style>{STYLE}</style></head><body>"]
     out.append(f"<h1>{e(c.title)}</h1><dl>" + "".join(f"<dt>{e(k)}</dt><dd>{e(v)}</dd>" for k, v in c.facts) + "</dl>")
-    out.append("<h2>Recommendation</h2><ul class=\"verdict\">" + "".join(f"<li>{e(x)}</li>" for x in c.verdict) + "</ul>")
+    out.append('<h2>Recommendation</h2><ul class="verdict">' + "".join(f"<li>{e(x)}</li>" for x in c.verdict) + "</ul>")
     if c.spec_json:
         out.append(f"<pre>--speculative-config '{e(c.spec_json)}'</pre>")
     if c.command:
         out.append(f"<p>Serve it with:</p><pre>{e(c.command)}</pre>")
     if c.schedule:
-        out.append(f"<p>Batch-size schedule (<code>num_speculative_tokens_per_batch_size</code>, [start, end, k], k=0 = off): <code>{e(str(c.schedule))}</code></p>")
+        out.append(
+            f"<p>Batch-size schedule (<code>num_speculative_tokens_per_batch_size</code>, [start, end, k], k=0 = off): <code>{e(str(c.schedule))}</code></p>"
+        )
     out.append("<h2>Results</h2><table><tr>" + "".join(f"<th>{e(col)}</th>" for col in c.columns) + "</tr>")
     out += ["<tr>" + "".join(f"<td>{e(cell)}</td>" for cell in row) + "</tr>" for row in c.rows]
     out.append(f"</table><p>Prediction: {e(c.prediction_note)}.</p>")
@@ -36,7 +38,7 @@ def html(session: Session) -> str:
     out.append('<div class="charts">' + "".join(ch for ch in charts if ch) + "</div>")
     if c.capacity_series:
         metric, target = c.capacity_target
-        out.append(f"<h2>Capacity under the latency target</h2><p class=\"verdict\">{e(c.capacity_answer or 'no configuration met the target')}</p>")
+        out.append(f'<h2>Capacity under the latency target</h2><p class="verdict">{e(c.capacity_answer or "no configuration met the target")}</p>')
         out.append('<div class="charts">' + goodput_chart(target, metric, c.capacity_series) + "</div>")
         out.append("<table><tr>" + "".join(f"<th>{e(col)}</th>" for col in CAPACITY_COLUMNS) + "</tr>")
         out += ["<tr>" + "".join(f"<td>{e(cell)}</td>" for cell in row) + "</tr>" for row in c.capacity_rows]
@@ -54,7 +56,9 @@ def html(session: Session) -> str:
         out.append('<div class="charts">' + "".join(telemetry_chart(label, samples) for label, samples in c.gpu_series) + "</div>")
     out.append("<h2>Where and how it was measured</h2><table>" + "".join(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in c.provenance) + "</table>")
     if c.serve_argv:
-        out.append("<p>Server command line of each arm:</p><ul>" + "".join(f"<li>{e(label)}: <code>{e(argv)}</code></li>" for label, argv in c.serve_argv) + "</ul>")
+        out.append(
+            "<p>Server command line of each arm:</p><ul>" + "".join(f"<li>{e(label)}: <code>{e(argv)}</code></li>" for label, argv in c.serve_argv) + "</ul>"
+        )
     out.append("<h2>Reproduce with vLLM's own tools</h2><p>serve-params (<code>vllm bench sweep serve --serve-params</code>):</p>")
     out.append(f"<pre>{escape(c.serve_params_json)}</pre><pre>{e(c.bench_command)}</pre>")
     out.append("<h2>How to read this</h2><ul>" + "".join(f"<li>{e(x)}</li>" for x in c.how_to_read) + "</ul>")

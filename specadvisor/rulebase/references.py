@@ -53,7 +53,15 @@ def check_references(rb: RuleBase) -> None:
     for rule in rb.rules:
         for evidence_id in rule.evidence:
             if evidence_id not in rb.evidence:
-                _fail(rb, "rule", rule.id, evidence_id, "evidence", f"cites missing evidence '{evidence_id}'", "add an [[evidence]] entry with that id or fix the id")
+                _fail(
+                    rb,
+                    "rule",
+                    rule.id,
+                    evidence_id,
+                    "evidence",
+                    f"cites missing evidence '{evidence_id}'",
+                    "add an [[evidence]] entry with that id or fix the id",
+                )
         for family in rule.when.model_family or []:
             if family not in model_ids:
                 _fail(rb, "rule", rule.id, family, "model_family", f"unknown model family '{family}'", "use an id from a [[model]] entry")

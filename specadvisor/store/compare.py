@@ -191,11 +191,7 @@ def _differences(columns: list[SessionColumn]) -> list[str]:
             notes.append(f"{title} differs: {shown}")
     if "unknown" not in {c.gpu_uuids for c in columns} and len({c.gpu_uuids for c in columns}) > 1 and not any(n.startswith("hardware ") for n in notes):
         notes.append("GPU serial (UUID) differs: same model, another physical card (" + ", ".join(c.short_id for c in columns) + ")")
-    partial = sorted(
-        title
-        for attr, title in _CONDITIONS
-        if attr in _MACHINE_FIELDS and len({getattr(c, attr) == "unknown" for c in columns}) > 1
-    )
+    partial = sorted(title for attr, title in _CONDITIONS if attr in _MACHINE_FIELDS and len({getattr(c, attr) == "unknown" for c in columns}) > 1)
     if partial:
         notes.append("recorded by only some of the sessions, so not compared: " + ", ".join(partial))
     if not any(n.startswith("hardware ") for n in notes) and len({c.hardware_fingerprint for c in columns}) > 1:

@@ -91,11 +91,7 @@ def result_row(session_id: str, result: ArmResult) -> dict[str, Any]:
 
 def gpu_sample_rows(session_id: str, result: ArmResult) -> list[dict[str, Any]]:
     samples = result.telemetry.samples if result.telemetry else []
-    return [
-        {"session_id": session_id, "arm_id": result.arm_id, "gpu": r.gpu, "t": r.t, "sample_json": dump(r)}
-        for r in samples
-        if math.isfinite(r.t)
-    ]
+    return [{"session_id": session_id, "arm_id": result.arm_id, "gpu": r.gpu, "t": r.t, "sample_json": dump(r)} for r in samples if math.isfinite(r.t)]
 
 
 def position_rows(session_id: str, result: ArmResult) -> list[dict[str, Any]]:
@@ -122,9 +118,7 @@ def result_from_row(result_json: str, gpu_samples: list[str] = ()) -> ArmResult:
     return result
 
 
-def session_from_rows(
-    row: dict[str, Any], arms: list[Arm], results: list[ArmResult], samples: list[MetricsSample]
-) -> Session:
+def session_from_rows(row: dict[str, Any], arms: list[Arm], results: list[ArmResult], samples: list[MetricsSample]) -> Session:
     return Session.model_validate(
         {
             "id": row["id"],

@@ -63,7 +63,9 @@ def parse_untrusted_json(data: bytes, source: str) -> Any:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InputError(f"{source} is not UTF-8 text (bad byte at offset {exc.start})", hint="pass a bundle written by `specadvisor sessions export`") from None
+        raise InputError(
+            f"{source} is not UTF-8 text (bad byte at offset {exc.start})", hint="pass a bundle written by `specadvisor sessions export`"
+        ) from None
     if _bracket_depth(text) > MAX_DEPTH:
         raise InputError(f"{source}: JSON nested deeper than {MAX_DEPTH} levels", hint="the file is not a specadvisor bundle")
     try:
@@ -119,7 +121,9 @@ def _check_value(value: Any, source: str, where: str, depth: int) -> None:
             _check_value(item, source, f"{where}[{index}]", depth + 1)
     elif isinstance(value, dict):
         if len(value) > MAX_OBJECT_KEYS:
-            raise InputError(f"{source}: object with {len(value)} keys at {where}, over the {MAX_OBJECT_KEYS} limit", hint="the file is not a specadvisor bundle")
+            raise InputError(
+                f"{source}: object with {len(value)} keys at {where}, over the {MAX_OBJECT_KEYS} limit", hint="the file is not a specadvisor bundle"
+            )
         for key, item in value.items():
             _check_string(key, source, f"{where} (a key)")
             _check_value(item, source, f"{where}.{key[:40]}", depth + 1)
@@ -127,7 +131,9 @@ def _check_value(value: Any, source: str, where: str, depth: int) -> None:
 
 def _check_string(value: str, source: str, where: str) -> None:
     if len(value) > MAX_STRING_CHARS:
-        raise InputError(f"{source}: string of {len(value)} characters at {where}, over the {MAX_STRING_CHARS} limit", hint="the file is not a specadvisor bundle")
+        raise InputError(
+            f"{source}: string of {len(value)} characters at {where}, over the {MAX_STRING_CHARS} limit", hint="the file is not a specadvisor bundle"
+        )
     match = _CONTROL.search(value)
     if match:
         raise InputError(f"{source}: control character {match.group()!r} in a string at {where}", hint="the file is not a specadvisor bundle")

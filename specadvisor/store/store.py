@@ -167,7 +167,9 @@ class Store:
                 return False
             self._upsert("sessions", rows.session_row(session), ("id",))
             # In batches: an imported bundle may hold 100,000 arms.
-            self.db.table("arms").upsert_all((rows.arm_row(session.id, position, arm) for position, arm in enumerate(session.arms)), pk=("session_id", "arm_id"))
+            self.db.table("arms").upsert_all(
+                (rows.arm_row(session.id, position, arm) for position, arm in enumerate(session.arms)), pk=("session_id", "arm_id")
+            )
             for result in session.results:
                 self._write_result(session.id, result)
             self.db.table("samples").upsert_all((rows.sample_row(session.id, sample) for sample in session.samples), pk=("session_id", "arm_id", "t"))

@@ -52,9 +52,7 @@ def best_arm(session: Session) -> tuple[Arm | None, float | None]:
             baseline = next((a for a in session.arms if a.is_baseline), None)
             return baseline, 1.0 if baseline else None
     speedups, results = all_speedups(session), results_by_arm(session)  # one pass each: linear in arms
-    scored = [
-        (figure.value if (figure := speedups[a.id]) else None, throughput(results.get(a.id)), a) for a in session.arms if not a.is_baseline
-    ]
+    scored = [(figure.value if (figure := speedups[a.id]) else None, throughput(results.get(a.id)), a) for a in session.arms if not a.is_baseline]
     with_speedup = [s for s in scored if s[0] is not None]
     if with_speedup:
         speedup, _, arm = max(with_speedup, key=lambda s: s[0])

@@ -66,11 +66,7 @@ class AdaptivePolicy:
 
     def _family_known(self, arm: Arm) -> bool:
         results = measured(self.session)
-        return any(
-            family_key(a) == family_key(arm) and a.id in results and results[a.id].per_position
-            for a in self.session.arms
-            if not a.is_baseline
-        )
+        return any(family_key(a) == family_key(arm) and a.id in results and results[a.id].per_position for a in self.session.arms if not a.is_baseline)
 
     def _unexplored_family_group(self, remaining: list[list[Arm]]) -> list[Arm] | None:
         """The largest remaining N of a family that has no usable measurement yet."""

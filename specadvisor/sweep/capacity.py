@@ -135,7 +135,7 @@ def _result(arm_id: str, goodput: float | None, points: list[RatePoint], started
 
 
 def capacity_answer(session: Session) -> str | None:
-    """"at p99 TPOT <= 30 ms, n-gram N=2 sustains 14 req/s against 9 without speculation"."""
+    """ "at p99 TPOT <= 30 ms, n-gram N=2 sustains 14 req/s against 9 without speculation"."""
     if not any(r.rate_points for r in session.results):
         return None
     slo = slo_of(session)
@@ -218,7 +218,9 @@ class CapacityRunner:
 
         for arm in self.session.arms:
             yield ArmQueued(arm=arm)
-        self._task = asyncio.create_task(run_capacity(self.session, self.store, server_factory=self.factory, note=note, on_point=point, on_result=result, **self.capacity))
+        self._task = asyncio.create_task(
+            run_capacity(self.session, self.store, server_factory=self.factory, note=note, on_point=point, on_result=result, **self.capacity)
+        )
         while not (self._task.done() and queue.empty()):
             try:
                 yield await asyncio.wait_for(queue.get(), timeout=0.5)

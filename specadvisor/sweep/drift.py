@@ -39,8 +39,15 @@ def baseline_drift(session: Session, concurrency: int | None = None, spread: tup
     machine = gpu_change(result)
     noise = stats.t_critical_975(spread[1]) * spread[0] * math.sqrt(2) if spread else None
     return DriftReport(
-        arm_id=arm.id, first=first.output_throughput, last=last.output_throughput, change=change,
-        seconds_apart=apart, measurements=len(runs), threshold=threshold, noise=noise, machine=machine,
+        arm_id=arm.id,
+        first=first.output_throughput,
+        last=last.output_throughput,
+        change=change,
+        seconds_apart=apart,
+        measurements=len(runs),
+        threshold=threshold,
+        noise=noise,
+        machine=machine,
         exceeded=abs(change) > threshold,
     )
 

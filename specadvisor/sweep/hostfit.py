@@ -21,8 +21,7 @@ def _fallback() -> Candidate:
     spec = registry.model_free("cpu")
     method, extra = registry.resolve(spec.id, {})
     config = {"method": method, **dict(getattr(spec, "default_config", {}) or {}), **extra, "num_speculative_tokens": 2}
-    return Candidate(id=spec.id, method=method, speculative_config=config, n_grid=[2, 4], score=0.0,
-                     reasons=["model-free: runs on the CPU build of vLLM"])
+    return Candidate(id=spec.id, method=method, speculative_config=config, n_grid=[2, 4], score=0.0, reasons=["model-free: runs on the CPU build of vLLM"])
 
 
 def cpu_only(hardware: HardwareProfile) -> bool:

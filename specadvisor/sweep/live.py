@@ -220,7 +220,9 @@ class SweepState:
         self.downloads[event.repo_id] = event
         if event.status == "downloading" and before is not None and before.status == "downloading":
             return {"progress"}  # bytes only: the log gets the start and the end
-        what = {"downloading": f"downloading {_mb(event.total_bytes or 0)}", "done": "downloaded", "skipped": "not downloaded", "failed": "download failed"}[event.status]
+        what = {"downloading": f"downloading {_mb(event.total_bytes or 0)}", "done": "downloaded", "skipped": "not downloaded", "failed": "download failed"}[
+            event.status
+        ]
         self._log("download", f"{event.repo_id}: {what}" + (f" ({event.message})" if event.message else ""))
         if event.status == "failed":
             self.warnings.append(f"download of {event.repo_id} failed: {event.message}")

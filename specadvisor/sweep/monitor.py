@@ -183,7 +183,6 @@ class GpuMonitor:
             result.warnings.append(note)
             emit(MeasurementWarning(arm_id=result.arm_id, message=note))
 
-
     def close(self) -> None:
         for sampler in list(self._running):
             sampler.stop()
@@ -200,12 +199,18 @@ def merge_telemetry(previous: ArmResult, new: ArmResult) -> GpuTelemetry | None:
     a, b = previous.telemetry, new.telemetry
     if a is None or b is None:
         return b or a
-    offset = (new.started_at - previous.started_at).total_seconds() if new.started_at and previous.started_at else (a.samples[-1].t + a.interval_s if a.samples else 0.0)
+    offset = (
+        (new.started_at - previous.started_at).total_seconds()
+        if new.started_at and previous.started_at
+        else (a.samples[-1].t + a.interval_s if a.samples else 0.0)
+    )
     shifted = [r.model_copy(update={"t": round(r.t + offset, 3)}) for r in b.samples]
     energy = (a.energy_j or 0) + (b.energy_j or 0) if a.energy_j is not None or b.energy_j is not None else None
     per_token = None
     if a.energy_per_output_token_j is not None and b.energy_per_output_token_j is not None and previous.output_tokens + new.output_tokens:
-        per_token = (a.energy_per_output_token_j * previous.output_tokens + b.energy_per_output_token_j * new.output_tokens) / (previous.output_tokens + new.output_tokens)
+        per_token = (a.energy_per_output_token_j * previous.output_tokens + b.energy_per_output_token_j * new.output_tokens) / (
+            previous.output_tokens + new.output_tokens
+        )
     spans = [x.samples[-1].t - x.samples[0].t for x in (a, b) if len(x.samples) > 1]
     return a.model_copy(
         update={

@@ -66,11 +66,7 @@ class _Point:
 
 def measured(session: Session) -> dict[str, ArmResult]:
     """Results usable for prediction and ranking: finished, with a throughput."""
-    return {
-        r.arm_id: r
-        for r in session.results
-        if r.status in USABLE and r.output_throughput is not None and r.output_throughput > 0
-    }
+    return {r.arm_id: r for r in session.results if r.status in USABLE and r.output_throughput is not None and r.output_throughput > 0}
 
 
 def acceptance_length(rates: list[float], n: int) -> float:
@@ -173,10 +169,7 @@ def withheld_predictions(session: Session) -> dict[str, str]:
 def prediction_errors(session: Session, *, rough: bool = False) -> dict[str, float]:
     """Out-of-sample prediction error (percent) of every measured arm with a confident prediction
     (with rough=True, of rough guesses too: --adaptive's margin learns from its own misses)."""
-    return {
-        k: p.error_pct for k, p in predict_throughput(session).items()
-        if p.error_pct is not None and p.arm_id and (rough or p.confident)
-    }
+    return {k: p.error_pct for k, p in predict_throughput(session).items() if p.error_pct is not None and p.arm_id and (rough or p.confident)}
 
 
 def mean_abs_error_pct(session: Session, *, rough: bool = False) -> float | None:
@@ -278,8 +271,9 @@ def _contradiction(points: list[_Point], reference: _Point) -> str | None:
         return "the measured arms put the step cost at N=0 below zero: the step-cost model does not fit them"
     if c1 < 0 and -c1 * (hi.n - lo.n) / (c0 + c1 * lo.n) > noise:
         drop = -c1 * (hi.n - lo.n) / (c0 + c1 * lo.n)
-        return (f"the measured step cost falls {drop:.0%} from N={lo.n} to N={hi.n}, beyond noise ({noise:.0%}): "
-                "the step-cost model does not hold for these arms")
+        return (
+            f"the measured step cost falls {drop:.0%} from N={lo.n} to N={hi.n}, beyond noise ({noise:.0%}): the step-cost model does not hold for these arms"
+        )
     if len({p.n for p in spec}) >= 3:
         for p in spec:
             if p.arm.id == reference.arm.id:
@@ -291,13 +285,16 @@ def _contradiction(points: list[_Point], reference: _Point) -> str | None:
             predicted = p.al / (f[0] + f[1] * p.n)
             miss = abs(predicted - p.throughput) / p.throughput
             if miss > max(CONTRADICTION_FLOOR, 3 * p.rel_error):
-                return (f"N={p.n} measured {p.throughput:.1f} tok/s, {miss:.0%} off what the other arms predict: "
-                        "the step-cost model does not hold for these arms")
+                return (
+                    f"N={p.n} measured {p.throughput:.1f} tok/s, {miss:.0%} off what the other arms predict: the step-cost model does not hold for these arms"
+                )
     return None
 
 
 def _rough_reason(basis: str) -> str:
     if "baseline" in basis:
-        return ("only one other speculative arm of this family and concurrency: a line through the baseline would "
-                "mix regimes (speculation may change vLLM's scheduler); measure another N to predict")
+        return (
+            "only one other speculative arm of this family and concurrency: a line through the baseline would "
+            "mix regimes (speculation may change vLLM's scheduler); measure another N to predict"
+        )
     return "only one speculative arm measured: how the step cost grows with N is unknown"

@@ -54,7 +54,9 @@ def ray_runner(address: str | None, parallel: str | int, session: Session, env: 
         try:
             ray.init(address=address or None, log_to_driver=False, logging_level="WARNING", configure_logging=False)
         except (ConnectionError, RuntimeError, ValueError) as exc:
-            raise EngineError(f"cannot connect to the Ray cluster {address or '(local)'}: {exc}", hint="check the address, or start one with `ray start --head`") from exc
+            raise EngineError(
+                f"cannot connect to the Ray cluster {address or '(local)'}: {exc}", hint="check the address, or start one with `ray start --head`"
+            ) from exc
     tp = max([tp_size([*session.settings.server_args, *a.server_args]) for a in session.arms] or [1])
     nodes = [n.get("Resources", {}) for n in ray.nodes() if n.get("Alive")]
     gpus = sum(r.get("GPU", 0) for r in nodes) > 0
@@ -141,7 +143,9 @@ class RayServer:
             raise EngineError(f"Ray could not place an arm needing {bundle} within {PLACEMENT_TIMEOUT_S:.0f} s", hint="free or add cluster resources") from None
         actor_cls = self.ray.remote(ArmActor)
         self._actor = actor_cls.options(
-            num_cpus=cpus, num_gpus=gpus, max_concurrency=16,
+            num_cpus=cpus,
+            num_gpus=gpus,
+            max_concurrency=16,
             scheduling_strategy=PlacementGroupSchedulingStrategy(placement_group=self._pg, placement_group_bundle_index=0),
         ).remote()
         log_path = self.log_path or Path(os.devnull)
@@ -326,8 +330,13 @@ class ArmActor:
         return await fit_prompts(prompts, base_url=self.server.base_url, **kwargs)
 
     async def poll(self) -> dict[str, Any]:
-        batch = {"logs": self.logs, "events": self.events, "done": self.done, "error": self.error,
-                 "fired_halfwidth": getattr(self, "fired_halfwidth", None) if self.done else None}
+        batch = {
+            "logs": self.logs,
+            "events": self.events,
+            "done": self.done,
+            "error": self.error,
+            "fired_halfwidth": getattr(self, "fired_halfwidth", None) if self.done else None,
+        }
         self.logs, self.events = [], []
         if self.done:
             self.done, self.error = False, None
@@ -396,8 +405,19 @@ def local_cluster(cpus: int, env: dict[str, str] | None = None, start_timeout_s:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    cmd = [str(Path(sys.executable).parent / "ray"), "start", "--head", f"--port={port}", f"--num-cpus={cpus}", "--num-gpus=0",
-           "--node-ip-address=127.0.0.1", "--include-dashboard=false", "--object-store-memory=100000000", f"--temp-dir={temp}", "--disable-usage-stats"]
+    cmd = [
+        str(Path(sys.executable).parent / "ray"),
+        "start",
+        "--head",
+        f"--port={port}",
+        f"--num-cpus={cpus}",
+        "--num-gpus=0",
+        "--node-ip-address=127.0.0.1",
+        "--include-dashboard=false",
+        "--object-store-memory=100000000",
+        f"--temp-dir={temp}",
+        "--disable-usage-stats",
+    ]
     try:
         out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=start_timeout_s)
         if out.returncode != 0:

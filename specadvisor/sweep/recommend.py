@@ -52,8 +52,13 @@ def _level(session: Session, results: dict[str, ArmResult], conc: int) -> Concur
     one = _explain(session, results, conc, *_pick(session, results, conc))
     summary = next((r for r in one.reasons if not r.startswith(("measured at concurrency", "UNCONFIRMED"))), "")
     return ConcurrencyPick(
-        concurrency=conc, arm_id=one.arm_id, do_not_speculate=one.do_not_speculate,
-        speculative_config=one.speculative_config, speedup=one.speedup, speedup_ci=one.speedup_ci, summary=summary,
+        concurrency=conc,
+        arm_id=one.arm_id,
+        do_not_speculate=one.do_not_speculate,
+        speculative_config=one.speculative_config,
+        speedup=one.speedup,
+        speedup_ci=one.speedup_ci,
+        summary=summary,
     )
 
 
@@ -118,9 +123,7 @@ def near_tie(a: ArmResult, b: ArmResult) -> bool:
     return False
 
 
-def _pick(
-    session: Session, results: dict[str, ArmResult], conc: int, only_family: str | None = None
-) -> tuple[Arm | None, Arm | None, list[str]]:
+def _pick(session: Session, results: dict[str, ArmResult], conc: int, only_family: str | None = None) -> tuple[Arm | None, Arm | None, list[str]]:
     """(winner, fastest, notes): fastest by throughput, winner after SLO filter and tie rule."""
     arms = _candidates(session, results, conc, only_family)
     notes: list[str] = []
@@ -136,8 +139,7 @@ def _pick(
     winner = min(tied, key=lambda a: (a.n or 0, -results[a.id].output_throughput))
     if winner.id != fastest.id:
         notes.append(
-            f"{_name(winner)} is within noise of the fastest ({_name(fastest)}, "
-            f"{results[fastest.id].output_throughput:.1f} tok/s): the smaller N wins the tie"
+            f"{_name(winner)} is within noise of the fastest ({_name(fastest)}, {results[fastest.id].output_throughput:.1f} tok/s): the smaller N wins the tie"
         )
     return winner, fastest, notes
 
@@ -149,9 +151,7 @@ def _best_family(session: Session, results: dict[str, ArmResult]) -> str | None:
     return family_key(max(spec, key=lambda a: results[a.id].output_throughput))
 
 
-def _explain(
-    session: Session, results: dict[str, ArmResult], conc: int, winner: Arm, fastest: Arm, notes: list[str]
-) -> Recommendation:
+def _explain(session: Session, results: dict[str, ArmResult], conc: int, winner: Arm, fastest: Arm, notes: list[str]) -> Recommendation:
     base_arm = next((a for a in session.arms if a.is_baseline and a.concurrency == conc and a.id in results), None)
     base = results[base_arm.id] if base_arm else None
     win = results[winner.id]
@@ -167,7 +167,11 @@ def _explain(
             delta = (r.output_throughput / win.output_throughput - 1) * 100
             al = f", mean acceptance length {r.mean_acceptance_length:.2f}" if r.mean_acceptance_length else ""
             why = f"the best speculative arm, {_name(best_spec)}, ran at {r.output_throughput:.1f} tok/s ({delta:+.1f}% vs {win.output_throughput:.1f} without speculation{al})"
-            why += ": the drafts it gets accepted do not pay for their draft and verification cost here" if delta < 0 else ": not clearly better than no speculation"
+            why += (
+                ": the drafts it gets accepted do not pay for their draft and verification cost here"
+                if delta < 0
+                else ": not clearly better than no speculation"
+            )
         return Recommendation(arm_id=None, do_not_speculate=True, speedup=1.0 if base else None, reasons=["do not speculate here: " + why, *reasons])
     head = f"{_name(winner)}: {win.output_throughput:.1f} output tok/s"
     if figure is not None:
@@ -191,8 +195,7 @@ def _missing_baseline(session: Session, conc: int) -> str:
     cause = "the no-speculation baseline failed" if planned else "no no-speculation baseline was measured"
     fix = f"specadvisor sweep --resume {session.id[:8]}" if planned else "re-run the sweep with --baseline"
     return (
-        f"UNCONFIRMED: {cause} at concurrency {conc}, so this is only the fastest speculative configuration; "
-        f"whether it beats no speculation is unknown ({fix})"
+        f"UNCONFIRMED: {cause} at concurrency {conc}, so this is only the fastest speculative configuration; whether it beats no speculation is unknown ({fix})"
     )
 
 

@@ -98,6 +98,8 @@ class Placement:
     slot: Slot | None = None
     port: int | None = None
     log_suffix: str = ""
+
+
 MeasureFn = Callable[..., AsyncIterator[SweepEvent]]
 PromptLoader = Callable[[Session], Any]
 
@@ -373,8 +375,12 @@ class SweepRunner:
         from specadvisor.bench.prompts import fit_prompts
 
         self._prompts = await (server.fit_prompts if isinstance(server, RemoteServerHandle) else fit_prompts)(
-            self._prompts, base_url=server.base_url, model_name=self._model_name or self.session.model,
-            output_len=self.session.settings.output_len, max_model_len=limit, api_key=self._api_key(),
+            self._prompts,
+            base_url=server.base_url,
+            model_name=self._model_name or self.session.model,
+            output_len=self.session.settings.output_len,
+            max_model_len=limit,
+            api_key=self._api_key(),
         )
         self._prompts_fitted = True
 
@@ -386,7 +392,11 @@ class SweepRunner:
         self._explain_failure(result, server, during_start=during_start)
         merged = merge(self.session.result_for(arm.id), result, run_record(result, **(where or {})))
         self._record(merged, [])
-        emit(ArmFailed(result=merged) if merged.status == ArmStatus.failed else MeasurementWarning(arm_id=arm.id, message=f"{where.get('role', 'run') if where else 'run'} failed: {cause}"))
+        emit(
+            ArmFailed(result=merged)
+            if merged.status == ArmStatus.failed
+            else MeasurementWarning(arm_id=arm.id, message=f"{where.get('role', 'run') if where else 'run'} failed: {cause}")
+        )
 
     def _explain_failure(self, result: ArmResult, server: ServerHandle | None, *, during_start: bool = False) -> None:
         if server is None:
@@ -428,9 +438,7 @@ class SweepRunner:
         return key
 
 
-def run_sweep_blocking(
-    plan: SweepPlan | Session, store: Store, on_event: Callable[[SweepEvent], None], **runner_kwargs: Any
-) -> SweepRunner:
+def run_sweep_blocking(plan: SweepPlan | Session, store: Store, on_event: Callable[[SweepEvent], None], **runner_kwargs: Any) -> SweepRunner:
     """Run a sweep to the end on this thread (a TUI thread worker, the CLI). Returns the runner, whose
     `session` holds the results. Raises what the sweep raised; KeyboardInterrupt marks it interrupted."""
     runner = SweepRunner(plan, store, **runner_kwargs)

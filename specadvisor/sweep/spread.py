@@ -62,7 +62,9 @@ def residual_relative_sd(results: dict[str, ArmResult]) -> tuple[float, int] | N
     not scatter, and must not hide behind itself)."""
     squares, df = 0.0, 0
     for r in results.values():
-        points = [(run.wave, run.output_throughput) for run in r.runs if run.output_throughput and run.wave is not None and run.status in ("ok", "stopped_early")]
+        points = [
+            (run.wave, run.output_throughput) for run in r.runs if run.output_throughput and run.wave is not None and run.status in ("ok", "stopped_early")
+        ]
         if len(points) < 3 or len({w for w, _ in points}) < 2:
             continue
         mean = statistics.fmean(v for _, v in points)

@@ -216,8 +216,7 @@ class SpecAdvisorApp(App[int]):
 
         self.push_screen(
             ConfirmModal(
-                "A sweep is running. Stop the vLLM server and quit?\n"
-                "Finished arms are saved; the session can be resumed later.",
+                "A sweep is running. Stop the vLLM server and quit?\nFinished arms are saved; the session can be resumed later.",
                 yes="Stop and quit",
             ),
             answered,

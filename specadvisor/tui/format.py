@@ -107,7 +107,10 @@ def candidate_title(rank: int, c: Candidate, model: str | None = None) -> str:
 
 def candidate_details(c: Candidate) -> list[str]:
     ns = ",".join(str(n) for n in c.n_grid)
-    lines = [f"{c.id} · N {ns} · score {c.score:.2f}" + (f" · drafter {c.drafter}" if c.drafter else ""), f"--speculative-config {json.dumps(c.speculative_config)}"]
+    lines = [
+        f"{c.id} · N {ns} · score {c.score:.2f}" + (f" · drafter {c.drafter}" if c.drafter else ""),
+        f"--speculative-config {json.dumps(c.speculative_config)}",
+    ]
     lines.extend(f"• {r}" for r in c.reasons)
     for ev in c.evidence:
         where = "measured here" if ev.local else ev.source
@@ -178,6 +181,7 @@ def live_arm_lines(row: Any, width: int = 60) -> list[str]:
         lines.append(f"  tok/s {sparkline(list(row.history), max(8, width - 10))}")
     lat = row.latency
     if lat:
+
         def pair(p50: str, p99: str) -> str:
             a, b = lat.get(p50), lat.get(p99)
             return "-" if a is None else f"{a:.0f}/{b:.0f} ms"

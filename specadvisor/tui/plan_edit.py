@@ -13,7 +13,7 @@ from specadvisor.errors import InputError
 
 
 def parse_arm_spec(text: str) -> tuple[str, int]:
-    """"ngram 6" or "ngram N=6" -> ("ngram", 6); anything else is an InputError with the expected form."""
+    """ "ngram 6" or "ngram N=6" -> ("ngram", 6); anything else is an InputError with the expected form."""
     parts = text.replace("N=", " ").replace("n=", " ").split()
     if len(parts) != 2 or not parts[1].isdigit() or int(parts[1]) < 1:
         raise InputError(f"cannot read arm {text!r}", hint='type a candidate id and N, e.g. "ngram 6"')

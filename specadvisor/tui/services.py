@@ -116,7 +116,9 @@ def default_services(db_path: Path | None = None, runner_kwargs: dict[str, Any] 
         with Store.open(db_path or paths().database) as store:
             return store.find_sessions(model=model.id, hardware_fingerprint=hardware.fingerprint())
 
-    def plan(advice: Advice, model: ModelProfile, hardware: HardwareProfile, workload: Workload, budget_s: float | None = None, host_only: bool = True) -> PlanLike:
+    def plan(
+        advice: Advice, model: ModelProfile, hardware: HardwareProfile, workload: Workload, budget_s: float | None = None, host_only: bool = True
+    ) -> PlanLike:
         """The default plan for this host (a CPU-only host measures what it can), sized to the budget
         with costs measured here when the store has them; host_only=False plans for a GPU machine."""
         from specadvisor.domain import SweepSettings

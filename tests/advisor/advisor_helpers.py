@@ -10,10 +10,7 @@ def gpus(name: str, count: int = 1, *, engine_version: str | None = None) -> Har
     spec = find_gpu(name)
     assert spec is not None, name
     return HardwareProfile(
-        gpus=[
-            GpuInfo(index=i, vendor=spec.vendor, name=spec.name, memory_total_mib=int(spec.memory_gib * 1024), source="catalog")
-            for i in range(count)
-        ],
+        gpus=[GpuInfo(index=i, vendor=spec.vendor, name=spec.name, memory_total_mib=int(spec.memory_gib * 1024), source="catalog") for i in range(count)],
         engine=EngineInfo(found=engine_version is not None, version=engine_version),
         hypothetical=True,
     )

@@ -28,8 +28,13 @@ for config in request["configs"]:
         verdicts.append({"ok": True, "method": parsed.method, "n": parsed.num_speculative_tokens})
     except Exception as exc:  # noqa: BLE001 - the verdict is the data: report every failure
         verdicts.append({"ok": False, "error": f"{type(exc).__name__}: {exc}"[:600]})
-print("RESULT " + json.dumps({
-    "fields": [f.name for f in dataclasses.fields(speculative.SpeculativeConfig) if f.init],
-    "methods": sorted(set(_literals(speculative.SpeculativeMethod))),
-    "verdicts": verdicts,
-}))
+print(
+    "RESULT "
+    + json.dumps(
+        {
+            "fields": [f.name for f in dataclasses.fields(speculative.SpeculativeConfig) if f.init],
+            "methods": sorted(set(_literals(speculative.SpeculativeMethod))),
+            "verdicts": verdicts,
+        }
+    )
+)

@@ -27,8 +27,12 @@ def _session(speedup: float, *, vllm_version="0.32.0", concurrency=1, method="ng
 
 def _advice(sessions, version="0.32.0", concurrency=1):
     return advise(
-        gpus("L40S"), model("acme/ft", params_b=13.0), Workload(concurrency=concurrency),
-        vllm_version=version, local_sessions=sessions, rulebase=RB,
+        gpus("L40S"),
+        model("acme/ft", params_b=13.0),
+        Workload(concurrency=concurrency),
+        vllm_version=version,
+        local_sessions=sessions,
+        rulebase=RB,
     )
 
 
@@ -57,9 +61,13 @@ def test_other_vllm_version_makes_the_result_stale_and_lighter():
 def test_changed_drafter_makes_the_result_stale():
     sessions = [_session(1.8, method="draft_model", drafter="acme/old-draft")]
     advice = advise(
-        gpus("L40S"), model("acme/ft", params_b=13.0), Workload(),
+        gpus("L40S"),
+        model("acme/ft", params_b=13.0),
+        Workload(),
         drafter=DrafterProfile(id="acme/new-draft", method="draft_model"),
-        vllm_version="0.32.0", local_sessions=sessions, rulebase=RB,
+        vllm_version="0.32.0",
+        local_sessions=sessions,
+        rulebase=RB,
     )
     draft = next(c for c in advice.candidates if c.id == "draft_model")
     assert [e.stale for e in draft.evidence if e.local] == [True]

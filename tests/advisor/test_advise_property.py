@@ -60,4 +60,12 @@ def test_every_emitted_config_is_valid_for_its_version(model, gpu, count, kind, 
         assert set(config) <= set(config_keys_for(candidate.method, version, RB))
         assert candidate.n_grid and candidate.n_grid == sorted(set(candidate.n_grid))
         for n in candidate.n_grid:  # every N of the grid, not only the template's
-            assert validate_spec_config({**config, "num_speculative_tokens": n}, version, rulebase=RB, mtp_layers=model.mtp.layers if candidate.id == "mtp" and not candidate.drafter else None) == [], (candidate.id, n)
+            assert (
+                validate_spec_config(
+                    {**config, "num_speculative_tokens": n},
+                    version,
+                    rulebase=RB,
+                    mtp_layers=model.mtp.layers if candidate.id == "mtp" and not candidate.drafter else None,
+                )
+                == []
+            ), (candidate.id, n)

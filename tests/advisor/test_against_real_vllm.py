@@ -38,8 +38,12 @@ def _emitted_configs(model_dir: Path) -> list[dict]:
         for concurrency in (1, 64):
             for user_drafter in (None, drafter):
                 advice = advise(
-                    HardwareProfile(), model("HuggingFaceTB/SmolLM2-135M-Instruct"), Workload(kind=kind, concurrency=concurrency),
-                    drafter=user_drafter, vllm_version=VERSION, rulebase=rb,
+                    HardwareProfile(),
+                    model("HuggingFaceTB/SmolLM2-135M-Instruct"),
+                    Workload(kind=kind, concurrency=concurrency),
+                    drafter=user_drafter,
+                    vllm_version=VERSION,
+                    rulebase=rb,
                 )
                 for candidate in advice.candidates:
                     configs += [{**candidate.speculative_config, "num_speculative_tokens": n} for n in candidate.n_grid]
@@ -52,8 +56,12 @@ def test_rule_base_and_emitted_configs_agree_with_real_vllm(engine):
     assert {c["method"] for c in configs} >= {"ngram", "suffix", "draft_model"}
     probe = Path(__file__).with_name("real_vllm_probe.py")
     proc = subprocess.run(
-        [str(engine.python), str(probe)], input=json.dumps({"model_dir": str(engine.model_dir), "configs": configs}),
-        capture_output=True, text=True, timeout=800, env={**os.environ, **engine.env},
+        [str(engine.python), str(probe)],
+        input=json.dumps({"model_dir": str(engine.model_dir), "configs": configs}),
+        capture_output=True,
+        text=True,
+        timeout=800,
+        env={**os.environ, **engine.env},
     )
     line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")), None)
     assert line, proc.stderr[-2000:]

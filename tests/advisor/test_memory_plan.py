@@ -86,4 +86,9 @@ def test_version_bounds_with_their_sources(config, version, problem, rb):
 def test_the_same_configs_pass_where_vllm_accepts_them(rb):
     assert validate_spec_config({"method": "deepseek_mtp", "num_speculative_tokens": 1}, "0.10.2", rulebase=rb) == []
     assert validate_spec_config({"method": "dspark", "num_speculative_tokens": 7, "enable_adaptive_verification": True}, "0.32.0", rulebase=rb) == []
-    assert validate_spec_config({"method": "eagle3", "model": "d", "num_speculative_tokens": 3, "num_speculative_tokens_per_batch_size": [[1, 8, 3]]}, "0.26.0", rulebase=rb) == []
+    assert (
+        validate_spec_config(
+            {"method": "eagle3", "model": "d", "num_speculative_tokens": 3, "num_speculative_tokens_per_batch_size": [[1, 8, 3]]}, "0.26.0", rulebase=rb
+        )
+        == []
+    )

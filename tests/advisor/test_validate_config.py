@@ -17,7 +17,17 @@ VALID = [
     ({"method": "medusa", "model": "d", "num_speculative_tokens": 2}, "0.32.0"),
     ({"method": "mtp", "num_speculative_tokens": 4}, None),
     ({"method": "mtp"}, None),
-    ({"method": "eagle3", "model": "d", "num_speculative_tokens": 3, "rejection_sample_method": "synthetic", "synthetic_acceptance_length": 2.5, "disable_padded_drafter_batch": True}, "0.32.0"),
+    (
+        {
+            "method": "eagle3",
+            "model": "d",
+            "num_speculative_tokens": 3,
+            "rejection_sample_method": "synthetic",
+            "synthetic_acceptance_length": 2.5,
+            "disable_padded_drafter_batch": True,
+        },
+        "0.32.0",
+    ),
     ({"method": "draft_model", "model": "d", "num_speculative_tokens": 3, "num_speculative_tokens_per_batch_size": [[1, 8, 4], [9, 64, 2]]}, None),
 ]
 

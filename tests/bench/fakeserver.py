@@ -93,7 +93,7 @@ class FakeServer:
                 body = await reader.readexactly(length) if length else b""
                 route = path.split("?")[0]
                 if self.config.path_prefix and route.startswith(self.config.path_prefix):
-                    route = route[len(self.config.path_prefix):]
+                    route = route[len(self.config.path_prefix) :]
                 await self._route(method, route, body, writer)
                 if self.config.close_after_response:
                     break
@@ -105,10 +105,7 @@ class FakeServer:
     @staticmethod
     def _send(writer, status: int, payload: bytes, content_type: str = "application/json") -> None:
         reason = {200: "OK", 404: "Not Found", 500: "Internal Server Error"}.get(status, "Error")
-        writer.write(
-            f"HTTP/1.1 {status} {reason}\r\ncontent-type: {content_type}\r\ncontent-length: {len(payload)}\r\n\r\n".encode()
-            + payload
-        )
+        writer.write(f"HTTP/1.1 {status} {reason}\r\ncontent-type: {content_type}\r\ncontent-length: {len(payload)}\r\n\r\n".encode() + payload)
 
     async def _route(self, method: str, path: str, body: bytes, writer) -> None:
         if method == "POST" and path in ("/v1/completions", "/v1/chat/completions"):
@@ -169,7 +166,11 @@ class FakeServer:
                 await writer.drain()
                 await asyncio.sleep(0)
         usage = {"prompt_tokens": prompt_tokens, "completion_tokens": sent, "total_tokens": prompt_tokens + sent}
-        self._chunk(writer, b'data: {"id":"c1","object":"%s","created":1,"model":"m","choices":[],"usage":%s}\n\n' % (obj.encode(), json.dumps(usage, separators=(",", ":")).encode()))
+        self._chunk(
+            writer,
+            b'data: {"id":"c1","object":"%s","created":1,"model":"m","choices":[],"usage":%s}\n\n'
+            % (obj.encode(), json.dumps(usage, separators=(",", ":")).encode()),
+        )
         self._chunk(writer, b"data: [DONE]\n\n")
         writer.write(b"0\r\n\r\n")
         st.running -= 1

@@ -18,11 +18,17 @@ def prompts(n: int) -> PromptSet:
 async def run(concurrency: int, n_prompts: int, *, rate=None, delay=0.01, output_len=12):
     srv = await FakeServer(FakeConfig(chunk_delay_s=delay)).start()
     try:
-        events = [ev async for ev in measure_arm(
-            base_url=srv.base_url, model_name="m", arm=Arm(id="a", label="a", concurrency=concurrency),
-            settings=SweepSettings(output_len=output_len, warmup=0, request_rate=rate), prompts=prompts(n_prompts),
-            sample_interval_s=0.05,
-        )]
+        events = [
+            ev
+            async for ev in measure_arm(
+                base_url=srv.base_url,
+                model_name="m",
+                arm=Arm(id="a", label="a", concurrency=concurrency),
+                settings=SweepSettings(output_len=output_len, warmup=0, request_rate=rate),
+                prompts=prompts(n_prompts),
+                sample_interval_s=0.05,
+            )
+        ]
     finally:
         await srv.stop()
     assert isinstance(events[-1], ArmFinished)
@@ -54,8 +60,7 @@ async def test_poisson_rate_held_back_by_the_concurrency_cap_is_warned():
     events = await run(1, 8, rate=100.0, delay=0.01)
     load = events[-1].result.achieved_load
     assert load.mode == "poisson" and load.asked == 100.0 and load.achieved < 50
-    assert any("achieved request rate" in e.message and "concurrency cap 1" in e.message
-               for e in events if isinstance(e, MeasurementWarning))
+    assert any("achieved request rate" in e.message and "concurrency cap 1" in e.message for e in events if isinstance(e, MeasurementWarning))
 
 
 def _record(start: float, end: float) -> RequestRecord:
@@ -63,8 +68,7 @@ def _record(start: float, end: float) -> RequestRecord:
 
 
 def test_mean_in_flight_is_request_time_over_duration():
-    load = LoadResult(records=[_record(0, 10), _record(0, 10), _record(0, 5), _record(5, 10)],
-                      duration_s=10.0, achieved_rate=0.3, concurrency=4)
+    load = LoadResult(records=[_record(0, 10), _record(0, 10), _record(0, 5), _record(5, 10)], duration_s=10.0, achieved_rate=0.3, concurrency=4)
     assert load.mean_in_flight == pytest.approx(3.0)
     summary = achieved_load([load, load])
     assert summary.achieved == pytest.approx(3.0) and summary.per_trial == [3.0, 3.0] and summary.short() == "3.0/4 in flight"
@@ -93,8 +97,7 @@ def _steady_load(duration: float, latency: float, streams: int, tokens: int = 16
         t = s * latency / streams
         while t + latency <= duration:
             gaps = [latency / tokens] * (tokens - 1)
-            recs.append(RequestRecord(ok=True, completion_tokens=tokens, ttft_s=latency / tokens, latency_s=latency,
-                                      itl_s=gaps, start_s=t, end_s=t + latency))
+            recs.append(RequestRecord(ok=True, completion_tokens=tokens, ttft_s=latency / tokens, latency_s=latency, itl_s=gaps, start_s=t, end_s=t + latency))
             t += latency
     return LoadResult(records=recs, duration_s=duration, achieved_rate=1.0, start_s=0.0, end_s=duration, concurrency=streams)
 

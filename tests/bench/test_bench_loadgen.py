@@ -74,8 +74,7 @@ async def test_failures_are_records_not_exceptions(server):
 
 
 async def test_unreachable_server_fails_every_request():
-    result = await run_load(base_url="http://127.0.0.1:9", model_name="m", prompts=text_set(2), output_len=4,
-                            temperature=0.0, seed=0, concurrency=2)
+    result = await run_load(base_url="http://127.0.0.1:9", model_name="m", prompts=text_set(2), output_len=4, temperature=0.0, seed=0, concurrency=2)
     assert result.failed == 2 and "Connect" in result.records[0].error
 
 
@@ -102,10 +101,13 @@ async def test_poisson_rate_is_reported_as_achieved(server):
     assert starts[-1] - starts[0] > 0.2  # not sent all at once
 
 
-@pytest.mark.parametrize("fixture,endpoint,tokens", [
-    ("vllm032_completions_stream.sse", "/v1/completions", 24),
-    ("vllm032_chat_stream.sse", "/v1/chat/completions", 16),
-])
+@pytest.mark.parametrize(
+    "fixture,endpoint,tokens",
+    [
+        ("vllm032_completions_stream.sse", "/v1/completions", 24),
+        ("vllm032_chat_stream.sse", "/v1/chat/completions", 16),
+    ],
+)
 async def test_real_vllm_streams_parse(fixture, endpoint, tokens):
     payload = (FIXTURES / fixture).read_bytes()
 
@@ -143,6 +145,5 @@ async def test_reconnects_when_server_drops_idle_connections(server):
 
 @pytest.mark.parametrize("server", [FakeConfig(path_prefix="/proxy")], indirect=True)
 async def test_server_behind_a_path_prefix(server):
-    result = await run_load(base_url=server.base_url + "/proxy/", model_name="m", prompts=text_set(2), output_len=4,
-                            temperature=0.0, seed=0, concurrency=2)
+    result = await run_load(base_url=server.base_url + "/proxy/", model_name="m", prompts=text_set(2), output_len=4, temperature=0.0, seed=0, concurrency=2)
     assert result.completed == 2

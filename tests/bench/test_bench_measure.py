@@ -25,8 +25,11 @@ def prompts(n: int, text: str = "one two three") -> PromptSet:
 async def collect(server, *, arm=None, settings=None, ps=None, on_event=None, interval=0.05):
     events = []
     async for ev in measure_arm(
-        base_url=server.base_url, model_name="m", arm=arm or Arm(id="a", label="a", concurrency=2),
-        settings=settings or SweepSettings(output_len=12, warmup=2), prompts=ps or prompts(6),
+        base_url=server.base_url,
+        model_name="m",
+        arm=arm or Arm(id="a", label="a", concurrency=2),
+        settings=settings or SweepSettings(output_len=12, warmup=2),
+        prompts=ps or prompts(6),
         sample_interval_s=interval,
     ):
         events.append(ev)
@@ -147,8 +150,7 @@ async def test_unreachable_server_still_ends_with_one_result():
 
 
 def test_window_throughputs_spread_tokens_over_time():
-    recs = [RequestRecord(ok=True, completion_tokens=10, ttft_s=0.5, latency_s=9.5, itl_s=[1.0] * 9, start_s=100.0 + i)
-            for i in range(2)]
+    recs = [RequestRecord(ok=True, completion_tokens=10, ttft_s=0.5, latency_s=9.5, itl_s=[1.0] * 9, start_s=100.0 + i) for i in range(2)]
     load = LoadResult(records=recs, duration_s=10.5, achieved_rate=1.0, start_s=100.0, end_s=110.5)
     windows = window_throughputs(load)
     assert len(windows) == 10
@@ -158,8 +160,14 @@ def test_window_throughputs_spread_tokens_over_time():
 async def test_stopping_iteration_stops_the_load(spec_server):
     import asyncio
 
-    gen = measure_arm(base_url=spec_server.base_url, model_name="m", arm=Arm(id="a", label="a", concurrency=2),
-                      settings=SweepSettings(output_len=12, warmup=0), prompts=prompts(20), sample_interval_s=0.05)
+    gen = measure_arm(
+        base_url=spec_server.base_url,
+        model_name="m",
+        arm=Arm(id="a", label="a", concurrency=2),
+        settings=SweepSettings(output_len=12, warmup=0),
+        prompts=prompts(20),
+        sample_interval_s=0.05,
+    )
     async for ev in gen:
         if isinstance(ev, Progress):
             break

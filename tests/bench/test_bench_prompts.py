@@ -56,19 +56,26 @@ def test_user_jsonl_prompt_and_messages(tmp_path):
 
 def test_user_sharegpt_json(tmp_path):
     f = tmp_path / "sg.json"
-    f.write_text(json.dumps([
-        {"id": "a", "conversations": [{"from": "human", "value": "Q1"}, {"from": "gpt", "value": "A1"}]},
-        {"id": "b", "conversations": [{"from": "human", "value": "lonely"}]},
-    ]))
+    f.write_text(
+        json.dumps(
+            [
+                {"id": "a", "conversations": [{"from": "human", "value": "Q1"}, {"from": "gpt", "value": "A1"}]},
+                {"id": "b", "conversations": [{"from": "human", "value": "lonely"}]},
+            ]
+        )
+    )
     ps = load_prompts(str(f), 1)
     assert ps.chat and ps.prompts[0].id == "a"
 
 
-@pytest.mark.parametrize("content,match", [
-    ('{"prompt": "ok"}\n{oops\n', r"bad\.jsonl:2: not valid JSON"),
-    ('{"text": "no prompt key"}\n', "no usable prompt"),
-    ("", "holds no prompts"),
-])
+@pytest.mark.parametrize(
+    "content,match",
+    [
+        ('{"prompt": "ok"}\n{oops\n', r"bad\.jsonl:2: not valid JSON"),
+        ('{"text": "no prompt key"}\n', "no usable prompt"),
+        ("", "holds no prompts"),
+    ],
+)
 def test_bad_user_files_are_one_line_input_errors(tmp_path, content, match):
     f = tmp_path / "bad.jsonl"
     f.write_text(content)

@@ -26,8 +26,13 @@ NGRAM = {"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_min": 2,
 async def server(tmp_path_factory):
     engine = ensure_cpu_engine(progress=lambda line: print(f"[cpu-engine] {line}", flush=True))
     spec = ServerSpec(
-        model=str(engine.model_dir), engine_cmd=engine.engine_cmd, extra_args=engine.server_args, env=engine.env,
-        speculative_config=NGRAM, served_model_name=SERVED, log_path=tmp_path_factory.mktemp("vllm") / "server.log",
+        model=str(engine.model_dir),
+        engine_cmd=engine.engine_cmd,
+        extra_args=engine.server_args,
+        env=engine.env,
+        speculative_config=NGRAM,
+        served_model_name=SERVED,
+        log_path=tmp_path_factory.mktemp("vllm") / "server.log",
         ready_timeout_s=900,
     )
     async with VllmServer(spec) as srv:
@@ -42,8 +47,12 @@ async def test_chat_prompts_fit_and_measure_with_trials(server):
     assert fitted.dropped == 0 and all(p.tokens and p.tokens > 20 for p in fitted.prompts)  # chat template counted
 
     settings = SweepSettings(output_len=24, temperature=0.0, warmup=1, trials=2)
-    events = [e async for e in measure_arm(base_url=base, model_name=SERVED, arm=Arm(id="ngram-n4", label="ngram", concurrency=2),
-                                           settings=settings, prompts=fitted, sample_interval_s=0.5)]
+    events = [
+        e
+        async for e in measure_arm(
+            base_url=base, model_name=SERVED, arm=Arm(id="ngram-n4", label="ngram", concurrency=2), settings=settings, prompts=fitted, sample_interval_s=0.5
+        )
+    ]
     final = events[-1]
     assert isinstance(final, ArmFinished)
     r = final.result

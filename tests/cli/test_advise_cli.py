@@ -25,7 +25,22 @@ def _json(capsys, *argv) -> dict:
 
 
 def test_advise_json_has_ranked_candidates_baseline_and_commands(capsys):
-    data = _json(capsys, "advise", "--model", "openai/gpt-oss-20b", "--gpu", "B200", "--workload", "code", "--concurrency", "1", "--vllm-version", "0.33.0", "--offline", "--json")
+    data = _json(
+        capsys,
+        "advise",
+        "--model",
+        "openai/gpt-oss-20b",
+        "--gpu",
+        "B200",
+        "--workload",
+        "code",
+        "--concurrency",
+        "1",
+        "--vllm-version",
+        "0.33.0",
+        "--offline",
+        "--json",
+    )
     top = data["candidates"][0]
     assert top["method"] == "eagle3" and top["speculative_config"]["parallel_drafting"] is True
     for key in ("method", "drafter", "speculative_config", "n_grid", "score", "reasons", "evidence", "serve_command", "container_command"):
@@ -79,8 +94,15 @@ def test_local_sessions_from_the_store_are_cited(tmp_path, capsys):
 
     hw = hypothetical("L40S")
     session = Session(
-        model="acme/support-bot-ft", hardware=hw, hardware_fingerprint=hw.fingerprint(), vllm_version="0.32.0", status="finished",
-        arms=[Arm(id="baseline", label="no speculation"), Arm(id="suffix-n8", label="suffix N=8", method="suffix", n=8, speculative_config={"method": "suffix", "num_speculative_tokens": 8})],
+        model="acme/support-bot-ft",
+        hardware=hw,
+        hardware_fingerprint=hw.fingerprint(),
+        vllm_version="0.32.0",
+        status="finished",
+        arms=[
+            Arm(id="baseline", label="no speculation"),
+            Arm(id="suffix-n8", label="suffix N=8", method="suffix", n=8, speculative_config={"method": "suffix", "num_speculative_tokens": 8}),
+        ],
         results=[ArmResult(arm_id="baseline", output_throughput=50.0), ArmResult(arm_id="suffix-n8", status=ArmStatus.ok, output_throughput=90.0)],
     )
     db = tmp_path / "store.db"

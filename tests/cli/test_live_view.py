@@ -30,7 +30,9 @@ EVENTS = [
     Progress(arm_id="baseline", completed=4, total=8, output_throughput=9.0),
     ArmFinished(result=ArmResult(arm_id="baseline", output_throughput=10.0, output_throughput_ci=(9.5, 10.5))),
     ServerStarting(arm_id="ngram-n4", command=["vllm", "serve"]),
-    MetricsSampled(sample=MetricsSample(arm_id="ngram-n4", t=1, num_drafts=10, num_draft_tokens=40, num_accepted_tokens=26, accepted_per_position=[9, 8, 6, 3])),
+    MetricsSampled(
+        sample=MetricsSample(arm_id="ngram-n4", t=1, num_drafts=10, num_draft_tokens=40, num_accepted_tokens=26, accepted_per_position=[9, 8, 6, 3])
+    ),
 ]
 
 

@@ -20,15 +20,32 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "report"
 @pytest.fixture
 def fake_engine(monkeypatch):
     measure = FakeMeasure(lambda arm: {None: 100.0, 2: 150.0, 4: 140.0}[arm.n])
-    monkeypatch.setattr(runner_module, "VllmServerFactory", lambda env=None: (lambda arm, session: FakeServer(arm)))
+    monkeypatch.setattr(runner_module, "VllmServerFactory", lambda env=None: lambda arm, session: FakeServer(arm))
     monkeypatch.setattr(runner_module, "_default_measure", measure)
     monkeypatch.setattr(runner_module, "_default_prompt_loader", lambda session: None)
     return measure
 
 
 def sweep_json(db, capsys, *extra):
-    code = main(["--db", str(db), "sweep", "--model", "m", "--method", "ngram", "--n", "2,4",
-                 "--spec-extra", '{"prompt_lookup_min":2}', "--num-prompts", "4", "--json", *extra])
+    code = main(
+        [
+            "--db",
+            str(db),
+            "sweep",
+            "--model",
+            "m",
+            "--method",
+            "ngram",
+            "--n",
+            "2,4",
+            "--spec-extra",
+            '{"prompt_lookup_min":2}',
+            "--num-prompts",
+            "4",
+            "--json",
+            *extra,
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0, out
     return json.loads(out)
@@ -66,8 +83,19 @@ def test_report_snippet_and_export_plan_from_the_stored_session(tmp_path, capsys
 
 def test_import_bench_creates_a_session_with_imported_arms(tmp_path, capsys):
     db = tmp_path / "s.db"
-    code = main(["--db", str(db), "import-bench", str(FIXTURES / "bench_baseline.json"), str(FIXTURES / "bench_ngram_n4.json"),
-                 "--model", "HuggingFaceTB/SmolLM2-135M-Instruct", "--spec-config", '{"method":"ngram","num_speculative_tokens":4}'])
+    code = main(
+        [
+            "--db",
+            str(db),
+            "import-bench",
+            str(FIXTURES / "bench_baseline.json"),
+            str(FIXTURES / "bench_ngram_n4.json"),
+            "--model",
+            "HuggingFaceTB/SmolLM2-135M-Instruct",
+            "--spec-config",
+            '{"method":"ngram","num_speculative_tokens":4}',
+        ]
+    )
     assert code == 0
     sid = capsys.readouterr().out.strip()
     assert main(["--db", str(db), "snippet", sid]) == 0
@@ -163,8 +191,22 @@ class _AttachableFake:
 def test_endpoint_mode_measures_the_running_server_as_one_arm(tmp_path, capsys):
     server = _AttachableFake()
     try:
-        code = main(["--db", str(tmp_path / "s.db"), "sweep", "--endpoint", server.fake.base_url + "/v1",
-                     "--num-prompts", "3", "--output-len", "8", "--warmup", "0", "--json"])
+        code = main(
+            [
+                "--db",
+                str(tmp_path / "s.db"),
+                "sweep",
+                "--endpoint",
+                server.fake.base_url + "/v1",
+                "--num-prompts",
+                "3",
+                "--output-len",
+                "8",
+                "--warmup",
+                "0",
+                "--json",
+            ]
+        )
     finally:
         server.close()
     out = capsys.readouterr().out
@@ -183,8 +225,24 @@ def test_endpoint_mode_measures_every_requested_concurrency(tmp_path, capsys):
     (mean requests in flight) proves each arm ran at its own level."""
     server = _AttachableFake()
     try:
-        code = main(["--db", str(tmp_path / "s.db"), "sweep", "--endpoint", server.fake.base_url, "--concurrency", "1,4",
-                     "--num-prompts", "16", "--output-len", "24", "--warmup", "0", "--json"])
+        code = main(
+            [
+                "--db",
+                str(tmp_path / "s.db"),
+                "sweep",
+                "--endpoint",
+                server.fake.base_url,
+                "--concurrency",
+                "1,4",
+                "--num-prompts",
+                "16",
+                "--output-len",
+                "24",
+                "--warmup",
+                "0",
+                "--json",
+            ]
+        )
     finally:
         server.close()
     out = capsys.readouterr().out
@@ -203,8 +261,24 @@ def test_endpoint_mode_measures_every_requested_concurrency(tmp_path, capsys):
 def test_endpoint_mode_at_concurrency_4_runs_4_in_flight(tmp_path, capsys):
     server = _AttachableFake()
     try:
-        code = main(["--db", str(tmp_path / "s.db"), "sweep", "--endpoint", server.fake.base_url, "--concurrency", "4",
-                     "--num-prompts", "16", "--output-len", "24", "--warmup", "0", "--json"])
+        code = main(
+            [
+                "--db",
+                str(tmp_path / "s.db"),
+                "sweep",
+                "--endpoint",
+                server.fake.base_url,
+                "--concurrency",
+                "4",
+                "--num-prompts",
+                "16",
+                "--output-len",
+                "24",
+                "--warmup",
+                "0",
+                "--json",
+            ]
+        )
     finally:
         server.close()
     data = json.loads(capsys.readouterr().out)
@@ -236,8 +310,7 @@ def test_a_cpu_build_behind_engine_cmd_gets_the_cpu_defaults(tmp_path, capsys, m
     monkeypatch.setattr(engine_probe, "probe_engine", lambda cmd, **kw: EngineInfo(found=True, platform=platform, command=cmd))
     monkeypatch.delenv("VLLM_CPU_KVCACHE_SPACE", raising=False)
     db = tmp_path / "s.db"
-    data = sweep_json(db, capsys, "--engine-cmd", "/opt/vllm-cpu/bin/python -m vllm.entrypoints.openai.api_server",
-                      "--server-arg=--dtype=bfloat16")
+    data = sweep_json(db, capsys, "--engine-cmd", "/opt/vllm-cpu/bin/python -m vllm.entrypoints.openai.api_server", "--server-arg=--dtype=bfloat16")
     with Store.open(db) as store:
         args = store.get_session(data["session_id"]).settings.server_args
     err = capsys.readouterr().err
@@ -267,8 +340,21 @@ def test_a_failed_launch_reports_the_real_cause_and_fix(tmp_path, capsys):
     and its fix, not vLLM's wrapper ("WorkerProc initialization failed")."""
     fake = Path(__file__).resolve().parents[1] / "engine" / "fake_vllm.py"
     log = Path(__file__).resolve().parents[1] / "fixtures" / "engine" / "cpu_memory.log"
-    code = main(["--db", str(tmp_path / "s.db"), "sweep", "--model", "m", "--no-bracket", "--num-prompts", "2",
-                 "--engine-cmd", f"{sys.executable} {fake} --mode exit --rc 1 --fail-log {log}", "--json"])
+    code = main(
+        [
+            "--db",
+            str(tmp_path / "s.db"),
+            "sweep",
+            "--model",
+            "m",
+            "--no-bracket",
+            "--num-prompts",
+            "2",
+            "--engine-cmd",
+            f"{sys.executable} {fake} --mode exit --rc 1 --fail-log {log}",
+            "--json",
+        ]
+    )
     captured = capsys.readouterr()
     assert code == 4
     [arm] = json.loads(captured.out)["arms"]

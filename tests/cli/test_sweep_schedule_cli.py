@@ -47,8 +47,15 @@ def test_trials_are_interleaved_and_drift_is_in_the_json(tmp_path, capsys, fake_
     assert code == 0
     data = json.loads(out)
     assert fake_engine.calls == ["baseline", "ngram-n2", "ngram-n4"] * 2 + ["baseline"]
-    assert data["order"] == ["baseline:trial1@w1", "ngram-n2:trial1@w2", "ngram-n4:trial1@w3",
-                             "baseline:trial2@w4", "ngram-n2:trial2@w5", "ngram-n4:trial2@w6", "baseline:bracket@w7"]
+    assert data["order"] == [
+        "baseline:trial1@w1",
+        "ngram-n2:trial1@w2",
+        "ngram-n4:trial1@w3",
+        "baseline:trial2@w4",
+        "ngram-n2:trial2@w5",
+        "ngram-n4:trial2@w6",
+        "baseline:bracket@w7",
+    ]
     assert data["drift"]["change"] == 0 and data["drift"]["measurements"] == 3 and data["drift"]["threshold"] == 0.05
     assert data["launches_used"] == 7 == data["launches_full_grid"]
     assert data["recommendation"]["drift"]["measurements"] == 3

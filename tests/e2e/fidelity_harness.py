@@ -34,8 +34,14 @@ class BenchWorker:
     """One `vllm bench serve` process (the CPU engine's Python) serving many runs."""
 
     def __init__(self, engine_python: Path):
-        self.proc = subprocess.Popen([str(engine_python), str(WORKER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, text=True, env={**os.environ, "VLLM_LOGGING_LEVEL": "WARNING"})
+        self.proc = subprocess.Popen(
+            [str(engine_python), str(WORKER)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env={**os.environ, "VLLM_LOGGING_LEVEL": "WARNING"},
+        )
         self.lock = threading.Lock()
         hello = self.proc.stdout.readline()
         if not hello:
@@ -80,18 +86,23 @@ class Comparison:
         return (max(values) - min(values)) / statistics.median(values)
 
     def row(self) -> str:
-        return (f"| {self.mode} | {self.concurrency} | {statistics.median(self.ours):.2f} | {statistics.median(self.bench):.2f} | "
-                f"{self.ratio:.3f} | {self.spread(self.ours):.1%} / {self.spread(self.bench):.1%} |")
+        return (
+            f"| {self.mode} | {self.concurrency} | {statistics.median(self.ours):.2f} | {statistics.median(self.bench):.2f} | "
+            f"{self.ratio:.3f} | {self.spread(self.ours):.1%} / {self.spread(self.bench):.1%} |"
+        )
 
 
 def _counts(r: ArmResult) -> dict:
-    return {"drafts": r.num_drafts, "draft_tokens": r.num_draft_tokens, "accepted": r.num_accepted_tokens,
-            "per_position": [p.accepted for p in r.per_position]}
+    return {"drafts": r.num_drafts, "draft_tokens": r.num_draft_tokens, "accepted": r.num_accepted_tokens, "per_position": [p.accepted for p in r.per_position]}
 
 
 def _delta_counts(d) -> dict:
-    return {"drafts": int(d.num_drafts), "draft_tokens": int(d.num_draft_tokens), "accepted": int(d.num_accepted_tokens),
-            "per_position": [int(x) for x in d.accepted_per_position]}
+    return {
+        "drafts": int(d.num_drafts),
+        "draft_tokens": int(d.num_draft_tokens),
+        "accepted": int(d.num_accepted_tokens),
+        "per_position": [int(x) for x in d.accepted_per_position],
+    }
 
 
 class FidelityMeasure:
@@ -109,19 +120,43 @@ class FidelityMeasure:
     def _dataset(self, prompts) -> Path:
         # ShareGPT layout: vLLM sends the first turn as the raw completion prompt, as specadvisor does.
         path = Path(self._dataset_dir.name) / "prompts.json"
-        path.write_text(json.dumps([
-            {"id": p.id, "conversations": [{"from": "human", "value": p.text}, {"from": "gpt", "value": "-"}]} for p in prompts.prompts
-        ]))
+        path.write_text(
+            json.dumps([{"id": p.id, "conversations": [{"from": "human", "value": p.text}, {"from": "gpt", "value": "-"}]} for p in prompts.prompts])
+        )
         return path
 
     def _bench(self, base_url: str, model_name: str, settings, concurrency: int, dataset: Path, n: int) -> dict:
-        return self.worker.run([
-            "--base-url", base_url, "--backend", "openai", "--endpoint", "/v1/completions", "--model", model_name,
-            "--tokenizer", str(self.tokenizer), "--dataset-name", "sharegpt", "--dataset-path", str(dataset),
-            "--sharegpt-output-len", str(settings.output_len), "--disable-shuffle", "--num-prompts", str(n),
-            "--max-concurrency", str(concurrency), "--ignore-eos", "--temperature", str(settings.temperature),
-            "--num-warmups", "0", "--disable-tqdm",
-        ])
+        return self.worker.run(
+            [
+                "--base-url",
+                base_url,
+                "--backend",
+                "openai",
+                "--endpoint",
+                "/v1/completions",
+                "--model",
+                model_name,
+                "--tokenizer",
+                str(self.tokenizer),
+                "--dataset-name",
+                "sharegpt",
+                "--dataset-path",
+                str(dataset),
+                "--sharegpt-output-len",
+                str(settings.output_len),
+                "--disable-shuffle",
+                "--num-prompts",
+                str(n),
+                "--max-concurrency",
+                str(concurrency),
+                "--ignore-eos",
+                "--temperature",
+                str(settings.temperature),
+                "--num-warmups",
+                "0",
+                "--disable-tqdm",
+            ]
+        )
 
     async def __call__(self, **kw):
         arm, settings, prompts, base_url = kw["arm"], kw["settings"], kw["prompts"], kw["base_url"]
@@ -129,13 +164,20 @@ class FidelityMeasure:
         if base_url not in self._warm:  # a fresh server's first requests are slow: keep them out of both tools' runs
             self._warm.add(base_url)
             warm = prompts.model_copy(update={"prompts": prompts.prompts[:2]})
-            await run_load(base_url=base_url, model_name=kw["model_name"], prompts=warm, output_len=settings.output_len,
-                           temperature=settings.temperature, seed=settings.seed, concurrency=2)
+            await run_load(
+                base_url=base_url,
+                model_name=kw["model_name"],
+                prompts=warm,
+                output_len=settings.output_len,
+                temperature=settings.temperature,
+                seed=settings.seed,
+                concurrency=2,
+            )
         cmp = Comparison(self.mode, arm.concurrency)
         self.comparisons.append(cmp)
         last: ArmResult | None = None
         for i in range(RUNS):
-            for tool in (("ours", "bench") if i % 2 == 0 else ("bench", "ours")):
+            for tool in ("ours", "bench") if i % 2 == 0 else ("bench", "ours"):
                 await reset_prefix_cache(base_url)  # the same cold prefix cache for both tools
                 if tool == "bench":
                     data = await asyncio.to_thread(self._bench, base_url, kw["model_name"], settings, arm.concurrency, dataset, len(prompts.prompts))

@@ -17,9 +17,24 @@ def test_cpu_memory_check_is_reported_by_its_cause_and_fix(cpu_engine, tmp_path,
     for key in cpu_engine.env:
         monkeypatch.delenv(key, raising=False)
     # --gpu-memory-utilization given by hand: specadvisor leaves the KV-cache space to the user, as asked
-    code = main(["--db", str(tmp_path / "s.db"), "sweep", "--model", str(cpu_engine.model_dir),
-                 "--engine-cmd", " ".join(cpu_engine.engine_cmd), "--server-arg=--gpu-memory-utilization=0.92",
-                 "--num-prompts", "2", "--output-len", "8", "--no-bracket", "--json"])
+    code = main(
+        [
+            "--db",
+            str(tmp_path / "s.db"),
+            "sweep",
+            "--model",
+            str(cpu_engine.model_dir),
+            "--engine-cmd",
+            " ".join(cpu_engine.engine_cmd),
+            "--server-arg=--gpu-memory-utilization=0.92",
+            "--num-prompts",
+            "2",
+            "--output-len",
+            "8",
+            "--no-bracket",
+            "--json",
+        ]
+    )
     captured = capsys.readouterr()
     assert code == 4, captured.err  # every arm failed: an engine error, with the first cause on stderr
     last = captured.err.strip().splitlines()[-1]

@@ -32,9 +32,24 @@ async def test_sweep_endpoint_measures_a_running_server_as_one_arm(cpu_engine, t
     db = tmp_path / "attach.db"
     async with VllmServer(spec) as server:
         cli = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "specadvisor", "--db", str(db), "sweep", "--endpoint", server.base_url,
-            "--num-prompts", "4", "--output-len", "32", "--warmup", "1", "--json",
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=dict(os.environ),
+            sys.executable,
+            "-m",
+            "specadvisor",
+            "--db",
+            str(db),
+            "sweep",
+            "--endpoint",
+            server.base_url,
+            "--num-prompts",
+            "4",
+            "--output-len",
+            "32",
+            "--warmup",
+            "1",
+            "--json",
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=dict(os.environ),
         )
         out, err = await cli.communicate()
         assert cli.returncode == 0, err.decode()[-2000:]

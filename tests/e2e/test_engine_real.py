@@ -34,7 +34,7 @@ SPEC_LINE = re.compile(
     r"SpecDecoding metrics: Mean acceptance length: (?P<mal>[\d.]+), .*?Accepted: (?P<acc>\d+) tokens, "
     r"Drafted: (?P<drafted>\d+) tokens, Per-position acceptance rate: (?P<pos>[\d., ]+?), Avg Draft"
 )
-COUNTER = re.compile(r'^(vllm:[a-z_]+)\{([^}]*)\} ([0-9.eE+-]+)$')
+COUNTER = re.compile(r"^(vllm:[a-z_]+)\{([^}]*)\} ([0-9.eE+-]+)$")
 
 
 def spec_lines(log: list[str]) -> list[dict]:
@@ -42,12 +42,14 @@ def spec_lines(log: list[str]) -> list[dict]:
     for line in log:
         match = SPEC_LINE.search(line)
         if match:
-            out.append({
-                "mal": float(match["mal"]),
-                "accepted": int(match["acc"]),
-                "drafted": int(match["drafted"]),
-                "per_position": [float(x) for x in match["pos"].split(",")],
-            })
+            out.append(
+                {
+                    "mal": float(match["mal"]),
+                    "accepted": int(match["acc"]),
+                    "drafted": int(match["drafted"]),
+                    "per_position": [float(x) for x in match["pos"].split(",")],
+                }
+            )
     return out
 
 
@@ -97,12 +99,23 @@ async def serve_and_measure(cpu_engine, arm: Arm, tmp_path) -> dict:
         events = [e async for e in measure_arm(base_url=server.base_url, model_name=SERVED, arm=arm, settings=SETTINGS, prompts=prompts)]
         after = await raw_counters(server.base_url)
         if arm.speculative_config:
-            await wait_for_log_to_cover(log, counter_delta(before, after, "vllm:spec_decode_num_accepted_tokens_total"),
-                                        counter_delta(before, after, "vllm:spec_decode_num_draft_tokens_total"))
+            await wait_for_log_to_cover(
+                log,
+                counter_delta(before, after, "vllm:spec_decode_num_accepted_tokens_total"),
+                counter_delta(before, after, "vllm:spec_decode_num_draft_tokens_total"),
+            )
         pid = server.pid
     return {
-        "startup_s": startup_s, "info": info, "version": version, "reset_ok": reset_ok, "before": before,
-        "after": after, "events": events, "log": log, "pid": pid, "returncode": server.returncode,
+        "startup_s": startup_s,
+        "info": info,
+        "version": version,
+        "reset_ok": reset_ok,
+        "before": before,
+        "after": after,
+        "events": events,
+        "log": log,
+        "pid": pid,
+        "returncode": server.returncode,
     }
 
 
@@ -158,9 +171,7 @@ async def test_cpu_engine_measures_baseline_and_ngram_like_vllm_itself(cpu_engin
     assert result.num_drafts == counter_delta(before, after, "vllm:spec_decode_num_drafts_total") > 0
     assert result.num_draft_tokens == counter_delta(before, after, "vllm:spec_decode_num_draft_tokens_total")
     assert result.num_accepted_tokens == counter_delta(before, after, "vllm:spec_decode_num_accepted_tokens_total")
-    per_pos_counters = [
-        counter_delta(before, after, f"vllm:spec_decode_num_accepted_tokens_per_pos_total[{i}]") for i in range(K)
-    ]
+    per_pos_counters = [counter_delta(before, after, f"vllm:spec_decode_num_accepted_tokens_per_pos_total[{i}]") for i in range(K)]
     assert [p.accepted for p in result.per_position] == per_pos_counters
     assert all(p.drafts == result.num_drafts for p in result.per_position)
     assert result.mean_acceptance_length == pytest.approx(1 + result.num_accepted_tokens / result.num_drafts)
@@ -218,7 +229,9 @@ def test_real_server_group_dies_with_a_sigkilled_parent(cpu_engine):
     sep = "\x1f"
     parent = subprocess.Popen(
         [sys.executable, "-c", PARENT, str(cpu_engine.model_dir), sep.join(cpu_engine.engine_cmd), sep.join(cpu_engine.server_args)],
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         pid = int(parent.stdout.readline())
@@ -258,8 +271,12 @@ async def test_real_invalid_speculative_config_is_diagnosed(cpu_engine, tmp_path
     from specadvisor.engine import ServerStartError
 
     spec = ServerSpec(
-        model=str(cpu_engine.model_dir), engine_cmd=cpu_engine.engine_cmd, extra_args=cpu_engine.server_args,
-        env=cpu_engine.env, speculative_config={**NGRAM, "bogus_key": 1}, log_path=tmp_path / "bad.log",
+        model=str(cpu_engine.model_dir),
+        engine_cmd=cpu_engine.engine_cmd,
+        extra_args=cpu_engine.server_args,
+        env=cpu_engine.env,
+        speculative_config={**NGRAM, "bogus_key": 1},
+        log_path=tmp_path / "bad.log",
     )
     server = VllmServer(spec)
     started = time.monotonic()

@@ -16,8 +16,13 @@ pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.timeout(1200)]
 
 async def test_two_real_servers_run_side_by_side_pinned_to_one_core_each(cpu_engine, tmp_path):
     settings = SweepSettings(
-        prompt_source="humaneval", num_prompts=4, output_len=16, warmup=1, bracket=False,
-        engine_cmd=list(cpu_engine.engine_cmd), server_args=list(cpu_engine.server_args),
+        prompt_source="humaneval",
+        num_prompts=4,
+        output_len=16,
+        warmup=1,
+        bracket=False,
+        engine_cmd=list(cpu_engine.engine_cmd),
+        server_args=list(cpu_engine.server_args),
     )
     plan = plan_from_methods(str(cpu_engine.model_dir), [("ngram", {"prompt_lookup_min": 2})], [2], settings)
     real = VllmServerFactory(env=dict(cpu_engine.env), ready_timeout_s=600)

@@ -29,9 +29,29 @@ def ray_cluster():
 def test_two_arms_at_once_on_a_local_ray_cluster(cpu_engine, ray_cluster, tmp_path):
     address, env = ray_cluster
     db = tmp_path / "ray.db"
-    cmd = [sys.executable, "-m", "specadvisor.cli.main", "--db", str(db), "sweep", "--cpu", "--ray", address,
-           "--method", "ngram", "--n", "2", "--num-prompts", "4", "--output-len", "16", "--warmup", "1",
-           "--no-bracket", "--json"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "specadvisor.cli.main",
+        "--db",
+        str(db),
+        "sweep",
+        "--cpu",
+        "--ray",
+        address,
+        "--method",
+        "ngram",
+        "--n",
+        "2",
+        "--num-prompts",
+        "4",
+        "--output-len",
+        "16",
+        "--warmup",
+        "1",
+        "--no-bracket",
+        "--json",
+    ]
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1100, cwd=ROOT)
     assert out.returncode == 0, out.stderr[-3000:]
     data = json.loads(out.stdout)

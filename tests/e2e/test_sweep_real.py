@@ -75,8 +75,10 @@ async def test_real_sweep_stores_recommends_exports_and_predicts(cpu_engine, tmp
     assert pred.measured_throughput == results["ngram-n2"].output_throughput
     assert pred.error_pct is not None and math.isfinite(pred.error_pct)
     assert not pred.confident and pred.withheld  # a line through the baseline (or contradicted): never shown
-    print(f"\nREAL rough guess N=2: {pred.predicted_throughput:.2f} tok/s, measured "
-          f"{pred.measured_throughput:.2f} tok/s, error {pred.error_pct:+.1f}% (withheld from views)")
+    print(
+        f"\nREAL rough guess N=2: {pred.predicted_throughput:.2f} tok/s, measured "
+        f"{pred.measured_throughput:.2f} tok/s, error {pred.error_pct:+.1f}% (withheld from views)"
+    )
 
     md = markdown(session)
     print("\n".join(line for line in md.splitlines() if line.startswith("| ")))

@@ -32,8 +32,7 @@ print(json.dumps({"ready": True}), flush=True)
 for line in sys.stdin:
     try:
         answer = run(json.loads(line))
-        answer = {k: v for k, v in answer.items()
-                  if isinstance(v, (int, float, str, type(None))) or k == "spec_decode_per_position_acceptance_rates"}
+        answer = {k: v for k, v in answer.items() if isinstance(v, (int, float, str, type(None))) or k == "spec_decode_per_position_acceptance_rates"}
     except BaseException as exc:  # noqa: BLE001 - one failed run must reach the test as data
         answer = {"error": f"{type(exc).__name__}: {exc}", "trace": traceback.format_exc()[-3000:]}
     print(json.dumps(answer), flush=True)

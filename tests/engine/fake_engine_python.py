@@ -4,6 +4,7 @@ Installed as <venv>/bin/python by the tests. It keeps the "installed" distributi
 installed.json beside itself and logs every pip call to calls.log, so tests can check what
 provisioning asked for. FAIL_ON (env var) makes the matching pip call fail.
 """
+
 import json
 import os
 import sys

@@ -57,8 +57,9 @@ def test_unset_keys_from_server_info_never_reach_the_serve_command():
     """/server_info lists every unset key as null; replayed, they made `--speculative-config` noisy."""
     from specadvisor.vllm_command import serve_command
 
-    spec = _speculative_config_from({"vllm_config": {"speculative_config": {
-        "method": "ngram", "num_speculative_tokens": 4, "model": None, "quantization": None, "prompt_lookup_max": 4}}})
+    spec = _speculative_config_from(
+        {"vllm_config": {"speculative_config": {"method": "ngram", "num_speculative_tokens": 4, "model": None, "quantization": None, "prompt_lookup_max": 4}}}
+    )
     assert spec == {"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max": 4}
     command = serve_command("m", {**spec, "draft_tensor_parallel_size": None})
     assert "null" not in command and '{"method":"ngram","num_speculative_tokens":4,"prompt_lookup_max":4}' in command
@@ -71,8 +72,15 @@ async def test_probe_cli_reads_a_running_server(fake_spec):
 
     async with VllmServer(fake_spec("ok")) as server:
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "specadvisor", "engine", "probe", server.base_url, "--json",
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            sys.executable,
+            "-m",
+            "specadvisor",
+            "engine",
+            "probe",
+            server.base_url,
+            "--json",
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
         )
         out, err = await proc.communicate()
     assert proc.returncode == 0, err.decode()
@@ -85,8 +93,14 @@ async def test_probe_cli_unreachable_is_one_line_exit_4():
     import sys
 
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "specadvisor", "engine", "probe", "http://127.0.0.1:9",
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        sys.executable,
+        "-m",
+        "specadvisor",
+        "engine",
+        "probe",
+        "http://127.0.0.1:9",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )
     _, err = await proc.communicate()
     assert proc.returncode == 4

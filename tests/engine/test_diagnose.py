@@ -170,18 +170,34 @@ def test_failures_from_public_vllm_issues_are_named_by_cause(case, kind, in_caus
 
 
 def test_every_issue_fixture_is_covered_by_a_test():
-    tested = {"cuda_oom_weights", "cuda_oom_kv_cache", "cuda_oom_cuda_graph", "nccl_tp", "gated_repo", "drafter_architecture",
-              "eagle3_target_type", "method_unsupported_runner", "draft_model_unsupported", "max_model_len_kv", "torch_compile",
-              "missing_repo_404", "missing_repo_401"}
+    tested = {
+        "cuda_oom_weights",
+        "cuda_oom_kv_cache",
+        "cuda_oom_cuda_graph",
+        "nccl_tp",
+        "gated_repo",
+        "drafter_architecture",
+        "eagle3_target_type",
+        "method_unsupported_runner",
+        "draft_model_unsupported",
+        "max_model_len_kv",
+        "torch_compile",
+        "missing_repo_404",
+        "missing_repo_401",
+    }
     assert {p.stem for p in ISSUES.glob("*.log")} == tested
 
 
 def test_the_first_cause_wins_over_the_wrappers_and_later_noise():
     """A worker's error, then the wrappers that report it, then a thousand lines of shutdown noise."""
     lines = real_log("kv_cache_too_small")
-    noisy = lines + ["WARNING shutting down, cleaning up"] * 1000 + [
-        "RuntimeError: Worker failed with error 'boom', please check the stack trace above for the root cause",
-        "Exception: WorkerProc initialization failed due to an exception in a background process. See stack trace for root cause.",
-    ]
+    noisy = (
+        lines
+        + ["WARNING shutting down, cleaning up"] * 1000
+        + [
+            "RuntimeError: Worker failed with error 'boom', please check the stack trace above for the root cause",
+            "Exception: WorkerProc initialization failed due to an exception in a background process. See stack trace for root cause.",
+        ]
+    )
     result = diagnose(noisy, 1)
     assert result.kind == "max_model_len_too_large"

@@ -156,5 +156,8 @@ def test_warning_lines_before_the_json_are_skipped():
     warned = "WARNING: User is missing the following required groups: render, video. Please add user to these groups.\n"
     gpus, note = probe_amd_smi(ScriptedRunner({"amd-smi": ok(warned + fixture("amd-smi-static-gpu-data.json"))}))
     assert note.ok and len(gpus) == 2
-    assert len(parse_rocm_smi("WARNING: AMD GPU device(s) is/are in a low-power state. Check power control/runtime_status\n\n" + fixture("rocm-smi-mi300x.json"))) == 2
+    assert (
+        len(parse_rocm_smi("WARNING: AMD GPU device(s) is/are in a low-power state. Check power control/runtime_status\n\n" + fixture("rocm-smi-mi300x.json")))
+        == 2
+    )
     assert probe_rocm_smi(ScriptedRunner({"rocm-smi": ok("WARNING: no JSON at all\n")}))[1].detail.startswith("unreadable output")

@@ -52,9 +52,7 @@ def test_detect_gpus_applies_cuda_visible_devices_to_nvidia_smi_results(tmp_path
 
 def test_detect_gpus_applies_hip_visible_devices_to_amd_results(tmp_path):
     runner = ScriptedRunner({"amd-smi": ok(fixture("amd-smi-static-list.json"))})
-    gpus, notes = detect_gpus(
-        runner=runner, env={"HIP_VISIBLE_DEVICES": "1"}, sys_root=tmp_path, nvml_loader=_no_module, amdsmi_loader=_no_module
-    )
+    gpus, notes = detect_gpus(runner=runner, env={"HIP_VISIBLE_DEVICES": "1"}, sys_root=tmp_path, nvml_loader=_no_module, amdsmi_loader=_no_module)
     assert [(g.index, g.pci_bus_id) for g in gpus] == [(0, "0000:26:00.0")]
     assert notes[-1].probe == "HIP_VISIBLE_DEVICES"
     assert "rocm-smi" not in [n.probe for n in notes]  # amd-smi answered, later probes skipped

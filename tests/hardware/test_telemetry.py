@@ -212,6 +212,7 @@ def test_gpu_check_script_runs_end_to_end_against_fakes(monkeypatch, capsys, tmp
     spec = importlib.util.spec_from_file_location("gpu_check", ROOT / "benchmarks" / "gpu_telemetry_check.py")
     check = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(check)
+
     class StandInGpu(FakeGpu):
         """Memory and load follow the stand-in's progress files."""
 

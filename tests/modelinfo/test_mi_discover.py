@@ -65,8 +65,9 @@ def test_discovery_is_cached_with_its_date_and_used_offline(tmp_path, monkeypatc
         def get(self, *a, **k):
             raise AssertionError("the cache must answer")
 
-    again = discover_drafters(TARGET, offline=True, client=NoNetwork(), directory=tmp_path, today=dt.date(2027, 3, 1),
-                              known={"RedHatAI/Qwen3-8B-speculator.eagle3"})
+    again = discover_drafters(
+        TARGET, offline=True, client=NoNetwork(), directory=tmp_path, today=dt.date(2027, 3, 1), known={"RedHatAI/Qwen3-8B-speculator.eagle3"}
+    )
     assert again.from_cache and [d.drafter for d in again.drafters] == ["someone/qwen3-8b-dflash-b16-chat"]
     assert "2026-12-01" in again.note
 

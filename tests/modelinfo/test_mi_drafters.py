@@ -104,8 +104,15 @@ def test_a_quantized_copy_of_the_verifier_is_a_soft_warning(tmp_path):
 
 @pytest.mark.parametrize(
     "kind, method, parallel, servable",
-    [("eagle3", "eagle3", False, True), ("peagle", "eagle3", True, True), ("dflash", "dflash", True, True),
-     ("dflash2", "dflash", True, True), ("dspark", "dspark", True, True), ("mtp", None, False, False), ("xpress", None, False, False)],
+    [
+        ("eagle3", "eagle3", False, True),
+        ("peagle", "eagle3", True, True),
+        ("dflash", "dflash", True, True),
+        ("dflash2", "dflash", True, True),
+        ("dspark", "dspark", True, True),
+        ("mtp", None, False, False),
+        ("xpress", None, False, False),
+    ],
 )
 def test_every_speculators_type_maps_to_its_vllm_method(kind, method, parallel, servable):
     from specadvisor.modelinfo.drafter import read_drafter
@@ -122,10 +129,19 @@ def test_every_speculators_type_maps_to_its_vllm_method(kind, method, parallel, 
 def test_dspark_release_by_architecture(tmp_path):
     import json
 
-    (tmp_path / "config.json").write_text(json.dumps({
-        "architectures": ["Qwen3DSparkModel"], "block_size": 7, "model_type": "qwen3", "vocab_size": 151936,
-        "hidden_size": 4096, "num_hidden_layers": 2, "target_layer_ids": [1, 17, 33],
-    }))
+    (tmp_path / "config.json").write_text(
+        json.dumps(
+            {
+                "architectures": ["Qwen3DSparkModel"],
+                "block_size": 7,
+                "model_type": "qwen3",
+                "vocab_size": 151936,
+                "hidden_size": 4096,
+                "num_hidden_layers": 2,
+                "target_layer_ids": [1, 17, 33],
+            }
+        )
+    )
     d = inspect_drafter(str(tmp_path), target("Qwen3-8B"), offline=True)
     # DSpark drafts the whole block (no anchor bonus as in DFlash): block 7 -> N=7, the N the AMD
     # blog found best for dspark_qwen3_8b_block7; vLLM requires N == block_size for Qwen3-Omni DSpark.

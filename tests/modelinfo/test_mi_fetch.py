@@ -67,10 +67,13 @@ def test_plan_counts_missing_bytes_and_notes_what_is_not_fetched(tmp_path, hub_e
     cache, env = hub_env
     local = tmp_path / "my-model"
     local.mkdir()
-    hub = FakeHub(cache, {
-        "org/target": [("config.json", 1_000, True), ("model.safetensors", 4_000_000, False)],
-        "org/cached": [("config.json", 1_000, True)],
-    })
+    hub = FakeHub(
+        cache,
+        {
+            "org/target": [("config.json", 1_000, True), ("model.safetensors", 4_000_000, False)],
+            "org/cached": [("config.json", 1_000, True)],
+        },
+    )
     plan = plan_downloads([str(local), "org/target", "org/cached", "org/missing"], hub, env)
     assert [(d.repo_id, d.missing_bytes, d.total_bytes, d.missing_files) for d in plan.downloads] == [("org/target", 4_000_000, 4_001_000, 1)]
     notes = dict(plan.notes)
@@ -101,10 +104,15 @@ def test_a_disk_too_small_is_refused_before_any_byte(hub_env):
 
 async def test_prefetch_downloads_in_parallel_with_progress(hub_env):
     cache, env = hub_env
-    hub = FakeHub(cache, {
-        "org/target": [("config.json", 100, True), ("model.safetensors", 400_000, False)],
-        "org/drafter": [("model.safetensors", 200_000, False)],
-    }, chunks=5, delay=0.06)
+    hub = FakeHub(
+        cache,
+        {
+            "org/target": [("config.json", 100, True), ("model.safetensors", 400_000, False)],
+            "org/drafter": [("model.safetensors", 200_000, False)],
+        },
+        chunks=5,
+        delay=0.06,
+    )
     events: list[DownloadProgress] = []
     plan = await prefetch(["org/target", "org/drafter"], events.append, hub=hub, env=env)
     assert {d.repo_id for d in plan.downloads} == {"org/target", "org/drafter"}

@@ -105,10 +105,12 @@ def _hub(routes):
 def test_hub_config_and_index_are_fetched():
     config = json.loads((model_dir("DeepSeek-V3") / "config.json").read_text())
     index = json.loads((model_dir("DeepSeek-V3") / "model.safetensors.index.json").read_text())
-    client = _hub({
-        "/deepseek-ai/DeepSeek-V3/resolve/main/config.json": httpx.Response(200, json=config),
-        "/deepseek-ai/DeepSeek-V3/resolve/main/model.safetensors.index.json": httpx.Response(200, json=index),
-    })
+    client = _hub(
+        {
+            "/deepseek-ai/DeepSeek-V3/resolve/main/config.json": httpx.Response(200, json=config),
+            "/deepseek-ai/DeepSeek-V3/resolve/main/model.safetensors.index.json": httpx.Response(200, json=index),
+        }
+    )
     located = from_hub("deepseek-ai/DeepSeek-V3", client=client)
     assert located.source == "hub" and located.config["model_type"] == "deepseek_v3"
     assert "model.layers.61.eh_proj.weight" in located.weights.names

@@ -15,8 +15,13 @@ def _concurrency_session():
     session = plan.session
     figures = {"baseline-c1": (20.0, 50.0), "baseline-c4": (60.0, 66.0), "ngram-n2-c1": (30.0, 33.0), "ngram-n2-c4": (80.0, 48.0)}
     session.results = [
-        ArmResult(arm_id=a, output_throughput=tps, output_throughput_ci=(tps * 0.97, tps * 1.03),
-                  ttft_ms=LatencyStats(median=100, p90=150, p99=210), tpot_ms=LatencyStats(median=tpot, p90=tpot * 1.2, p99=tpot * 1.5))
+        ArmResult(
+            arm_id=a,
+            output_throughput=tps,
+            output_throughput_ci=(tps * 0.97, tps * 1.03),
+            ttft_ms=LatencyStats(median=100, p90=150, p99=210),
+            tpot_ms=LatencyStats(median=tpot, p90=tpot * 1.2, p99=tpot * 1.5),
+        )
         for a, (tps, tpot) in figures.items()
     ]
     return session
@@ -37,11 +42,23 @@ def _capacity_session():
     plan = plan_from_methods("org/target", [("ngram", {})], [2], SweepSettings(slo_tpot_ms=30, goodput=True))
     session = plan.session
     session.results = [
-        ArmResult(arm_id="baseline", goodput_rps=9.0, rate_points=[RatePoint(rate=4.5, achieved_rate=4.4, completed=16, tpot_p99_ms=18, ttft_p99_ms=90, meets_slo=True),
-                                                                  RatePoint(rate=9.0, achieved_rate=8.8, completed=16, tpot_p99_ms=28, ttft_p99_ms=120, meets_slo=True),
-                                                                  RatePoint(rate=18.0, achieved_rate=17.1, completed=16, tpot_p99_ms=61, ttft_p99_ms=400, meets_slo=False)]),
-        ArmResult(arm_id="ngram-n2", goodput_rps=14.0, rate_points=[RatePoint(rate=14.0, achieved_rate=13.5, completed=16, tpot_p99_ms=29, ttft_p99_ms=110, meets_slo=True),
-                                                                    RatePoint(rate=28.0, achieved_rate=26.0, completed=16, tpot_p99_ms=70, ttft_p99_ms=500, meets_slo=False)]),
+        ArmResult(
+            arm_id="baseline",
+            goodput_rps=9.0,
+            rate_points=[
+                RatePoint(rate=4.5, achieved_rate=4.4, completed=16, tpot_p99_ms=18, ttft_p99_ms=90, meets_slo=True),
+                RatePoint(rate=9.0, achieved_rate=8.8, completed=16, tpot_p99_ms=28, ttft_p99_ms=120, meets_slo=True),
+                RatePoint(rate=18.0, achieved_rate=17.1, completed=16, tpot_p99_ms=61, ttft_p99_ms=400, meets_slo=False),
+            ],
+        ),
+        ArmResult(
+            arm_id="ngram-n2",
+            goodput_rps=14.0,
+            rate_points=[
+                RatePoint(rate=14.0, achieved_rate=13.5, completed=16, tpot_p99_ms=29, ttft_p99_ms=110, meets_slo=True),
+                RatePoint(rate=28.0, achieved_rate=26.0, completed=16, tpot_p99_ms=70, ttft_p99_ms=500, meets_slo=False),
+            ],
+        ),
     ]
     return session
 

@@ -15,7 +15,9 @@ from store_samples import h200_hardware, make_session
 
 def measured_session():
     hw = h200_hardware()
-    hw.gpus[0] = hw.gpus[0].model_copy(update={"driver_version": "580.159.04", "cuda_driver_version": "13.0", "uuid": "GPU-abb4", "pci_bus_id": "00000000:00:06.0"})
+    hw.gpus[0] = hw.gpus[0].model_copy(
+        update={"driver_version": "580.159.04", "cuda_driver_version": "13.0", "uuid": "GPU-abb4", "pci_bus_id": "00000000:00:06.0"}
+    )
     t = datetime(2026, 12, 1, 6, 0, tzinfo=UTC)
     session = make_session(hardware=hw, provenance=Provenance(entry_point="sweep", measured_on="this machine", specadvisor_version="0.1.0",
                                                               rules_sha256="c" * 64, prompt_source="humaneval", prompt_sha256="d" * 64,

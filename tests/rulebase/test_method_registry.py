@@ -63,8 +63,17 @@ def test_every_method_and_versioned_key_cites_a_public_source(rb):
 
 @pytest.mark.parametrize(
     "typed, method_id",
-    [("peagle", "peagle"), ("P-EAGLE", "peagle"), ("p-eagle", "peagle"), ("EAGLE-3", "eagle3"), ("eagle3", "eagle3"),
-     ("deepseek_mtp", "mtp"), ("DFlash", "dflash"), ("pard", "pard"), ("ngram", "ngram")],
+    [
+        ("peagle", "peagle"),
+        ("P-EAGLE", "peagle"),
+        ("p-eagle", "peagle"),
+        ("EAGLE-3", "eagle3"),
+        ("eagle3", "eagle3"),
+        ("deepseek_mtp", "mtp"),
+        ("DFlash", "dflash"),
+        ("pard", "pard"),
+        ("ngram", "ngram"),
+    ],
 )
 def test_get_accepts_ids_aliases_display_and_vllm_names(rb, typed, method_id):
     assert registry.get(typed, rb).id == method_id

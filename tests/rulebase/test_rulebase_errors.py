@@ -32,9 +32,9 @@ source = "our lab"
 
 CASES = [
     # (name, toml text, expected line, words the message must contain)
-    ("toml syntax", "[[rule]]\nid = \"x\"\nwhy = oops\n", 3, ["not valid TOML"]),
-    ("unknown table", "[[rules]]\nid = \"x\"\n", 1, ["unknown table 'rules'"]),
-    ("table not array", "[rule]\nid = \"x\"\nwhy = \"y\"\n", 1, ["[[rule]]"]),
+    ("toml syntax", '[[rule]]\nid = "x"\nwhy = oops\n', 3, ["not valid TOML"]),
+    ("unknown table", '[[rules]]\nid = "x"\n', 1, ["unknown table 'rules'"]),
+    ("table not array", '[rule]\nid = "x"\nwhy = "y"\n', 1, ["[[rule]]"]),
     (
         "unknown nested key",
         '[[rule]]\nid = "r1"\nwhy = "because"\n[rule.when]\nworkload = ["chat"]\nconcurency_min = 4\n',

@@ -32,10 +32,7 @@ T0 = datetime(2026, 11, 2, 9, 30, 15, 123456, tzinfo=UTC)
 
 def h200_hardware(count: int = 1) -> HardwareProfile:
     return HardwareProfile(
-        gpus=[
-            GpuInfo(index=i, vendor="nvidia", name="NVIDIA H200", memory_total_mib=143771, compute_capability="9.0", source="nvml")
-            for i in range(count)
-        ],
+        gpus=[GpuInfo(index=i, vendor="nvidia", name="NVIDIA H200", memory_total_mib=143771, compute_capability="9.0", source="nvml") for i in range(count)],
         cpu=CpuInfo(model="AMD EPYC 9654", cores_physical=96, cores_logical=192, ram_total_gib=1511.2),
         os="Linux 6.8",
         python="3.11.9",
@@ -61,8 +58,7 @@ def _arm(n: int | None, concurrency: int = 1) -> Arm:
 def _result(arm: Arm, throughput: float, offset_min: int) -> ArmResult:
     spec = not arm.is_baseline
     positions = [
-        PositionStats(position=i, accepted=900 - 200 * i, drafts=1000, rate=(900 - 200 * i) / 1000, ci_low=0.1, ci_high=0.95)
-        for i in range(arm.n or 0)
+        PositionStats(position=i, accepted=900 - 200 * i, drafts=1000, rate=(900 - 200 * i) / 1000, ci_low=0.1, ci_high=0.95) for i in range(arm.n or 0)
     ]
     return ArmResult(
         arm_id=arm.id,
@@ -138,7 +134,7 @@ def make_session(**overrides) -> Session:
             speedup=1.725,
             speedup_ci=(1.66, 1.79),
             reasons=["fastest arm", "acceptance stable"],
-            serve_command="vllm serve Qwen/Qwen3-8B --speculative-config '{\"method\": \"ngram\"}'",
+            serve_command='vllm serve Qwen/Qwen3-8B --speculative-config \'{"method": "ngram"}\'',
         ),
         notes="measured on the lab box",
     )

@@ -40,7 +40,12 @@ def test_bundle_is_versioned_json_with_a_format_marker(tmp_path):
     assert document["redacted"] == {"secrets": True, "home_paths": False}
     assert document["session"]["id"] == session.id
     assert document["session"]["results"][2]["per_position"][0] == {
-        "position": 0, "accepted": 900, "drafts": 1000, "rate": 0.9, "ci_low": 0.1, "ci_high": 0.95,
+        "position": 0,
+        "accepted": 900,
+        "drafts": 1000,
+        "rate": 0.9,
+        "ci_low": 0.1,
+        "ci_high": 0.95,
     }
 
 

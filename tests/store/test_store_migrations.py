@@ -215,8 +215,15 @@ def test_v2_file_gets_wave_placement_and_run_count_columns_backfilled(tmp_path):
 
     path = tmp_path / "v2.db"
     session = make_session()
-    session.results = [ArmResult(arm_id=session.arms[0].id, output_throughput=10.0, wave=3, placement="cores 1",
-                                 runs=[RunRecord(trial=1, wave=1), RunRecord(role="bracket", wave=3, placement="cores 1")])]
+    session.results = [
+        ArmResult(
+            arm_id=session.arms[0].id,
+            output_throughput=10.0,
+            wave=3,
+            placement="cores 1",
+            runs=[RunRecord(trial=1, wave=1), RunRecord(role="bracket", wave=3, placement="cores 1")],
+        )
+    ]
     db = Database(sqlite3.connect(path))
     migrations.apply(db, stop_before=V3)
     db["sessions"].insert(rows.session_row(session))

@@ -104,7 +104,9 @@ async def test_a_stranger_holding_the_gpu_fails_the_arm_naming_it_and_nothing_la
     gpu = FakeGpu(0, used_mib=100_000.0, processes=[(os.getpid(), 100_000 * 2**20)])
     mon, _ = monitor(p.session, [gpu], foreign_grace_s=0.1)
     launched = []
-    runner = SweepRunner(p, store, server_factory=lambda arm, s: launched.append(arm) or FakeServer(arm), measure=SlowMeasure(0), prompt_loader=no_prompts, monitor=mon)
+    runner = SweepRunner(
+        p, store, server_factory=lambda arm, s: launched.append(arm) or FakeServer(arm), measure=SlowMeasure(0), prompt_loader=no_prompts, monitor=mon
+    )
     events = await collect(runner)
     failed = [e.result for e in events if isinstance(e, ArmFailed)]
     assert [r.arm_id for r in failed] == ["baseline", "ngram-n2"] and launched == []

@@ -52,7 +52,14 @@ def test_estimate_counts_startup_per_launch_and_tokens():
 def test_plan_from_advice_keeps_largest_n_first_under_a_budget():
     advice = Advice(
         candidates=[
-            Candidate(id="eagle3", method="eagle3", drafter="d", speculative_config={"method": "eagle3", "model": "d", "num_speculative_tokens": 1}, n_grid=[1, 3, 5], score=0.9),
+            Candidate(
+                id="eagle3",
+                method="eagle3",
+                drafter="d",
+                speculative_config={"method": "eagle3", "model": "d", "num_speculative_tokens": 1},
+                n_grid=[1, 3, 5],
+                score=0.9,
+            ),
             Candidate(id="ngram", method="ngram", speculative_config={"method": "ngram", "num_speculative_tokens": 2}, n_grid=[2, 4], score=0.5),
         ],
         vllm_version="0.33.0",
@@ -89,7 +96,12 @@ def test_no_duplicate_arms_and_one_readable_label_each():
     assert len(labels) == len(set(labels))
     assert labels[:4] == ["baseline", "P-EAGLE N=7 · speculator.peagle", "P-EAGLE N=5 · speculator.peagle", "P-EAGLE N=3 · speculator.peagle"]
     # two candidates with one configuration family form one group, its N merged
-    assert labels[4:8] == ["EAGLE-3 N=7 · speculator.eagle3", "EAGLE-3 N=5 · speculator.eagle3", "EAGLE-3 N=4 · speculator.eagle3", "EAGLE-3 N=3 · speculator.eagle3"]
+    assert labels[4:8] == [
+        "EAGLE-3 N=7 · speculator.eagle3",
+        "EAGLE-3 N=5 · speculator.eagle3",
+        "EAGLE-3 N=4 · speculator.eagle3",
+        "EAGLE-3 N=3 · speculator.eagle3",
+    ]
     assert labels[8:] == ["n-gram N=4", "n-gram N=2"]
 
 
@@ -120,7 +132,9 @@ def test_a_cpu_only_host_plans_what_it_can_measure():
     plan = plan_from_advice(advice, model="Qwen/Qwen3-8B", settings=SweepSettings(), candidates=fit.measurable)
     assert [a.id for a in plan.arms] == ["baseline", "ngram-n4", "ngram-n2"]
     # nothing model-free advised: n-gram is offered; a draft model stays on a small target only
-    draft = Candidate(id="draft_model", method="draft_model", speculative_config={"method": "draft_model", "model": "d", "num_speculative_tokens": 2}, n_grid=[2], score=0.5)
+    draft = Candidate(
+        id="draft_model", method="draft_model", speculative_config={"method": "draft_model", "model": "d", "num_speculative_tokens": 2}, n_grid=[2], score=0.5
+    )
     only_draft = Advice(candidates=[draft])
     big = fit_to_host(only_draft, cpu, ModelProfile(id="big", params_b=8.0))
     assert [c.id for c in big.measurable] == ["ngram"] and big.added_fallback and "impractical" in big.left_out[0][1]
@@ -142,7 +156,9 @@ def test_costs_come_from_measured_sessions_when_present():
     session = plan.session
     session.results = [
         ArmResult(arm_id="baseline", started_at=t0, finished_at=t0 + timedelta(seconds=20), duration_s=20, output_tokens=200, completed=4),
-        ArmResult(arm_id="ngram-n2", started_at=t0 + timedelta(seconds=65), finished_at=t0 + timedelta(seconds=80), duration_s=15, output_tokens=200, completed=4),
+        ArmResult(
+            arm_id="ngram-n2", started_at=t0 + timedelta(seconds=65), finished_at=t0 + timedelta(seconds=80), duration_s=15, output_tokens=200, completed=4
+        ),
     ]
     costs = measured_costs([session], cpu_only=True)
     assert costs.startup_s == 45 and costs.tokens_per_s == 10 and costs.measured and "1 sweep" in costs.source

@@ -105,9 +105,12 @@ def _h200_session():
     plan = plan_from_methods("smollm2", [("ngram", {})], [2, 4], SweepSettings(concurrency=[1, 8]))
     s = plan.session
     figures = {
-        ("baseline", 1): (543.5, None, []), ("baseline", 8): (3082.2, None, []),
-        ("ngram-n2", 1): (261.0, 2.237, [0.687, 0.550]), ("ngram-n2", 8): (1517.1, 2.226, [0.681, 0.544]),
-        ("ngram-n4", 1): (360.4, 2.987, [0.654, 0.523, 0.439, 0.371]), ("ngram-n4", 8): (1795.3, 2.980, [0.638, 0.523, 0.439, 0.379]),
+        ("baseline", 1): (543.5, None, []),
+        ("baseline", 8): (3082.2, None, []),
+        ("ngram-n2", 1): (261.0, 2.237, [0.687, 0.550]),
+        ("ngram-n2", 8): (1517.1, 2.226, [0.681, 0.544]),
+        ("ngram-n4", 1): (360.4, 2.987, [0.654, 0.523, 0.439, 0.371]),
+        ("ngram-n4", 8): (1795.3, 2.980, [0.638, 0.523, 0.439, 0.379]),
     }
     for (base, c), (tps, al, rates) in figures.items():
         r = spec_result(f"{base}-c{c}", len(rates) or None, tps, rates=rates)

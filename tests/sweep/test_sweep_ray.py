@@ -39,8 +39,10 @@ def test_ray_with_endpoint_is_refused(monkeypatch):
 def test_cli_names_the_extra_when_ray_is_missing(tmp_path):
     import subprocess
 
-    code = ("import sys; sys.modules['ray'] = None; from specadvisor.cli.main import main; "
-            f"sys.exit(main(['--db', {str(tmp_path / 'x.db')!r}, 'sweep', '--model', 'org/m', '--method', 'ngram', '--n', '2', '--ray']))")
+    code = (
+        "import sys; sys.modules['ray'] = None; from specadvisor.cli.main import main; "
+        f"sys.exit(main(['--db', {str(tmp_path / 'x.db')!r}, 'sweep', '--model', 'org/m', '--method', 'ngram', '--n', '2', '--ray']))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 2
     assert out.stderr.strip().splitlines()[-1] == "specadvisor: error: --ray needs Ray, which is not installed (pip install 'specadvisor[ray]')"

@@ -57,9 +57,17 @@ def test_slo_filters_on_p99_tpot():
 def test_batch_size_schedule_from_several_concurrency_levels():
     s = session(
         {
-            "baseline-c1": 100, "ngram-n2-c1": 150, "ngram-n4-c1": 180, "ngram-n6-c1": 160,
-            "baseline-c8": 600, "ngram-n2-c8": 700, "ngram-n4-c8": 650, "ngram-n6-c8": 500,
-            "baseline-c32": 1500, "ngram-n2-c32": 1200, "ngram-n4-c32": 1000,
+            "baseline-c1": 100,
+            "ngram-n2-c1": 150,
+            "ngram-n4-c1": 180,
+            "ngram-n6-c1": 160,
+            "baseline-c8": 600,
+            "ngram-n2-c8": 700,
+            "ngram-n4-c8": 650,
+            "ngram-n6-c8": 500,
+            "baseline-c32": 1500,
+            "ngram-n2-c32": 1200,
+            "ngram-n4-c32": 1000,
         },
         concurrency=(1, 8, 32),
     )

@@ -12,10 +12,17 @@ from specadvisor.sweep.stopping import CiTarget, relative_halfwidth
 
 def run(tput, completed=8, p99=10.0, accepted=(60, 30), drafts=100, ci=0.02):
     return ArmResult(
-        arm_id="a", completed=completed, output_tokens=completed * 32, duration_s=completed * 32 / tput,
-        output_throughput=tput, output_throughput_ci=(tput * (1 - ci), tput * (1 + ci)),
+        arm_id="a",
+        completed=completed,
+        output_tokens=completed * 32,
+        duration_s=completed * 32 / tput,
+        output_throughput=tput,
+        output_throughput_ci=(tput * (1 - ci), tput * (1 + ci)),
         tpot_ms=LatencyStats(mean=5.0, median=5.0, p90=8.0, p99=p99),
-        num_drafts=drafts, num_draft_tokens=drafts * 2, num_accepted_tokens=sum(accepted), mean_acceptance_length=1 + sum(accepted) / drafts,
+        num_drafts=drafts,
+        num_draft_tokens=drafts * 2,
+        num_accepted_tokens=sum(accepted),
+        mean_acceptance_length=1 + sum(accepted) / drafts,
         per_position=[PositionStats(position=i, accepted=a, drafts=drafts, rate=a / drafts) for i, a in enumerate(accepted)],
         started_at=datetime(2026, 12, 1, tzinfo=UTC),
     )
@@ -58,7 +65,9 @@ def steady(n, gap=0.1, tokens=32, noise=0.0):
     for i in range(n):
         start = i * gap
         itl = [gap / tokens * (1 + (noise if i % 2 else -noise))] * (tokens - 1)
-        out.append(RequestRecord(ok=True, completion_tokens=tokens, ttft_s=0.001, itl_s=itl, start_s=start, end_s=start + 0.001 + sum(itl), latency_s=0.001 + sum(itl)))
+        out.append(
+            RequestRecord(ok=True, completion_tokens=tokens, ttft_s=0.001, itl_s=itl, start_s=start, end_s=start + 0.001 + sum(itl), latency_s=0.001 + sum(itl))
+        )
     return out
 
 

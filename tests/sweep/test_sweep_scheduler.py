@@ -230,7 +230,8 @@ async def test_the_drift_line_names_what_the_baseline_gpus_did(store):
     session = store.get_session(plan.session.id)
     base = session.result_for("baseline")
     base.telemetry = GpuTelemetry(
-        source="nvml", gpus=[0],
+        source="nvml",
+        gpus=[0],
         start=[GpuState(gpu=0, sm_clock_mhz=1980, temperature_c=41)],
         end=[GpuState(gpu=0, sm_clock_mhz=1740, temperature_c=83, throttle=["sw_thermal_slowdown"])],
     )

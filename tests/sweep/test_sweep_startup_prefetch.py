@@ -21,8 +21,9 @@ async def test_downloads_finish_before_the_first_server_starts(store):
         emit(DownloadProgress(repo_id=session.model, done_bytes=0, total_bytes=10))
         emit(DownloadProgress(repo_id=session.model, status="done", done_bytes=10, total_bytes=10))
 
-    runner = SweepRunner(make_plan(), store, server_factory=lambda a, s: FakeServer(a), measure=FakeMeasure(lambda a: 100.0),
-                         prompt_loader=no_prompts, prefetch=prefetch)
+    runner = SweepRunner(
+        make_plan(), store, server_factory=lambda a, s: FakeServer(a), measure=FakeMeasure(lambda a: 100.0), prompt_loader=no_prompts, prefetch=prefetch
+    )
     events = [e async for e in runner.events()]
     kinds = [e.kind for e in events if isinstance(e, (DownloadProgress, ServerStarting))]
     assert kinds[:2] == ["download", "download"] and "server_starting" in kinds[2:]
@@ -32,8 +33,9 @@ async def test_a_full_disk_stops_the_sweep_before_any_launch(store):
     async def prefetch(session, emit):
         raise InputError("not enough disk space to download org/target: 9 GB needed, 1 GB free in /x", hint="free some space")
 
-    runner = SweepRunner(make_plan(), store, server_factory=lambda a, s: FakeServer(a), measure=FakeMeasure(lambda a: 100.0),
-                         prompt_loader=no_prompts, prefetch=prefetch)
+    runner = SweepRunner(
+        make_plan(), store, server_factory=lambda a, s: FakeServer(a), measure=FakeMeasure(lambda a: 100.0), prompt_loader=no_prompts, prefetch=prefetch
+    )
     with pytest.raises(InputError, match="not enough disk space"):
         [e async for e in runner.events()]
     assert FakeServer.instances == []

@@ -23,10 +23,17 @@ def two_running() -> SweepState:
     for arm in (BASE, NGRAM):
         state.apply(ServerStarting(arm_id=arm.id, command=["vllm", "serve"]))
     for i in range(1, 6):
-        state.apply(Progress(arm_id="baseline", completed=i, total=8, output_throughput=10.0 + i, ttft_p50_ms=100, ttft_p99_ms=150, tpot_p50_ms=90, tpot_p99_ms=120))
-        state.apply(Progress(arm_id="ngram-n4", completed=i, total=8, output_throughput=14.0 + i, ttft_p50_ms=110, ttft_p99_ms=170, tpot_p50_ms=60, tpot_p99_ms=80))
-    state.apply(MetricsSampled(sample=MetricsSample(arm_id="ngram-n4", t=5, num_drafts=100, num_draft_tokens=400, num_accepted_tokens=250,
-                                                    accepted_per_position=[90, 70, 55, 35])))
+        state.apply(
+            Progress(arm_id="baseline", completed=i, total=8, output_throughput=10.0 + i, ttft_p50_ms=100, ttft_p99_ms=150, tpot_p50_ms=90, tpot_p99_ms=120)
+        )
+        state.apply(
+            Progress(arm_id="ngram-n4", completed=i, total=8, output_throughput=14.0 + i, ttft_p50_ms=110, ttft_p99_ms=170, tpot_p50_ms=60, tpot_p99_ms=80)
+        )
+    state.apply(
+        MetricsSampled(
+            sample=MetricsSample(arm_id="ngram-n4", t=5, num_drafts=100, num_draft_tokens=400, num_accepted_tokens=250, accepted_per_position=[90, 70, 55, 35])
+        )
+    )
     return state
 
 
@@ -58,7 +65,10 @@ def test_gpu_readings_show_when_present():
         def __init__(self, samples):
             self.samples = samples
 
-    assert gpu_line(Telemetry([Reading(0, 10240, 50, 300), Reading(0, 20480, 97, 650), Reading(1, 1024, 5, 80)])) == "GPU0 20.0 GiB 97% 650 W · GPU1 1.0 GiB 5% 80 W"
+    assert (
+        gpu_line(Telemetry([Reading(0, 10240, 50, 300), Reading(0, 20480, 97, 650), Reading(1, 1024, 5, 80)]))
+        == "GPU0 20.0 GiB 97% 650 W · GPU1 1.0 GiB 5% 80 W"
+    )
     assert gpu_line(None) == ""
 
 

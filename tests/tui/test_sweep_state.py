@@ -45,7 +45,9 @@ def test_progress_counts_done_arms_and_the_current_arm():
 def test_live_acceptance_comes_from_metric_deltas():
     state = started()
     state.apply(ServerStarting(arm_id="ngram-n4", command=["vllm"]))
-    changed = state.apply(MetricsSampled(sample=MetricsSample(arm_id="ngram-n4", t=1, num_drafts=10, num_accepted_tokens=26, accepted_per_position=[9, 8, 6, 3])))
+    changed = state.apply(
+        MetricsSampled(sample=MetricsSample(arm_id="ngram-n4", t=1, num_drafts=10, num_accepted_tokens=26, accepted_per_position=[9, 8, 6, 3]))
+    )
     assert "chart" in changed
     assert state.rates == [0.9, 0.8, 0.6, 0.3]
     assert state.mean_acceptance_length == 3.6

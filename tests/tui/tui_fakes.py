@@ -133,7 +133,17 @@ def arm_result(arm_id: str, requests: int) -> ArmResult:
 class FakeRunner:
     """Plays the event stream a real sweep produces and writes results to the real store as it goes."""
 
-    def __init__(self, session: Session, store, *, delay: float = 0.0, requests: int = 8, fail_arm: str | None = None, hold: asyncio.Event | None = None, hold_arm: str | None = None):
+    def __init__(
+        self,
+        session: Session,
+        store,
+        *,
+        delay: float = 0.0,
+        requests: int = 8,
+        fail_arm: str | None = None,
+        hold: asyncio.Event | None = None,
+        hold_arm: str | None = None,
+    ):
         self.session, self.store = session, store
         self.delay, self.requests, self.fail_arm, self.hold, self.hold_arm = delay, requests, fail_arm, hold, hold_arm
         self.cancelled = False
@@ -162,8 +172,17 @@ class FakeRunner:
                 if self.hold is not None and done == self.requests // 2 and self.hold_arm in (None, arm.id):
                     await self.hold.wait()
                 tps = THROUGHPUT.get(arm.id, 11.0)
-                yield Progress(session_id=sid, arm_id=arm.id, completed=done, total=self.requests, output_throughput=tps * (0.8 + 0.2 * done / self.requests),
-                               ttft_p50_ms=120.0, ttft_p99_ms=180.0, tpot_p50_ms=1000.0 / tps, tpot_p99_ms=1300.0 / tps)
+                yield Progress(
+                    session_id=sid,
+                    arm_id=arm.id,
+                    completed=done,
+                    total=self.requests,
+                    output_throughput=tps * (0.8 + 0.2 * done / self.requests),
+                    ttft_p50_ms=120.0,
+                    ttft_p99_ms=180.0,
+                    tpot_p50_ms=1000.0 / tps,
+                    tpot_p99_ms=1300.0 / tps,
+                )
                 if rates:
                     drafts = 10.0 * done
                     sample = MetricsSample(

@@ -186,7 +186,9 @@ class AdviceScreen(AppScreen):
             self.refresh_plan()
 
         current = self.app.plan.session.settings.parallel_choice
-        self.app.push_screen(PromptModal("Servers at once: auto (one per free GPU group) or a number (a CPU-only host splits its cores):", value=current), answered)
+        self.app.push_screen(
+            PromptModal("Servers at once: auto (one per free GPU group) or a number (a CPU-only host splits its cores):", value=current), answered
+        )
 
     def action_budget(self) -> None:
         def answered(text: str | None) -> None:
