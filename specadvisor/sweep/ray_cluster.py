@@ -29,7 +29,7 @@ from typing import Any
 from specadvisor.domain import Arm, Session, SweepEvent
 from specadvisor.engine.diagnose import Diagnosis
 from specadvisor.errors import EngineError, InputError, SpecAdvisorError
-from specadvisor.sweep.slots import Slot, ranges, tp_size
+from specadvisor.sweep.slots import Slot, parallel_count, ranges, tp_size
 
 INSTALL_HINT = "pip install 'specadvisor[ray]'"
 POLL_S = 0.25
@@ -65,7 +65,8 @@ def ray_runner(address: str | None, parallel: str | int, session: Session, env: 
     if capacity < 1:
         need = f"{tp} GPUs on one node" if gpus else "one free CPU"
         raise EngineError(f"the Ray cluster has no room for one arm (each needs {need})", hint="add nodes or lower --tensor-parallel-size")
-    k = capacity if str(parallel).strip().lower() == "auto" else min(capacity, _positive(parallel))
+    asked = parallel_count(parallel)
+    k = capacity if asked is None else min(capacity, asked)
     resources = {"num_gpus": tp if gpus else 0, "num_cpus": 1}
     slots = [Slot(index=i, name=f"ray {i + 1}") for i in range(k)]
     return {"slots": slots, "server_factory": RayServerFactory(resources, env=env)}
@@ -459,16 +460,6 @@ class _End:
 
 
 _END = _End()
-
-
-def _positive(value: str | int) -> int:
-    try:
-        k = int(value)
-    except (TypeError, ValueError):
-        raise InputError(f"--parallel {value!r} is neither 'auto' nor a whole number", hint="pass --parallel auto or e.g. --parallel 2") from None
-    if k < 1:
-        raise InputError(f"--parallel must be at least 1, got {k}", hint="pass --parallel 1 or more, or auto")
-    return k
 
 
 def _short(exc: BaseException) -> str:
