@@ -17,7 +17,7 @@ from specadvisor.provenance import record_provenance
 from specadvisor.rulebase import registry
 
 if TYPE_CHECKING:  # imported inside the command: `specadvisor --help` stays fast
-    from specadvisor.domain import Session
+    from specadvisor.domain import Session, SweepSettings
     from specadvisor.store import Store
 
 _RAY_EXTRA = "pip install 'specadvisor[ray]'"
@@ -153,7 +153,6 @@ def run(namespace: argparse.Namespace) -> int:
 def _new(args: SweepArgs):
     from specadvisor.bench.prompts import BUILTIN_SOURCES, load_prompts
     from specadvisor.cli import validate
-    from specadvisor.domain import SweepSettings
     from specadvisor.sweep.plan import plan_from_methods
 
     cpu = _cpu_engine() if args.cpu else None
@@ -181,22 +180,13 @@ def _new(args: SweepArgs):
                 f"the engine behind --engine-cmd is a CPU build: using the --cpu defaults {', '.join(said)} "
                 "(pass them yourself with --server-arg or the environment to override)"
             )
-    settings = SweepSettings(
-        prompt_source=args.prompts,
-        num_prompts=_count(args.num_prompts, "--num-prompts"),
-        output_len=_count(args.output_len, "--output-len"),
-        temperature=args.temperature,
-        seed=args.seed,
-        warmup=max(0, args.warmup),
-        trials=_positive(args.trials, "--trials"),
-        concurrency=_ints(args.concurrency, "--concurrency"),
-        request_rate=args.request_rate,
+    settings = _measurement_settings(
+        args,
+        _ints(args.concurrency, "--concurrency"),
         engine_cmd=engine_cmd,
         server_args=server_args,
         adaptive=args.adaptive,
-        slo_tpot_ms=args.slo_tpot_ms,
         goodput=args.goodput,
-        slo_ttft_ms=args.slo_ttft_ms,
         **_scheduling(args),
     )
     plan = plan_from_methods(model, methods, n_values, settings, baseline=args.baseline, drafter=args.drafter)
@@ -225,27 +215,14 @@ def _endpoint_session(args: SweepArgs, model: str | None):
     level; its config is read from /server_info when exposed."""
     import asyncio
 
-    from specadvisor.domain import Session, SweepSettings
+    from specadvisor.domain import Session
     from specadvisor.engine import Endpoint
 
     levels = _ints(args.concurrency, "--concurrency")
     endpoint = Endpoint(args.endpoint, api_key_env=args.api_key_env)
     info = asyncio.run(endpoint.info())
     spec = info.speculative_config
-    settings = SweepSettings(
-        prompt_source=args.prompts,
-        num_prompts=_count(args.num_prompts, "--num-prompts"),
-        output_len=_count(args.output_len, "--output-len"),
-        temperature=args.temperature,
-        seed=args.seed,
-        warmup=max(0, args.warmup),
-        trials=_positive(args.trials, "--trials"),
-        concurrency=levels,
-        request_rate=args.request_rate,
-        endpoint=endpoint.url,
-        slo_tpot_ms=args.slo_tpot_ms,
-        slo_ttft_ms=args.slo_ttft_ms,
-    )
+    settings = _measurement_settings(args, levels, endpoint=endpoint.url)
     session = Session(
         model=model or info.served_model or "",
         settings=settings,
@@ -405,6 +382,27 @@ def _ints(text: str, flag: str) -> list[int]:
     from specadvisor.quantities import parse_count_list
 
     return parse_count_list(str(text), flag)
+
+
+def _measurement_settings(args: SweepArgs, concurrency: list[int], **mode: Any) -> SweepSettings:
+    """What every sweep measures with (prompts, lengths, sampling, trials, load, SLOs), whatever
+    launches the servers; `mode` adds the launch- or endpoint-specific fields."""
+    from specadvisor.domain import SweepSettings
+
+    return SweepSettings(
+        prompt_source=args.prompts,
+        num_prompts=_count(args.num_prompts, "--num-prompts"),
+        output_len=_count(args.output_len, "--output-len"),
+        temperature=args.temperature,
+        seed=args.seed,
+        warmup=max(0, args.warmup),
+        trials=_positive(args.trials, "--trials"),
+        concurrency=concurrency,
+        request_rate=args.request_rate,
+        slo_tpot_ms=args.slo_tpot_ms,
+        slo_ttft_ms=args.slo_ttft_ms,
+        **mode,
+    )
 
 
 def _count(text: str | int, flag: str) -> int:
