@@ -79,8 +79,9 @@ class SweepState:
 
     arms: dict[str, ArmRow] = field(default_factory=dict)
     current: str | None = None
-    rates: list[float] = field(default_factory=list)  # live per-position acceptance of the current arm
+    rates: list[float] = field(default_factory=list)  # per-position acceptance of the last speculative arm measured
     mean_acceptance_length: float | None = None
+    rates_arm: str | None = None  # whose acceptance `rates` shows (a baseline re-run keeps the last speculative one)
     log: deque[tuple[str, str]] = field(default_factory=lambda: deque(maxlen=LOG_LINES_KEPT))
     warnings: deque[str] = field(default_factory=lambda: deque(maxlen=WARNINGS_KEPT))
     finished: bool = False
@@ -113,7 +114,8 @@ class SweepState:
             row = self._row(event.arm_id)
             row.status, row.phase = ArmStatus.running, "starting"
             self.current = event.arm_id
-            self.rates, self.mean_acceptance_length = [], None
+            if not row.arm.is_baseline:  # a baseline (or its bracket re-run) drafts nothing: keep what was measured
+                self.rates, self.mean_acceptance_length, self.rates_arm = [], None, event.arm_id
             self._log(event.arm_id, "$ " + " ".join(event.command))
             return {"queue", "progress", "chart", "log"}
         if isinstance(event, ServerLog):
@@ -236,7 +238,9 @@ class SweepState:
             self.arms[s.arm_id].live_acceptance = live
         if s.arm_id != self.current and self.current is not None:
             return {"live"}
-        self.rates, self.mean_acceptance_length = live.rates, live.mean_length
+        if not live.rates:  # no drafts (a baseline): the panel keeps the last speculative arm's figures
+            return {"live"}
+        self.rates, self.mean_acceptance_length, self.rates_arm = live.rates, live.mean_length, s.arm_id
         return {"chart", "progress", "live"}
 
     def _show_recommended(self) -> None:
@@ -246,6 +250,7 @@ class SweepState:
         if row and row.result and row.result.per_position:
             self.rates = row.result.per_position_acceptance
             self.mean_acceptance_length = row.result.mean_acceptance_length
+            self.rates_arm = row.arm.id
 
     def _finish(self, result: ArmResult) -> set[str]:
         row = self._row(result.arm_id)
@@ -255,9 +260,9 @@ class SweepState:
         if result.output_throughput is not None:
             row.throughput = result.output_throughput
         if result.per_position:
-            self.rates = result.per_position_acceptance
-        if result.mean_acceptance_length is not None:
-            self.mean_acceptance_length = result.mean_acceptance_length
+            self.rates, self.rates_arm = result.per_position_acceptance, result.arm_id
+            if result.mean_acceptance_length is not None:
+                self.mean_acceptance_length = result.mean_acceptance_length
         for warning in result.warnings:
             self.warnings.append(f"[{short_label(row.arm)}] {warning}")
         if result.error:

@@ -53,6 +53,21 @@ def test_live_acceptance_comes_from_metric_deltas():
     assert state.mean_acceptance_length == 3.6
 
 
+def test_the_bracket_baseline_rerun_keeps_the_last_measured_acceptance():
+    """Issue 25: the acceptance panel emptied while the bracket baseline re-ran ("waiting for the
+    first speculative metrics..." after speculation had been measured)."""
+    state = started()
+    state.apply(ServerStarting(arm_id="ngram-n4", command=["vllm"]))
+    state.apply(MetricsSampled(sample=MetricsSample(arm_id="ngram-n4", t=1, num_drafts=10, num_accepted_tokens=26, accepted_per_position=[9, 8, 6, 3])))
+    state.apply(ArmFinished(result=arm_result("ngram-n4", 8)))
+    shown = list(state.rates)
+    assert shown and state.rates_arm == "ngram-n4"
+    state.apply(ServerStarting(arm_id="baseline", command=["vllm"]))  # the bracket re-run
+    state.apply(MetricsSampled(sample=MetricsSample(arm_id="baseline", t=2)))
+    state.apply(ArmFinished(result=arm_result("baseline", 8)))
+    assert state.rates == shown and state.rates_arm == "ngram-n4"
+
+
 def test_samples_of_another_arm_stay_with_that_arm():
     """The big acceptance chart follows the current arm; another running arm's sample updates only
     its own live row (a parallel sweep runs several at once)."""
