@@ -90,6 +90,14 @@ def _cpu_memory(lines: list[str], i: int) -> str:
     )
 
 
+def _cpu_kv_space(lines: list[str], i: int) -> str:
+    m = re.search(r"node (\d+) \(([\d.]+)/([\d.]+) GiB\).*requested memory for kv \(([\d.]+) GiB\)", lines[i])
+    if not m:
+        return "the KV cache asked for more memory than is free: " + _detail(lines, i)
+    node, free, total, want = m.groups()
+    return f"the KV cache asks for {want} GiB (VLLM_CPU_KVCACHE_SPACE / --kv-cache-memory-bytes) but node {node} has {free} of {total} GiB free"
+
+
 def _gpu_busy(lines: list[str], i: int) -> str:
     m = re.search(r"\(([\d.]+)/([\d.]+) GiB\).*utilization \(([\d.]+), ([\d.]+) GiB\)", lines[i])
     if not m:
@@ -156,6 +164,12 @@ _RULES: tuple[_Rule, ...] = (
         re.compile(r"Available memory on node \d+ .* is less than desired CPU memory utilization"),
         _cpu_memory,
         "set VLLM_CPU_KVCACHE_SPACE=<GiB> (e.g. 2) to size the KV cache directly, or lower --gpu-memory-utilization",
+    ),
+    _Rule(
+        "cpu_kv_cache_space",
+        re.compile(r"Available memory on node \d+ .* is less than requested memory for kv"),
+        _cpu_kv_space,
+        "lower VLLM_CPU_KVCACHE_SPACE (GiB) or --kv-cache-memory-bytes to what is free (2 GiB suits SmolLM2)",
     ),
     _Rule(
         "gpu_memory_busy",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -25,8 +26,9 @@ from specadvisor.bench.measure import measure_arm
 from specadvisor.bench.metrics import delta, scrape
 from specadvisor.domain import ArmFinished, ArmResult
 from specadvisor.engine import reset_prefix_cache
+from specadvisor.stats import t_critical_975
 
-RUNS = 3
+RUNS = int(os.environ.get("FIDELITY_RUNS", "6"))  # per tool; even, so the ABBA order is balanced
 WORKER = Path(__file__).with_name("vllm_bench_worker.py")
 
 
@@ -81,14 +83,23 @@ class Comparison:
     def ratio(self) -> float:
         return statistics.median(self.ours) / statistics.median(self.bench)
 
+    def paired_ratio_interval(self) -> tuple[float, float]:
+        """95% t-interval of the ratio ours/bench from the runs taken in pairs (run i of each tool ran
+        back to back, ABBA order), on the log scale: the machine's drift hits both members of a pair,
+        so what is left is each tool's run-to-run noise, estimated from the data itself."""
+        logs = [math.log(o / b) for o, b in zip(self.ours, self.bench, strict=True)]
+        mean, half = statistics.fmean(logs), t_critical_975(len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
+        return math.exp(mean - half), math.exp(mean + half)
+
     @staticmethod
     def spread(values: list[float]) -> float:
         return (max(values) - min(values)) / statistics.median(values)
 
     def row(self) -> str:
+        low, high = self.paired_ratio_interval()
         return (
             f"| {self.mode} | {self.concurrency} | {statistics.median(self.ours):.2f} | {statistics.median(self.bench):.2f} | "
-            f"{self.ratio:.3f} | {self.spread(self.ours):.1%} / {self.spread(self.bench):.1%} |"
+            f"{self.ratio:.3f} | {low:.3f}-{high:.3f} | {self.spread(self.ours):.1%} / {self.spread(self.bench):.1%} |"
         )
 
 

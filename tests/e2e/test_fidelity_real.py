@@ -1,8 +1,13 @@
 """Fidelity as a regression test: in every entry mode (a server specadvisor launches through
 `--engine-cmd`, the `--cpu` engine, a running server through `--endpoint`) and at concurrency 1
-and 4, specadvisor's output throughput must match `vllm bench serve`'s on the same server within 5%
-(medians of 3 alternating runs each), and the acceptance counts it reports must equal the server's
-own /metrics counter deltas exactly.
+and 4, specadvisor's output throughput must agree with `vllm bench serve`'s on the same server, and
+the acceptance counts it reports must equal the server's own /metrics counter deltas exactly.
+
+"Agree" is a bound the data justifies, not a fixed tolerance: both tools run RUNS times in ABBA
+order, and the 95% interval of the paired ratio (from the runs' own spread) must include 1. A
+systematic gap (the 0.785 of issue 25, every run of one tool below every run of the other) fails
+it; run-to-run noise of a loaded 2-core machine does not. The figure itself (medians, spreads,
+ratio) is a benchmark, tracked in benchmarks/README.md: `benchmarks/fidelity_modes.py`.
 
 Each mode is one real CLI sweep (`--concurrency 1,4`: one server, two arms); the harness wraps the
 runner's measure function so that each arm is measured alternately by both tools. Two servers in
@@ -13,13 +18,16 @@ minutes on 2 cores.
 
 from __future__ import annotations
 
+import json
+import os
+import statistics
 import sys
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from fidelity_harness import BenchWorker, FidelityMeasure
+from fidelity_harness import RUNS, BenchWorker, FidelityMeasure
 
 from specadvisor.cli.main import main
 from specadvisor.sweep import runner as runner_module
@@ -28,7 +36,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.timeout(1200)]
 
 METHOD = ["--method", "ngram", "--n", "3", "--spec-extra", '{"prompt_lookup_min":2,"prompt_lookup_max":4}']
 LOAD = ["--prompts", "humaneval", "--num-prompts", "4", "--output-len", "24", "--warmup", "0", "--concurrency", "1,4", "--no-baseline"]
-TOLERANCE = 0.05
 MODES = ("launch", "cpu", "endpoint")
 TABLE: dict[tuple[str, int], object] = {}
 
@@ -51,9 +58,12 @@ def fidelity(cpu_engine, bench_worker, tmp_path_factory):
         return done[mode]
 
     yield measure
+    out = os.environ.get("FIDELITY_TABLE_OUT")  # benchmarks/fidelity_modes.py reads the runs from here
+    if out:
+        Path(out).write_text(json.dumps([{"mode": m, "concurrency": c, "ours": t.ours, "bench": t.bench} for (m, c), t in TABLE.items()]))
     if TABLE:
-        print("\n| mode | c | specadvisor median tok/s | vllm bench serve median tok/s | ratio | spread (ours / bench) |")
-        print("|---|---|---|---|---|---|")
+        print("\n| mode | c | specadvisor median tok/s | vllm bench serve median tok/s | ratio of medians | paired 95% interval | spread (ours / bench) |")
+        print("|---|---|---|---|---|---|---|")
         for key in sorted(TABLE, key=lambda k: (MODES.index(k[0]), k[1])):
             print(TABLE[key].row())
 
@@ -100,10 +110,11 @@ def _collect(mode: str, harness: FidelityMeasure, results: dict) -> None:
 @pytest.mark.parametrize("mode", MODES)
 def test_throughput_matches_vllm_bench_serve(fidelity, mode, concurrency, capsys):
     cmp = fidelity(mode)[concurrency]
-    assert len(cmp.ours) == len(cmp.bench) == 3
+    assert len(cmp.ours) == len(cmp.bench) == RUNS
     with capsys.disabled():
         print(f"\n{cmp.row()}  ours {[round(x, 2) for x in cmp.ours]} bench {[round(x, 2) for x in cmp.bench]}")
-    assert abs(cmp.ratio - 1) <= TOLERANCE, cmp.row()
+    low, high = cmp.paired_ratio_interval()
+    assert low <= 1 <= high, f"a systematic gap between the tools: {cmp.row()}"
 
 
 @pytest.mark.parametrize("concurrency", [1, 4])
@@ -116,4 +127,6 @@ def test_acceptance_counts_equal_the_servers_counter_deltas(fidelity, mode, conc
         assert reported == server
     # and both tools see the same acceptance (same server, prompts and temperature 0)
     assert cmp.our_al and cmp.bench_al
-    assert abs(sorted(cmp.our_al)[1] - sorted(cmp.bench_al)[1]) <= 0.05 * sorted(cmp.bench_al)[1]
+    # (same server, prompts, order and temperature 0: only batching nondeterminism separates them)
+    ours, bench = statistics.median(cmp.our_al), statistics.median(cmp.bench_al)
+    assert abs(ours - bench) <= 0.05 * bench, (cmp.our_al, cmp.bench_al)

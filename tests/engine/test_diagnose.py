@@ -32,6 +32,8 @@ def real_log(name: str) -> list[str]:
         ("port_in_use", "port_in_use", "already in use"),
         # issue 11: --engine-cmd on the CPU build without VLLM_CPU_KVCACHE_SPACE (captured 2026-12-01)
         ("cpu_memory", "cpu_memory", "CPU backend wants 0.92 of node 0's memory (15.26 GiB) but only 14.79 of 16.59 GiB are free"),
+        # a KV cache no machine has (VLLM_CPU_KVCACHE_SPACE=1048576 GiB; captured 2026-12-01, the e2e test's failure)
+        ("cpu_kv_space", "cpu_kv_cache_space", "the KV cache asks for 1048576.0 GiB"),
         # a GPU-only method (ngram_gpu) on the CPU build: the worker needs CUDA's pinned memory
         ("ngram_gpu_on_cpu", "platform_unsupported", "pin_memory=True requires a CUDA or other accelerator backend"),
         # EAGLE-3 given a plain Llama checkpoint as its drafter: its weights fit no EAGLE-3 head
