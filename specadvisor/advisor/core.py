@@ -14,7 +14,7 @@ from specadvisor.advisor.facts import Facts, gather
 from specadvisor.advisor.options import Option, facts_platform, gather_options
 from specadvisor.advisor.render import serve_command
 from specadvisor.advisor.scoring import Tally, apply_rules
-from specadvisor.advisor.sizing import MemoryPlan, plan_memory, weight_format, weights_gib
+from specadvisor.advisor.sizing import MemoryPlan, plan_memory, weight_format
 from specadvisor.advisor.verdict import set_does_not_fit, set_verdict
 from specadvisor.domain import Advice, DrafterProfile, HardwareProfile, ModelProfile, Session, Workload
 from specadvisor.rulebase import RuleBase, default_rulebase, drafters_for, find_model_family, methods_for_version, registry
@@ -126,9 +126,10 @@ def _serve_ref(model: ModelProfile) -> str:
     return model.path if model.source == "local" and model.path else model.id
 
 
-def _drafter_gib(option: Option, rb: RuleBase, user: DrafterProfile | None, target_gib: float | None) -> tuple[float, str] | None:
+def _drafter_gib(option: Option, rb: RuleBase, user: DrafterProfile | None, active_bf16_gib: float | None) -> tuple[float, str] | None:
     """The drafter's weights in GiB and where the figure comes from: its own config or catalog entry
-    (parameters x its bytes per parameter), else the method's share of the target (an allowance)."""
+    (parameters x its bytes per parameter), else the method's share of the target's ACTIVE parameters
+    in bf16 (an allowance: a head or draft model scales with the target's width, not its expert count)."""
     if not option.drafter:
         return None
     if option.origin == "user" and user is not None and user.params_b:
@@ -138,20 +139,24 @@ def _drafter_gib(option: Option, rb: RuleBase, user: DrafterProfile | None, targ
     if entry is not None and entry.params_b:
         per_param = weight_format(entry.weights_dtype) if entry.weights_dtype else weight_format(entry.drafter)
         return entry.params_b * 1e9 * (per_param or 2.0) / 2**30, f"drafter {entry.drafter} ({entry.params_b:g}B from the drafter catalog)"
-    if target_gib is None:
+    if active_bf16_gib is None:
         return None
     share = option.method.drafter_share
-    return target_gib * share, f"drafter {option.drafter} (size not published: {share:.0%} of the target allowed for {option.method.label})"
+    return (
+        active_bf16_gib * share,
+        f"drafter {option.drafter} (size not published: {share:.0%} of the target's active parameters allowed for {option.method.label})",
+    )
 
 
 def _plan(model, facts: Facts, hardware: HardwareProfile, workload: Workload, options, rb: RuleBase, tp: int | None, user: DrafterProfile | None):
     """The memory plan for the workload, with room for the largest drafter among the options."""
     defaults = rb.workloads.get(workload.kind.value)
     sized = _sized(model, facts)
-    target_gib = weights_gib(sized)
+    active = sized.active_params_b or sized.params_b
+    active_bf16_gib = active * 1e9 * 2 / 2**30 if active else None
     largest: tuple[float, str, float] | None = None
     for option in options.values():
-        found = _drafter_gib(option, rb, user, target_gib)
+        found = _drafter_gib(option, rb, user, active_bf16_gib)
         if found and (largest is None or found[0] > largest[0]):
             largest = (found[0], found[1], option.method.drafter_share)
     return plan_memory(

@@ -17,6 +17,12 @@ from specadvisor.domain import HardwareProfile, ModelProfile
 USABLE = 0.90  # vLLM's default --gpu-memory-utilization
 OVERHEAD_GIB = 2.0  # activations at the default batched-token budget, CUDA graphs, NCCL buffers
 OVERHEAD_SHARE = 0.05  # plus this share of the weights each GPU holds (bigger layers, bigger buffers)
+# The overhead above keeps headroom when choosing a tensor-parallel size. Whether a server can start
+# at all is judged with the leaner figures below: Llama-3.3-70B in bf16 does start on 2x H100 80GB
+# (65.7 GiB of weights per GPU, a few GiB of KV cache left at --gpu-memory-utilization 0.9).
+START_OVERHEAD_GIB = 1.5
+START_OVERHEAD_SHARE = 0.02
+WEIGHTS_MAX_SHARE = 0.85  # a chosen TP leaves at least 15% of usable memory besides weights (MoE all-to-all, long requests)
 DEFAULT_DRAFTER_SHARE = 0.05  # when the drafter is not chosen yet: room for an EAGLE/DFlash head
 KV_KIB_PER_ACTIVE_B = 40.0  # fallback KV size: about 40 KiB/token x active_B^0.55 (Llama-8B 128, 70B 320)
 
@@ -174,9 +180,14 @@ def plan_memory(
         return shard + kv_total / tp + OVERHEAD_GIB + OVERHEAD_SHARE * weights / tp
 
     candidates = [tensor_parallel_size] if tensor_parallel_size else _powers_of_two(count)
-    chosen = next((tp for tp in candidates if need(tp) <= usable), None)
+
+    def roomy(tp: int) -> bool:
+        return need(tp) <= usable and (weights + drafter) / tp <= WEIGHTS_MAX_SHARE * usable
+
+    chosen = next((tp for tp in candidates if roomy(tp)), None)
     for tp in candidates:
-        lines.append(f"memory: TP {tp}: {need(tp):.1f} GiB per GPU {'<=' if need(tp) <= usable else '>'} {usable:.1f} GiB")
+        tight = "" if roomy(tp) or need(tp) > usable else f" but weights take over {WEIGHTS_MAX_SHARE:.0%} of it"
+        lines.append(f"memory: TP {tp}: {need(tp):.1f} GiB per GPU {'<=' if need(tp) <= usable else '>'} {usable:.1f} GiB{tight}")
         if tp == chosen:
             break
     plan = (
@@ -200,20 +211,27 @@ def plan_memory(
 
 
 def _short_of_memory(lines, tp, usable, need, kv_total, kv_kib, weights, given_tp, count, concurrency, request_tokens) -> MemoryPlan:
-    """No TP holds the whole workload's KV cache. When weights, drafter and one request still fit, vLLM
-    starts and queues what its KV cache cannot hold: that fits, with a warning. Otherwise it cannot start."""
-    static = need(tp) - kv_total / tp  # weights, drafter and overhead per GPU
+    """No TP holds the whole workload's KV cache with headroom. When weights, drafter, the lean start-up
+    overhead and one request still fit, vLLM starts and queues what its KV cache cannot hold: that
+    fits, with a warning. Otherwise it cannot start."""
+    static = need(tp) - kv_total / tp - (OVERHEAD_GIB - START_OVERHEAD_GIB) - (OVERHEAD_SHARE - START_OVERHEAD_SHARE) * weights / tp
     one_request = (kv_kib or 0) * request_tokens / 2**20 / tp
     how = "as you set it" if given_tp else f"all {count} GPUs"
     if static + one_request <= usable:
         room = usable - static
-        held = int(room * tp * 2**20 / (kv_kib * request_tokens)) if kv_kib else 0
+        held = int(room * tp * 2**20 / (kv_kib * request_tokens)) if kv_kib else concurrency
         lines.append(f"memory: TP {tp}: weights and overhead {static:.1f} GiB per GPU leave {room:.1f} GiB of KV cache: about {held} of {concurrency} requests")
         plan = MemoryPlan(tp, True, lines, need_gib=need(tp), usable_gib=usable)
-        plan.warnings.append(
-            f"The KV cache holds only about {held} of the {concurrency} concurrent requests of {request_tokens} tokens at tensor parallel {tp} ({how}): "
-            "vLLM starts but queues the rest, so measure at the concurrency it really sustains, or use more GPUs, a quantized checkpoint or FP8 KV cache."
-        )
+        if held < concurrency:
+            plan.warnings.append(
+                f"The KV cache holds only about {held} of the {concurrency} concurrent requests of {request_tokens} tokens at tensor parallel {tp} ({how}): "
+                "vLLM starts but queues the rest, so measure at the concurrency it really sustains, or use more GPUs, a quantized checkpoint or FP8 KV cache."
+            )
+        else:
+            plan.warnings.append(
+                f"Tight fit at tensor parallel {tp} ({how}): weights and overhead take {static:.0f} of {usable:.0f} usable GiB per GPU, "
+                "leaving little room for activations and long requests; it should start, but more GPUs or a quantized checkpoint give headroom."
+            )
         return plan
     plan = MemoryPlan(tp, False, lines, need_gib=static + one_request, usable_gib=usable)
     plan.warnings.append(
