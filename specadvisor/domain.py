@@ -143,6 +143,8 @@ class DrafterProfile(Model):
     default_k: int | None = None
     block_size: int | None = None
     vocab_size: int | None = None
+    params_b: float | None = None  # from its config.json shapes: sizes it in the memory plan
+    quantization: str | None = None  # its config's quantization_config, as ModelProfile.quantization
     servable: bool = True
     compatible: bool | None = None  # None: could not tell
     warnings: list[str] = Field(default_factory=list)
@@ -211,7 +213,7 @@ class Candidate(Model):
     id: str  # method id from rules/methods (eagle3, peagle, dflash, mtp, ngram, suffix, draft_model, ...)
     method: str  # the vLLM `method` value
     drafter: str | None = None
-    speculative_config: dict[str, Any]  # template with num_speculative_tokens at the grid's first N
+    speculative_config: dict[str, Any]  # template with num_speculative_tokens at the N the evidence expects best
     n_grid: list[int]
     score: float
     reasons: list[str] = Field(default_factory=list)
@@ -232,6 +234,7 @@ class Advice(Model):
     tensor_parallel_known: bool = True  # False: the model's size is unknown; serve commands would be a guess
     missing_inputs: list[str] = Field(default_factory=list)  # what the user must give first (--tensor-parallel-size or --params-b)
     max_model_len: int | None = None  # suggested --max-model-len when the full context does not fit
+    fits: bool | None = None  # False: weights, drafter and KV cache do not fit these GPUs; no serve command is given
     vllm_version: str | None = None
     trace: list[str] = Field(default_factory=list)  # every rule checked and what it changed (advise --explain)
     verdict_level: Literal["speculate", "careful", "unlikely", ""] = ""

@@ -1,9 +1,11 @@
-"""Turn scored options into Candidates: N grid within the method's limits, a valid config,
-local and published evidence, and the expected speedup where evidence bounds it."""
+"""Turn scored options into Candidates: N grid within the method's limits, a valid config starting
+at the N the evidence expects best (advisor.start_n), local and published evidence, and the expected
+speedup where evidence bounds it."""
 
 from __future__ import annotations
 
 from specadvisor.advisor import local as local_ev
+from specadvisor.advisor import start_n
 from specadvisor.advisor.facts import Facts
 from specadvisor.advisor.options import Option
 from specadvisor.advisor.scoring import Tally
@@ -45,9 +47,7 @@ def _clip_grid(grid: list[int], option: Option, facts: Facts, rb: RuleBase) -> l
     """The grid within vLLM's limits: the drafter's block size (DFlash N <= block - 1), MTP layer multiples.
     When the block cuts the grid, its largest N is added so the deepest usable block is measured."""
     spec = option.method
-    limit = registry.n_limit(spec.vllm_method, option.block_size, rb)
-    if option.max_n:
-        limit = min(limit, option.max_n) if limit else option.max_n
+    limit = start_n.n_limit(option, rb)
     wanted = [*grid, *([option.default_k] if option.default_k else [])]
     kept = [n for n in wanted if limit is None or n <= limit]
     if limit is not None and (option.block_size or option.max_n) and len(kept) < len(wanted) and limit not in kept:
@@ -82,13 +82,16 @@ def build_candidates(
             advice.warnings.append(f"{spec.label} left out: {problem}")
             advice.trace.append(f"x {key}: {problem}")
             continue
+        start = start_n.choose(option, tally, grid, rb, drafter_k=option.default_k)
+        grid = start.grid
         config = {"method": vllm_method}
         if option.drafter:
             config["model"] = option.drafter
-        config["num_speculative_tokens"] = _start_n(grid, spec.default_n_grid)
+        config["num_speculative_tokens"] = start.n
         config.update(spec.extra_config)
         config.update(spec.default_config)
-        config.update(tally.config)
+        config.update({k: v for k, v in tally.config.items() if k != "num_speculative_tokens"})
+        advice.trace.append(f"= {key}: {start.why}")
         problems = validate_spec_config(
             config,
             facts.vllm_version,
@@ -102,7 +105,7 @@ def build_candidates(
             continue
         refs: list[EvidenceRef] = []
         score = tally.score
-        reasons = list(tally.reasons)
+        reasons = [*tally.reasons, start.why]
         fresh_speedups = []
         for result in (r for r in measured if r.method_id == key):
             stale = local_ev.is_stale(result, option.drafter, facts.vllm_version)
@@ -117,7 +120,7 @@ def build_candidates(
                 fresh_speedups.append(result.speedup)
         specific = [ev for ev in rb.evidence.values() if ev.method == key and _targets_model(ev, model, facts, rb)]
         refs += [_published_ref(ev) for ev in specific]
-        refs += [_published_ref(rb.evidence[i]) for i in tally.evidence if i in rb.evidence]
+        refs += [_published_ref(rb.evidence[i]) for i in [*tally.evidence, *start.evidence] if i in rb.evidence]
         refs = list({ref.id: ref for ref in refs}.values())
         warnings = list(spec.caveats)
         warnings += [f"Needs the {pkg} package in vLLM's environment." for pkg in spec.requires_packages]
@@ -142,14 +145,6 @@ def build_candidates(
         )
     candidates.sort(key=lambda c: (-c.score, c.id))
     return candidates
-
-
-def _start_n(grid: list[int], default_grid: list[int]) -> int:
-    """The N the emitted config starts from: the smallest grid value the method's own default grid
-    also starts at or above (EAGLE-3 starts at 2, not 1), else the grid's first."""
-    floor = min(default_grid) if default_grid else 1
-    at_or_above = [n for n in grid if n >= floor]
-    return at_or_above[0] if at_or_above else grid[0]
 
 
 def _expected(fresh: list[float], published: list[Evidence]) -> tuple[float, float] | None:

@@ -11,11 +11,11 @@ from collections.abc import Sequence
 from specadvisor.advisor import local as local_ev
 from specadvisor.advisor.candidates import build_candidates
 from specadvisor.advisor.facts import Facts, gather
-from specadvisor.advisor.options import facts_platform, gather_options
+from specadvisor.advisor.options import Option, facts_platform, gather_options
 from specadvisor.advisor.render import serve_command
 from specadvisor.advisor.scoring import Tally, apply_rules
-from specadvisor.advisor.sizing import plan_memory
-from specadvisor.advisor.verdict import set_verdict
+from specadvisor.advisor.sizing import MemoryPlan, plan_memory, weight_format
+from specadvisor.advisor.verdict import set_does_not_fit, set_verdict
 from specadvisor.domain import Advice, DrafterProfile, HardwareProfile, ModelProfile, Session, Workload
 from specadvisor.rulebase import RuleBase, default_rulebase, drafters_for, find_model_family, methods_for_version, registry
 
@@ -50,10 +50,14 @@ def advise(
     available = {key: m for key, m in methods_for_version(vllm_version, rb).items() if registry.runs_on(m, platform)}
     options, option_warnings = gather_options(model, facts, catalog, drafter, available, rb)
 
-    memory = _plan(model, facts, hardware, workload, options, rb, tensor_parallel_size)
+    memory = _plan(model, facts, hardware, workload, options, rb, tensor_parallel_size, drafter)
     tp = memory.tensor_parallel_size or 1
     advice = Advice(
-        vllm_version=vllm_version, tensor_parallel_size=tp, tensor_parallel_known=memory.tensor_parallel_size is not None, max_model_len=memory.max_model_len
+        vllm_version=vllm_version,
+        tensor_parallel_size=tp,
+        tensor_parallel_known=memory.tensor_parallel_size is not None,
+        max_model_len=memory.max_model_len,
+        fits=memory.fits,
     )
     if memory.tensor_parallel_size is None:
         advice.missing_inputs = ["--tensor-parallel-size", "--params-b"]
@@ -89,7 +93,7 @@ def advise(
             tensor_parallel_size=tp,
             extra_args=["--max-model-len", str(memory.max_model_len)] if memory.max_model_len else [],
         )
-        if advice.tensor_parallel_known
+        if advice.tensor_parallel_known and memory.fits is not False
         else None,
         "why": "Every sweep keeps this arm: a speedup only means something against it.",
     }
@@ -100,28 +104,70 @@ def advise(
         rule_verdicts.append("careful")
         advice.trace.append("= verdict at most 'careful': the model's size is unknown")
     set_verdict(advice, rule_verdicts, rb)
+    if memory.fits is False:
+        set_does_not_fit(advice, _does_not_fit(memory, hardware))
     return advice
+
+
+def _does_not_fit(memory: MemoryPlan, hardware: HardwareProfile) -> str:
+    """The headline when the plan does not fit: where, how much it needs and has, and what to change."""
+    tp = memory.tensor_parallel_size or 1
+    need = (memory.need_gib or 0) * tp
+    has = (memory.usable_gib or 0) * tp
+    gpus = f"{tp}x{hardware.gpus[0].name}" if hardware.gpus else "these GPUs"
+    return (
+        f"Does not fit on {gpus}: needs about {need:.0f} GiB, has {has:.0f} GiB usable. "
+        "Change the GPUs or their count (--gpu NAMExCOUNT / --tensor-parallel-size), or pick a smaller or quantized checkpoint; "
+        "no serve command until it fits."
+    )
 
 
 def _serve_ref(model: ModelProfile) -> str:
     return model.path if model.source == "local" and model.path else model.id
 
 
-def _plan(model, facts: Facts, hardware: HardwareProfile, workload: Workload, options, rb: RuleBase, tp: int | None):
+def _drafter_gib(option: Option, rb: RuleBase, user: DrafterProfile | None, active_bf16_gib: float | None) -> tuple[float, str] | None:
+    """The drafter's weights in GiB and where the figure comes from: its own config or catalog entry
+    (parameters x its bytes per parameter), else the method's share of the target's ACTIVE parameters
+    in bf16 (an allowance: a head or draft model scales with the target's width, not its expert count)."""
+    if not option.drafter:
+        return None
+    if option.origin == "user" and user is not None and user.params_b:
+        size = user.params_b * 1e9 * (weight_format(user.quantization or "") or 2.0) / 2**30
+        return size, f"drafter {option.drafter} ({user.params_b:g}B from its config.json)"
+    entry = next((d for d in rb.drafters if d.drafter.lower() == option.drafter.lower()), None)
+    if entry is not None and entry.params_b:
+        per_param = weight_format(entry.weights_dtype) if entry.weights_dtype else weight_format(entry.drafter)
+        return entry.params_b * 1e9 * (per_param or 2.0) / 2**30, f"drafter {entry.drafter} ({entry.params_b:g}B from the drafter catalog)"
+    if active_bf16_gib is None:
+        return None
+    share = option.method.drafter_share
+    return (
+        active_bf16_gib * share,
+        f"drafter {option.drafter} (size not published: {share:.0%} of the target's active parameters allowed for {option.method.label})",
+    )
+
+
+def _plan(model, facts: Facts, hardware: HardwareProfile, workload: Workload, options, rb: RuleBase, tp: int | None, user: DrafterProfile | None):
     """The memory plan for the workload, with room for the largest drafter among the options."""
     defaults = rb.workloads.get(workload.kind.value)
-    share, label = 0.0, "no drafter"
+    sized = _sized(model, facts)
+    active = sized.active_params_b or sized.params_b
+    active_bf16_gib = active * 1e9 * 2 / 2**30 if active else None
+    largest: tuple[float, str, float] | None = None
     for option in options.values():
-        if option.drafter and option.method.drafter_share > share:
-            share, label = option.method.drafter_share, f"largest drafter ({option.method.label})"
+        found = _drafter_gib(option, rb, user, active_bf16_gib)
+        if found and (largest is None or found[0] > largest[0]):
+            largest = (found[0], found[1], option.method.drafter_share)
     return plan_memory(
-        _sized(model, facts),
+        sized,
         hardware,
         prompt_len=defaults.prompt_len if defaults else 1024,
         output_len=workload.output_len,
         concurrency=workload.concurrency,
-        drafter_share=share,
-        drafter_label=label,
+        drafter_share=largest[2] if largest else 0.0,
+        drafter_label=f"largest {largest[1]}" if largest else "no drafter",
+        drafter_gib=largest[0] if largest else None,
         tensor_parallel_size=tp,
         catalog_kv_kib=facts.family.kv_kib_per_token if facts.family else None,
     )
@@ -136,6 +182,6 @@ def _sized(model: ModelProfile, facts: Facts) -> ModelProfile:
         update["active_params_b"] = facts.active_params_b
     if not model.context_length and facts.family and facts.family.context:
         update["context_length"] = facts.family.context
-    if not model.quantization and facts.family and facts.family.weights_dtype:
-        update["quantization"] = facts.family.weights_dtype
+    if not model.quantization and weight_format(model.id) is None and facts.family and facts.family.weights_dtype:
+        update["quantization"] = facts.family.weights_dtype  # the id's own format (-NVFP4, -BF16) wins over the family's
     return model.model_copy(update=update) if update else model

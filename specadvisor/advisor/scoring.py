@@ -18,6 +18,8 @@ class Tally:
     config: dict = field(default_factory=dict)
     reasons: list[str] = field(default_factory=list)
     evidence: list[str] = field(default_factory=list)
+    n_rule: str = ""  # the rule that set the starting N (its config's num_speculative_tokens), for the citation
+    n_evidence: list[str] = field(default_factory=list)
 
 
 def apply_rules(rb: RuleBase, facts: Facts, tallies: dict[str, Tally], advice: Advice, user_methods: set[str]) -> list[str]:
@@ -44,6 +46,8 @@ def apply_rules(rb: RuleBase, facts: Facts, tallies: dict[str, Tally], advice: A
             if method in tallies:
                 tallies[method].config.update(keys)
                 effects.append(f"{method} config {keys}")
+                if "num_speculative_tokens" in keys:
+                    tallies[method].n_rule, tallies[method].n_evidence = rule.id, list(rule.evidence)
         for method in then.exclude:
             if method in user_methods:
                 advice.warnings.append(f"{rule.why} Your {method} drafter is still measured because you asked for it.")

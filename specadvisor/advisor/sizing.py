@@ -9,6 +9,7 @@ power-of-two tensor-parallel size that holds it is chosen. An unknown size is sa
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from specadvisor.domain import HardwareProfile, ModelProfile
@@ -16,18 +17,53 @@ from specadvisor.domain import HardwareProfile, ModelProfile
 USABLE = 0.90  # vLLM's default --gpu-memory-utilization
 OVERHEAD_GIB = 2.0  # activations at the default batched-token budget, CUDA graphs, NCCL buffers
 OVERHEAD_SHARE = 0.05  # plus this share of the weights each GPU holds (bigger layers, bigger buffers)
+# The overhead above keeps headroom when choosing a tensor-parallel size. Whether a server can start
+# at all is judged with the leaner figures below: Llama-3.3-70B in bf16 does start on 2x H100 80GB
+# (65.7 GiB of weights per GPU, a few GiB of KV cache left at --gpu-memory-utilization 0.9).
+START_OVERHEAD_GIB = 1.5
+START_OVERHEAD_SHARE = 0.02
+WEIGHTS_MAX_SHARE = 0.85  # a chosen TP leaves at least 15% of usable memory besides weights (MoE all-to-all, long requests)
 DEFAULT_DRAFTER_SHARE = 0.05  # when the drafter is not chosen yet: room for an EAGLE/DFlash head
 KV_KIB_PER_ACTIVE_B = 40.0  # fallback KV size: about 40 KiB/token x active_B^0.55 (Llama-8B 128, 70B 320)
 
 
-def bytes_per_param(model: ModelProfile) -> float:
-    text = f"{model.quantization or ''} {model.dtype or ''}".lower()
-    if any(tag in text for tag in ("int4", "awq", "gptq", "w4", "fp4", "nvfp4", "mxfp4", "q4")):
-        return 0.5
-    if any(tag in text for tag in ("fp8", "int8", "w8", "q8")):
-        return 1.0
-    if "float32" in text or "fp32" in text:
+_BITS = (
+    (("4-bit", "4bit", "int4", "fp4", "nvfp4", "mxfp4", "w4a16", "w4a8", "awq", "q4"), 0.5),
+    (("8-bit", "8bit", "int8", "fp8", "w8a8", "w8a16", "q8"), 1.0),
+)
+"""Weight formats by bytes per parameter, 4-bit first (a 'gptq (4-bit)' is 4-bit; 'gptq (8-bit)' is matched by its bits)."""
+
+
+def _tokens(text: str) -> list[str]:
+    return [t for t in re.split(r"[^a-z0-9]+", text.lower()) if t]
+
+
+def weight_format(text: str) -> float | None:
+    """Bytes per parameter named by a quantization description or a checkpoint id (FP8, AWQ/GPTQ int4,
+    NVFP4, MXFP4, BF16), None when it names none. Bits stated outright win over the method's usual width."""
+    lowered = text.lower()
+    for explicit, size in (("4-bit", 0.5), ("8-bit", 1.0)):
+        if explicit in lowered:
+            return size
+    tokens = _tokens(text)
+    for tags, size in _BITS:
+        if any(tag in tokens for tag in tags):
+            return size
+    if "gptq" in tokens:
+        return 0.5  # GPTQ checkpoints are 4-bit unless they say otherwise
+    if any(tag in tokens for tag in ("bf16", "fp16", "bfloat16", "float16")):
+        return 2.0
+    if any(tag in tokens for tag in ("fp32", "float32")):
         return 4.0
+    return None
+
+
+def bytes_per_param(model: ModelProfile) -> float:
+    """From the checkpoint's quantization (config.json) or dtype, else its id, else 16-bit."""
+    for text in (model.quantization or "", model.dtype or "", model.id):
+        size = weight_format(text) if text else None
+        if size is not None:
+            return size
     return 2.0
 
 
@@ -71,6 +107,8 @@ class MemoryPlan:
     lines: list[str] = field(default_factory=list)  # the arithmetic, for --explain
     warnings: list[str] = field(default_factory=list)
     max_model_len: int | None = None  # suggested when the model's full context would not fit
+    need_gib: float | None = None  # per GPU at the chosen (or largest tried) tensor-parallel size
+    usable_gib: float | None = None  # per GPU, at vLLM's default memory utilisation
 
 
 def _powers_of_two(limit: int) -> list[int]:
@@ -92,8 +130,14 @@ def plan_memory(
     drafter_label: str = "drafter allowance",
     tensor_parallel_size: int | None = None,
     catalog_kv_kib: float | None = None,
+    drafter_gib: float | None = None,
 ) -> MemoryPlan:
-    """Per-GPU memory for weights + drafter + KV cache + overhead, and the tensor-parallel size that holds it."""
+    """Per-GPU memory for weights + drafter + KV cache + overhead, and the tensor-parallel size that holds it.
+
+    `drafter_gib` is the drafter's real weight size (its parameter count x its bytes per parameter);
+    without it the drafter is allowed `drafter_share` of the target's weights. The drafter's own KV
+    cache is taken as `drafter_share` of the target's either way (a head keeps one layer's, a draft
+    model its own smaller layers'), and labelled as the estimate it is."""
     per_gpu = gpu_memory_gib(hardware)
     weights = weights_gib(model)
     count = len(hardware.gpus)
@@ -116,14 +160,14 @@ def plan_memory(
         tp = tensor_parallel_size or 1
         return MemoryPlan(tp, None, [f"memory: weights {weights:.1f} GiB; GPU memory unknown, fit not checked"])
     usable = per_gpu * USABLE
-    drafter = weights * drafter_share
+    drafter = drafter_gib if drafter_gib is not None else weights * drafter_share
     kv_kib, kv_origin = kv_kib_per_token(model, catalog_kv_kib)
     tokens = concurrency * (prompt_len + output_len)
     kv_total = (kv_kib or 0) * tokens / 2**20 * (1 + drafter_share)  # the drafter keeps its own (smaller) KV cache
     lines = [
         (
             f"memory: weights {model.params_b:g}B x {bytes_per_param(model):g} B/param = {weights:.1f} GiB; "
-            f"{drafter_label} {drafter:.1f} GiB ({drafter_share:.0%} of the weights)"
+            f"{drafter_label} {drafter:.1f} GiB" + ("" if drafter_gib is not None else f" ({drafter_share:.0%} of the weights, an allowance)")
         ),
         f"memory: KV {kv_kib:.0f} KiB/token ({kv_origin}) x {concurrency} x ({prompt_len} prompt + {output_len} output) tokens = {kv_total:.1f} GiB"
         if kv_kib
@@ -136,32 +180,65 @@ def plan_memory(
         return shard + kv_total / tp + OVERHEAD_GIB + OVERHEAD_SHARE * weights / tp
 
     candidates = [tensor_parallel_size] if tensor_parallel_size else _powers_of_two(count)
-    chosen = next((tp for tp in candidates if need(tp) <= usable), None)
+
+    def roomy(tp: int) -> bool:
+        return need(tp) <= usable and (weights + drafter) / tp <= WEIGHTS_MAX_SHARE * usable
+
+    chosen = next((tp for tp in candidates if roomy(tp)), None)
     for tp in candidates:
-        lines.append(f"memory: TP {tp}: {need(tp):.1f} GiB per GPU {'<=' if need(tp) <= usable else '>'} {usable:.1f} GiB")
+        tight = "" if roomy(tp) or need(tp) > usable else f" but weights take over {WEIGHTS_MAX_SHARE:.0%} of it"
+        lines.append(f"memory: TP {tp}: {need(tp):.1f} GiB per GPU {'<=' if need(tp) <= usable else '>'} {usable:.1f} GiB{tight}")
         if tp == chosen:
             break
-    plan = MemoryPlan(chosen or candidates[-1], chosen is not None, lines)
-    if chosen is None:
-        tp = candidates[-1]
-        how = "as you set it" if tensor_parallel_size else f"all {count} GPUs"
-        plan.warnings.append(
-            f"Weights, drafter and KV cache do not fit: at tensor parallel {tp} ({how}) each GPU needs about {need(tp):.0f} GiB "
-            f"(weights {weights / tp:.0f}, KV cache {kv_total / tp:.0f} for {concurrency} x {prompt_len + output_len} tokens) "
-            f"but has {usable:.0f} GiB usable: use more GPUs, a quantized checkpoint, or lower concurrency or context."
-        )
-        return plan
+    plan = (
+        MemoryPlan(chosen, True, lines, need_gib=need(chosen), usable_gib=usable)
+        if chosen is not None
+        else _short_of_memory(lines, candidates[-1], usable, need, kv_total, kv_kib, weights, tensor_parallel_size, count, concurrency, prompt_len + output_len)
+    )
+    tp = plan.tensor_parallel_size or 1
     context = model.context_length
-    if kv_kib and context:
-        room = usable - (need(chosen) - kv_total / chosen)  # KV room per GPU once weights and overhead are placed
-        full = kv_kib * context / 2**20 / chosen
+    if plan.fits and kv_kib and context:
+        room = usable - (need(tp) - kv_total / tp)  # KV room per GPU once weights and overhead are placed
+        full = kv_kib * context / 2**20 / tp
         if full > room:
-            fitting = max(1024, int(room * chosen * 2**20 / kv_kib) // 1024 * 1024)
+            fitting = max(1024, int(room * tp * 2**20 / kv_kib) // 1024 * 1024)
             plan.max_model_len = fitting
             plan.warnings.append(
                 f"One request at the model's full context ({context} tokens, about {full:.0f} GiB of KV cache per GPU) does not fit "
-                f"beside the weights at tensor parallel {chosen}: vLLM refuses to start unless you pass --max-model-len {fitting} or less."
+                f"beside the weights at tensor parallel {tp}: vLLM refuses to start unless you pass --max-model-len {fitting} or less."
             )
+    return plan
+
+
+def _short_of_memory(lines, tp, usable, need, kv_total, kv_kib, weights, given_tp, count, concurrency, request_tokens) -> MemoryPlan:
+    """No TP holds the whole workload's KV cache with headroom. When weights, drafter, the lean start-up
+    overhead and one request still fit, vLLM starts and queues what its KV cache cannot hold: that
+    fits, with a warning. Otherwise it cannot start."""
+    static = need(tp) - kv_total / tp - (OVERHEAD_GIB - START_OVERHEAD_GIB) - (OVERHEAD_SHARE - START_OVERHEAD_SHARE) * weights / tp
+    one_request = (kv_kib or 0) * request_tokens / 2**20 / tp
+    how = "as you set it" if given_tp else f"all {count} GPUs"
+    if static + one_request <= usable:
+        room = usable - static
+        held = int(room * tp * 2**20 / (kv_kib * request_tokens)) if kv_kib else concurrency
+        lines.append(f"memory: TP {tp}: weights and overhead {static:.1f} GiB per GPU leave {room:.1f} GiB of KV cache: about {held} of {concurrency} requests")
+        plan = MemoryPlan(tp, True, lines, need_gib=need(tp), usable_gib=usable)
+        if held < concurrency:
+            plan.warnings.append(
+                f"The KV cache holds only about {held} of the {concurrency} concurrent requests of {request_tokens} tokens at tensor parallel {tp} ({how}): "
+                "vLLM starts but queues the rest, so measure at the concurrency it really sustains, or use more GPUs, a quantized checkpoint or FP8 KV cache."
+            )
+        else:
+            plan.warnings.append(
+                f"Tight fit at tensor parallel {tp} ({how}): weights and overhead take {static:.0f} of {usable:.0f} usable GiB per GPU, "
+                "leaving little room for activations and long requests; it should start, but more GPUs or a quantized checkpoint give headroom."
+            )
+        return plan
+    plan = MemoryPlan(tp, False, lines, need_gib=static + one_request, usable_gib=usable)
+    plan.warnings.append(
+        f"Weights, drafter and KV cache do not fit: at tensor parallel {tp} ({how}) each GPU needs about {static + one_request:.0f} GiB "
+        f"(weights {weights / tp:.0f}, KV cache for one {request_tokens}-token request {one_request:.1f}) "
+        f"but has {usable:.0f} GiB usable: use more GPUs, a quantized checkpoint, or a smaller model."
+    )
     return plan
 
 

@@ -34,3 +34,10 @@ def set_verdict(advice: Advice, rule_verdicts: list[str], rb: RuleBase) -> None:
         advice.verdict = f"Speculation may help modestly: measure {label} against the no-speculation baseline before adopting it."
     else:
         advice.verdict = f"Speculation is unlikely to pay here: keep the no-speculation baseline; measure {label} only to confirm."
+
+
+def set_does_not_fit(advice: Advice, headline: str) -> None:
+    """A plan that does not fit leads with that, whatever the methods promise: no method helps a
+    server that cannot start, and no serve command is given until the user changes GPUs, TP or model."""
+    advice.trace.append(f"= headline: {headline}")
+    advice.verdict = headline

@@ -163,10 +163,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _commands(advice: Advice, model: ModelProfile, hw: HardwareProfile, config: dict | None) -> dict:
-    """Serve and container commands; None for both when the model's size (so its TP) is unknown."""
+    """Serve and container commands; None for both when the model's size (so its TP) is unknown or the plan does not fit."""
     from specadvisor.advisor import container_command, serve_command
 
-    if not advice.tensor_parallel_known:
+    if not advice.tensor_parallel_known or advice.fits is False:
         return {"serve_command": None, "container_command": None}
     ref = model.path if model.source == "local" and model.path else model.id
     tp = advice.tensor_parallel_size
@@ -232,7 +232,10 @@ def render(advice: Advice, model: ModelProfile, hw: HardwareProfile, *, explain_
         for warning in c.warnings:
             out.print(f"  [yellow]note:[/yellow] {escape(warning)}", soft_wrap=True)
     baseline_title = "Recommended: serve without speculation" if advice.speculation_unlikely else "Baseline (no speculation)"
-    if not advice.tensor_parallel_known:
+    commands = advice.tensor_parallel_known and advice.fits is not False
+    if advice.fits is False:
+        out.print("\n[bold]No serve command:[/bold] the plan does not fit these GPUs (see the first line and the warnings).")
+    elif not advice.tensor_parallel_known:
         out.print(
             "\n[bold]No serve command:[/bold] the model's size is unknown, so its tensor-parallel size would be a guess; "
             "pass --tensor-parallel-size N or --params-b B."
@@ -240,13 +243,13 @@ def render(advice: Advice, model: ModelProfile, hw: HardwareProfile, *, explain_
     elif advice.speculation_unlikely:
         out.print(f"\n[bold]{baseline_title}[/bold]")
         out.print(_commands(advice, model, hw, None)["serve_command"], soft_wrap=True, markup=False)
-    if advice.candidates and advice.tensor_parallel_known:
+    if advice.candidates and commands:
         top = _commands(advice, model, hw, advice.candidates[0].speculative_config)
         title = "Only to confirm by measurement: the top candidate" if advice.speculation_unlikely else "Serve the top candidate"
         out.print(f"\n[bold]{title}[/bold]")
         out.print(top["serve_command"], soft_wrap=True, markup=False)
         out.print(top["container_command"], soft_wrap=True, markup=False)
-    if not advice.speculation_unlikely and advice.tensor_parallel_known:
+    if not advice.speculation_unlikely and commands:
         out.print(f"\n[bold]{baseline_title}[/bold]")
         out.print(_commands(advice, model, hw, None)["serve_command"], soft_wrap=True, markup=False)
     for warning in advice.warnings:

@@ -13,8 +13,8 @@ from typing import Any
 
 from specadvisor.domain import DrafterProfile, ModelProfile
 from specadvisor.modelinfo.catalog import published_drafter
-from specadvisor.modelinfo.params import num
-from specadvisor.modelinfo.profile import language_config
+from specadvisor.modelinfo.params import estimate_params, num
+from specadvisor.modelinfo.profile import language_config, quantization
 from specadvisor.rulebase import registry
 
 
@@ -36,6 +36,19 @@ def _default_k(method: str, block: int | None) -> int | None:
     return registry.n_limit(method, block) if block else None
 
 
+def _params_b(shapes: dict[str, Any]) -> float | None:
+    """The drafter's parameter count (billions) from its layer shapes: what it costs in GPU memory.
+    An EAGLE-3 head's output layer covers its reduced draft vocabulary, not the target's."""
+    estimate = estimate_params(shapes)
+    if estimate is None:
+        return None
+    total = estimate[0]
+    hidden, vocab, draft_vocab = num(shapes, "hidden_size"), num(shapes, "vocab_size"), num(shapes, "draft_vocab_size")
+    if hidden and vocab and draft_vocab and draft_vocab < vocab and not shapes.get("tie_word_embeddings"):
+        total -= (vocab - draft_vocab) * hidden
+    return float(f"{total / 1e9:.3g}")
+
+
 def _tail(name: str | None) -> str:
     return (name or "").strip().rstrip("/").rsplit("/", 1)[-1].lower()
 
@@ -49,6 +62,7 @@ def read_drafter(drafter_id: str, config: dict[str, Any], path: str | None) -> D
         method, parallel = registry.from_speculators(algorithm)
         layer_cfg = config.get("transformer_layer_config") or {}
         servable = method is not None
+        shapes = {**layer_cfg, **{k: config[k] for k in ("draft_vocab_size",) if k in config}}
         if not servable:
             warnings.append(f"speculators '{algorithm}' checkpoints cannot be served by vLLM directly")
         return DrafterProfile(
@@ -61,6 +75,8 @@ def read_drafter(drafter_id: str, config: dict[str, Any], path: str | None) -> D
             default_k=num(methods[0] if isinstance(methods[0], dict) else {}, "speculative_tokens"),
             block_size=_block_size(config),
             vocab_size=num(layer_cfg, "vocab_size") or num(config, "vocab_size"),
+            params_b=_params_b(shapes),
+            quantization=quantization(config),
             servable=servable,
             warnings=warnings,
         )
@@ -77,6 +93,8 @@ def read_drafter(drafter_id: str, config: dict[str, Any], path: str | None) -> D
         default_k=_default_k(method, block),
         block_size=block,
         vocab_size=num(lm, "vocab_size"),
+        params_b=_params_b(lm),
+        quantization=quantization(config),
         servable=True,
         warnings=warnings,
     )

@@ -27,12 +27,27 @@ def language_config(config: dict[str, Any]) -> dict[str, Any]:
     return {**config, **text} if isinstance(text, dict) else config
 
 
+def _weight_bits(q: dict[str, Any]) -> str | None:
+    """The stored weight format of a compressed-tensors or ModelOpt config ("fp8", "int4", "nvfp4"):
+    their quant_method names the tool, not the width, and the memory plan needs the width."""
+    groups = q.get("config_groups")
+    if isinstance(groups, dict):
+        for group in groups.values():
+            weights = group.get("weights") if isinstance(group, dict) else None
+            bits = weights.get("num_bits") if isinstance(weights, dict) else None
+            if isinstance(bits, int) and not isinstance(bits, bool):
+                kind = "fp" if weights.get("type") == "float" else "int"
+                return f"{'nvfp' if kind == 'fp' and bits == 4 else kind}{bits}"
+    algo = q.get("quant_algo")
+    return algo.lower() if isinstance(algo, str) and algo else None
+
+
 def quantization(config: dict[str, Any]) -> str | None:
     q = config.get("quantization_config") or language_config(config).get("quantization_config")
     if not isinstance(q, dict):
         return None
     method = str(q.get("quant_method") or "unknown")
-    detail = q.get("fmt") or q.get("format") or (f"{q['bits']}-bit" if q.get("bits") else None)
+    detail = _weight_bits(q) or q.get("fmt") or q.get("format") or (f"{q['bits']}-bit" if q.get("bits") else None)
     return f"{method} ({detail})" if detail and detail != method else method
 
 

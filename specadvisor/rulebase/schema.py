@@ -166,6 +166,8 @@ class DrafterEntry(_Strict):
     block_size: int | None = Field(None, ge=2)
     max_n: int | None = Field(None, ge=1)  # the drafter's own limit (a single-token throughput head: 1)
     variant: Literal["", "short-context", "long-context", "throughput"] = ""
+    params_b: float | None = Field(None, gt=0)  # the drafter's own parameter count (billions), for the memory plan
+    weights_dtype: str = ""  # how the drafter checkpoint stores weights (fp8, ...); empty = bf16
     source: str
     date: str = ""
     notes: str = ""

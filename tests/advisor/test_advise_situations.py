@@ -290,13 +290,23 @@ SITUATIONS = [
         verdict="unlikely",
     ),
     dict(
-        id="eagle3-emitted-n-is-not-1",
+        id="eagle3-emitted-n-is-where-it-peaks",  # issue 23: EAGLE-3 peaks near N=3 (vLLM P-EAGLE post), not the grid's floor
         hw=gpus("H100"),
         model=model("meta-llama/Llama-3.1-8B-Instruct"),
         workload=wl("chat", 1),
         version=None,
-        config_has={"eagle3": {"num_speculative_tokens": 2}},
+        config_has={"eagle3": {"num_speculative_tokens": 3}},
         grid={"eagle3": [1, 2, 3, 4]},
+        evidence={"eagle3": "eagle3-peaks-k3"},
+    ),
+    dict(
+        id="dense-70b-concurrency-256-unlikely",  # issue 23: the high-concurrency verdict is not only for <=10B active
+        hw=gpus("H100", 4),
+        model=model("meta-llama/Llama-3.3-70B-Instruct"),
+        workload=wl("chat", 256),
+        version=None,
+        verdict="unlikely",
+        fired=["dense-large-batch"],
     ),
     # ---- section 2: unknown and large models, memory, MoE, verdicts that agree with warnings
     dict(
@@ -645,7 +655,9 @@ def test_situation(case, rb):
     # Always: the baseline, a plain verdict, valid explicit configs, reasons and evidence to follow;
     # no serve command built on a guessed tensor-parallel size.
     assert advice.tensor_parallel_known is case.get("tp_known", True)
-    if advice.tensor_parallel_known:
+    if advice.fits is False:  # a plan that cannot start says so first and prints no command
+        assert advice.baseline["serve_command"] is None and advice.verdict.startswith("Does not fit on")
+    elif advice.tensor_parallel_known:
         assert advice.baseline["speculative_config"] is None and "vllm serve" in advice.baseline["serve_command"]
     else:
         assert advice.baseline["serve_command"] is None and advice.missing_inputs

@@ -6,9 +6,10 @@ import pytest
 
 from advisor_helpers import gpus, model
 from specadvisor.advisor import advise, explain, validate_spec_config
-from specadvisor.advisor.sizing import plan_memory
-from specadvisor.domain import Workload, WorkloadKind
-from specadvisor.modelinfo.profile import kv_bytes_per_token
+from specadvisor.advisor.sizing import plan_memory, weight_format
+from specadvisor.domain import DrafterProfile, Workload, WorkloadKind
+from specadvisor.modelinfo.drafter import read_drafter
+from specadvisor.modelinfo.profile import kv_bytes_per_token, quantization
 from specadvisor.rulebase import load_rulebase, workload_defaults
 
 
@@ -92,3 +93,92 @@ def test_the_same_configs_pass_where_vllm_accepts_them(rb):
         )
         == []
     )
+
+
+@pytest.mark.parametrize(
+    "text,size",
+    [
+        ("mistralai/Mistral-Large-3-675B-Instruct-2512-NVFP4", 0.5),
+        ("Qwen/Qwen3-235B-A22B-GPTQ-Int4", 0.5),
+        ("someone/Llama-3.3-70B-Instruct-AWQ", 0.5),
+        ("neuralmagic/Mistral-Small-24B-Instruct-2501-FP8-Dynamic", 1.0),
+        ("RedHatAI/Llama-3.3-70B-Instruct-quantized.w8a8", 1.0),
+        ("gptq (8-bit)", 1.0),
+        ("compressed-tensors (int4)", 0.5),
+        ("modelopt (nvfp4)", 0.5),
+        ("mxfp4", 0.5),
+        ("mistralai/Mistral-Large-3-675B-Instruct-2512-BF16", 2.0),
+        ("Qwen/Qwen3-8B", None),
+        ("meta-llama/Llama-3.1-8B-Instruct", None),
+    ],
+)
+def test_weight_format_from_quantization_or_id(text, size):
+    assert weight_format(text) == size
+
+
+def test_quantized_checkpoint_is_sized_by_its_dtype_from_the_id():
+    fp8 = plan_memory(model("RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic", params_b=70.6), gpus("H100", 8))
+    assert any("70.6B x 1 B/param" in line for line in fp8.lines) and fp8.tensor_parallel_size == 2
+
+
+def test_compressed_tensors_and_modelopt_configs_name_their_width():
+    fp8 = {
+        "quantization_config": {
+            "quant_method": "compressed-tensors",
+            "format": "float-quantized",
+            "config_groups": {"group_0": {"weights": {"num_bits": 8, "type": "float"}}},
+        }
+    }
+    w4 = {
+        "quantization_config": {
+            "quant_method": "compressed-tensors",
+            "format": "pack-quantized",
+            "config_groups": {"group_0": {"weights": {"num_bits": 4, "type": "int"}}},
+        }
+    }
+    nvfp4 = {"quantization_config": {"quant_method": "modelopt", "quant_algo": "NVFP4"}}
+    assert [quantization(c) for c in (fp8, w4, nvfp4)] == ["compressed-tensors (fp8)", "compressed-tensors (int4)", "modelopt (nvfp4)"]
+    assert [weight_format(quantization(c)) for c in (fp8, w4, nvfp4)] == [1.0, 0.5, 0.5]
+
+
+def test_a_drafter_is_sized_from_its_real_parameter_count(rb):
+    # issue 23: PARD-Llama-3.2-1B was counted as 10% of a 70B (13.2 GiB); it is 1.24B parameters, 2.3 GiB.
+    advice = advise(gpus("H100", 2), model("meta-llama/Llama-3.3-70B-Instruct"), Workload(kind=WorkloadKind.chat), rulebase=rb)
+    assert advice.fits is True and advice.tensor_parallel_size == 2
+    pard = _memory_trace(advice, "amd/PARD-Llama-3.2-1B")
+    assert pard == [] or "1.24B from the drafter catalog" in pard[0]  # a larger drafter may be the one sized
+    alone = advise(
+        gpus("H100", 2),
+        model("meta-llama/Llama-3.3-70B-Instruct"),
+        Workload(kind=WorkloadKind.chat),
+        drafter=DrafterProfile(id="amd/PARD-Llama-3.2-1B", method="draft_model", parallel_drafting=True, params_b=1.24),
+        rulebase=rb,
+    )
+    assert advice.fits is True and alone.fits is True
+
+
+def test_a_user_drafter_is_sized_from_its_config(rb):
+    eagle3_8b = {
+        "speculators_model_type": "eagle3",
+        "speculators_config": {"verifier": {"name_or_path": "meta-llama/Llama-3.1-8B-Instruct"}, "proposal_methods": [{"speculative_tokens": 3}]},
+        "transformer_layer_config": {
+            "hidden_size": 4096,
+            "num_hidden_layers": 1,
+            "vocab_size": 128256,
+            "intermediate_size": 14336,
+            "num_attention_heads": 32,
+            "num_key_value_heads": 8,
+        },
+        "draft_vocab_size": 32000,
+    }
+    drafter = read_drafter("me/llama8b-eagle3", eagle3_8b, None)
+    assert drafter.params_b is not None and 0.5 < drafter.params_b < 1.0  # one layer + embeddings + a 32k-token head
+    # the base model has no published drafter, so the user's is the one the plan makes room for
+    advice = advise(gpus("H100"), model("meta-llama/Llama-3.1-8B"), Workload(kind=WorkloadKind.chat), drafter=drafter, rulebase=rb)
+    assert any("me/llama8b-eagle3" in line and "from its config.json" in line for line in advice.trace if line.startswith("memory:"))
+    eagle3 = next(c for c in advice.candidates if c.drafter == "me/llama8b-eagle3")
+    assert eagle3.speculative_config["num_speculative_tokens"] == 3
+
+
+def _memory_trace(advice, needle):
+    return [line for line in advice.trace if line.startswith("memory:") and needle in line]

@@ -65,6 +65,22 @@ def test_advise_human_output_and_explain(capsys):
     assert "+ small-target-high-concurrency:" in out
 
 
+def test_a_plan_that_does_not_fit_leads_with_it_and_prints_no_command(capsys):
+    argv = ["advise", "--model", "mistralai/Mistral-Large-3-675B-Instruct-2512", "--gpu", "H100x8", "--vllm-version", "0.32.0", "--offline"]
+    assert main(argv) == 0
+    out = " ".join(capsys.readouterr().out.split())  # the terminal wraps long lines
+    assert out.index("Does not fit on 8xH100") < out.index("#1 ") and "needs about" in out
+    assert "may help" not in out and "likely to pay" not in out
+    assert "vllm serve" not in out and "docker run" not in out
+    assert "No serve command" in out
+    data = _json(capsys, *argv, "--json")
+    assert data["fits"] is False and data["baseline"]["serve_command"] is None
+    assert all(c["serve_command"] is None and c["container_command"] is None for c in data["candidates"])
+    # the same model in its FP8 form fits one node of H200s: commands come back
+    data = _json(capsys, *argv[:3], "--gpu", "H200x8", "--vllm-version", "0.32.0", "--offline", "--json")
+    assert data["fits"] is True and "vllm serve mistralai/Mistral-Large-3-675B-Instruct-2512" in data["baseline"]["serve_command"]
+
+
 def test_advise_amd_renders_rocm_container_and_triton_backend(capsys):
     data = _json(capsys, "advise", "--model", "google/gemma-4-26B-A4B-it", "--gpu", "MI300Xx2", "--workload", "math", "--offline", "--json")
     dflash = next(c for c in data["candidates"] if c["id"] == "dflash")
