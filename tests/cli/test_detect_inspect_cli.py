@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -38,14 +37,12 @@ def test_detect_does_not_import_textual_or_httpx():
     assert out.stdout.strip() == "0 []", out.stderr
 
 
-def test_detect_json_is_a_hardware_profile_and_fast():
-    start = time.monotonic()
+def test_detect_json_is_a_hardware_profile():
+    # How fast it answers is a figure for benchmarks/startup.py, not a pass/fail here (issue 25).
     out = run_cli("detect", "--json")
-    elapsed = time.monotonic() - start
     assert out.returncode == 0, out.stderr
     profile = HardwareProfile.model_validate_json(out.stdout)
     assert not profile.hypothetical and profile.cpu.cores_logical
-    assert elapsed < 3.0  # interpreter start included; the probes themselves take ~0.2 s here
 
 
 def test_detect_human_output_names_cpu_and_engine():

@@ -28,7 +28,7 @@ from specadvisor.domain import ArmFinished, ArmResult
 from specadvisor.engine import reset_prefix_cache
 from specadvisor.stats import t_critical_975
 
-RUNS = int(os.environ.get("FIDELITY_RUNS", "6"))  # per tool; even, so the ABBA order is balanced
+RUNS = int(os.environ.get("FIDELITY_RUNS", "4"))  # per tool; even, so the ABBA order is balanced
 WORKER = Path(__file__).with_name("vllm_bench_worker.py")
 
 

@@ -13,7 +13,7 @@ def test_missing_tool_is_reported_not_raised():
 def test_hanging_tool_is_cut_off_by_the_timeout():
     start = time.monotonic()
     result = run_command([sys.executable, "-c", "import time; time.sleep(30)"], 0.5)
-    assert time.monotonic() - start < 5
+    assert time.monotonic() - start < 20  # cut off: the tool alone would take 30 s (loose: a loaded box starts Python slowly)
     assert not result.ok and "timed out after 0.5s" in result.reason()
 
 

@@ -1,13 +1,8 @@
-import time
-
 from specadvisor.hardware import detect
 
 
 def test_detect_on_this_machine_always_answers_with_reasons():
-    start = time.monotonic()
-    profile = detect()
-    elapsed = time.monotonic() - start
-    assert elapsed < 3.0
+    profile = detect()  # its speed is measured by benchmarks/startup.py (detect), not asserted here
     assert profile.cpu.cores_logical and profile.cpu.ram_total_gib > 0
     assert profile.os and profile.python.startswith(("CPython", "PyPy"))
     probes = {n.probe for n in profile.notes}

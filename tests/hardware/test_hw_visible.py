@@ -76,5 +76,5 @@ def test_a_wedged_nvml_library_cannot_hang_detection(tmp_path):
     start = time.monotonic()
     gpus, notes = detect_gpus(runner=runner, timeout_s=0.3, env={}, sys_root=tmp_path, nvml_loader=wedged_loader, amdsmi_loader=_no_module)
     release.set()
-    assert time.monotonic() - start < 3
+    assert time.monotonic() - start < 8  # not stuck on the wedged loader's 10 s
     assert notes[0].detail == "nvml: no answer within 0.3s" and len(gpus) == 8  # nvidia-smi took over
