@@ -195,7 +195,8 @@ class GpuMonitor:
 def merge_telemetry(previous: ArmResult, new: ArmResult) -> GpuTelemetry | None:
     """One arm measured in several runs (trials, the end-of-sweep bracket): readings on one timeline
     (seconds since the first run began, so drift between runs shows), start of the first run, end of
-    the last, energies summed, J/token over all runs' tokens."""
+    the last, energies summed, mean power over the sampled seconds only (the pauses between runs
+    drew no energy in the sum, so they must not dilute it), J/token over all runs' tokens."""
     a, b = previous.telemetry, new.telemetry
     if a is None or b is None:
         return b or a
@@ -211,18 +212,28 @@ def merge_telemetry(previous: ArmResult, new: ArmResult) -> GpuTelemetry | None:
         per_token = (a.energy_per_output_token_j * previous.output_tokens + b.energy_per_output_token_j * new.output_tokens) / (
             previous.output_tokens + new.output_tokens
         )
-    spans = [x.samples[-1].t - x.samples[0].t for x in (a, b) if len(x.samples) > 1]
+    seconds = [_powered_seconds(x) for x in (a, b)]
+    powered = sum(s for s in seconds if s is not None)
     return a.model_copy(
         update={
             "gpus": sorted(set(a.gpus) | set(b.gpus)),
             "end": b.end,
             "samples": [*a.samples, *shifted],
             "energy_j": energy,
-            "mean_power_w": round(energy / sum(spans), 2) if energy is not None and spans and sum(spans) > 0 else a.mean_power_w,
+            "mean_power_w": round(energy / powered, 2) if energy is not None and powered > 0 else a.mean_power_w,
             "energy_per_output_token_j": per_token,
             "warnings": list(dict.fromkeys([*a.warnings, *b.warnings])),
         }
     )
+
+
+def _powered_seconds(t: GpuTelemetry) -> float | None:
+    """Seconds the readings behind `t.energy_j` cover, without the gaps between runs: a merged
+    record's samples span every pause between its runs, so its own energy / mean power (which
+    undoes how that mean was formed) is the only honest figure; a single run's is its sample span."""
+    if t.energy_j and t.mean_power_w:
+        return t.energy_j / t.mean_power_w
+    return t.samples[-1].t - t.samples[0].t if len(t.samples) > 1 else None
 
 
 class NoMonitor:
