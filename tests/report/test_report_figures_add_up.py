@@ -53,7 +53,7 @@ def test_the_markdown_report_shows_a_version_as_text():
     session = make_session()
     session.vllm_version = "0.26.0"
     text = markdown(session)
-    assert "\\0.26.0" not in text
+    assert "\\0.26.0" not in text and "- **vLLM**: 0.26.0\n" in text
     assert "<strong>vLLM</strong>: 0.26.0</li>" in MarkdownIt("commonmark").render(text)
 
 
