@@ -16,6 +16,7 @@ from specadvisor.report.snippet import (
     spec_config_json,
 )
 from specadvisor.sweep.arms import arm_label, family_key, family_label, server_key
+from specadvisor.sweep.monitor import shown_mean_power_w
 from specadvisor.sweep.predict import confident_predictions, mean_abs_error_pct, measured, withheld_predictions
 from specadvisor.sweep.recommend import recommend
 
@@ -233,7 +234,7 @@ def _gpu_row(label: str, t) -> list[str]:
     return [
         label,
         ",".join(str(g) for g in t.gpus),
-        f"{t.mean_power_w:.0f}" if t.mean_power_w is not None else "-",
+        f"{power:.0f}" if (power := shown_mean_power_w(t)) is not None else "-",
         f"{t.energy_j:.0f}" if t.energy_j is not None else "-",
         f"{t.energy_per_output_token_j:.3g}" if t.energy_per_output_token_j is not None else "-",
         pair("sm_clock_mhz"),

@@ -72,3 +72,18 @@ def test_an_imported_session_says_where_it_was_measured_not_this_machine():
 
     bare = make_session(hardware=HardwareProfile(), provenance=Provenance(measured_on="this machine", origin="imported"))
     assert dict(provenance_facts(bare))["measured on"] == "another machine (imported)"
+
+
+def test_a_mean_power_merged_the_old_way_is_re_derived_from_its_readings():
+    """Bundles exported before the merge fix carry a mean below every reading (34 W beside 121-153 W on
+    the H200): the report re-derives it from the readings; a plausible stored mean is shown as stored."""
+    from specadvisor.domain import GpuReading, GpuTelemetry
+    from specadvisor.report.content import _gpu_row
+
+    runs = [(0, 140.0), (300, 150.0), (600, 130.0)]  # three 20 s runs, minutes apart
+    samples = [GpuReading(t=start + i, gpu=0, power_w=power) for start, power in runs for i in range(21)]
+    energy = sum(20 * power for _, power in runs)
+    old = GpuTelemetry(gpus=[0], samples=samples, energy_j=energy, mean_power_w=round(energy / 620, 2))  # the pauses counted
+    assert old.mean_power_w < 130 and _gpu_row("baseline", old)[2] == "140"  # 8400 J over 60 sampled seconds
+    fresh = old.model_copy(update={"mean_power_w": 139.0})
+    assert _gpu_row("baseline", fresh)[2] == "139"
