@@ -182,6 +182,7 @@ class WorkloadKind(str, Enum):
     math = "math"
     rag = "rag"
     agentic = "agentic"
+    edit = "edit"  # copy code back with a change: the output repeats the prompt
 
 
 class Workload(Model):

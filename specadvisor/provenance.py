@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 from specadvisor import __version__
 from specadvisor.domain import CpuInfo, EngineInfo, HardwareProfile, Session, utcnow
 from specadvisor.store.upgrade import upgrade_session
+from specadvisor.trust import measured_on
 
 __all__ = ["is_loopback", "prompt_sha256", "provenance_facts", "record_provenance", "serve_argv", "serve_argv_lines", "upgrade_session"]
 
@@ -254,7 +255,7 @@ def provenance_facts(session: Session) -> list[tuple[str, str]]:
     ]
     engine_line = ", ".join(p for p in parts if p)
     command = session.settings.engine_cmd or engine.command
-    facts = [("measured on", prov.measured_on), ("entry point", _or_unknown(prov.entry_point))]
+    facts = [("measured on", measured_on(session)), ("entry point", _or_unknown(prov.entry_point))]
     facts += [("GPU", line) for line in _gpu_lines(hw)]
     facts += [
         ("CPU", f"{cpu.model}, {cores}"),

@@ -26,7 +26,10 @@ _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\x1b": "\\x1b"}
 # Inline constructs (emphasis, code, links, tables, strike-through); `<`, `>` and `&` become entities.
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 # Block constructs only matter at the start of the text: headings, quotes, lists, rules.
-_MARKDOWN_LEAD = re.compile(r"^(\s*)([#>+=-]|\d+[.)])")
+# An ordered-list marker is digits then `.` or `)`: the punctuation is escaped, never the digit
+# (CommonMark escapes only punctuation, so `\0.26.0` would show its backslash). `>` needs no
+# escape: it becomes `&gt;`, which cannot open a quote (and `\&gt;` would show both).
+_MARKDOWN_LEAD = re.compile(r"^(\s*\d*)([#+=.)-])")
 
 
 def _visible(match: re.Match[str]) -> str:

@@ -20,6 +20,27 @@ def is_imported(session: Session) -> bool:
     return session.provenance.origin == "imported"
 
 
+_IMPORTED_PLACE = {
+    "endpoint on this machine": "an endpoint on another machine (imported)",
+    "remote endpoint": "a remote endpoint (imported)",
+    "elsewhere": "elsewhere (imported)",
+}
+
+
+def measured_on(session: Session) -> str:
+    """Where the session was measured, as this machine's reader should understand it. A bundle's
+    "this machine" is the exporter's machine, never the reader's: an imported session names the
+    hardware its provenance recorded, or says "another machine (imported)"."""
+    place = session.provenance.measured_on
+    if not is_imported(session):
+        return place
+    if place in _IMPORTED_PLACE:
+        return _IMPORTED_PLACE[place]
+    hardware = session.hardware
+    observed = not hardware.hypothetical and (bool(hardware.gpus) or hardware.cpu.model not in ("", "unknown"))
+    return f"another machine (imported; {hardware.gpu_label})" if place == "this machine" and observed else "another machine (imported)"
+
+
 def refuse_imported(session: Session) -> None:
     """Raise InputError (exit 2) when `session` came from a bundle: it must not be executed."""
     if is_imported(session):

@@ -35,7 +35,9 @@ def _published_ref(ev: Evidence) -> EvidenceRef:
 
 
 def _targets_model(ev: Evidence, model: ModelProfile, facts: Facts, rb: RuleBase) -> bool:
-    if not ev.target:
+    """Evidence measured on this model (or its family) and, when it names workloads, on this one:
+    an editing run's 1.3x says nothing about chat on the same model."""
+    if not ev.target or (ev.workload is not None and facts.workload not in ev.workload):
         return False
     if ev.target.lower() == model.id.lower():
         return True

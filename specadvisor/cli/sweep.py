@@ -39,9 +39,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--n", default=None, help="num_speculative_tokens values, e.g. 1,3,7")
     p.add_argument("--baseline", action=argparse.BooleanOptionalAction, default=True, help="also measure no speculation (default: yes)")
     p.add_argument("--adaptive", action="store_true", help="measure the largest N first, predict the rest, launch only promising N")
-    p.add_argument("--prompts", default="humaneval", help="prompt source: humaneval, sharegpt, a project set or a file (default humaneval)")
+    p.add_argument("--prompts", default="humaneval", help="prompt source: humaneval, sharegpt, math, rag, edit, or a file (default humaneval)")
     p.add_argument("--num-prompts", default="32", help="measured requests per arm, e.g. 32 or 1k")
-    p.add_argument("--output-len", default="256", help="output tokens per request, e.g. 256 or 2k")
+    p.add_argument("--output-len", default=None, help="output tokens per request, e.g. 256 or 2k (default 256; 128 for --prompts edit)")
     p.add_argument("--concurrency", default="1", help="client concurrency level(s), e.g. 1 or 1,8")
     p.add_argument("--temperature", type=float, default=0.0)
     p.add_argument("--warmup", type=int, default=2, help="warmup requests per arm (excluded from results)")
@@ -387,12 +387,13 @@ def _ints(text: str, flag: str) -> list[int]:
 def _measurement_settings(args: SweepArgs, concurrency: list[int], **mode: Any) -> SweepSettings:
     """What every sweep measures with (prompts, lengths, sampling, trials, load, SLOs), whatever
     launches the servers; `mode` adds the launch- or endpoint-specific fields."""
+    from specadvisor.bench.prompts import default_output_len
     from specadvisor.domain import SweepSettings
 
     return SweepSettings(
         prompt_source=args.prompts,
         num_prompts=_count(args.num_prompts, "--num-prompts"),
-        output_len=_count(args.output_len, "--output-len"),
+        output_len=_count(args.output_len, "--output-len") if args.output_len is not None else default_output_len(args.prompts),
         temperature=args.temperature,
         seed=args.seed,
         warmup=max(0, args.warmup),

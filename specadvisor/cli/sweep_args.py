@@ -22,7 +22,7 @@ class SweepArgs:
     adaptive: bool = False
     prompts: str = "humaneval"
     num_prompts: str = "32"
-    output_len: str = "256"
+    output_len: str | None = None  # None: the prompt source's own (bench.prompts.default_output_len)
     concurrency: str = "1"
     temperature: float = 0.0
     warmup: int = 2

@@ -157,7 +157,8 @@ def sweep_args(args: SweepArgs) -> None:
     finite(args.request_rate, "--request-rate", low=0.0, high=MAX_REQUEST_RATE, low_open=True, optional=True)
     finite(args.slo_tpot_ms, "--slo-tpot-ms", low=0.0, high=MAX_SLO_MS, low_open=True, optional=True)
     finite(args.slo_ttft_ms, "--slo-ttft-ms", low=0.0, high=MAX_SLO_MS, low_open=True, optional=True)
-    integer(parse_count(str(args.output_len), "--output-len"), "--output-len", low=1, high=MAX_OUTPUT_LEN)
+    if args.output_len is not None:
+        integer(parse_count(str(args.output_len), "--output-len"), "--output-len", low=1, high=MAX_OUTPUT_LEN)
     integer(parse_count(str(args.num_prompts), "--num-prompts"), "--num-prompts", low=1, high=MAX_NUM_PROMPTS)
     integer(args.warmup, "--warmup", low=0, high=MAX_WARMUP)
     integer(args.trials, "--trials", low=1, high=MAX_TRIALS)

@@ -15,7 +15,8 @@ from specadvisor.report.snippet import (
     serve_command,
     spec_config_json,
 )
-from specadvisor.sweep.arms import arm_label, family_key, family_label
+from specadvisor.sweep.arms import arm_label, family_key, family_label, server_key
+from specadvisor.sweep.monitor import shown_mean_power_w
 from specadvisor.sweep.predict import confident_predictions, mean_abs_error_pct, measured, withheld_predictions
 from specadvisor.sweep.recommend import recommend
 
@@ -233,7 +234,7 @@ def _gpu_row(label: str, t) -> list[str]:
     return [
         label,
         ",".join(str(g) for g in t.gpus),
-        f"{t.mean_power_w:.0f}" if t.mean_power_w is not None else "-",
+        f"{power:.0f}" if (power := shown_mean_power_w(t)) is not None else "-",
         f"{t.energy_j:.0f}" if t.energy_j is not None else "-",
         f"{t.energy_per_output_token_j:.3g}" if t.energy_per_output_token_j is not None else "-",
         pair("sm_clock_mhz"),
@@ -298,7 +299,7 @@ def schedule_facts(session: Session, rec) -> list[tuple[str, str]]:
     if runs:
         places = sorted({run.placement for run in runs if run.placement})
         waves = max((run.wave or 0 for run in runs), default=0)
-        text = f"{len(runs)} server launches in {waves} wave(s), trials interleaved"
+        text = _launch_text(session, len(runs), waves)
         if places:
             text += f"; side by side on {', '.join(places)}"
         saved = sum(run.seconds_saved for run in runs)
@@ -318,6 +319,27 @@ def schedule_facts(session: Session, rec) -> list[tuple[str, str]]:
             )
         )
     return facts
+
+
+def server_launches(session: Session) -> int:
+    """Servers the sweep started: one launch measures every concurrency level of its configuration
+    (arms with one server key), so runs sharing a key, trial, role, wave and placement are one launch."""
+    arms = {a.id: a for a in session.arms}
+    return len(
+        {
+            (server_key(arms[r.arm_id]) if r.arm_id in arms else r.arm_id, run.trial, run.role, run.wave, run.placement)
+            for r in session.results
+            for run in r.runs
+        }
+    )
+
+
+def _launch_text(session: Session, runs: int, waves: int) -> str:
+    if session.settings.endpoint:
+        return f"{runs} measurement run(s) against the endpoint (no server launched), trials interleaved"
+    launches = server_launches(session)
+    per_launch = f" ({runs} runs: every concurrency level measured on each launch)" if runs != launches else ""
+    return f"{launches} server launch(es) in {waves} wave(s){per_launch}, trials interleaved"
 
 
 def _secs(value: float | None) -> str:

@@ -13,7 +13,7 @@ def markdown(session: Session) -> str:
     bundle) is escaped, so it can neither forge report lines nor carry raw HTML."""
     c = build(session)
     out = [f"# {md(c.title)}", ""]
-    out += [f"- **{k}**: {md(v)}" for k, v in c.facts]
+    out += [f"- **{k}**: {md(v, block_start=False)}" for k, v in c.facts]  # after "**k**: ", never a block start
     out += ["", "## Recommendation", ""]
     out += [f"- {md(line)}" for line in c.verdict]
     if c.spec_json:

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from specadvisor.rulebase.versions import is_version
 
 Vendor = Literal["nvidia", "amd", "none"]
-WorkloadName = Literal["chat", "code", "math", "rag", "agentic"]
+WorkloadName = Literal["chat", "code", "math", "rag", "agentic", "edit"]
 Verdict = Literal["speculate", "careful", "unlikely"]
 
 
@@ -189,6 +189,7 @@ class Evidence(_Strict):
     hardware: str = ""
     concurrency: str = ""
     versus: str = "no speculation"  # what the speedup is relative to; only "no speculation" sets expectations
+    workload: list[WorkloadName] | None = None  # a measurement speaks for these workloads only (None: any)
     source: str
     date: str = ""
 

@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 from specadvisor.domain import Session
 from specadvisor.figures import all_speedups, results_by_arm
 from specadvisor.store.summary import best_arm
+from specadvisor.trust import measured_on
 
 
 class ArmCell(BaseModel):
@@ -134,7 +135,7 @@ def _machine(session: Session) -> dict[str, str]:
     runtime = sorted({g.cuda_driver_version for g in gpus if g.cuda_driver_version})
     torch_tag = (hw.engine.torch_version or "").partition("+")[2]
     return {
-        "measured_on": prov.measured_on,
+        "measured_on": measured_on(session),
         "gpu_driver": _known(",".join(sorted({g.driver_version for g in gpus if g.driver_version}))),
         "gpu_runtime": _known(",".join(f"CUDA {v}" for v in runtime) or torch_tag),
         "gpu_uuids": _known(",".join(g.uuid for g in gpus if g.uuid)),

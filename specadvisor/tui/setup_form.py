@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from specadvisor.bench.prompts import BUILTIN_SOURCES
 from specadvisor.domain import Workload, WorkloadKind
 from specadvisor.errors import InputError
 from specadvisor.quantities import parse_count, parse_count_list, parse_duration, parse_number
@@ -109,7 +110,7 @@ def parse_form(kind: str, source: str, texts: dict[str, str]) -> tuple[FormValue
 def initial_texts(workload: Workload, budget: str = DEFAULT_BUDGET) -> dict[str, str]:
     """What the fields show on opening: the current values, as real text (not placeholders)."""
     levels = workload.concurrency_levels or [workload.concurrency]
-    builtin = workload.prompt_source in (None, "humaneval", "sharegpt", "math", "rag")
+    builtin = workload.prompt_source is None or workload.prompt_source in BUILTIN_SOURCES
     return {
         "prompt_file": "" if builtin else str(workload.prompt_source),
         "concurrency": ",".join(str(c) for c in levels),

@@ -599,6 +599,18 @@ SITUATIONS = [
         has={"eagle3": "RedHatAI/Qwen3-32B-speculator.eagle3"},
         not_fired=["high-concurrency-shrink"],  # 61 GiB bf16 + KV for 16 x 1.8k tokens > 72 GiB usable
     ),
+    dict(
+        id="h200-smollm2-edit-ngram-first",
+        hw=gpus("H200"),
+        model=model("HuggingFaceTB/SmolLM2-135M-Instruct", params_b=0.135),
+        workload=wl("edit", 1),
+        version="0.26.0",
+        top="ngram",
+        fired=["editing-lookup-first", "lookup-loses-async-scheduling"],
+        grid={"ngram": [2, 4, 8]},
+        expected={"ngram": (1.3, 1.38)},
+        evidence={"ngram": "h200-ngram-edit-smollm2"},
+    ),
 ]
 
 

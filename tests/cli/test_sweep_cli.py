@@ -361,3 +361,15 @@ def test_a_failed_launch_reports_the_real_cause_and_fix(tmp_path, capsys):
     assert arm["status"] == "failed" and "CPU backend wants 0.92 of node 0's memory" in arm["error"]
     assert "VLLM_CPU_KVCACHE_SPACE" in arm["error"] and "WorkerProc" not in arm["error"]
     assert "CPU backend wants 0.92" in captured.err.strip().splitlines()[-1]
+
+
+def test_the_edit_prompts_are_measured_at_their_own_output_length_unless_told(tmp_path, capsys, fake_engine):
+    from specadvisor.store import Store
+
+    db = tmp_path / "s.db"
+    own = sweep_json(db, capsys, "--prompts", "edit")["session_id"]
+    told = sweep_json(db, capsys, "--prompts", "edit", "--output-len", "64")["session_id"]
+    usual = sweep_json(db, capsys)["session_id"]
+    store = Store.open(db)
+    settings = [store.get_session(sid).settings for sid in (own, told, usual)]
+    assert [(s.prompt_source, s.output_len) for s in settings] == [("edit", 128), ("edit", 64), ("humaneval", 256)]

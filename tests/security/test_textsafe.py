@@ -68,3 +68,15 @@ def test_markdown_block_cannot_be_closed_from_inside():
 def test_html_escapes():
     assert textsafe.html('<b a="1">&') == "&lt;b a=&quot;1&quot;&gt;&amp;"
     assert "\x1b" not in textsafe.html("\x1b[2J")
+
+
+@pytest.mark.parametrize("value", ["0.26.0", "1. not a list", "2) not a list either", "# not a heading", "- not an item", "+ x", "> not a quote", "==="])
+def test_markdown_renders_as_the_same_text_in_commonmark(value):
+    """Escaped text renders as itself: a backslash before a digit is shown literally by CommonMark
+    (the report printed `\\0.26.0`), so only the punctuation of a block marker is escaped."""
+    import html
+
+    from markdown_it import MarkdownIt
+
+    rendered = MarkdownIt("commonmark").render(textsafe.markdown(value))
+    assert rendered == f"<p>{html.escape(value, quote=False)}</p>\n"

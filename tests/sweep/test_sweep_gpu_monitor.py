@@ -215,3 +215,29 @@ def test_runs_of_one_arm_share_a_timeline_and_their_energy():
     merged = merge_telemetry(run(0, 100, 1.0, 100), run(60, 300, 3.0, 300))
     assert [s.t for s in merged.samples] == [0, 1, 2, 60, 61, 62]
     assert merged.energy_j == 800 and merged.mean_power_w == 200 and merged.energy_per_output_token_j == 2.5
+
+
+def test_mean_power_of_three_runs_ignores_the_pauses_between_them():
+    """The H200 baseline read 34 W and 7 W while its samples read 121-153 W: once an arm had three
+    runs, the merged record's sample span (minutes of other arms in between) divided its energy."""
+    from datetime import datetime, timedelta
+
+    from specadvisor.domain import ArmResult, GpuReading, GpuTelemetry
+    from specadvisor.sweep.monitor import merge_telemetry
+
+    t0 = datetime(2026, 12, 1, 6, 0, tzinfo=UTC)
+
+    def run(start_s, power):  # 20 one-second readings at a constant power, as the sampler records them
+        samples = [GpuReading(t=i, gpu=0, power_w=power) for i in range(21)]
+        return ArmResult(arm_id="baseline", started_at=t0 + timedelta(seconds=start_s), output_tokens=1000,
+                         telemetry=GpuTelemetry(gpus=[0], samples=samples, energy_j=20 * power, mean_power_w=power))  # fmt: skip
+
+    merged = run(0, 121.0)
+    for start, power in ((300, 153.0), (600, 140.0), (900, 130.0)):
+        merged = ArmResult(arm_id="baseline", started_at=t0, output_tokens=1000, telemetry=merge_telemetry(merged, run(start, power)))
+    t = merged.telemetry
+    assert t.energy_j == 20 * (121 + 153 + 140 + 130)
+    assert t.mean_power_w == (121 + 153 + 140 + 130) / 4  # equal spans: the plain mean of the four runs
+    readings = [s.power_w for s in t.samples]
+    assert min(readings) <= t.mean_power_w <= max(readings)
+    assert t.samples[-1].t == 920  # the timeline still shows the pauses

@@ -262,3 +262,28 @@ async def test_engine_provisioning_shows_its_progress_inside_the_tui(db_path, ca
         release.set()
         await settle(pilot)
         assert isinstance(app.screen, SweepScreen) and calls.runners
+
+
+async def test_the_edit_workload_picks_its_prompt_set_and_output_length(make_app):
+    from textual.widgets import Select
+
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        app.screen.query_one("#model", Input).value = MODEL.id
+        app.screen.query_one("#output_len", Input).value = "256"  # the usual default
+        app.screen.query_one("#kind", Select).value = "edit"
+        await settle(pilot)
+        assert app.screen.query_one("#source", Select).value == "edit"
+        assert app.screen.query_one("#output_len", Input).value == "128"  # edits stay inside the copy
+        await pilot.press("ctrl+a")
+        await settle(pilot)
+        assert isinstance(app.screen, AdviceScreen)
+        settings = app.plan.session.settings
+        assert (settings.prompt_source, settings.output_len) == ("edit", 128)
+        app.screen.app.pop_screen()
+        await settle(pilot)
+        app.screen.query_one("#output_len", Input).value = "300"  # a length the user typed is kept
+        app.screen.query_one("#source", Select).value = "humaneval"
+        await settle(pilot)
+        assert app.screen.query_one("#output_len", Input).value == "300"

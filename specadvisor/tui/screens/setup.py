@@ -8,6 +8,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Footer, Header, Input, Label, Select, Static
 
+from specadvisor.bench.prompts import default_output_len
 from specadvisor.domain import HardwareProfile, ModelProfile, Workload, WorkloadKind
 from specadvisor.errors import InputError
 from specadvisor.tui.format import hardware_lines, model_lines
@@ -19,8 +20,9 @@ PROMPT_SOURCES = [
     ("ShareGPT (chat)", "sharegpt"),
     ("Math word problems", "math"),
     ("RAG (long context)", "rag"),
+    ("Code edits (copy with a rename)", "edit"),
 ]
-DEFAULT_SOURCE = {"code": "humaneval", "chat": "sharegpt", "math": "math", "rag": "rag", "agentic": "sharegpt"}
+DEFAULT_SOURCE = {"code": "humaneval", "chat": "sharegpt", "math": "math", "rag": "rag", "agentic": "sharegpt", "edit": "edit"}
 
 
 class SetupScreen(AppScreen):
@@ -112,6 +114,14 @@ class SetupScreen(AppScreen):
         source = DEFAULT_SOURCE.get(str(event.value))
         if source:
             self.query_one("#source", Select).value = source
+
+    @on(Select.Changed, "#source")
+    def source_changed(self, event: Select.Changed) -> None:
+        """A set with its own output length (edits stay inside the copy) sets the field, unless the
+        user typed another length."""
+        field = self.query_one("#output_len", Input)
+        if field.value.strip() in {"", *(str(default_output_len(s)) for _, s in PROMPT_SOURCES)}:
+            field.value = str(default_output_len(str(event.value)))
 
     # ------------------------------------------------------------------ advice
 

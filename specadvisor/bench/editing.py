@@ -1,0 +1,85 @@
+"""The editing workload: "copy this function back, renaming one variable", built from HumanEval.
+
+Editing is where lookup drafting (n-gram, suffix) should win: almost every output token is in the
+prompt. Each prompt is a HumanEval function (its prompt and canonical solution, so the code is real
+and runs) with one variable to rename: the parameter or local name the function uses most, so the
+answer differs from the prompt in a few places and copies it everywhere else. Nothing is random: the
+same installed HumanEval gives the same prompts on every machine (the seed only samples from them).
+
+The output length is fixed at EDIT_OUTPUT_LEN and only functions long enough that the whole answer
+is still the copy are kept (MIN_CODE_CHARS: code runs 2.7-4.3 characters per token in SmolLM2's and
+Llama-style tokenizers, so 600 characters hold at least 138 tokens); past the copy a model writes
+something else and the workload would stop measuring editing.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import io
+import keyword
+import tokenize
+
+EDIT_OUTPUT_LEN = 128
+MIN_CODE_CHARS = 600
+_SUFFIXES = ("value", "input", "item", "k")  # new name = old + "_" + one of these, by task order
+_NEVER_RENAME = set(dir(builtins)) | set(keyword.kwlist) | {"self", "cls", "_"}
+
+INSTRUCTION = "Rewrite the following function exactly, only renaming the variable {old} to {new}:"
+
+
+def edit_tasks(rows: list[dict[str, str]]) -> list[dict[str, str]]:
+    """One task per HumanEval row long enough and with a variable to rename: id, code, old and new
+    name, the prompt text, and the expected answer (the code with the rename applied)."""
+    tasks: list[dict[str, str]] = []
+    for row in rows:
+        code = (row["prompt"] + row["canonical_solution"]).strip("\n") + "\n"
+        if len(code) < MIN_CODE_CHARS:
+            continue
+        old = _most_used_variable(code, row["entry_point"])
+        if old is None:
+            continue
+        new = f"{old}_{_SUFFIXES[len(tasks) % len(_SUFFIXES)]}"
+        if _names(code) & {new}:
+            continue  # the new name exists already: the rename would merge two variables
+        task_id = "edit-" + row["task_id"].replace("/", "-").lower()
+        text = INSTRUCTION.format(old=old, new=new) + f"\n\n```python\n{code}```"
+        tasks.append({"id": task_id, "code": code, "old": old, "new": new, "prompt": text, "expected": rename(code, old, new)})
+    return tasks
+
+
+def rename(code: str, old: str, new: str) -> str:
+    """`code` with every identifier token `old` replaced by `new` (strings, comments and attribute
+    names untouched), so the expected answer is exact."""
+    out = []
+    tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
+    for i, tok in enumerate(tokens):
+        attribute = i > 0 and tokens[i - 1].type == tokenize.OP and tokens[i - 1].string == "."
+        out.append(tok._replace(string=new) if tok.type == tokenize.NAME and tok.string == old and not attribute else tok)
+    return tokenize.untokenize(out)
+
+
+def _most_used_variable(code: str, entry_point: str) -> str | None:
+    """The entry point's parameter or local variable that appears most often (first seen wins a tie)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return None
+    func = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == entry_point), None)
+    if func is None:
+        return None
+    candidates = [a.arg for a in (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs)]
+    candidates += [n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+    nested = {n.name for n in ast.walk(func) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n is not func}
+    counts: dict[str, int] = {}
+    for node in ast.walk(func):
+        if isinstance(node, ast.Name):
+            counts[node.id] = counts.get(node.id, 0) + 1
+        elif isinstance(node, ast.arg):
+            counts[node.arg] = counts.get(node.arg, 0) + 1
+    usable = [c for c in dict.fromkeys(candidates) if c not in _NEVER_RENAME and c not in nested and c != entry_point]
+    return max(usable, key=lambda name: counts.get(name, 0), default=None)
+
+
+def _names(code: str) -> set[str]:
+    return {t.string for t in tokenize.generate_tokens(io.StringIO(code).readline) if t.type == tokenize.NAME}
