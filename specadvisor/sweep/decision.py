@@ -452,7 +452,7 @@ def _basis_line(comparisons: list[Comparison], noise: Noise, confidence: float, 
     how = (
         "paired: the arms served the same prompts and were compared prompt by prompt"
         if paired
-        else "unpaired: no per-request records, so arms are compared by run totals over the same prompts"
+        else f"unpaired: no per-request records over {MIN_PAIRED_PROMPTS} or more common prompts, so arms are compared by run totals over the same prompts"
     )
     observed = f"{noise.observed_sd * 100:.1f}% over {noise.observed_df} repeat(s)" if noise.observed_sd is not None else "no repeated launch"
     launch = f"launch-to-launch {math.sqrt(noise.launch_var) * 100:.1f}% (sd; measured {observed}, with a {LAUNCH_SPREAD_PRIOR * 100:.0f}% prior worth {LAUNCH_SPREAD_PRIOR_DF})"
