@@ -369,7 +369,9 @@ def request_records(loads: list[LoadResult], prompts: PromptSet) -> list[DomainR
                 continue
             ttft = rec.ttft_s * 1000 if rec.ttft_s is not None else None
             out.append(
-                DomainRequestRecord(index=position, prompt_id=rec.prompt_id[:64], ttft_ms=ttft, latency_ms=rec.latency_s * 1000, output_tokens=rec.completion_tokens)
+                DomainRequestRecord(
+                    index=position, prompt_id=rec.prompt_id[:64], ttft_ms=ttft, latency_ms=rec.latency_s * 1000, output_tokens=rec.completion_tokens
+                )
             )
     return out
 
