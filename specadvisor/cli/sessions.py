@@ -92,9 +92,11 @@ def run_show(args: argparse.Namespace) -> int:
         session = store.get_session(args.id)
     stored = session.recommendation
     if getattr(args, "recompute", False):
+        from specadvisor.sweep.capacity import recommend_capacity
         from specadvisor.sweep.recommend import recommend
 
-        session.recommendation = recommend(session)
+        capacity = any(r.rate_points for r in session.results)  # a goodput sweep answers in request rates
+        session.recommendation = recommend_capacity(session) if capacity else recommend(session)
     if args.json:
         document = to_jsonable(session)
         if getattr(args, "recompute", False):
