@@ -26,7 +26,9 @@ The noise: two components, estimated from the data
 ---------------------------------------------------
 - launch-to-launch: how much one arm's throughput moves from one server launch to the next (trials,
   the baseline's end-of-sweep bracket, confirmation runs). The drift between the baseline's first run
-  and its bracket is one such observation, not a veto. Pooled over arms (log scale) and combined with
+  and its bracket is one such observation, not a veto; a drift common to all arms is fitted as a linear
+  trend over the launch order (one slope, an analysis of covariance) and taken out of the comparison,
+  so interleaved launches cancel it instead of it inflating the spread. Pooled over arms (log scale) and combined with
   a declared prior (LAUNCH_SPREAD_PRIOR, worth LAUNCH_SPREAD_PRIOR_DF launches) as an empirical-Bayes
   moderated variance (Smyth 2004): with one repeat a t interval on one degree of freedom is 12.7
   standard errors wide and could never decide anything, while the prior alone would ignore a noisy
@@ -78,6 +80,7 @@ class Launch:
     measure_s: float  # measuring time over its passes
     startup_s: float | None
     records: tuple[tuple[RequestRecord, ...], ...]  # per pass (empty: none stored)
+    wave: int | None = None  # launch order in the sweep (drift is a trend over it)
 
 
 def launches(result: ArmResult) -> list[Launch]:
@@ -89,7 +92,7 @@ def launches(result: ArmResult) -> list[Launch]:
             groups.setdefault((run.trial, run.role, run.wave, run.placement), []).append(run)
     if not groups and result.output_throughput and result.status in (ArmStatus.ok, ArmStatus.stopped_early):
         # measured before runs were recorded (or imported from vllm bench): one launch
-        return [Launch(math.log(result.output_throughput), 1, result.completed, result.duration_s or 0.0, None, ())]
+        return [Launch(math.log(result.output_throughput), 1, result.completed, result.duration_s or 0.0, None, (), result.wave)]
     out = []
     for runs in groups.values():
         out.append(
@@ -100,6 +103,7 @@ def launches(result: ArmResult) -> list[Launch]:
                 measure_s=sum(r.duration_s or 0.0 for r in runs),
                 startup_s=runs[0].startup_s,
                 records=tuple(tuple(r.requests) for r in runs if r.requests),
+                wave=runs[0].wave,
             )
         )
     return out
@@ -118,6 +122,8 @@ class Noise:
     observed_sd: float | None  # their spread alone
     request_var: float | None  # within-run, one request; None: no per-request records to tell it apart
     request_df: int = 0
+    trend: float = 0.0  # drift: change of log throughput per wave, common to all arms (0: not estimable)
+    trend_var: float = 0.0  # its variance
 
     def within_var(self, requests: int, passes: int = 1) -> float:
         """One launch's within-run variance (its requests over `passes` passes)."""
@@ -131,6 +137,7 @@ def estimate_noise(session: Session, prior_sd: float = LAUNCH_SPREAD_PRIOR, prio
     squares, df = 0.0, 0
     request_squares, request_df = 0.0, 0
     request_counts: list[int] = []
+    centred: list[tuple[float, float]] = []  # (wave - arm's mean wave, log tok/s - arm's mean) for a common drift slope
     for result in session.results:
         arm_launches = launches(result)
         values = [launch.log_throughput for launch in arm_launches]
@@ -138,11 +145,22 @@ def estimate_noise(session: Session, prior_sd: float = LAUNCH_SPREAD_PRIOR, prio
             mean = statistics.fmean(values)
             squares += sum((v - mean) ** 2 for v in values)
             df += len(values) - 1
+            waves = [launch.wave for launch in arm_launches]
+            if all(w is not None for w in waves):
+                mean_wave = statistics.fmean(float(w or 0) for w in waves)
+                centred += [(float(w or 0) - mean_wave, v - mean) for w, v in zip(waves, values, strict=True)]
         passes = [p for launch in arm_launches for p in launch.records]
         ss, sdf = _two_way_residual(passes)
         request_squares += ss
         request_df += sdf
         request_counts += [launch.requests for launch in arm_launches]
+    # Drift as a linear trend over the launch order, common to every arm (an analysis of covariance):
+    # with interleaved launches it cancels from the comparison instead of inflating the spread.
+    sxx = sum(x * x for x, _ in centred)
+    trend = sum(x * y for x, y in centred) / sxx if sxx > 0 and df >= 1 else 0.0
+    if sxx > 0 and df >= 1:
+        squares = max(squares - trend * trend * sxx, 0.0)
+        df -= 1
     request_var = request_squares / request_df if request_df >= 1 else None
     moderated = (prior_df * prior_sd**2 + squares) / (prior_df + df)
     typical_requests = statistics.median(request_counts) if request_counts else 1
@@ -156,6 +174,8 @@ def estimate_noise(session: Session, prior_sd: float = LAUNCH_SPREAD_PRIOR, prio
         observed_sd=math.sqrt(squares / df) if df else None,
         request_var=request_var,
         request_df=request_df,
+        trend=trend,
+        trend_var=moderated / sxx if sxx > 0 and trend else 0.0,
     )
 
 
@@ -228,6 +248,10 @@ def compare(arm: Arm, arm_result: ArmResult, base_result: ArmResult, noise: Nois
         return None
     d = statistics.fmean(x.log_throughput for x in a) - statistics.fmean(x.log_throughput for x in b)
     launch_var = noise.launch_var * (1 / len(a) + 1 / len(b))
+    if noise.trend and all(x.wave is not None for x in (*a, *b)):  # the arms ran at different points of a drift
+        apart = statistics.fmean(float(x.wave or 0) for x in a) - statistics.fmean(float(x.wave or 0) for x in b)
+        d -= noise.trend * apart
+        launch_var += noise.trend_var * apart * apart
     within_var = sum(noise.within_var(x.requests, x.passes) for x in a) / len(a) ** 2 + sum(noise.within_var(x.requests, x.passes) for x in b) / len(b) ** 2
     wins, median = _prompt_by_prompt(a, b)
     paired = wins is not None and noise.request_var is not None
@@ -462,6 +486,8 @@ def _basis_line(comparisons: list[Comparison], noise: Noise, confidence: float, 
         else "within-run not separable (inside the launch-to-launch figure)"
     )
     spend = f", look {looks} of sequential measuring" if looks else ""
+    if noise.trend:
+        within += f"; a common drift of {noise.trend * 100:+.1f}% per wave taken out of the comparison"
     return f"{confidence * 100:g}% confidence over {arms} speculative arm(s){spend}, tie margin {PRACTICAL_MARGIN * 100:.0f}%; {how}; noise: {launch}, {within}"
 
 
@@ -482,8 +508,8 @@ def _drift_line(session: Session, conc: int, comparisons: list[Comparison]) -> l
     gpus = f" (the GPUs: {machine})" if machine else ""
     said = f"the baseline moved {move * 100:+.1f}% between its first and last launch ({first:.1f} -> {last:.1f} tok/s{gpus}); the gap is {gap * 100:+.1f}%"
     if abs(move) >= abs(gap):
-        return [f"{said}: drift alone could produce it (counted as launch-to-launch spread)"]
-    return [f"{said}: drift cannot explain it (counted as launch-to-launch spread)"]
+        return [f"{said}: drift alone could produce it (the noise model holds it: a trend over the launch order and launch-to-launch spread)"]
+    return [f"{said}: drift cannot explain it (the noise model holds it: a trend over the launch order and launch-to-launch spread)"]
 
 
 def _measured_text(session: Session, conc: int, results: dict[str, ArmResult]) -> str:

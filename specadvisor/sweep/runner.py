@@ -269,20 +269,20 @@ class SweepRunner:
             if step.kind == "requests":
                 per_pass = max(1, len(getattr(self._prompts, "prompts", None) or []) or settings.num_prompts)
                 passes = min(MAX_PASSES, 1 + math.ceil(step.amount / per_pass))
-            estimate = _round_seconds(self.session, step.arm_ids, passes)
+            rounds = min(step.amount, MAX_LAUNCHES_PER_ROUND) if step.kind == "launch" else 1  # fewer looks: each costs error
+            estimate = _round_seconds(self.session, step.arm_ids, passes) * rounds
             if spent + estimate > budget:
                 emit(MeasurementWarning(arm_id=None, message=f"measuring budget spent ({spent / 60:.1f} of {budget / 60:.1f} min): {level.verdict}"))
                 break
             what = f"{passes} passes over the prompts on " if passes > 1 else ""
-            emit(
-                MeasurementWarning(
-                    arm_id=None, message=f"look {settings.looks}, concurrency {level.concurrency}: undecided; measuring {what}one more launch of each contender"
-                )
-            )
+            more = "one more launch" if rounds == 1 else f"{rounds} more launches"
+            message = f"look {settings.looks}, concurrency {level.concurrency}: undecided; measuring {what}{more} of each contender"
+            emit(MeasurementWarning(arm_id=None, message=message))
             before = _seconds_measured(self.session)
-            for wave in scheduler.extra_launches(step.arm_ids, passes):
-                gate = WaveGate(len(wave))
-                await asyncio.gather(*(self._run_job(job, emit, policy, gate) for job in wave))
+            for _ in range(rounds):  # trial k of every contender before trial k+1 of any
+                for wave in scheduler.extra_launches(step.arm_ids, passes):
+                    gate = WaveGate(len(wave))
+                    await asyncio.gather(*(self._run_job(job, emit, policy, gate) for job in wave))
             added = _seconds_measured(self.session) - before
             if added <= 0:  # the round measured nothing (its launches failed): more of the same will not decide it
                 emit(MeasurementWarning(arm_id=None, message=f"the added launches measured nothing: stopping with {level.verdict}"))
@@ -487,6 +487,7 @@ class SweepRunner:
 
 
 MAX_PASSES = 8  # passes over the prompts on one launch in one round of sequential measuring
+MAX_LAUNCHES_PER_ROUND = 3  # launches of each contender between two looks
 
 
 def _seconds_measured(session: Session) -> float:
