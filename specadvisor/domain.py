@@ -319,6 +319,17 @@ class ArmStatus(str, Enum):
     skipped = "skipped"
 
 
+class RequestRecord(Model):
+    """One measured request of a run, kept so that arms can be compared prompt by prompt (at T=0 every
+    arm serves the same prompts in the same order) and so a verdict can be recomputed anywhere."""
+
+    index: int = Field(ge=0)  # position in the prompt set: the same prompt has the same index in every arm
+    prompt_id: str = ""  # short hash of the prompt text (tells a changed prompt set apart)
+    ttft_ms: float | None = None
+    latency_ms: float  # end to end
+    output_tokens: int = 0
+
+
 class RunRecord(Model):
     """One measurement of an arm on its own server launch: a trial, the end-of-sweep bracket of the
     baseline, or the confirmation wave. Where and when it ran is what drift and fairness checks need."""
@@ -338,6 +349,8 @@ class RunRecord(Model):
     output_throughput: float | None = None
     output_throughput_ci: tuple[float, float] | None = None
     seconds_saved: float = 0.0  # estimated measuring time saved by stopping early
+    requests: list[RequestRecord] = Field(default_factory=list)  # per request (empty before schema 1.2)
+    repeat: int = 1  # 1: the launch's first pass over the prompts; 2..: more requests on the same running server
 
 
 class RatePoint(Model):
@@ -491,9 +504,15 @@ class ConcurrencyPick(Model):
     arm_id: str | None  # None: do not speculate at this level
     do_not_speculate: bool = False
     speculative_config: dict[str, Any] | None = None
-    speedup: float | None = None
+    speedup: float | None = None  # the chosen arm's; not speculating: the best speculative arm's (what the verdict rests on)
     speedup_ci: tuple[float, float] | None = None
     summary: str = ""  # one line: the pick and its figures, or why not to speculate
+    # the decision (sweep.decision); empty on answers stored before it existed
+    decision: Literal["speculate", "do not speculate", "undecided", ""] = ""
+    verdict: str = ""  # "speculate: n-gram N=4" | "do not speculate" | "undecided after ...: measuring ... would decide it"
+    comparison: Literal["paired", "unpaired", ""] = ""  # prompt by prompt, or by run totals (no per-request records)
+    limited_by: Literal["launch-to-launch", "within-run", ""] = ""  # the noise component that kept it undecided
+    reasons: list[str] = Field(default_factory=list)  # every one consistent with the verdict
 
 
 class Recommendation(Model):
@@ -506,8 +525,25 @@ class Recommendation(Model):
     serve_command: str | None = None
     batch_size_schedule: list[list[int]] | None = None  # num_speculative_tokens_per_batch_size
     drift: DriftReport | None = None
-    withheld: bool = False  # the machine drifted more than the difference being judged: no verdict
+    withheld: bool = False  # answers stored before the decision rule: "no verdict" (drift); never set now (undecided says why)
     per_concurrency: list[ConcurrencyPick] = Field(default_factory=list)  # one per measured level
+    # the one verdict (sweep.decision), derived from per_concurrency; empty on answers stored before it
+    decision: Literal["speculate", "do not speculate", "undecided", "depends on concurrency", ""] = ""
+    verdict: str = ""
+    confidence: float | None = None
+    looks: int = 1  # decisions taken during the sweep (sequential measuring); error is controlled over all of them
+
+    @property
+    def headline(self) -> str:
+        """The one-line answer every view prints. Answers stored before the decision rule (no
+        `verdict`) are described from their old flags and point to `sessions show --recompute`."""
+        if self.verdict:
+            return self.verdict
+        if self.withheld:
+            return "no verdict stored (an answer from before the decision rule): sessions show ID --recompute re-judges it"
+        if self.do_not_speculate:
+            return "do not speculate"
+        return f"speculate: {self.arm_id}" if self.arm_id else "no recommendation"
 
 
 class Provenance(Model):
@@ -557,6 +593,9 @@ class SweepSettings(Model):
     parallel: int = 1  # server slots used at once (1 = serial)
     parallel_choice: str = "auto"  # what was asked: auto (one per free GPU group, serial without GPUs) or K
     ci_target: float | None = None  # stop an arm once its throughput interval's relative half-width is below this
+    confidence: float = 0.95  # asked of the decision (sweep.decision)
+    budget_s: float | None = None  # sequential measuring: extra measuring time allowed to reach a decision (None: fixed design)
+    looks: int = 1  # times the runner checked the decision (sequential measuring); recompute uses the same count
 
 
 class Session(Model):

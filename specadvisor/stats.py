@@ -151,3 +151,57 @@ def usable_throughput_ci(ci: tuple[float, float] | None) -> tuple[float, float] 
     if lo <= 0 or hi / lo > MAX_CI_RATIO:
         return None
     return ci
+
+
+def t_cdf(x: float, df: float) -> float:
+    """Student t cumulative distribution, through the regularized incomplete beta function."""
+    if df <= 0:
+        raise ValueError("the t distribution needs positive degrees of freedom")
+    tail = 0.5 * _incomplete_beta(df / 2, 0.5, df / (df + x * x))
+    return 1 - tail if x > 0 else tail
+
+
+def t_quantile(p: float, df: float) -> float:
+    """The t value with t_cdf = p (0 < p < 1), by bisection on t_cdf: any level and any degrees of
+    freedom, which the decision's per-look, per-arm error levels need (the 95% table does not do)."""
+    if not 0 < p < 1:
+        raise ValueError(f"a quantile needs 0 < p < 1, got {p}")
+    if p < 0.5:
+        return -t_quantile(1 - p, df)
+    lo, hi = 0.0, 1.0
+    while t_cdf(hi, df) < p:
+        hi *= 2
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if t_cdf(mid, df) < p:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-10 * max(1.0, hi):
+            break
+    return (lo + hi) / 2
+
+
+def _incomplete_beta(a: float, b: float, x: float) -> float:
+    """Regularized incomplete beta I_x(a, b), by Lentz's continued fraction (Numerical Recipes 6.4)."""
+    if x <= 0:
+        return 0.0
+    if x >= 1:
+        return 1.0
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
+    if x > (a + 1) / (a + b + 2):
+        return 1 - _incomplete_beta(b, a, 1 - x)
+    tiny = 1e-300
+    c, d = 1.0, 1 - (a + b) * x / (a + 1)
+    d = 1 / (d if abs(d) > tiny else tiny)
+    f = d
+    for m in range(1, 500):
+        for numerator in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)), -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
+            d = 1 + numerator * d
+            d = 1 / (d if abs(d) > tiny else tiny)
+            c = 1 + numerator / c
+            c = c if abs(c) > tiny else tiny
+            f *= c * d
+        if abs(c * d - 1) < 1e-14:
+            break
+    return front * f / a

@@ -52,3 +52,14 @@ def test_mean_ci_t_interval():
     assert (lo, hi) == (pytest.approx(3 - half), pytest.approx(3 + half))
     assert mean_ci([7.0]) is None
     assert t_critical_975(1) == 12.706 and 1.96 < t_critical_975(100) < 2.0
+
+
+def test_t_quantile_matches_the_table_and_the_normal_limit():
+    from specadvisor.stats import t_cdf, t_quantile
+
+    for df, expected in ((1, 12.706), (2, 4.303), (5, 2.571), (30, 2.042)):
+        assert abs(t_quantile(0.975, df) - expected) < 1e-3
+    assert abs(t_quantile(0.995, 4) - 4.604) < 1e-3  # a level the 95% table cannot give
+    assert abs(t_quantile(0.975, 10_000) - 1.960) < 1e-3
+    assert t_quantile(0.025, 7) == -t_quantile(0.975, 7)
+    assert abs(t_cdf(t_quantile(0.9, 3), 3) - 0.9) < 1e-9

@@ -39,11 +39,13 @@ from specadvisor.domain import (
     MetricsSample,
     MetricsSampled,
     Progress,
+    RunRecord,
     SweepEvent,
     SweepSettings,
     WarmupStarted,
     utcnow,
 )
+from specadvisor.domain import RequestRecord as DomainRequestRecord
 from specadvisor.engine import reset_prefix_cache, server_version
 from specadvisor.errors import SpecAdvisorError
 
@@ -305,6 +307,7 @@ class _ArmRun:
         result = summarize(self.arm.id, self.loads, self.deltas, self.settings.output_len)
         result.started_at, result.finished_at, result.vllm_version = started_at, utcnow(), version
         result.warnings = list(self.warnings)
+        result.runs = [RunRecord(requests=request_records(self.loads, self.prompts))]  # the runner's run record keeps them
         if error or result.completed == 0:
             result.status = ArmStatus.failed
             first = next((r.error for load in self.loads for r in load.records if r.error), None)
@@ -349,6 +352,28 @@ def summarize(arm_id: str, loads: list[LoadResult], deltas: list[SpecDelta], out
         total = _sum_deltas(deltas)
         acceptance(total).apply_to(result)
     return result
+
+
+def request_records(loads: list[LoadResult], prompts: PromptSet) -> list[DomainRequestRecord]:
+    """The measured requests as stored records: each prompt's index in the prompt set (at T=0 every
+    arm serves the same prompts in the same order, so an index names the same prompt in every arm),
+    its TTFT, end-to-end latency and output tokens; what a prompt-by-prompt comparison needs."""
+    index: dict[str, int] = {}
+    for i, prompt in enumerate(prompts.prompts):
+        index.setdefault(prompt.id or f"#{i}", i)
+    out = []
+    for load in loads:
+        for rec in load.ok_records:
+            position = index.get(rec.prompt_id)
+            if position is None:
+                continue
+            ttft = rec.ttft_s * 1000 if rec.ttft_s is not None else None
+            out.append(
+                DomainRequestRecord(
+                    index=position, prompt_id=rec.prompt_id[:64], ttft_ms=ttft, latency_ms=rec.latency_s * 1000, output_tokens=rec.completion_tokens
+                )
+            )
+    return out
 
 
 def single_run_interval(load: LoadResult) -> tuple[tuple[float, float] | None, str]:

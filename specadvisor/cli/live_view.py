@@ -111,6 +111,8 @@ class LiveSweepView:
     def print_summary(self, summary: dict[str, Any]) -> None:
         rec = summary.get("recommendation") or {}
         self.console.print()
+        if rec.get("verdict"):
+            self.console.print(f"[bold]verdict:[/bold] {markup(rec['verdict'])}")
         for reason in rec.get("reasons", []):
             self.console.print(f"- {markup(reason)}")
         if rec.get("speculative_config"):

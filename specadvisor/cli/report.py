@@ -76,7 +76,7 @@ def run_snippet(args: argparse.Namespace) -> int:
     session = _session(args, args.session)
     rec = session.recommendation or recommend(session)
     if rec.do_not_speculate or not rec.speculative_config:
-        print(rec.reasons[0] if rec.reasons else "no recommendation", file=sys.stderr)
+        print(rec.headline + (f": {rec.reasons[0]}" if rec.reasons and not rec.verdict.startswith("undecided") else ""), file=sys.stderr)
         if args.command:
             print(serve_command(session, None))
         return 1

@@ -28,6 +28,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("show", help="one session: arms, results, recommendation, provenance")
     p.add_argument("id", help="session id or unique prefix")
+    p.add_argument(
+        "--recompute",
+        action="store_true",
+        help="re-derive the verdict from the stored measurements with this version's decision rule (runs nothing, changes nothing stored)",
+    )
     _json_flag(p)
     p.set_defaults(func=run_show)
 
@@ -81,14 +86,31 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    from specadvisor.cli.output import print_json
+    from specadvisor.cli.output import print_json, to_jsonable
 
     with _open(args) as store:
         session = store.get_session(args.id)
+    stored = session.recommendation
+    if getattr(args, "recompute", False):
+        from specadvisor.sweep.capacity import recommend_capacity
+        from specadvisor.sweep.recommend import recommend
+
+        capacity = any(r.rate_points for r in session.results)  # a goodput sweep answers in request rates
+        session.recommendation = recommend_capacity(session) if capacity else recommend(session)
     if args.json:
-        print_json(session)
+        document = to_jsonable(session)
+        if getattr(args, "recompute", False):
+            document["recomputed"] = True
+            document["stored_verdict"] = stored.headline if stored is not None else None
+        print_json(document)
         return 0
     render_session(session)
+    if getattr(args, "recompute", False):
+        from specadvisor.cli.output import console
+        from specadvisor.textsafe import markup
+
+        was = stored.headline if stored is not None else "none"
+        console().print(f"(verdict recomputed from the stored measurements; stored verdict: {markup(was)})")
     return 0
 
 
@@ -256,12 +278,10 @@ def render_session(session) -> None:
     out.print(table)
     rec = session.recommendation
     if rec is not None:
-        if rec.withheld:
-            out.print("[bold]Recommendation:[/bold] withheld (the machine drifted more than the difference)")
-        elif rec.do_not_speculate:
-            out.print("[bold]Recommendation:[/bold] do not speculate")
-        else:
-            out.print(f"[bold]Recommendation:[/bold] {escape(rec.arm_id or '-')} ({_fmt(rec.speedup, '.2f', 'x')})")
+        speed = f" ({_fmt(rec.speedup, '.2f', 'x')})" if rec.arm_id and rec.speedup else ""
+        out.print(f"[bold]Verdict:[/bold] {escape(rec.headline)}{speed}", soft_wrap=True)
+        for pick in rec.per_concurrency if len(rec.per_concurrency) > 1 else []:
+            out.print(f"  at concurrency {pick.concurrency}: {escape(pick.verdict or pick.summary)}", soft_wrap=True)
         for reason in rec.reasons:
             out.print(f"  - {escape(reason)}")
         command = recommended_command(session, rec) if rec.speculative_config else None

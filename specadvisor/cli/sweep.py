@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -50,7 +51,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--bracket", action=argparse.BooleanOptionalAction, default=True, help="measure the baseline again at the end to measure drift (default: yes)"
     )
     p.add_argument(
-        "--drift-threshold", type=float, default=5.0, metavar="PCT", help="baseline drift (%%) above which the verdict is widened or withheld (default 5)"
+        "--drift-threshold",
+        type=float,
+        default=5.0,
+        metavar="PCT",
+        help="baseline drift (%%) flagged in the output (default 5); the verdict counts drift as launch-to-launch spread",
+    )
+    p.add_argument(
+        "--confidence",
+        type=float,
+        default=95.0,
+        metavar="PCT",
+        help="confidence asked of the verdict (default 95): speculate only when the whole interval is 3%% or more faster",
+    )
+    p.add_argument(
+        "--budget",
+        type=float,
+        default=None,
+        metavar="MIN",
+        help="measure until decided: while a level is undecided, add launches (and requests on them) for up to MIN more minutes (default: off, the fixed design)",
     )
     p.add_argument(
         "--parallel",
@@ -359,7 +378,18 @@ def _scheduling(args: SweepArgs) -> dict[str, Any]:
     target = args.ci_target if args.ci_target is not None else (3.0 if args.adaptive else 0.0)
     if target < 0:
         raise InputError(f"--ci-target must be >= 0, got {target}", hint="e.g. --ci-target 3 (percent), 0 = off")
-    return {"bracket": args.bracket, "drift_threshold": args.drift_threshold / 100, "ci_target": target / 100 or None}
+    if not 50 <= args.confidence < 100:
+        raise InputError(f"--confidence must be within 50..99.99 (percent), got {args.confidence:g}", hint="e.g. --confidence 95")
+    if args.budget is not None and not (math.isfinite(args.budget) and args.budget >= 0):
+        raise InputError(f"--budget must be a number of minutes >= 0, got {args.budget:g}", hint="e.g. --budget 20")
+    budget = args.budget * 60 if args.budget is not None else None
+    return {
+        "bracket": args.bracket,
+        "drift_threshold": args.drift_threshold / 100,
+        "ci_target": target / 100 or None,
+        "confidence": args.confidence / 100,
+        "budget_s": budget,
+    }
 
 
 def _slots(args: SweepArgs, session) -> list:

@@ -29,6 +29,8 @@ class SweepArgs:
     trials: int = 1
     bracket: bool = True
     drift_threshold: float = 5.0
+    confidence: float = 95.0
+    budget: float | None = None
     parallel: str = "auto"
     ci_target: float | None = None
     seed: int = 0

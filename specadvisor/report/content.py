@@ -51,8 +51,13 @@ HOW_TO_READ = [
     "needs two such arms, shows its own 95% error, and is withheld (with the reason) when the measured arms contradict the model.",
     "Throughput intervals come from trials (or runs); a single run gets one only from batch means over at least 10 independent time "
     'windows, and otherwise says "one trial: no interval". Intervals are built on the log scale, so they never go below zero.',
-    "Recommendation rules: highest throughput (among arms meeting the p99 latency target when one is set); near-ties "
-    "(a difference within its 95% interval, or within 2%) go to the smaller N, and no speculation counts as N=0.",
+    "Decision rule (stated before measuring): at each concurrency, speculate with an arm only when its whole speedup interval "
+    "(95% by default, shared by all arms and looks) is more than 3% above the baseline; do not speculate when every arm's interval "
+    "is below that; otherwise undecided, naming the noise that limits it and what to measure next. Ties (within 3%) go to the "
+    "simpler config: no speculation, then no drafter model, then the smaller N. Arms are compared prompt by prompt when runs hold "
+    "per-request records (paired), else by run totals (unpaired). Noise: launch-to-launch spread from repeated launches (the "
+    "baseline's bracket counts as one) with a 7% prior worth 4 launches, and within-run noise from repeated prompts. Only arms "
+    "meeting the p99 latency target compete when one is set.",
 ]
 
 
@@ -111,7 +116,7 @@ def build(session: Session) -> ReportContent:
     if s.slo_tpot_ms or s.slo_ttft_ms:
         facts.append(("latency target", f"p99 TPOT <= {s.slo_tpot_ms} ms; p99 TTFT <= {s.slo_ttft_ms} ms"))
     facts += schedule_facts(session, rec)
-    verdict = list(rec.reasons)
+    verdict = [f"verdict: {rec.headline}", *rec.reasons]
     spec_cfg = rec.speculative_config
     rows, problems = [], []
     for arm in session.arms:

@@ -27,7 +27,9 @@ from specadvisor.store.store import Store
 from specadvisor.store.upgrade import upgrade_session
 
 BUNDLE_FORMAT = "specadvisor-session-bundle"
-BUNDLE_SCHEMA = "1.1"  # 1.1: provenance (entry point, hashes, times), serve argv and GPU telemetry per arm; 1.0 still imports
+# 1.1: provenance (entry point, hashes, times), serve argv and GPU telemetry per arm; 1.2: per-request
+# records per run, the verdict (decision, confidence, looks); 1.0 and 1.1 still import (unpaired verdicts)
+BUNDLE_SCHEMA = "1.2"
 _TOP_LEVEL_KEYS = {"format", "bundle_schema", "specadvisor_version", "exported_at", "redacted", "session"}
 _REQUIRED_SESSION_KEYS = ("id", "created_at")
 _NOT_A_BUNDLE = "pass a bundle written by `specadvisor sessions export`"

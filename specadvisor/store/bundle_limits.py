@@ -21,6 +21,7 @@ MAX_N = 64
 MAX_CONCURRENCY = 100_000
 MAX_CONCURRENCY_LEVELS = 64  # the predictor and recommender work per level: levels x arms stays bounded
 MAX_COUNT = 2**63 - 1  # SQLite's INTEGER
+MAX_REQUEST_RECORDS = 200_000  # per-request records per result (over all its runs)
 _HINT = "the bundle was edited or corrupted; ask for a fresh `specadvisor sessions export`"
 
 
@@ -58,6 +59,12 @@ def check_session(session: Session, name: str) -> None:
     for where, value in (("settings.request_rate", s.request_rate), ("settings.slo_tpot_ms", s.slo_tpot_ms), ("settings.slo_ttft_ms", s.slo_ttft_ms)):
         if value is not None and not (math.isfinite(value) and value > 0):
             fail(where, f"is {value}, not a positive number")
+    if not 0.5 <= s.confidence < 1:
+        fail("settings.confidence", f"is {s.confidence}, outside 0.5..1")
+    if not 1 <= s.looks <= MAX_COUNT:
+        fail("settings.looks", f"is {s.looks}, outside 1..{MAX_COUNT}")
+    if s.budget_s is not None and not (math.isfinite(s.budget_s) and s.budget_s >= 0):
+        fail("settings.budget_s", f"is {s.budget_s}, not a finite number >= 0")
     arm_ids: set[str] = set()
     for i, arm in enumerate(session.arms):
         if arm.id in arm_ids:
@@ -97,5 +104,13 @@ def _check_result(r: ArmResult, where: str, fail) -> None:
             fail(f"{where}.per_position[{j}]", f"is {p.accepted}/{p.drafts} at rate {p.rate}, not a valid acceptance")
     if r.output_throughput_ci is not None and not all(math.isfinite(v) for v in r.output_throughput_ci):
         fail(f"{where}.output_throughput_ci", "is not finite")
+    records = [req for run in r.runs for req in run.requests]
+    if len(records) > MAX_REQUEST_RECORDS:
+        fail(f"{where}.runs", f"hold {len(records)} request records, over {MAX_REQUEST_RECORDS}")
+    for req in records:
+        if not (math.isfinite(req.latency_ms) and req.latency_ms >= 0) or req.index > MAX_COUNT or not 0 <= req.output_tokens <= MAX_COUNT:
+            fail(f"{where}.runs[].requests", f"hold an invalid request record (index {req.index}, latency {req.latency_ms} ms)")
+        if req.ttft_ms is not None and not (math.isfinite(req.ttft_ms) and req.ttft_ms >= 0):
+            fail(f"{where}.runs[].requests", f"hold an invalid TTFT ({req.ttft_ms} ms)")
     if any(not math.isfinite(t) for t in r.trials):
         fail(f"{where}.trials", "holds a non-finite figure")

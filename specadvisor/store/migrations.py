@@ -177,6 +177,14 @@ def m004_provenance_and_gpu_samples(db: Database) -> None:
     )
 
 
+@migrations(name="m005_request_records")
+def m005_request_records(db: Database) -> None:
+    """Schema v5: runs carry per-request records (prompt index, TTFT, latency, output tokens) inside
+    result_json, so arms can be compared prompt by prompt; `request_records` counts them so that a
+    query finds the sessions a paired comparison can be recomputed for (0 for older results)."""
+    db.execute("ALTER TABLE arm_results ADD COLUMN request_records INTEGER NOT NULL DEFAULT 0")
+
+
 def known_migration_names() -> list[str]:
     """Every migration this build knows, in order (all are pending on an empty database)."""
     return [m.name for m in migrations.pending(Database(memory=True))]

@@ -84,6 +84,7 @@ def result_row(session_id: str, result: ArmResult) -> dict[str, Any]:
         "wave": result.wave,
         "placement": result.placement,
         "runs": len(result.runs),
+        "request_records": sum(len(run.requests) for run in result.runs),
         "energy_per_output_token_j": telemetry.energy_per_output_token_j if telemetry else None,
         "result_json": dump(result),
     }

@@ -166,7 +166,7 @@ def recommend_capacity(session: Session) -> Recommendation:
     reasons = [answer] if answer else []
     if best is None or best[0] <= 0 or (base is not None and best[0] <= base):
         reasons.append("speculation does not raise the rate this target allows: serve without it")
-        return Recommendation(arm_id=None, do_not_speculate=True, reasons=reasons)
+        return Recommendation(arm_id=None, do_not_speculate=True, reasons=reasons, decision="do not speculate", verdict="do not speculate")
     arm = arms[best[1]]
     ratio = best[0] / base if base else None
     if ratio:
@@ -177,6 +177,8 @@ def recommend_capacity(session: Session) -> Recommendation:
         speedup=ratio,
         reasons=reasons,
         serve_command=serve_command(session, arm.speculative_config),
+        decision="speculate",
+        verdict=f"speculate: {arm.label} (the highest goodput under the latency target)",
     )
 
 

@@ -4,9 +4,10 @@ does to a verdict.
 A GPU's throughput moves with clocks, temperature, power caps and a colleague's job (the same H200
 sweep gave a baseline 21% apart on two leases); a 2-core CPU moves 4-13% run to run. An arm measured
 minutes after the baseline can therefore look faster or slower than it is. The sweep measures the
-baseline again at the end (bracketing); here the two ends give the drift. Above the threshold every
-arm's interval is widened by it (an arm measured somewhere between the brackets can be off by up to
-that much), the recommendation says so, and a verdict the drift could explain is withheld.
+baseline again at the end (bracketing); here the two ends give the drift, reported with what the
+GPUs' own readings say changed. Above the threshold it is flagged. It does not decide anything by
+itself: the decision (sweep.decision) counts the baseline's launches as launch-to-launch spread, and
+names drift as a cause only when it is as large as the gap being judged, with the arithmetic.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import math
 
 from specadvisor import stats
-from specadvisor.domain import ArmResult, DriftReport, Recommendation, Session
+from specadvisor.domain import ArmResult, DriftReport, Session
 
 DEFAULT_THRESHOLD = 0.05
 
@@ -71,75 +72,3 @@ def gpu_change(result: ArmResult) -> str | None:
     if throttle:
         parts.append("throttling: " + ", ".join(throttle))
     return "; ".join(parts) or None
-
-
-def widen(results: dict[str, ArmResult], drift: DriftReport | None) -> dict[str, ArmResult]:
-    """Above the threshold, copies of `results` whose throughput intervals also hold the drift
-    (relative half-widths add in quadrature), in proportion to the arm's runs that did NOT run in a
-    wave beside the baseline: side by side, drift moves both and cannot fake a difference. Below the
-    threshold the drift is what the user accepts, and the run-to-run spread (sweep.spread) covers it."""
-    if drift is None or not drift.exceeded:
-        return results
-    base = results.get(drift.arm_id)
-    base_waves = {run.wave for run in base.runs if run.wave is not None} if base else set()
-    out = {}
-    for arm_id, r in results.items():
-        tput = r.output_throughput
-        runs = [run for run in r.runs if run.output_throughput]
-        apart = sum(1 for run in runs if run.wave not in base_waves) / len(runs) if runs and arm_id != drift.arm_id else 1.0
-        if not tput or apart == 0:
-            out[arm_id] = r
-            continue
-        half = (r.output_throughput_ci[1] - r.output_throughput_ci[0]) / 2 if r.output_throughput_ci else 0.0
-        centre = (r.output_throughput_ci[1] + r.output_throughput_ci[0]) / 2 if r.output_throughput_ci else tput
-        wide = math.hypot(half, abs(drift.change) * apart * tput)
-        out[arm_id] = r.model_copy(update={"output_throughput_ci": (centre - wide, centre + wide)})
-    return out
-
-
-def annotate(
-    rec: Recommendation, drift: DriftReport | None, results: dict[str, ArmResult], session: Session, pooled: tuple[float, int] | None = None
-) -> Recommendation:
-    """Put the drift on the recommendation and, above the threshold, say what it does to the verdict."""
-    if pooled is not None:
-        rec.reasons.append(f"intervals from the run-to-run spread pooled over repeated runs: {pooled[0] * 100:.1f}% (sd, {pooled[1]} degrees of freedom)")
-    if drift is None:
-        base = next((session.result_for(a.id) for a in session.arms if a.is_baseline and a.concurrency == session.concurrency), None)
-        if session.settings.bracket and base is not None and len(base.runs) == 1:
-            rec.reasons.append("baseline drift unknown: the baseline was measured only once (its bracket did not finish)")
-        return rec
-    rec.drift = drift
-    line = (
-        f"baseline drift {drift.change * 100:+.1f}% between its first and last measurement"
-        + (f" ({drift.seconds_apart / 60:.0f} min apart" if drift.seconds_apart is not None else " (")
-        + f", {drift.measurements} measurements; threshold {drift.threshold * 100:.0f}%)"
-    )
-    if drift.machine:
-        line += f"; the GPUs: {drift.machine}"
-    if drift.noise is not None:
-        line += f"; run-to-run noise alone moves two runs up to {drift.noise * 100:.0f}%"
-    if not drift.exceeded:
-        rec.reasons.append(f"{line}: within the threshold")
-        return rec
-    best = _best_speculative(session, results)
-    base = results.get(drift.arm_id)
-    if rec.do_not_speculate and best is not None and base is not None and base.output_throughput:
-        gain = results[best].output_throughput / base.output_throughput - 1
-        if gain > 0:
-            rec.withheld, rec.do_not_speculate, rec.speedup = True, False, None
-            rec.reasons.insert(
-                0,
-                f"VERDICT WITHHELD: the machine drifted ({line}); the best speculative arm's {gain * 100:+.1f}% "
-                "is within what the drift alone could produce. Re-run on a quieter machine, or with --trials 3",
-            )
-            return rec
-    if rec.arm_id:
-        rec.reasons.insert(1, f"the machine drifted: {line}; intervals were widened by it and the speedup still holds beyond it")
-    else:
-        rec.reasons.insert(0, f"the machine drifted: {line}; intervals were widened by it, and no speculative arm was faster than the baseline on average")
-    return rec
-
-
-def _best_speculative(session: Session, results: dict[str, ArmResult]) -> str | None:
-    spec = [a.id for a in session.arms if not a.is_baseline and a.concurrency == session.concurrency and a.id in results]
-    return max(spec, key=lambda i: results[i].output_throughput) if spec else None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import os
 import threading
 from collections.abc import AsyncIterator, Callable
@@ -46,7 +47,7 @@ from specadvisor.sweep.adaptive import AdaptivePolicy
 from specadvisor.sweep.arms import family_label, server_key
 from specadvisor.sweep.monitor import GpuMonitor, NoMonitor
 from specadvisor.sweep.plan import SweepPlan
-from specadvisor.sweep.recommend import recommend
+from specadvisor.sweep.recommend import level_decisions, recommend
 from specadvisor.sweep.runs import fold_startup, merge, run_record
 from specadvisor.sweep.scheduler import DONE_STATUSES, Job, Scheduler
 from specadvisor.sweep.slots import Slot
@@ -231,6 +232,8 @@ class SweepRunner:
             gate = WaveGate(len(wave))
             await asyncio.gather(*(self._run_job(job, emit, policy, gate) for job in wave))
             wave = scheduler.next_wave()
+        if session.settings.budget_s is not None:
+            await self._measure_until_decided(scheduler, emit, policy)
         for group in scheduler.skipped:
             for arm in group:
                 reason = (policy.skip_reasons.get(arm.id) if policy else None) or "skipped by --adaptive: the leader was confirmed"
@@ -243,6 +246,49 @@ class SweepRunner:
         self.store.set_provenance(session.id, session.provenance)
         self._mark("finished")
         emit(SweepFinished(recommendation=rec, launches_used=self._launches, launches_full_grid=self.launches_full_grid))
+
+    async def _measure_until_decided(self, scheduler: Scheduler, emit, policy: AdaptivePolicy | None) -> None:
+        """Sequential measuring (sweep.decision): look at the decision after each round; while a level
+        is undecided and the budget (settings.budget_s of extra measuring) allows, run the step it
+        names: one more launch of each contender, with more passes over the prompts on each when
+        within-run noise limits it. Every look spends its share of the error (alpha * 6/(pi^2 j^2)),
+        so looking after every round does not inflate it."""
+        settings = self.session.settings
+        spent, budget = 0.0, settings.budget_s or 0.0
+        settings.looks = 0
+        while True:
+            settings.looks += 1
+            open_ = [d for d in level_decisions(self.session, confidence=settings.confidence, looks=settings.looks) if d.decision == "undecided"]
+            steps = [d for d in open_ if d.next_step is not None and d.next_step.arm_ids]
+            if not steps:
+                break
+            level = min(steps, key=lambda d: d.next_step.seconds if d.next_step and d.next_step.seconds is not None else math.inf)
+            step = level.next_step
+            assert step is not None
+            passes = 1
+            if step.kind == "requests":
+                per_pass = max(1, len(getattr(self._prompts, "prompts", None) or []) or settings.num_prompts)
+                passes = min(MAX_PASSES, 1 + math.ceil(step.amount / per_pass))
+            rounds = min(step.amount, MAX_LAUNCHES_PER_ROUND) if step.kind == "launch" else 1  # fewer looks: each costs error
+            estimate = _round_seconds(self.session, step.arm_ids, passes) * rounds
+            if spent + estimate > budget:
+                emit(MeasurementWarning(arm_id=None, message=f"measuring budget spent ({spent / 60:.1f} of {budget / 60:.1f} min): {level.verdict}"))
+                break
+            what = f"{passes} passes over the prompts on " if passes > 1 else ""
+            more = "one more launch" if rounds == 1 else f"{rounds} more launches"
+            message = f"look {settings.looks}, concurrency {level.concurrency}: undecided; measuring {what}{more} of each contender"
+            emit(MeasurementWarning(arm_id=None, message=message))
+            before = _seconds_measured(self.session)
+            for _ in range(rounds):  # trial k of every contender before trial k+1 of any
+                for wave in scheduler.extra_launches(step.arm_ids, passes):
+                    gate = WaveGate(len(wave))
+                    await asyncio.gather(*(self._run_job(job, emit, policy, gate) for job in wave))
+            added = _seconds_measured(self.session) - before
+            if added <= 0:  # the round measured nothing (its launches failed): more of the same will not decide it
+                emit(MeasurementWarning(arm_id=None, message=f"the added launches measured nothing: stopping with {level.verdict}"))
+                break
+            spent += added
+        self.store.save_session(self.session)
 
     async def _run_job(self, job: Job, emit, policy: AdaptivePolicy | None, gate: WaveGate | None = None) -> None:
         """One server launch on the job's slot: start, measure every arm of its group, stop. The
@@ -282,7 +328,9 @@ class SweepRunner:
             await self._fit_prompts(server, emit)
             await arrival.ready()  # the wave measures together
             for arm in group:
-                await self._measure_arm(arm, server, self._prompts, emit, policy, {**where, "startup_s": startup_s})
+                for repeat in range(1, job.passes + 1):  # more requests on the running server: no start-up to pay
+                    extra = {"repeat": repeat} if repeat > 1 else {}
+                    await self._measure_arm(arm, server, self._prompts, emit, policy, {**where, "startup_s": startup_s, **extra})
         finally:
             await asyncio.shield(_stop_quietly(server))
             if slot is not None:
@@ -436,6 +484,26 @@ class SweepRunner:
         if not key:
             raise InputError(f"environment variable {self._api_key_env} is not set", hint="export it or drop --api-key-env")
         return key
+
+
+MAX_PASSES = 8  # passes over the prompts on one launch in one round of sequential measuring
+MAX_LAUNCHES_PER_ROUND = 3  # launches of each contender between two looks
+
+
+def _seconds_measured(session: Session) -> float:
+    """Start-up plus measuring time of every run so far (what sequential measuring spends)."""
+    return sum((run.startup_s or 0.0) * (run.repeat == 1) + (run.duration_s or 0.0) for r in session.results for run in r.runs)
+
+
+def _round_seconds(session: Session, arm_ids: tuple[str, ...], passes: int) -> float:
+    """A round's cost from the contenders' own runs: a start-up and `passes` passes each."""
+    total = 0.0
+    for arm_id in arm_ids:
+        result = session.result_for(arm_id)
+        runs = [run for run in (result.runs if result else []) if run.duration_s]
+        startup = [run.startup_s for run in runs if run.startup_s]
+        total += (sum(startup) / len(startup) if startup else 60.0) + passes * (sum(run.duration_s or 0.0 for run in runs) / len(runs) if runs else 60.0)
+    return total
 
 
 def run_sweep_blocking(plan: SweepPlan | Session, store: Store, on_event: Callable[[SweepEvent], None], **runner_kwargs: Any) -> SweepRunner:

@@ -20,8 +20,10 @@ _MEASURED = (ArmStatus.ok, ArmStatus.stopped_early)
 
 
 def run_record(result: ArmResult, **where) -> RunRecord:
-    """The per-run summary kept in `ArmResult.runs` for one freshly measured run."""
+    """The per-run summary kept in `ArmResult.runs` for one freshly measured run (with the per-request
+    records the measurement handed over in its one run)."""
     return RunRecord(
+        requests=result.runs[-1].requests if result.runs else [],
         status=result.status.value,
         started_at=result.started_at,
         finished_at=result.finished_at,

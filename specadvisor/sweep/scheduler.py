@@ -38,6 +38,7 @@ class Job:
     role: str  # trial | bracket | confirm
     wave: int = 0
     slot: Slot | None = None
+    passes: int = 1  # passes over the prompts on this launch (sequential measuring adds requests this way)
 
     @property
     def is_baseline(self) -> bool:
@@ -72,6 +73,13 @@ class Scheduler:
             if todo:
                 return self._form(todo, trial)
         return self._final()
+
+    def extra_launches(self, arm_ids: set[str] | tuple[str, ...], passes: int = 1) -> list[list[Job]]:
+        """Waves for one more launch of each configuration that holds one of `arm_ids` (sequential
+        measuring, sweep.decision), each measuring `passes` passes over the prompts."""
+        groups = [g for g in self.groups if any(a.id in arm_ids for a in g)]
+        jobs = [Job(g, _last_trial(self.session, g) + 1, "trial", passes=passes) for g in groups]
+        return [self._place(jobs[i : i + len(self.slots)]) for i in range(0, len(jobs), len(self.slots))]
 
     # ------------------------------------------------------------------ trials
 
@@ -189,6 +197,11 @@ def _trials_done(session: Session, group: list[Arm]) -> int:
     if result is None:
         return 0
     return sum(1 for r in result.runs if r.role == "trial" and r.status in ("ok", "stopped_early"))
+
+
+def _last_trial(session: Session, group: list[Arm]) -> int:
+    result = session.result_for(group[0].id)
+    return max((r.trial for r in result.runs if r.role == "trial"), default=0) if result else 0
 
 
 def _finished_untrialed(session: Session, group: list[Arm], trial: int) -> bool:

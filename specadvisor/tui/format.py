@@ -221,3 +221,16 @@ def gpu_line(telemetry: Any) -> str:
         if bits:
             parts.append(f"GPU{gpu} " + " ".join(bits))
     return " · ".join(parts)
+
+
+def verdict_headline(rec: Any, arm_label: str | None, speedup: str = "") -> str:
+    """The first line of the Results panel: the one verdict (sweep.decision), in the TUI's words."""
+    decision = getattr(rec, "decision", "")
+    if decision in ("speculate", "depends on concurrency") or (not decision and rec.arm_id and not rec.do_not_speculate):
+        head = f"Speculate: {arm_label or rec.arm_id}{f' ({speedup})' if speedup else ''}"
+        return head if decision != "depends on concurrency" else f"Depends on concurrency: {rec.verdict}"
+    if decision == "do not speculate" or (not decision and rec.do_not_speculate):
+        return "Do NOT speculate here (why below)."
+    if decision == "undecided":
+        return "Undecided: " + rec.verdict.removeprefix("undecided ")
+    return rec.headline

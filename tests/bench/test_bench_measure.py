@@ -187,3 +187,12 @@ async def test_live_sampling_backs_off_when_scrapes_are_slow():
     live = [e for e in events if isinstance(e, MetricsSampled)][:-1]  # the last one closes the trial
     # without the budget: one sample every ~0.03 s; with it: at most one per 100 x 0.02 s = 2 s
     assert r.duration_s > 1.0 and len(live) <= 1 + r.duration_s / 2.0
+
+
+async def test_the_result_hands_over_one_record_per_measured_request_by_prompt_index(spec_server):
+    """Per-request records (prompt index, TTFT, latency, tokens): warmups excluded, every prompt once."""
+    events = await collect(spec_server, ps=prompts(8))
+    (run,) = events[-1].result.runs
+    assert sorted(r.index for r in run.requests) == list(range(8))
+    assert {r.prompt_id for r in run.requests} == {f"p{i}" for i in range(8)}
+    assert all(r.output_tokens == 12 and r.latency_ms > 0 and 0 < r.ttft_ms <= r.latency_ms for r in run.requests)

@@ -32,7 +32,7 @@ def _write_v1_file(path, *sessions) -> None:
             db["arms"].insert(rows.arm_row(session.id, position, arm))
         for result in session.results:
             row = rows.result_row(session.id, result)
-            del row["wave"], row["placement"], row["runs"], row["energy_per_output_token_j"]
+            del row["wave"], row["placement"], row["runs"], row["energy_per_output_token_j"], row["request_records"]
             db["arm_results"].insert(row)
             db["position_counts"].insert_all(rows.position_rows(session.id, result))
         db["samples"].insert_all(rows.sample_row(session.id, s) for s in session.samples)
@@ -97,7 +97,7 @@ def test_v3_session_without_provenance_says_unknown_not_blank(tmp_path):
     db["sessions"].insert(row)
     for result in old.results:
         r = rows.result_row(old.id, result)
-        del r["energy_per_output_token_j"]
+        del r["energy_per_output_token_j"], r["request_records"]
         db["arm_results"].insert(r)
     db.close()
     with Store.open(path) as store:
@@ -230,10 +230,31 @@ def test_v2_file_gets_wave_placement_and_run_count_columns_backfilled(tmp_path):
     for position, arm in enumerate(session.arms):
         db["arms"].insert(rows.arm_row(session.id, position, arm))
     row = rows.result_row(session.id, session.results[0])
-    del row["wave"], row["placement"], row["runs"], row["energy_per_output_token_j"]
+    del row["wave"], row["placement"], row["runs"], row["energy_per_output_token_j"], row["request_records"]
     db["arm_results"].insert(row)
     db.close()
     with Store.open(path) as store:
         assert V3 in store.schema_migrations()
         assert store.db.execute("SELECT wave, placement, runs FROM arm_results").fetchall() == [(3, "cores 1", 2)]
         assert store.get_session(session.id).results[0].runs[1].role == "bracket"
+
+
+def test_v4_results_get_a_request_record_count_and_new_runs_keep_their_records(tmp_path):
+    """m005: results stored before per-request records count 0; a run's records survive a round trip."""
+    from specadvisor.domain import RequestRecord, RunRecord
+
+    path = tmp_path / "v4.db"
+    session = make_session()
+    db = Database(sqlite3.connect(path))
+    migrations.apply(db, stop_before="m005_request_records")
+    with Store.open(path) as store:
+        assert store.schema_migrations() == known_migration_names()
+        result = session.results[0].model_copy(deep=True)
+        result.runs = [
+            RunRecord(output_throughput=100.0, requests=[RequestRecord(index=i, latency_ms=10.0 + i, ttft_ms=1.0, output_tokens=8) for i in range(5)])
+        ]
+        store.save_session(session.model_copy(update={"results": [result]}))
+        count = store.db.execute("SELECT request_records FROM arm_results WHERE arm_id = ?", [result.arm_id]).fetchone()[0]
+        assert count == 5
+        back = store.get_session(session.id).result_for(result.arm_id)
+        assert [r.latency_ms for r in back.runs[0].requests] == [10.0, 11.0, 12.0, 13.0, 14.0]

@@ -1,52 +1,152 @@
-"""Recommendation rules: throughput, near-ties to smaller N, baseline wins, SLO filter, schedule."""
+"""The recommendation: one verdict per level from the decision rule, a top level that never contradicts
+them, the tie margin, the SLO filter, the batch-size schedule."""
 
 from __future__ import annotations
 
+import math
+from datetime import UTC, datetime, timedelta
+
 import pytest
 
-from specadvisor.domain import LatencyStats, SweepSettings
+from specadvisor.domain import LatencyStats, RequestRecord, RunRecord, SweepSettings
+from specadvisor.sweep.decision import PRACTICAL_MARGIN, decide_level, estimate_noise
 from specadvisor.sweep.plan import plan_from_methods
 from specadvisor.sweep.recommend import recommend
 from sweep_fakes import spec_result
 
+T0 = datetime(2026, 12, 1, tzinfo=UTC)
 
-def session(throughputs: dict, concurrency=(1,), **settings):
-    plan = plan_from_methods("m", [("ngram", {})], [2, 4, 6], SweepSettings(concurrency=list(concurrency), **settings))
+
+def session(throughputs: dict, concurrency=(1,), n_values=(2, 4, 6), **settings):
+    """One launch per arm: `throughputs` maps arm id -> tok/s, or -> a list of tok/s, one per launch."""
+    plan = plan_from_methods("m", [("ngram", {})], list(n_values), SweepSettings(concurrency=list(concurrency), **settings))
     s = plan.session
     for arm in s.arms:
         if arm.id in throughputs:
-            s.results.append(spec_result(arm.id, arm.n, throughputs[arm.id]))
+            value = throughputs[arm.id]
+            values = value if isinstance(value, list) else [value]
+            result = spec_result(arm.id, arm.n, sum(values) / len(values))
+            if isinstance(value, list):
+                result.runs = [run(v, trial=i + 1) for i, v in enumerate(values)]
+            s.results.append(result)
     return s
 
 
-def test_highest_throughput_wins_with_speedup_and_command():
+def run(tput: float, trial: int = 1, records=None, completed: int = 32) -> RunRecord:
+    return RunRecord(
+        trial=trial, wave=trial, output_throughput=tput, completed=completed, duration_s=10.0, startup_s=50.0,
+        started_at=T0 + timedelta(minutes=trial), requests=records or [],
+    )  # fmt: skip
+
+
+def test_clear_winner_is_speculate_with_speedup_and_command():
     rec = recommend(session({"baseline": 100, "ngram-n2": 130, "ngram-n4": 160, "ngram-n6": 140}))
+    assert rec.decision == "speculate" and rec.verdict == "speculate: ngram N=4"
     assert rec.arm_id == "ngram-n4" and not rec.do_not_speculate
-    assert rec.speedup == 1.6
+    assert rec.speedup == pytest.approx(1.6)
+    assert rec.speedup_ci[0] > 1 + PRACTICAL_MARGIN
     assert rec.speculative_config == {"method": "ngram", "num_speculative_tokens": 4}
     assert "--speculative-config" in rec.serve_command and "vllm" in rec.serve_command
+    assert rec.reasons[0].startswith("speculate with ngram N=4 at 1.60x the baseline")
 
 
-def test_near_tie_goes_to_smaller_n():
-    rec = recommend(session({"baseline": 100, "ngram-n2": 150, "ngram-n4": 152, "ngram-n6": 140}))
-    assert rec.arm_id == "ngram-n2"
-    assert any("smaller N wins the tie" in r for r in rec.reasons)
+def test_speculative_arms_within_the_margin_tie_and_the_smaller_n_wins():
+    s = session({"baseline": [100, 101, 99], "ngram-n2": [150, 151], "ngram-n4": [152, 153]})
+    rec = recommend(s)
+    assert rec.arm_id == "ngram-n2" and rec.verdict == "speculate: ngram N=2"
+    assert any("within the 3% margin of ngram N=2: the simpler one wins the tie" in r for r in rec.reasons)
 
 
-def test_baseline_wins_says_do_not_speculate_and_why():
-    rec = recommend(session({"baseline": 100, "ngram-n2": 90, "ngram-n4": 80}))
-    assert rec.do_not_speculate and rec.arm_id is None and rec.speculative_config is None
-    assert rec.reasons[0].startswith("do not speculate here")
-    assert "ngram N=2" in rec.reasons[0] and "-10.0%" in rec.reasons[0]
+def test_baseline_faster_is_do_not_speculate_and_says_why():
+    rec = recommend(session({"baseline": 100, "ngram-n2": 60, "ngram-n4": 50}))
+    assert rec.decision == "do not speculate" and rec.verdict == "do not speculate"
+    assert rec.do_not_speculate and rec.arm_id is None and rec.speculative_config is None and rec.speedup is None
+    assert rec.reasons[0].startswith("do not speculate here: the best speculative arm, ngram N=2 at 0.60x")
+    assert "do not pay for their draft and verification cost" in rec.reasons[0]
+    assert rec.per_concurrency[0].speedup == pytest.approx(0.6)  # what the verdict rests on, not 1.0
 
 
-def test_tie_with_baseline_also_means_do_not_speculate():
-    rec = recommend(session({"baseline": 100, "ngram-n2": 101}))
-    assert rec.do_not_speculate
+def test_a_gain_inside_the_margin_is_a_tie_that_goes_to_the_baseline():
+    # eight launches each, 0.5% apart: speculation at 0.97x cannot be more than 3% faster
+    rec = recommend(session({"baseline": [100, 100.5, 99.5, 100] * 2, "ngram-n2": [97, 97.5, 96.5, 97] * 2}, n_values=(2,)))
+    assert rec.verdict == "do not speculate"
+    assert "not faster by more than the 3% margin" in rec.reasons[0]
+
+
+def test_too_little_data_is_undecided_and_says_what_to_measure():
+    rec = recommend(session({"baseline": 100, "ngram-n2": 112}, n_values=(2,)))
+    (pick,) = rec.per_concurrency
+    assert rec.decision == "undecided" and pick.decision == "undecided" and not rec.do_not_speculate and rec.arm_id is None
+    assert rec.verdict.startswith("undecided after 2 launches over 2 arm(s)")
+    assert "measuring 1 more launch of each of no speculation, ngram N=2" in rec.verdict or "more launches of each" in rec.verdict
+    assert rec.verdict.endswith("would decide it") and "min more" in rec.verdict
+    assert pick.limited_by == "launch-to-launch"
+    assert not any(r.startswith(("do not speculate", "speculate with")) for r in rec.reasons)
+
+
+def records(latencies, noise=0.0, seed=0):
+    """Per-request records: prompt i took latencies[i] ms, times a deterministic +-noise jitter."""
+    out = []
+    for i, ms in enumerate(latencies):
+        jitter = math.sin(1000 * (i + 1) * (seed + 1.3)) * noise
+        out.append(RequestRecord(index=i, latency_ms=ms * math.exp(jitter), output_tokens=64))
+    return out
+
+
+def test_paired_records_separate_within_run_noise_and_compare_prompt_by_prompt():
+    prompts = [100 + 40 * (i % 7) for i in range(32)]  # prompt lengths spread widely: they cancel
+    s = session({"baseline": [100, 104], "ngram-n2": [130, 126]}, n_values=(2,))
+    base, ngram = s.result_for("baseline"), s.result_for("ngram-n2")
+    base.runs = [run(100, 1, records(prompts, 0.02, 1)), run(104, 2, records([p / 1.04 for p in prompts], 0.02, 2))]
+    ngram.runs = [run(130, 1, records([p / 1.3 for p in prompts], 0.02, 3)), run(126, 2, records([p / 1.26 for p in prompts], 0.02, 4))]
+    noise = estimate_noise(s)
+    assert noise.request_var is not None and 0.005 < math.sqrt(noise.request_var) < 0.03  # the 2% jitter, not the prompt spread
+    rec = recommend(s)
+    (pick,) = rec.per_concurrency
+    assert pick.comparison == "paired" and rec.verdict == "speculate: ngram N=2"
+    assert any("prompt by prompt faster on 32 of 32" in r for r in rec.reasons)
+    assert any(r.count("paired: the arms served the same prompts") for r in rec.reasons)
+
+
+def test_within_run_noise_that_dominates_asks_for_more_requests_not_launches():
+    prompts = [200.0] * 8
+    s = session({"baseline": [100, 100.2], "ngram-n2": [108, 108.2]}, n_values=(2,))
+    base, ngram = s.result_for("baseline"), s.result_for("ngram-n2")
+    base.runs = [run(100, 1, records(prompts, 0.6, 1), completed=8), run(100.2, 2, records(prompts, 0.6, 2), completed=8)]
+    ngram.runs = [run(108, 1, records(prompts, 0.6, 3), completed=8), run(108.2, 2, records(prompts, 0.6, 4), completed=8)]
+    level = decide_level(s, 1, estimate_noise(s))
+    assert level.decision == "undecided" and level.limited_by == "within-run"
+    assert level.next_step is not None and level.next_step.kind == "requests"
+    assert "more requests on each of" in level.verdict
+
+
+def test_drift_is_named_only_when_it_can_explain_the_gap():
+    big_gap = recommend(session({"baseline": [566.6, 600.9], "ngram-n2": 781.8}, n_values=(2,)))
+    line = next(r for r in big_gap.reasons if "baseline moved" in r)
+    assert "+6.1%" in line and "drift cannot explain it" in line
+    small_gap = recommend(session({"baseline": [100, 112], "ngram-n2": 110}, n_values=(2,)))
+    line = next(r for r in small_gap.reasons if "baseline moved" in r)
+    assert "+12.0%" in line and "drift alone could produce it" in line
+    assert small_gap.decision == "undecided" and not small_gap.withheld
+
+
+def test_sequential_looks_spend_the_error_and_widen_the_interval():
+    fixed = recommend(session({"baseline": 100, "ngram-n2": 150}, n_values=(2,)))
+    looked = recommend(session({"baseline": 100, "ngram-n2": 150}, n_values=(2,), budget_s=600, looks=3))
+    (a,), (b,) = fixed.per_concurrency, looked.per_concurrency
+    assert a.speedup == pytest.approx(b.speedup) and b.speedup_ci[0] < a.speedup_ci[0]
+    assert any("look 3 of sequential measuring" in r for r in looked.reasons)
+
+
+def test_confidence_is_a_parameter_and_is_recorded():
+    s = session({"baseline": 100, "ngram-n2": 125}, n_values=(2,))
+    assert recommend(s, confidence=0.80).decision == "speculate"
+    strict = recommend(s, confidence=0.999)
+    assert strict.decision == "undecided" and strict.confidence == 0.999
 
 
 def test_slo_filters_on_p99_tpot():
-    s = session({"baseline": 100, "ngram-n2": 130, "ngram-n4": 160}, slo_tpot_ms=20)
+    s = session({"baseline": 100, "ngram-n2": 160, "ngram-n4": 200}, slo_tpot_ms=20)
     for r in s.results:
         r.tpot_ms = LatencyStats(p99={"baseline": 10, "ngram-n2": 15, "ngram-n4": 25}[r.arm_id])
     rec = recommend(s)
@@ -54,82 +154,54 @@ def test_slo_filters_on_p99_tpot():
     assert any("latency target" in r for r in rec.reasons)
 
 
-def test_batch_size_schedule_from_several_concurrency_levels():
+def test_levels_that_differ_give_depends_on_concurrency_and_a_schedule():
     s = session(
         {
-            "baseline-c1": 100,
-            "ngram-n2-c1": 150,
-            "ngram-n4-c1": 180,
-            "ngram-n6-c1": 160,
-            "baseline-c8": 600,
-            "ngram-n2-c8": 700,
-            "ngram-n4-c8": 650,
-            "ngram-n6-c8": 500,
-            "baseline-c32": 1500,
-            "ngram-n2-c32": 1200,
-            "ngram-n4-c32": 1000,
+            "baseline-c1": 100, "ngram-n2-c1": 150, "ngram-n4-c1": 190, "ngram-n6-c1": 160,
+            "baseline-c8": 600, "ngram-n2-c8": 1100, "ngram-n4-c8": 650, "ngram-n6-c8": 500,
+            "baseline-c32": 1500, "ngram-n2-c32": 900, "ngram-n4-c32": 800,
         },
         concurrency=(1, 8, 32),
-    )
+    )  # fmt: skip
     rec = recommend(s)
-    assert rec.arm_id == "ngram-n4-c1"
+    picks = {p.concurrency: p for p in rec.per_concurrency}
+    assert [picks[c].verdict for c in (1, 8, 32)] == ["speculate: ngram N=4", "speculate: ngram N=2", "do not speculate"]
+    assert rec.decision == "depends on concurrency" and rec.arm_id == "ngram-n4-c1"
+    assert rec.verdict == "at concurrency 1: speculate: ngram N=4; at concurrency 8: speculate: ngram N=2; at concurrency 32: do not speculate"
     assert rec.batch_size_schedule == [[1, 2, 4], [3, 16, 2], [17, 1024, 0]]
 
 
-def test_nothing_measured_recommends_nothing():
+def test_the_top_level_never_contradicts_a_level():
+    for c1, c8 in [(150, 300), (150, 900), (60, 300), (112, 900), (60, 630)]:
+        s = session({"baseline-c1": 100, "ngram-n2-c1": c1, "baseline-c8": 600, "ngram-n2-c8": c8}, concurrency=(1, 8), n_values=(2,))
+        rec = recommend(s)
+        kinds = {p.decision for p in rec.per_concurrency}
+        if len(kinds) == 1:  # one arm per level: agreeing levels give their answer
+            assert rec.decision == next(iter(kinds))
+        elif "undecided" in kinds:
+            assert rec.decision == "undecided" and rec.arm_id is None and not rec.do_not_speculate
+        else:
+            assert rec.decision == "depends on concurrency" and not rec.do_not_speculate
+        assert rec.do_not_speculate == (rec.decision == "do not speculate")
+        for p in rec.per_concurrency:
+            assert f"at concurrency {p.concurrency}: {p.verdict}" in rec.verdict or rec.verdict.startswith(p.verdict)
+
+
+def test_nothing_measured_is_undecided():
     rec = recommend(session({}))
-    assert rec.arm_id is None and not rec.do_not_speculate
+    assert rec.arm_id is None and not rec.do_not_speculate and rec.decision == "undecided"
 
 
-def test_failed_baseline_leaves_the_pick_unconfirmed_and_says_how_to_fix_it():
+def test_failed_baseline_is_undecided_and_says_what_would_decide_it():
     s = session({"ngram-n2": 130, "ngram-n4": 160})  # the planned baseline has no result
     rec = recommend(s)
-    assert rec.arm_id == "ngram-n4" and rec.speedup is None
-    assert rec.reasons[0].startswith("UNCONFIRMED: the no-speculation baseline failed")
-    assert f"--resume {s.id[:8]}" in rec.reasons[0]
+    assert rec.decision == "undecided" and rec.arm_id is None and rec.speedup is None
+    assert rec.reasons[0].startswith("the no-speculation baseline failed at concurrency 1")
+    assert "measuring the no-speculation baseline (one launch) would decide it" in rec.verdict
 
 
 def test_sweep_without_a_baseline_arm_says_none_was_measured():
     plan = plan_from_methods("m", [("ngram", {})], [2], SweepSettings(), baseline=False)
     plan.session.results.append(spec_result("ngram-n2", 2, 120))
     rec = recommend(plan.session)
-    assert "no no-speculation baseline was measured" in rec.reasons[0] and "--baseline" in rec.reasons[0]
-
-
-def test_clear_gain_with_overlapping_intervals_is_not_a_tie():
-    """Real demo figures: 43.6 +- 7.9 vs 34.0 +- 3.0 tok/s overlap, yet the gain is well outside noise."""
-    s = session({"baseline": 34.0, "ngram-n2": 43.2, "ngram-n4": 43.6})
-    half = {"baseline": 3.0, "ngram-n2": 6.1, "ngram-n4": 7.9}
-    for r in s.results:
-        r.output_throughput_ci = (r.output_throughput - half[r.arm_id], r.output_throughput + half[r.arm_id])
-    rec = recommend(s)
-    assert not rec.do_not_speculate
-    assert rec.arm_id == "ngram-n2"  # N=2 and N=4 are within noise of each other: the smaller N wins
-
-
-def test_difference_inside_its_interval_is_a_tie():
-    s = session({"baseline": 34.0, "ngram-n2": 38.0})
-    for r in s.results:
-        r.output_throughput_ci = (r.output_throughput - 4.0, r.output_throughput + 4.0)
-    assert recommend(s).do_not_speculate  # 4.0 < hypot(4, 4) = 5.7
-
-
-def test_every_measured_concurrency_gets_its_own_answer():
-    """Two levels measured: the recommendation speaks of each (it used to speak of concurrency 1 only)."""
-    from specadvisor.domain import SweepSettings
-    from specadvisor.sweep.plan import plan_from_methods
-    from specadvisor.sweep.recommend import recommend
-    from sweep_fakes import spec_result
-
-    s = plan_from_methods("m", [("ngram", {})], [2, 4], SweepSettings(concurrency=[1, 8])).session
-    figures = {"baseline-c1": 100.0, "ngram-n2-c1": 150.0, "ngram-n4-c1": 140.0, "baseline-c8": 600.0, "ngram-n2-c8": 420.0, "ngram-n4-c8": 400.0}
-    for arm_id, tps in figures.items():
-        n = None if arm_id.startswith("baseline") else int(arm_id.split("-n")[1].split("-")[0])
-        s.results.append(spec_result(arm_id, n, tps))
-    rec = recommend(s)
-    picks = {p.concurrency: p for p in rec.per_concurrency}
-    assert set(picks) == {1, 8}
-    assert picks[1].arm_id == "ngram-n2-c1" and picks[1].speedup == pytest.approx(1.5)
-    assert picks[8].do_not_speculate and picks[8].arm_id is None and "do not speculate" in picks[8].summary
-    assert any(r.startswith("at concurrency 8: do not speculate") for r in rec.reasons)
-    assert any(r.startswith("at concurrency 1: ngram N=2") for r in rec.reasons)
+    assert "no no-speculation baseline was measured" in rec.reasons[0] and rec.decision == "undecided"

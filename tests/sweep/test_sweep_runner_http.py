@@ -61,6 +61,7 @@ async def test_runner_with_real_measurement_over_http(store):
         assert runs == (2 if arm_id == "baseline" else 1)
         assert r.completed == 4 * runs and r.output_tokens == 64 * runs
         assert len(r.per_position) == n
+        assert all(sorted(q.index for q in run.requests) == [0, 1, 2, 3] for run in r.runs)  # stored per request, per run
     assert stored.result_for("ngram-n4").mean_acceptance_length > 1
     assert any(isinstance(e, MetricsSampled) for e in events) or stored.samples
     assert not any(h.running for h in handles)

@@ -18,7 +18,7 @@ from specadvisor.report.snippet import spec_config_json
 from specadvisor.sweep.arms import arm_label
 from specadvisor.sweep.capacity import capacity_answer
 from specadvisor.sweep.live import short_label
-from specadvisor.tui.format import result_row
+from specadvisor.tui.format import result_row, verdict_headline
 from specadvisor.tui.screens.base import AppScreen
 from specadvisor.tui.widgets.charts import AcceptanceChart
 from specadvisor.tui.widgets.modals import PromptModal
@@ -35,14 +35,9 @@ def recommendation_text(session: Session, rec: Recommendation | None, command: s
         rows = [f"• {arm_label(a)}: {_goodput(session.result_for(a.id))}" for a in session.arms if session.result_for(a.id)]
         lines = [head, *rows, *[f"• {r}" for r in rec.reasons[1:]]]
         return "\n".join(lines + (["", command] if command else []))
-    if rec.withheld:
-        head = "No verdict: the machine drifted more than the difference between the arms (see below)."
-    elif rec.do_not_speculate or rec.arm_id is None:
-        head = "Do NOT speculate here: speculation is not clearly faster than the baseline."
-    else:
-        arm = next((a for a in session.arms if a.id == rec.arm_id), None)
-        speed = f" ({speedup_text(rec.speedup, rec.speedup_ci)})" if rec.speedup else ""
-        head = f"{short_label(arm) if arm else rec.arm_id}{speed}"
+    arm = next((a for a in session.arms if a.id == rec.arm_id), None)
+    speed = speedup_text(rec.speedup, rec.speedup_ci) if rec.speedup else ""
+    head = verdict_headline(rec, short_label(arm) if arm else None, speed)
     lines = [head, *[f"• {r}" for r in rec.reasons]]
     if command:
         lines += ["", command]

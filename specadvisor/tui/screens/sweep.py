@@ -153,7 +153,8 @@ class SweepScreen(AppScreen):
         self.query_one("#overall", ProgressBar).update(total=1.0, progress=state.progress_fraction())
         row = state.arms.get(state.current) if state.current else None
         if state.finished:
-            text = "finished" + (f" · recommended: {state.recommendation.arm_id or 'no speculation'}" if state.recommendation else "")
+            rec = state.recommendation
+            text = "finished" + ((f" · recommended: {rec.arm_id}" if rec.arm_id else f" · {rec.headline}") if rec else "")
         elif self.app.runner is None and not state.finished:
             text = "stopped: finished arms are saved; resume from Sessions"
         elif row is None:

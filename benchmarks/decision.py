@@ -1,0 +1,174 @@
+"""How well does the sweep decide? The real runner, scheduler, store and decision rule on a virtual clock.
+
+Each case replays a measured distribution (or a synthetic one around it) through the real SweepRunner
+with a stand-in engine: a server "ready" after its start-up time and a load generator that returns,
+at once, a run's per-request records and throughput drawn from the case's figures. Measuring time is
+the virtual time those runs took (start-ups + measured durations), so the comparison runs in
+minutes and contains no Python overhead. Designs compared, each over the same seeds:
+
+  fixed-2   the fixed design: 2 interleaved trials per arm + the baseline bracket (`--trials 2`)
+  fixed-4   the same with twice the launches (`--trials 4`): what twice the time would decide
+  seq       sequential measuring: 1 trial + bracket, then rounds until decided (`--budget 20`)
+
+A run of the noise model: launch factor exp(N(0, launch_sd)) x (1 + drift)^launch, and per request
+latency = prompt_i x exp(N(0, request_sd)) / (true ratio x launch factor), prompt_i fixed per prompt
+(the same prompts in the same order at T=0); throughput = tokens / sum of latencies (concurrency 1).
+
+Cases (H200 figures: vLLM 0.26.0, SmolLM2-135M bf16, 2026-12-01; `tests/fixtures/h200/`):
+  h200-humaneval  ngram N=4 at 0.63x (measured), launch spread 9.6% (pooled, 6 df), start-up 70 s,
+                  runs of 19 s; right answer: do not speculate
+  h200-rename     ngram N=4 at 1.34x (measured), launch spread 4.2% (its baseline pair), start-up
+                  45 s, runs of 18 s; right answer: speculate
+  win-1.3x        synthetic: 1.3x at AL 4, launch spread 5%; speculate
+  loss-0.7x       synthetic: 0.7x, launch spread 5%; do not speculate
+  near-tie        synthetic: 1.01x, launch spread 5%; do not speculate (a tie goes to the baseline)
+  high-drift      synthetic: 1.15x, launch spread 5% and the machine 4% faster at every launch; speculate
+
+Usage: .venv/bin/python benchmarks/decision.py [--seeds 20] [--cases h200-rename,win-1.3x]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import math
+import random
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from specadvisor.domain import ArmFinished, ArmResult, Progress, RequestRecord, RunRecord, SweepSettings  # noqa: E402
+from specadvisor.store import Store  # noqa: E402
+from specadvisor.sweep.plan import plan_from_methods  # noqa: E402
+from specadvisor.sweep.runner import SweepRunner  # noqa: E402
+
+PROMPTS = 32
+OUTPUT_TOKENS = 320
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    ratio: float
+    launch_sd: float
+    startup_s: float
+    run_s: float  # the baseline's run length; a speculative run scales by 1/ratio
+    drift: float = 0.0
+    request_sd: float = 0.03
+
+    @property
+    def right(self) -> str:
+        return "speculate" if self.ratio > 1.03 else "do not speculate"
+
+
+CASES = [
+    Case("h200-humaneval", 0.63, 0.096, 70.0, 19.0),
+    Case("h200-rename", 781.8 / math.sqrt(566.6 * 600.9), 0.042, 45.0, 18.0),
+    Case("win-1.3x", 1.30, 0.05, 60.0, 20.0),
+    Case("loss-0.7x", 0.70, 0.05, 60.0, 20.0),
+    Case("near-tie", 1.01, 0.05, 60.0, 20.0),
+    Case("high-drift", 1.15, 0.05, 60.0, 20.0, drift=0.04),
+]
+DESIGNS = {"fixed-2": {"trials": 2}, "fixed-4": {"trials": 4}, "seq": {"trials": 1, "budget_s": 20 * 60.0}}
+
+
+class StandInServer:
+    """Ready after the case's start-up time (virtual: reported, not slept)."""
+
+    def __init__(self, arm, startup_s: float):
+        self.arm, self.startup_s = arm, startup_s
+        self.base_url, self.command, self.port, self.diagnosis, self.log_path = "http://127.0.0.1:1", ["stand-in"], None, None, None
+        self.running = False
+
+    def subscribe(self, callback) -> None:
+        pass
+
+    def tail(self, n: int = 40) -> list[str]:
+        return []
+
+    async def start(self) -> None:
+        self.running = True
+
+    async def wait_ready(self) -> float:
+        return self.startup_s
+
+    async def stop(self) -> None:
+        self.running = False
+
+
+class StandInLoad:
+    """A run's per-request records and throughput from the case's noise model."""
+
+    def __init__(self, case: Case, rng: random.Random):
+        self.case, self.rng, self.launches = case, rng, 0
+        self.prompt_ms = [rng.uniform(300, 900) for _ in range(PROMPTS)]  # prompt-to-prompt spread: shared by the arms
+        self.factor = 1.0
+        self.measure_s = 0.0
+
+    def new_launch(self) -> None:
+        self.launches += 1
+        self.factor = math.exp(self.rng.gauss(0, self.case.launch_sd)) * (1 + self.case.drift) ** self.launches
+
+    async def __call__(self, *, arm, settings, **kw):
+        ratio = 1.0 if arm.is_baseline else self.case.ratio
+        speed = ratio * self.factor
+        latencies = [ms * math.exp(self.rng.gauss(0, self.case.request_sd)) / speed for ms in self.prompt_ms]
+        scale = self.case.run_s * 1000 / sum(self.prompt_ms)  # the baseline's run lasts run_s
+        duration = sum(latencies) * scale / 1000
+        throughput = PROMPTS * OUTPUT_TOKENS / duration
+        self.measure_s += duration
+        yield Progress(arm_id=arm.id, completed=PROMPTS, total=PROMPTS, output_throughput=throughput)
+        records = [RequestRecord(index=i, latency_ms=ms * scale, output_tokens=OUTPUT_TOKENS) for i, ms in enumerate(latencies)]
+        yield ArmFinished(
+            result=ArmResult(
+                arm_id=arm.id, completed=PROMPTS, output_tokens=PROMPTS * OUTPUT_TOKENS, duration_s=duration,
+                output_throughput=throughput, runs=[RunRecord(requests=records)],
+            )
+        )  # fmt: skip
+
+
+async def one_sweep(case: Case, design: dict, seed: int, db: Path) -> tuple[str, float]:
+    """(decision, measuring minutes) of one sweep."""
+    rng = random.Random(seed)
+    load = StandInLoad(case, rng)
+    settings = SweepSettings(num_prompts=PROMPTS, output_len=OUTPUT_TOKENS, warmup=0, **design)
+    plan = plan_from_methods("stand-in", [("ngram", {})], [4], settings)
+
+    def factory(arm, session, **kw):
+        load.new_launch()
+        return StandInServer(arm, case.startup_s)
+
+    with Store.open(db) as store:
+        runner = SweepRunner(plan, store, server_factory=factory, measure=load, prompt_loader=lambda s: None)
+        async for _ in runner.events():
+            pass
+        rec = store.get_session(plan.session.id).recommendation
+    minutes = (load.launches * case.startup_s + load.measure_s) / 60
+    return (rec.decision if rec else "undecided"), minutes
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=20)
+    parser.add_argument("--cases", default=",".join(c.name for c in CASES))
+    args = parser.parse_args()
+    chosen = [c for c in CASES if c.name in args.cases.split(",")]
+    print("| case | right answer | design | correct | undecided | wrong | measuring min (mean) |")
+    print("|---|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for case in chosen:
+            for name, design in DESIGNS.items():
+                outcomes = [asyncio.run(one_sweep(case, design, seed, Path(tmp) / f"{case.name}-{name}-{seed}.db")) for seed in range(args.seeds)]
+                correct = sum(d == case.right for d, _ in outcomes)
+                undecided = sum(d == "undecided" for d, _ in outcomes)
+                wrong = len(outcomes) - correct - undecided
+                minutes = sum(m for _, m in outcomes) / len(outcomes)
+                print(f"| {case.name} | {case.right} | {name} | {correct}/{len(outcomes)} | {undecided} | {wrong} | {minutes:.1f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

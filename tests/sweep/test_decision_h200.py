@@ -1,0 +1,58 @@
+"""Regression: the two real H200 sessions, imported with their stored verdicts removed, then recomputed.
+
+The second one is where the old rules gave three answers ("VERDICT WITHHELD", "do not speculate" with
+speedup 1.0, "the smaller N wins the tie") for a +34% gain over two baseline launches 6% apart.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from specadvisor.store.bundle import read_bundle
+from specadvisor.sweep.decision import estimate_noise
+from specadvisor.sweep.recommend import recommend
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "h200"
+CONTRADICTIONS = ("WITHHELD", "wins the tie", "not clearly better")
+
+
+def stripped(name: str):
+    session = read_bundle(FIXTURES / name)
+    session.recommendation = None
+    return session
+
+
+def test_humaneval_do_not_speculate_at_c1_and_c8():
+    rec = recommend(stripped("humaneval-ngram-c1-c8.bundle.json"))
+    picks = {p.concurrency: p for p in rec.per_concurrency}
+    assert picks[1].verdict == "do not speculate" and picks[8].verdict == "do not speculate"
+    assert picks[1].speedup == pytest.approx(0.63, abs=0.01) and picks[8].speedup == pytest.approx(0.45, abs=0.01)
+    assert picks[1].speedup_ci[1] < 1 and picks[8].speedup_ci[1] < 1  # slower, not a tie
+    assert rec.decision == "do not speculate" and rec.do_not_speculate and rec.arm_id is None
+    assert rec.verdict.startswith("do not speculate")
+    assert picks[1].comparison == "unpaired"  # schema 1.1: no per-request records
+    assert not any(word in reason for reason in rec.reasons for word in CONTRADICTIONS)
+
+
+def test_edit_rename_speculate_ngram_n4_with_the_drift_arithmetic():
+    rec = recommend(stripped("edit-rename-ngram-c1.bundle.json"))
+    (pick,) = rec.per_concurrency
+    assert pick.verdict == "speculate: ngram N=4" and pick.decision == "speculate"
+    assert rec.verdict == "speculate: ngram N=4" and rec.arm_id == "ngram-n4" and not rec.do_not_speculate and not rec.withheld
+    assert rec.speedup == pytest.approx(781.8 / (566.6 * 600.9) ** 0.5, rel=1e-3)
+    assert rec.speedup_ci[0] > 1.03
+    assert rec.speculative_config["num_speculative_tokens"] == 4
+    drift = next(r for r in rec.reasons if "baseline moved" in r)
+    assert "+6.1%" in drift and "+33.9%" not in drift and "drift cannot explain it" in drift
+    assert not any(word in reason for reason in rec.reasons for word in CONTRADICTIONS)
+    assert not any(r.startswith("do not speculate") for r in rec.reasons)
+
+
+def test_noise_components_come_from_the_sessions_own_repeats():
+    noise = estimate_noise(stripped("humaneval-ngram-c1-c8.bundle.json"))
+    assert noise.observed_df == 5  # baseline 3 launches at each level, n-gram 2 at each, less the drift slope
+    assert noise.trend < 0  # the machine slowed over the sweep (the c=8 baseline: 2957 -> 2670 -> 2405 tok/s)
+    assert noise.request_var is None  # no per-request records: within-run is not separable
+    assert 0.05 < noise.observed_sd < 0.15

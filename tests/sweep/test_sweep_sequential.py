@@ -1,0 +1,79 @@
+"""Sequential measuring (--budget): the real runner and store look at the decision after each round and
+add launches (or requests on a launch) while a level is undecided; fakes only at the process boundary."""
+
+from __future__ import annotations
+
+import math
+
+from specadvisor.domain import ArmFinished, MeasurementWarning, Progress, RequestRecord, RunRecord, SweepSettings
+from specadvisor.sweep.plan import plan_from_methods
+from specadvisor.sweep.runner import SweepRunner
+from sweep_fakes import FakeServer, no_prompts, spec_result
+
+MACHINE = [1.0, 1.05, 0.97, 1.03, 0.99, 1.02, 0.98, 1.01, 1.0, 0.99, 1.02, 0.98] * 4  # launch-to-launch jitter
+
+
+class Launches:
+    """Recorded figures: launch i runs at true(arm) x MACHINE[i]; `jitter` > 0 adds per-request
+    records (8 prompts of 400 ms at T=0) with that much per-request noise."""
+
+    def __init__(self, speedup: float, jitter: float = 0.0):
+        self.speedup, self.jitter, self.calls = speedup, jitter, []
+
+    async def __call__(self, *, arm, settings, **kw):
+        i = len(self.calls)
+        self.calls.append(arm.id)
+        value = (100.0 if arm.is_baseline else 100.0 * self.speedup) * MACHINE[i % len(MACHINE)]
+        yield Progress(arm_id=arm.id, completed=8, total=8, output_throughput=value)
+        result = spec_result(arm.id, arm.n, value)
+        result.duration_s, result.completed = 10.0, 8
+        if self.jitter:
+            ms = 400.0 * 100.0 / value
+            result.runs = [
+                RunRecord(requests=[RequestRecord(index=j, latency_ms=ms * math.exp(self.jitter * math.sin(7.3 * (i + 1) * (j + 1)))) for j in range(8)])
+            ]
+        yield ArmFinished(result=result)
+
+
+async def sweep(store, measure, **settings):
+    plan = plan_from_methods("m", [("ngram", {})], [2], SweepSettings(num_prompts=8, **settings))
+    runner = SweepRunner(plan, store, server_factory=lambda arm, s: FakeServer(arm), measure=measure, prompt_loader=no_prompts)
+    events = [e async for e in runner.events()]
+    return store.get_session(plan.session.id), events
+
+
+async def test_an_undecided_gain_gets_more_launches_until_decided(store):
+    fixed, _ = await sweep(store, Launches(1.15))
+    assert fixed.recommendation.decision == "undecided" and fixed.settings.looks == 1  # the fixed design stops here
+    measure = Launches(1.15)
+    session, events = await sweep(store, measure, budget_s=3600)
+    rec = session.recommendation
+    assert rec.verdict == "speculate: ngram N=2" and session.settings.looks >= 2 and rec.looks == session.settings.looks
+    assert measure.calls[:3] == ["baseline", "ngram-n2", "baseline"] and len(measure.calls) > 3
+    assert measure.calls[3:] == ["baseline", "ngram-n2"] * ((len(measure.calls) - 3) // 2)  # contenders launched together
+    trials = [run.trial for run in session.result_for("ngram-n2").runs]
+    assert trials == list(range(1, len(trials) + 1))  # every added launch is a new trial
+    assert any(isinstance(e, MeasurementWarning) and e.message.startswith("look 1, concurrency 1: undecided") for e in events)
+
+
+async def test_the_budget_bounds_the_extra_measuring(store):
+    measure = Launches(1.15)
+    session, events = await sweep(store, measure, budget_s=20)  # one more round costs 2 x (1.5 s start-up + 10 s)
+    assert measure.calls == ["baseline", "ngram-n2", "baseline"]
+    assert session.recommendation.decision == "undecided" and session.recommendation.verdict.startswith("undecided after 3 launches")
+    assert any(isinstance(e, MeasurementWarning) and "measuring budget spent" in e.message for e in events)
+
+
+async def test_a_clear_case_stops_after_the_first_look(store):
+    measure = Launches(1.6)
+    session, _ = await sweep(store, measure, budget_s=3600)
+    assert measure.calls == ["baseline", "ngram-n2", "baseline"] and session.settings.looks == 1
+    assert session.recommendation.verdict == "speculate: ngram N=2"
+
+
+async def test_within_run_noise_is_answered_with_more_requests_on_each_launch(store):
+    measure = Launches(1.08, jitter=0.5)
+    session, _ = await sweep(store, measure, budget_s=400)  # a round or two
+    repeats = [run.repeat for r in session.results for run in r.runs]
+    assert max(repeats) > 1  # passes over the prompts on one running server
+    assert session.recommendation.per_concurrency[0].comparison == "paired"
