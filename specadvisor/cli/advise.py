@@ -162,19 +162,30 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _commands(advice: Advice, model: ModelProfile, hw: HardwareProfile, config: dict | None) -> dict:
-    """Serve and container commands; None for both when the model's size (so its TP) is unknown."""
+def _commands(advice: Advice, model: ModelProfile, hw: HardwareProfile, config: dict | None, *, width: int | None = None) -> dict:
+    """Serve and container commands; None for both when the model's size (so its TP) is unknown.
+    One line each for --json (scripts); `width` breaks them for people."""
     from specadvisor.advisor import container_command, serve_command
 
     if not advice.tensor_parallel_known:
         return {"serve_command": None, "container_command": None}
     ref = model.path if model.source == "local" and model.path else model.id
+    local = [ref] if model.source == "local" and model.path else []
+    if config and isinstance(config.get("model"), str) and _is_local_folder(config["model"]):
+        local.append(config["model"])
     tp = advice.tensor_parallel_size
     extra = ["--max-model-len", str(advice.max_model_len)] if advice.max_model_len else []
     return {
-        "serve_command": serve_command(ref, config, tensor_parallel_size=tp, extra_args=extra),
-        "container_command": container_command(ref, config, vendor=hw.vendor, vllm_version=advice.vllm_version, tensor_parallel_size=tp, extra_args=extra),
+        "serve_command": serve_command(ref, config, tensor_parallel_size=tp, extra_args=extra, width=width),
+        "container_command": container_command(
+            ref, config, vendor=hw.vendor, vllm_version=advice.vllm_version, tensor_parallel_size=tp, extra_args=extra, local_paths=local, width=width
+        ),
     }
+
+
+def _is_local_folder(ref: str) -> bool:
+    """A drafter named by a folder on this machine (--drafter ./dir), not a Hugging Face id."""
+    return Path(ref).expanduser().is_dir()
 
 
 def advice_json(advice: Advice, model: ModelProfile, hw: HardwareProfile) -> dict:
@@ -206,6 +217,7 @@ def render(advice: Advice, model: ModelProfile, hw: HardwareProfile, *, explain_
     from specadvisor.cli.output import console
     from specadvisor.rulebase import LATEST_KNOWN
     from specadvisor.textsafe import markup as escape
+    from specadvisor.vllm_command import PASTE_WIDTH, shell_word
 
     out = console()
     planned = " (planned)" if hw.hypothetical else ""
@@ -223,7 +235,7 @@ def render(advice: Advice, model: ModelProfile, hw: HardwareProfile, *, explain_
     table.add_row("-", "baseline", "-", "-", "-", "always measured")
     out.print(table)
     for rank, c in enumerate(advice.candidates, 1):
-        out.print(f"\n[bold]#{rank} {c.id}[/bold]  --speculative-config '{escape(spec_config_json(c.speculative_config))}'", soft_wrap=True)
+        out.print(f"\n[bold]#{rank} {c.id}[/bold]  --speculative-config {escape(shell_word(spec_config_json(c.speculative_config)))}", soft_wrap=True)
         for reason in c.reasons:
             out.print(f"  why: {escape(reason)}", soft_wrap=True)
         for ref in c.evidence[:4]:
@@ -239,16 +251,16 @@ def render(advice: Advice, model: ModelProfile, hw: HardwareProfile, *, explain_
         )
     elif advice.speculation_unlikely:
         out.print(f"\n[bold]{baseline_title}[/bold]")
-        out.print(_commands(advice, model, hw, None)["serve_command"], soft_wrap=True, markup=False)
+        out.print(_commands(advice, model, hw, None, width=PASTE_WIDTH)["serve_command"], soft_wrap=True, markup=False)
     if advice.candidates and advice.tensor_parallel_known:
-        top = _commands(advice, model, hw, advice.candidates[0].speculative_config)
+        top = _commands(advice, model, hw, advice.candidates[0].speculative_config, width=PASTE_WIDTH)
         title = "Only to confirm by measurement: the top candidate" if advice.speculation_unlikely else "Serve the top candidate"
         out.print(f"\n[bold]{title}[/bold]")
         out.print(top["serve_command"], soft_wrap=True, markup=False)
         out.print(top["container_command"], soft_wrap=True, markup=False)
     if not advice.speculation_unlikely and advice.tensor_parallel_known:
         out.print(f"\n[bold]{baseline_title}[/bold]")
-        out.print(_commands(advice, model, hw, None)["serve_command"], soft_wrap=True, markup=False)
+        out.print(_commands(advice, model, hw, None, width=PASTE_WIDTH)["serve_command"], soft_wrap=True, markup=False)
     for warning in advice.warnings:
         out.print(f"[yellow]warning:[/yellow] {escape(warning)}", soft_wrap=True)
     if advice.suggest_training:

@@ -72,16 +72,17 @@ def run_report(args: argparse.Namespace) -> int:
 def run_snippet(args: argparse.Namespace) -> int:
     from specadvisor.report.snippet import recommended_command, serve_command, spec_config_json
     from specadvisor.sweep.recommend import recommend
+    from specadvisor.vllm_command import PASTE_WIDTH
 
     session = _session(args, args.session)
     rec = session.recommendation or recommend(session)
     if rec.do_not_speculate or not rec.speculative_config:
         print(rec.reasons[0] if rec.reasons else "no recommendation", file=sys.stderr)
         if args.command:
-            print(serve_command(session, None))
+            print(serve_command(session, None, width=PASTE_WIDTH))
         return 1
     if args.command:
-        print(recommended_command(session, rec))
+        print(recommended_command(session, rec, width=PASTE_WIDTH))
     else:
         print(spec_config_json(rec.speculative_config))
     return 0
@@ -117,10 +118,11 @@ def run_import_bench(args: argparse.Namespace) -> int:
 
 def run_export_plan(args: argparse.Namespace) -> int:
     from specadvisor.report.serve_params import bench_sweep_command, serve_params
+    from specadvisor.vllm_command import PASTE_WIDTH
 
     session = _session(args, args.session)
     write_atomically(args.serve_params, json.dumps(serve_params(session), indent=2) + "\n")
-    print(bench_sweep_command(session, str(args.serve_params)))
+    print(bench_sweep_command(session, str(args.serve_params), width=PASTE_WIDTH))
     return 0
 
 
