@@ -48,7 +48,8 @@ def shell_command(argv: Sequence[str], *, env: Mapping[str, str] | None = None, 
     for name in env or {}:
         if not _ENV_NAME.fullmatch(name):
             raise ValueError(f"not an environment variable name: {name!r}")
-    head = [f"{name}={shell_word(value)}" for name, value in (env or {}).items()]
+    # after `NAME=` a tilde expands in an assignment but not in every other place: "$HOME" always does
+    head = [f"{name}={shell_word('$HOME' + value[1:] if value == '~' or value.startswith('~/') else value)}" for name, value in (env or {}).items()]
     groups: list[list[str]] = [head]
     in_head = True
     for arg in argv:
