@@ -4,20 +4,24 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from specadvisor.domain import Advice, HardwareProfile, ModelProfile, WorkloadKind
+if TYPE_CHECKING:
+    from specadvisor.domain import Advice, HardwareProfile, ModelProfile
+
+# domain.WorkloadKind's values, spelled out so that building the parser imports no pydantic model
+# (tests/cli/test_cli_startup.py checks they agree)
+WORKLOADS = ("chat", "code", "math", "rag", "agentic")
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "advise",
-        help="rank speculative methods for a model, GPU and workload, with reasons, evidence and ready commands",
-        description="Reads the rule base (shipped rules, your rules folder, --rules DIR) and results already "
-        "measured on this machine. Always includes the no-speculation baseline and says when speculation is unlikely to pay.",
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Reads the rule base (shipped rules, your rules folder, --rules DIR) and results already "
+        "measured on this machine. Always includes the no-speculation baseline and says when speculation is unlikely to pay."
     )
     parser.add_argument("--model", required=True, metavar="M", help="Hugging Face id, local folder or catalog name")
     parser.add_argument("--drafter", metavar="D", help="a drafter of your own (folder or id) to consider first")
-    parser.add_argument("--workload", choices=[k.value for k in WorkloadKind], default="chat")
+    parser.add_argument("--workload", choices=WORKLOADS, default="chat", help="what the prompts are like (default: %(default)s)")
     parser.add_argument("--concurrency", type=int, default=1, metavar="N", help="requests served at once (default 1)")
     parser.add_argument("--gpu", metavar="NAME[xCOUNT]", help="plan for a GPU you do not have here, e.g. H100x8 or MI300X")
     parser.add_argument("--vllm-version", metavar="X.Y", help="vLLM version that will serve (default: the detected one, else the newest known)")
@@ -54,6 +58,7 @@ def _positive(value: int | float, flag: str, minimum: float) -> None:
 
 def _model(ref: str, offline: bool) -> tuple[ModelProfile, list[str]]:
     """Inspect the model; an unknown private model still gets advice (lookup methods) with a warning."""
+    from specadvisor.domain import ModelProfile
     from specadvisor.errors import InputError
     from specadvisor.modelinfo import inspect_model
 
@@ -99,7 +104,7 @@ def _local_sessions(db: Path | None, model: ModelProfile, hw: HardwareProfile) -
 
 def run(args: argparse.Namespace) -> int:
     from specadvisor.advisor import advise
-    from specadvisor.domain import Workload
+    from specadvisor.domain import Workload, WorkloadKind
     from specadvisor.errors import InputError
     from specadvisor.rulebase import load_rulebase, parse_version
 

@@ -23,13 +23,11 @@ if TYPE_CHECKING:  # imported inside the command: `specadvisor --help` stays fas
 _RAY_EXTRA = "pip install 'specadvisor[ray]'"
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "sweep",
-        help="measure speculative configs on real vLLM servers and recommend one",
-        description="Launch one vLLM server per configuration (baseline + methods x N), measure each, "
+def register(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Launch one vLLM server per configuration (baseline + methods x N), measure each, "
         "persist every finished arm, predict untested N and recommend. Ctrl-C stops the current server; "
-        "--resume SESSION continues without redoing finished arms.",
+        "--resume SESSION continues without redoing finished arms."
     )
     p.add_argument("--model", help="target model (HF id or local dir); with --cpu defaults to the CPU engine's SmolLM2")
     p.add_argument("--drafter", help="drafter model for eagle3/dflash/draft_model methods")
@@ -40,12 +38,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--baseline", action=argparse.BooleanOptionalAction, default=True, help="also measure no speculation (default: yes)")
     p.add_argument("--adaptive", action="store_true", help="measure the largest N first, predict the rest, launch only promising N")
     p.add_argument("--prompts", default="humaneval", help="prompt source: humaneval, sharegpt, a project set or a file (default humaneval)")
-    p.add_argument("--num-prompts", default="32", help="measured requests per arm, e.g. 32 or 1k")
-    p.add_argument("--output-len", default="256", help="output tokens per request, e.g. 256 or 2k")
-    p.add_argument("--concurrency", default="1", help="client concurrency level(s), e.g. 1 or 1,8")
-    p.add_argument("--temperature", type=float, default=0.0)
-    p.add_argument("--warmup", type=int, default=2, help="warmup requests per arm (excluded from results)")
-    p.add_argument("--trials", type=int, default=1, help="measured trials per arm, each on a fresh server; trial k of every arm runs before trial k+1 of any")
+    p.add_argument("--num-prompts", default="32", help="measured requests per arm, e.g. 32 or 1k (default: %(default)s)")
+    p.add_argument("--output-len", default="256", help="output tokens per request, fixed (ignore_eos), e.g. 256 or 2k (default: %(default)s)")
+    p.add_argument("--concurrency", default="1", help="client concurrency level(s), e.g. 1 or 1,8 (default: %(default)s)")
+    p.add_argument("--temperature", type=float, default=0.0, help="sampling temperature of every request; acceptance drops as it rises (default: %(default)s)")
+    p.add_argument("--warmup", type=int, default=2, help="warmup requests per arm, excluded from results (default: %(default)s)")
+    p.add_argument(
+        "--trials",
+        type=int,
+        default=1,
+        help="measured trials per arm, each on a fresh server; trial k of every arm runs before trial k+1 of any (default: %(default)s)",
+    )
     p.add_argument(
         "--bracket", action=argparse.BooleanOptionalAction, default=True, help="measure the baseline again at the end to measure drift (default: yes)"
     )
@@ -73,7 +76,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="PCT",
         help="stop an arm once its throughput interval is within +/-PCT%% (default 3 with --adaptive, else off; 0 = off)",
     )
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of every request and of the prompt sample, so runs repeat (default: %(default)s)")
     p.add_argument("--request-rate", type=float, default=None, help="Poisson request rate (default: as fast as concurrency allows)")
     p.add_argument(
         "--spec-extra",
@@ -97,7 +100,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--server-arg", action="append", default=[], metavar="ARG", help="extra vllm serve argument (repeat; e.g. --server-arg=--max-model-len=4096)"
     )
-    p.add_argument("--cpu", action="store_true", help="use the provisioned CPU build of vLLM (specadvisor engine setup)")
+    p.add_argument("--cpu", action="store_true", help="use the CPU build of vLLM provisioned by `specadvisor engine setup-cpu`")
     p.add_argument("--name", default="", help="a name for the session")
     p.add_argument("--json", action="store_true", help="print results as JSON (no live display)")
     p.add_argument(
