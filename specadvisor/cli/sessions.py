@@ -79,11 +79,12 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def _summaries(args: argparse.Namespace) -> list:
-    """The stored sessions; none, without creating a database (or importing the store), when there is none yet."""
+    """The stored sessions. With none (or no database, which listing never creates) the store is
+    not even imported: an empty list answers at once."""
     from specadvisor.settings import paths
+    from specadvisor.store.peek import session_count
 
-    path = Path(args.db or paths().database).expanduser()
-    if not path.exists():
+    if session_count(Path(args.db or paths().database).expanduser()) == 0:
         return []
     with _open(args) as store:
         return store.list_sessions()

@@ -13,10 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from specadvisor.cli.sweep_args import SweepArgs
 from specadvisor.errors import InputError
-from specadvisor.provenance import record_provenance
-from specadvisor.rulebase import registry
 
-if TYPE_CHECKING:  # imported inside the command: `specadvisor --help` stays fast
+if TYPE_CHECKING:  # imported inside the command: `specadvisor sweep --help` imports no model or store
     from specadvisor.domain import Session, SweepSettings
     from specadvisor.store import Store
 
@@ -156,6 +154,7 @@ def run(namespace: argparse.Namespace) -> int:
 def _new(args: SweepArgs):
     from specadvisor.bench.prompts import BUILTIN_SOURCES, load_prompts
     from specadvisor.cli import validate
+    from specadvisor.provenance import record_provenance
     from specadvisor.sweep.plan import plan_from_methods
 
     cpu = _cpu_engine() if args.cpu else None
@@ -220,6 +219,7 @@ def _endpoint_session(args: SweepArgs, model: str | None):
 
     from specadvisor.domain import Session
     from specadvisor.engine import Endpoint
+    from specadvisor.provenance import record_provenance
 
     levels = _ints(args.concurrency, "--concurrency")
     endpoint = Endpoint(args.endpoint, api_key_env=args.api_key_env)
@@ -261,6 +261,7 @@ def endpoint_arms(url: str, spec: dict | None, levels: list[int]) -> list:
 
 
 def _resume(args: SweepArgs, store: Store):
+    from specadvisor.provenance import record_provenance
     from specadvisor.trust import is_imported, refuse_imported
 
     session = store.get_session(args.resume)
@@ -289,6 +290,7 @@ def _resume(args: SweepArgs, store: Store):
 def _rebuild(args: SweepArgs, imported):
     """A NEW local session with the imported one's arms, on this machine's engine (never the bundle's)."""
     from specadvisor.cli import validate
+    from specadvisor.provenance import record_provenance
     from specadvisor.sweep.rebuild import rebuild_plan
 
     cpu = _cpu_engine() if args.cpu else None
@@ -317,6 +319,7 @@ def _find_cpu():
 
 def _methods(args: SweepArgs) -> list[tuple[str, dict]]:
     from specadvisor.cli import validate
+    from specadvisor.rulebase import registry
 
     names = validate.method_names(args.method) if args.method else []
     common: dict[str, Any] = {}
