@@ -32,7 +32,7 @@ def one_run(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
     """(wall seconds, CPU seconds) of one fresh interpreter running the command."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "specadvisor", *argv], env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-m", "specadvisor", *argv], env=env, cwd=env["SPECADVISOR_HOME"], capture_output=True, text=True, timeout=120)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
@@ -53,6 +53,7 @@ def main() -> int:
 
         Store.open(Path(tmp) / "empty.db").close()
         env = dict(os.environ, SPECADVISOR_HOME=str(Path(tmp) / "home"))
+        Path(env["SPECADVISOR_HOME"]).mkdir()  # also the working directory: `-m` puts it first on sys.path
         load = os.getloadavg()[0]
         print(f"{args.runs} runs per command, Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load:.1f} at the start")
         for name, template in COMMANDS.items():
