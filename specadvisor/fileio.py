@@ -9,8 +9,9 @@ from pathlib import Path
 from specadvisor.errors import InputError
 
 
-def write_atomic(path: Path, data: str | bytes) -> Path:
-    """Write via a temporary file in the same folder, fsync and rename; a bad target is an InputError."""
+def write_atomic(path: Path, data: str | bytes, *, mode: int | None = None) -> Path:
+    """Write via a temporary file in the same folder, fsync and rename; a bad target is an InputError.
+    `mode` (e.g. 0o755 for a script) is set before the rename: the file never exists without it."""
     path = Path(path).expanduser()
     if path.is_dir():
         raise InputError(f"{path} is a folder", hint="give a file name")
@@ -26,6 +27,8 @@ def write_atomic(path: Path, data: str | bytes) -> Path:
             handle.write(payload)
             handle.flush()
             os.fsync(handle.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
         os.replace(tmp, path)
     except OSError as exc:  # a full disk, a quota, a read-only target: nothing is left behind
         Path(tmp).unlink(missing_ok=True)

@@ -288,7 +288,9 @@ def _engine_command_fact(session: Session, command: list[str]) -> str:
         return "not launched by specadvisor" if session.settings.endpoint else UNKNOWN
     if is_imported(session):
         return f"{command[0].rsplit('/', 1)[-1]} ... (recorded by the exporting machine; imported commands are not shown or run)"
-    return " ".join(command)
+    from specadvisor.vllm_command import shell_command
+
+    return shell_command(command)
 
 
 def serve_argv_lines(session: Session) -> list[tuple[str, str]]:
@@ -296,8 +298,9 @@ def serve_argv_lines(session: Session) -> list[tuple[str, str]]:
     imported session, whose command lines came from someone else's file (specadvisor.trust)."""
     from specadvisor.redact import redact_argv
     from specadvisor.trust import is_imported
+    from specadvisor.vllm_command import PASTE_WIDTH, shell_command
 
     if is_imported(session):
         return []
     labels = {a.id: a.label for a in session.arms}
-    return [(labels.get(r.arm_id, r.arm_id), " ".join(redact_argv(r.serve_argv))) for r in session.results if r.serve_argv]
+    return [(labels.get(r.arm_id, r.arm_id), shell_command(redact_argv(r.serve_argv), width=PASTE_WIDTH)) for r in session.results if r.serve_argv]

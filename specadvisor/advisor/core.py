@@ -17,7 +17,7 @@ from specadvisor.advisor.scoring import Tally, apply_rules
 from specadvisor.advisor.sizing import MemoryPlan, plan_memory, weight_format
 from specadvisor.advisor.verdict import set_does_not_fit, set_verdict
 from specadvisor.domain import Advice, DrafterProfile, HardwareProfile, ModelProfile, Session, Workload
-from specadvisor.rulebase import RuleBase, default_rulebase, drafters_for, find_model_family, methods_for_version, registry
+from specadvisor.rulebase import RuleBase, default_rulebase, drafters_for, find_model_family, registry
 
 USER_DRAFTER_BONUS = 0.5
 
@@ -47,7 +47,7 @@ def advise(
     catalog = drafters_for(model.id, rb)
     facts = gather(hardware, model, workload, family, catalog, drafter, vllm_version)
     platform = facts_platform(facts)
-    available = {key: m for key, m in methods_for_version(vllm_version, rb).items() if registry.runs_on(m, platform)}
+    available = registry.served_methods(vllm_version, platform, rb)
     options, option_warnings = gather_options(model, facts, catalog, drafter, available, rb)
 
     memory = _plan(model, facts, hardware, workload, options, rb, tensor_parallel_size, drafter)

@@ -4,20 +4,24 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from specadvisor.domain import Advice, HardwareProfile, ModelProfile, WorkloadKind
+if TYPE_CHECKING:
+    from specadvisor.domain import Advice, HardwareProfile, ModelProfile
+
+# domain.WorkloadKind's values, spelled out so that building the parser imports no pydantic model
+# (tests/cli/test_cli_startup.py checks they agree)
+WORKLOADS = ("chat", "code", "math", "rag", "agentic")
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "advise",
-        help="rank speculative methods for a model, GPU and workload, with reasons, evidence and ready commands",
-        description="Reads the rule base (shipped rules, your rules folder, --rules DIR) and results already "
-        "measured on this machine. Always includes the no-speculation baseline and says when speculation is unlikely to pay.",
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Reads the rule base (shipped rules, your rules folder, --rules DIR) and results already "
+        "measured on this machine. Always includes the no-speculation baseline and says when speculation is unlikely to pay."
     )
     parser.add_argument("--model", required=True, metavar="M", help="Hugging Face id, local folder or catalog name")
     parser.add_argument("--drafter", metavar="D", help="a drafter of your own (folder or id) to consider first")
-    parser.add_argument("--workload", choices=[k.value for k in WorkloadKind], default="chat")
+    parser.add_argument("--workload", choices=WORKLOADS, default="chat", help="what the prompts are like (default: %(default)s)")
     parser.add_argument("--concurrency", type=int, default=1, metavar="N", help="requests served at once (default 1)")
     parser.add_argument("--gpu", metavar="NAME[xCOUNT]", help="plan for a GPU you do not have here, e.g. H100x8 or MI300X")
     parser.add_argument("--vllm-version", metavar="X.Y", help="vLLM version that will serve (default: the detected one, else the newest known)")
@@ -54,6 +58,7 @@ def _positive(value: int | float, flag: str, minimum: float) -> None:
 
 def _model(ref: str, offline: bool) -> tuple[ModelProfile, list[str]]:
     """Inspect the model; an unknown private model still gets advice (lookup methods) with a warning."""
+    from specadvisor.domain import ModelProfile
     from specadvisor.errors import InputError
     from specadvisor.modelinfo import inspect_model
 
@@ -99,7 +104,7 @@ def _local_sessions(db: Path | None, model: ModelProfile, hw: HardwareProfile) -
 
 def run(args: argparse.Namespace) -> int:
     from specadvisor.advisor import advise
-    from specadvisor.domain import Workload
+    from specadvisor.domain import Workload, WorkloadKind
     from specadvisor.errors import InputError
     from specadvisor.rulebase import load_rulebase, parse_version
 
@@ -162,19 +167,30 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _commands(advice: Advice, model: ModelProfile, hw: HardwareProfile, config: dict | None) -> dict:
-    """Serve and container commands; None for both when the model's size (so its TP) is unknown or the plan does not fit."""
+def _commands(advice: Advice, model: ModelProfile, hw: HardwareProfile, config: dict | None, *, width: int | None = None) -> dict:
+    """Serve and container commands; None for both when the model's size (so its TP) is unknown or
+    the plan does not fit. One line each for --json (scripts); `width` breaks them for people."""
     from specadvisor.advisor import container_command, serve_command
 
     if not advice.tensor_parallel_known or advice.fits is False:
         return {"serve_command": None, "container_command": None}
     ref = model.path if model.source == "local" and model.path else model.id
+    local = [ref] if model.source == "local" and model.path else []
+    if config and isinstance(config.get("model"), str) and _is_local_folder(config["model"]):
+        local.append(config["model"])
     tp = advice.tensor_parallel_size
     extra = ["--max-model-len", str(advice.max_model_len)] if advice.max_model_len else []
     return {
-        "serve_command": serve_command(ref, config, tensor_parallel_size=tp, extra_args=extra),
-        "container_command": container_command(ref, config, vendor=hw.vendor, vllm_version=advice.vllm_version, tensor_parallel_size=tp, extra_args=extra),
+        "serve_command": serve_command(ref, config, tensor_parallel_size=tp, extra_args=extra, width=width),
+        "container_command": container_command(
+            ref, config, vendor=hw.vendor, vllm_version=advice.vllm_version, tensor_parallel_size=tp, extra_args=extra, local_paths=local, width=width
+        ),
     }
+
+
+def _is_local_folder(ref: str) -> bool:
+    """A drafter named by a folder on this machine (--drafter ./dir), not a Hugging Face id."""
+    return Path(ref).expanduser().is_dir()
 
 
 def advice_json(advice: Advice, model: ModelProfile, hw: HardwareProfile) -> dict:
@@ -206,6 +222,7 @@ def render(advice: Advice, model: ModelProfile, hw: HardwareProfile, *, explain_
     from specadvisor.cli.output import console
     from specadvisor.rulebase import LATEST_KNOWN
     from specadvisor.textsafe import markup as escape
+    from specadvisor.vllm_command import PASTE_WIDTH, shell_word
 
     out = console()
     planned = " (planned)" if hw.hypothetical else ""
@@ -223,7 +240,7 @@ def render(advice: Advice, model: ModelProfile, hw: HardwareProfile, *, explain_
     table.add_row("-", "baseline", "-", "-", "-", "always measured")
     out.print(table)
     for rank, c in enumerate(advice.candidates, 1):
-        out.print(f"\n[bold]#{rank} {c.id}[/bold]  --speculative-config '{escape(spec_config_json(c.speculative_config))}'", soft_wrap=True)
+        out.print(f"\n[bold]#{rank} {c.id}[/bold]  --speculative-config {escape(shell_word(spec_config_json(c.speculative_config)))}", soft_wrap=True)
         for reason in c.reasons:
             out.print(f"  why: {escape(reason)}", soft_wrap=True)
         for ref in c.evidence[:4]:
@@ -242,16 +259,16 @@ def render(advice: Advice, model: ModelProfile, hw: HardwareProfile, *, explain_
         )
     elif advice.speculation_unlikely:
         out.print(f"\n[bold]{baseline_title}[/bold]")
-        out.print(_commands(advice, model, hw, None)["serve_command"], soft_wrap=True, markup=False)
+        out.print(_commands(advice, model, hw, None, width=PASTE_WIDTH)["serve_command"], soft_wrap=True, markup=False)
     if advice.candidates and commands:
-        top = _commands(advice, model, hw, advice.candidates[0].speculative_config)
+        top = _commands(advice, model, hw, advice.candidates[0].speculative_config, width=PASTE_WIDTH)
         title = "Only to confirm by measurement: the top candidate" if advice.speculation_unlikely else "Serve the top candidate"
         out.print(f"\n[bold]{title}[/bold]")
         out.print(top["serve_command"], soft_wrap=True, markup=False)
         out.print(top["container_command"], soft_wrap=True, markup=False)
     if not advice.speculation_unlikely and commands:
         out.print(f"\n[bold]{baseline_title}[/bold]")
-        out.print(_commands(advice, model, hw, None)["serve_command"], soft_wrap=True, markup=False)
+        out.print(_commands(advice, model, hw, None, width=PASTE_WIDTH)["serve_command"], soft_wrap=True, markup=False)
     for warning in advice.warnings:
         out.print(f"[yellow]warning:[/yellow] {escape(warning)}", soft_wrap=True)
     if advice.suggest_training:

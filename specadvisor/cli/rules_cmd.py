@@ -6,9 +6,8 @@ import argparse
 from pathlib import Path
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("rules", help="check the rule base (shipped rules, your rules folder, DIR)")
-    commands = parser.add_subparsers(dest="rules_command", metavar="SUBCOMMAND", required=True)
+def register(parser: argparse.ArgumentParser) -> None:
+    commands = parser.add_subparsers(dest="rules_command", metavar="SUBCOMMAND")
     check = commands.add_parser(
         "check",
         help="validate rule files: exit 0 with a summary, or exit 2 with the first problem's file and line",

@@ -14,13 +14,9 @@ from pathlib import Path
 from specadvisor.errors import InputError
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "sessions",
-        help="list, show, delete, export, import or compare stored sessions",
-        description="Manage measured sessions. IDs may be given as unique prefixes.",
-    )
-    sub = parser.add_subparsers(dest="sessions_command", metavar="ACTION", required=True)
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.description = "Manage measured sessions. IDs may be given as unique prefixes. Without an ACTION: this help."
+    sub = parser.add_subparsers(dest="sessions_command", metavar="ACTION")
 
     p = sub.add_parser("list", help="stored sessions, newest first")
     _json_flag(p)
@@ -46,6 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("id", help="session id or unique prefix")
     p.add_argument("-o", "--output", type=Path, required=True, metavar="FILE", help="bundle file to write")
     p.add_argument("--redact-paths", action="store_true", help="also replace home-directory paths with ~")
+    p.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
     _json_flag(p)
     p.set_defaults(func=run_export)
 
@@ -74,15 +71,28 @@ def _open(args: argparse.Namespace):
 
 
 def run_list(args: argparse.Namespace) -> int:
-    from specadvisor.cli.output import print_json
-
-    with _open(args) as store:
-        summaries = store.list_sessions()
+    summaries = _summaries(args)
     if args.json:
+        from specadvisor.cli.output import print_json
+
         print_json(summaries)
-        return 0
-    render_list(summaries)
+    elif sys.stdout.isatty():
+        render_list(summaries)
+    else:
+        print_rows(summaries)
     return 0
+
+
+def _summaries(args: argparse.Namespace) -> list:
+    """The stored sessions. With none (or no database, which listing never creates) the store is
+    not even imported: an empty list answers at once."""
+    from specadvisor.settings import paths
+    from specadvisor.store.peek import session_count
+
+    if session_count(Path(args.db or paths().database).expanduser()) == 0:
+        return []
+    with _open(args) as store:
+        return store.list_sessions()
 
 
 def run_show(args: argparse.Namespace) -> int:
@@ -150,6 +160,8 @@ def run_export(args: argparse.Namespace) -> int:
     from specadvisor.cli.output import print_json
     from specadvisor.store.bundle import export_bundle
 
+    if args.output.expanduser().exists() and not args.force:
+        raise InputError(f"{args.output} already exists", hint="pass --force to overwrite it, or choose another -o FILE")
     with _open(args) as store:
         session = store.get_session(args.id)
     path = export_bundle(session, args.output, redact_paths=args.redact_paths)
@@ -206,7 +218,37 @@ def _speedup_text(speedup) -> str:
     return speedup.text() if speedup is not None else "-"
 
 
+LIST_COLUMNS = ("id", "created", "status", "model", "hardware", "vLLM", "arms", "best", "speedup")
+NO_SESSIONS = "No sessions yet. Run `specadvisor sweep` or import a bundle with `specadvisor sessions import FILE`."
+
+
+def list_rows(summaries) -> list[list[str]]:
+    """One row of plain text per session (control characters made visible: a row is one line)."""
+    from specadvisor.textsafe import line
+
+    rows = []
+    for s in summaries:
+        status = s.status if s.origin == "local" else f"{s.status} ({s.origin})"
+        cells = [s.id[:8], s.created_at.strftime("%Y-%m-%d %H:%M"), status, s.model or "-", s.gpu or "-", s.vllm_version or "?"]
+        cells += [str(s.arms), s.best_arm or "-", _fmt(s.best_speedup, ".2f", "x")]
+        rows.append([line(cell) for cell in cells])
+    return rows
+
+
+def print_rows(summaries) -> None:
+    """Piped output, as `docker ps` and `gh` print it: a header, then one line per session, columns
+    padded with spaces, nothing wrapped or cut (`--json` is the format for scripts)."""
+    if not summaries:
+        print(NO_SESSIONS, file=sys.stderr)
+        return
+    rows = [list(LIST_COLUMNS), *list_rows(summaries)]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(LIST_COLUMNS))]
+    for row in rows:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
+
+
 def render_list(summaries) -> None:
+    """On a terminal: a table, one line per session; long models and GPUs are cut to fit (`…`)."""
     from rich.table import Table
 
     from specadvisor.cli.output import console
@@ -214,24 +256,13 @@ def render_list(summaries) -> None:
 
     out = console()
     if not summaries:
-        out.print("No sessions yet. Run `specadvisor sweep` or import a bundle with `specadvisor sessions import FILE`.")
+        out.print(escape(NO_SESSIONS))
         return
     table = Table(box=None, pad_edge=False, padding=(0, 2, 0, 0), header_style="bold")
-    for column in ("id", "created", "status", "model", "hardware", "vLLM", "arms", "best", "speedup"):
-        table.add_column(column, no_wrap=column in ("id", "created", "status", "arms", "speedup"), overflow="fold")
-    for s in summaries:
-        status = s.status if s.origin == "local" else f"{s.status} ({s.origin})"
-        table.add_row(
-            s.id[:8],
-            s.created_at.strftime("%m-%d %H:%M"),
-            escape(status),
-            escape(s.model or "-"),
-            escape(s.gpu),
-            escape(s.vllm_version or "?"),
-            str(s.arms),
-            escape(s.best_arm or "-"),
-            _fmt(s.best_speedup, ".2f", "x"),
-        )
+    for column in LIST_COLUMNS:
+        table.add_column(column, no_wrap=True, overflow="ellipsis", min_width=8 if column in ("model", "hardware") else None)
+    for row in list_rows(summaries):
+        table.add_row(*(escape(cell) for cell in row))
     out.print(table)
 
 

@@ -14,23 +14,19 @@ from typing import TYPE_CHECKING, Any
 
 from specadvisor.cli.sweep_args import SweepArgs
 from specadvisor.errors import InputError
-from specadvisor.provenance import record_provenance
-from specadvisor.rulebase import registry
 
-if TYPE_CHECKING:  # imported inside the command: `specadvisor --help` stays fast
+if TYPE_CHECKING:  # imported inside the command: `specadvisor sweep --help` imports no model or store
     from specadvisor.domain import Session, SweepSettings
     from specadvisor.store import Store
 
 _RAY_EXTRA = "pip install 'specadvisor[ray]'"
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "sweep",
-        help="measure speculative configs on real vLLM servers and recommend one",
-        description="Launch one vLLM server per configuration (baseline + methods x N), measure each, "
+def register(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Launch one vLLM server per configuration (baseline + methods x N), measure each, "
         "persist every finished arm, predict untested N and recommend. Ctrl-C stops the current server; "
-        "--resume SESSION continues without redoing finished arms.",
+        "--resume SESSION continues without redoing finished arms."
     )
     p.add_argument("--model", help="target model (HF id or local dir); with --cpu defaults to the CPU engine's SmolLM2")
     p.add_argument("--drafter", help="drafter model for eagle3/dflash/draft_model methods")
@@ -40,13 +36,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--n", default=None, help="num_speculative_tokens values, e.g. 1,3,7")
     p.add_argument("--baseline", action=argparse.BooleanOptionalAction, default=True, help="also measure no speculation (default: yes)")
     p.add_argument("--adaptive", action="store_true", help="measure the largest N first, predict the rest, launch only promising N")
-    p.add_argument("--prompts", default="humaneval", help="prompt source: humaneval, sharegpt, math, rag, edit, or a file (default humaneval)")
-    p.add_argument("--num-prompts", default="32", help="measured requests per arm, e.g. 32 or 1k")
-    p.add_argument("--output-len", default=None, help="output tokens per request, e.g. 256 or 2k (default 256; 128 for --prompts edit)")
-    p.add_argument("--concurrency", default="1", help="client concurrency level(s), e.g. 1 or 1,8")
-    p.add_argument("--temperature", type=float, default=0.0)
-    p.add_argument("--warmup", type=int, default=2, help="warmup requests per arm (excluded from results)")
-    p.add_argument("--trials", type=int, default=1, help="measured trials per arm, each on a fresh server; trial k of every arm runs before trial k+1 of any")
+    p.add_argument("--prompts", default="humaneval", help="prompt source: humaneval, sharegpt, math, rag, edit, or a file (default: %(default)s)")
+    p.add_argument("--num-prompts", default="32", help="measured requests per arm, e.g. 32 or 1k (default: %(default)s)")
+    p.add_argument("--output-len", default=None, help="output tokens per request, fixed (ignore_eos), e.g. 256 or 2k (default 256; 128 for --prompts edit)")
+    p.add_argument("--concurrency", default="1", help="client concurrency level(s), e.g. 1 or 1,8 (default: %(default)s)")
+    p.add_argument("--temperature", type=float, default=0.0, help="sampling temperature of every request; acceptance drops as it rises (default: %(default)s)")
+    p.add_argument("--warmup", type=int, default=2, help="warmup requests per arm, excluded from results (default: %(default)s)")
+    p.add_argument(
+        "--trials",
+        type=int,
+        default=1,
+        help="measured trials per arm, each on a fresh server; trial k of every arm runs before trial k+1 of any (default: %(default)s)",
+    )
     p.add_argument(
         "--bracket", action=argparse.BooleanOptionalAction, default=True, help="measure the baseline again at the end to measure drift (default: yes)"
     )
@@ -92,7 +93,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="PCT",
         help="stop an arm once its throughput interval is within +/-PCT%% (default 3 with --adaptive, else off; 0 = off)",
     )
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of every request and of the prompt sample, so runs repeat (default: %(default)s)")
     p.add_argument("--request-rate", type=float, default=None, help="Poisson request rate (default: as fast as concurrency allows)")
     p.add_argument(
         "--spec-extra",
@@ -116,7 +117,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--server-arg", action="append", default=[], metavar="ARG", help="extra vllm serve argument (repeat; e.g. --server-arg=--max-model-len=4096)"
     )
-    p.add_argument("--cpu", action="store_true", help="use the provisioned CPU build of vLLM (specadvisor engine setup)")
+    p.add_argument("--cpu", action="store_true", help="use the CPU build of vLLM provisioned by `specadvisor engine setup-cpu`")
     p.add_argument("--name", default="", help="a name for the session")
     p.add_argument("--json", action="store_true", help="print results as JSON (no live display)")
     p.add_argument(
@@ -172,6 +173,7 @@ def run(namespace: argparse.Namespace) -> int:
 def _new(args: SweepArgs):
     from specadvisor.bench.prompts import BUILTIN_SOURCES, load_prompts
     from specadvisor.cli import validate
+    from specadvisor.provenance import record_provenance
     from specadvisor.sweep.plan import plan_from_methods
 
     cpu = _cpu_engine() if args.cpu else None
@@ -236,6 +238,7 @@ def _endpoint_session(args: SweepArgs, model: str | None):
 
     from specadvisor.domain import Session
     from specadvisor.engine import Endpoint
+    from specadvisor.provenance import record_provenance
 
     levels = _ints(args.concurrency, "--concurrency")
     endpoint = Endpoint(args.endpoint, api_key_env=args.api_key_env)
@@ -277,6 +280,7 @@ def endpoint_arms(url: str, spec: dict | None, levels: list[int]) -> list:
 
 
 def _resume(args: SweepArgs, store: Store):
+    from specadvisor.provenance import record_provenance
     from specadvisor.trust import is_imported, refuse_imported
 
     session = store.get_session(args.resume)
@@ -305,6 +309,7 @@ def _resume(args: SweepArgs, store: Store):
 def _rebuild(args: SweepArgs, imported):
     """A NEW local session with the imported one's arms, on this machine's engine (never the bundle's)."""
     from specadvisor.cli import validate
+    from specadvisor.provenance import record_provenance
     from specadvisor.sweep.rebuild import rebuild_plan
 
     cpu = _cpu_engine() if args.cpu else None
@@ -333,6 +338,7 @@ def _find_cpu():
 
 def _methods(args: SweepArgs) -> list[tuple[str, dict]]:
     from specadvisor.cli import validate
+    from specadvisor.rulebase import registry
 
     names = validate.method_names(args.method) if args.method else []
     common: dict[str, Any] = {}

@@ -31,6 +31,12 @@ def gpu_spec_readings(spec: str) -> list[tuple[str, int]]:
     return [*readings, (text, 1)]
 
 
+def _meant_name(readings: list[tuple[str, int]]) -> str:
+    """The name an unknown --gpu meant: the first reading with a plausible count ("FOOx8" -> FOO),
+    else the whole text ("RTX9999" is not "RT" times 9999)."""
+    return next(name for name, count in readings if 1 <= count <= MAX_GPUS)
+
+
 def _catalog():
     """(find_gpu, known names) from the rule base; its absence is reported as a clear error."""
     try:
@@ -48,7 +54,10 @@ def hypothetical_profile(spec: str) -> HardwareProfile:
     found = next(((gpu, count) for name, count in readings if (gpu := find_gpu(name)) is not None), None)
     if found is None:
         shown = ", ".join(known[:40]) or "none (the catalog is empty)"
-        raise InputError(f"unknown GPU {readings[0][0]!r} in --gpu {spec!r}", hint=f"known GPUs: {shown}; add one in your rules folder")
+        raise InputError(
+            f"unknown GPU {_meant_name(readings)!r}",
+            hint=f"known GPUs: {shown}; `specadvisor rules show h200` prints an entry to copy into your rules folder",
+        )
     gpu, count = found
     if not 1 <= count <= MAX_GPUS:
         raise InputError(f"--gpu {spec!r}: {count} GPUs is out of range", hint=f"use a count from 1 to {MAX_GPUS}")

@@ -19,6 +19,7 @@ from specadvisor.sweep.arms import arm_label, family_key, family_label, server_k
 from specadvisor.sweep.monitor import shown_mean_power_w
 from specadvisor.sweep.predict import confident_predictions, mean_abs_error_pct, measured, withheld_predictions
 from specadvisor.sweep.recommend import recommend
+from specadvisor.vllm_command import PASTE_WIDTH, shell_command
 
 COLUMNS = [
     "arm",
@@ -66,7 +67,7 @@ class ReportContent:
     title: str
     facts: list[tuple[str, str]]
     verdict: list[str]
-    spec_json: str | None
+    spec_json: str | None  # `--speculative-config '<json>'`, quoted for a shell
     command: str | None
     schedule: list[list[int]] | None
     columns: list[str]
@@ -137,8 +138,8 @@ def build(session: Session) -> ReportContent:
         title=f"Speculative decoding sweep: {session.model}",
         facts=facts,
         verdict=verdict,
-        spec_json=spec_config_json(spec_cfg) if spec_cfg else None,
-        command=recommended_command(session, rec) if spec_cfg else serve_command(session, None),
+        spec_json=shell_command(["--speculative-config", spec_config_json(spec_cfg)]) if spec_cfg else None,
+        command=recommended_command(session, rec, width=PASTE_WIDTH) if spec_cfg else serve_command(session, None, width=PASTE_WIDTH),
         schedule=rec.batch_size_schedule,
         columns=COLUMNS,
         rows=rows,
@@ -148,7 +149,7 @@ def build(session: Session) -> ReportContent:
         acceptance=[(a.label, results[a.id].per_position_acceptance) for a in session.arms if a.id in results and results[a.id].per_position],
         problems=problems,
         serve_params_json=json.dumps(serve_params(session), indent=2),
-        bench_command=bench_sweep_command(session, "serve_params.json"),
+        bench_command=bench_sweep_command(session, "serve_params.json", width=PASTE_WIDTH),
         pareto_series=_pareto(session, results),
         latency=_latency(session, results),
         provenance=provenance_facts(session),

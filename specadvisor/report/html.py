@@ -20,13 +20,17 @@ th{background:#f3f4f6}pre{background:#f3f4f6;padding:10px;overflow-x:auto}.verdi
 def html(session: Session) -> str:
     c = build(session)
     e = textsafe.html  # one line, control characters visible, HTML-escaped
+
+    def command(text: str) -> str:  # a command keeps its ` \` line breaks, each line escaped
+        return "<pre>" + "\n".join(e(part) for part in text.split("\n")) + "</pre>"
+
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">', f"<title>{e(c.title)}</title>", f"<style>{STYLE}</style></head><body>"]
     out.append(f"<h1>{e(c.title)}</h1><dl>" + "".join(f"<dt>{e(k)}</dt><dd>{e(v)}</dd>" for k, v in c.facts) + "</dl>")
     out.append('<h2>Recommendation</h2><ul class="verdict">' + "".join(f"<li>{e(x)}</li>" for x in c.verdict) + "</ul>")
     if c.spec_json:
-        out.append(f"<pre>--speculative-config '{e(c.spec_json)}'</pre>")
+        out.append(command(c.spec_json))
     if c.command:
-        out.append(f"<p>Serve it with:</p><pre>{e(c.command)}</pre>")
+        out.append(f"<p>Serve it with:</p>{command(c.command)}")
     if c.schedule:
         out.append(
             f"<p>Batch-size schedule (<code>num_speculative_tokens_per_batch_size</code>, [start, end, k], k=0 = off): <code>{e(str(c.schedule))}</code></p>"
@@ -56,11 +60,9 @@ def html(session: Session) -> str:
         out.append('<div class="charts">' + "".join(telemetry_chart(label, samples) for label, samples in c.gpu_series) + "</div>")
     out.append("<h2>Where and how it was measured</h2><table>" + "".join(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in c.provenance) + "</table>")
     if c.serve_argv:
-        out.append(
-            "<p>Server command line of each arm:</p><ul>" + "".join(f"<li>{e(label)}: <code>{e(argv)}</code></li>" for label, argv in c.serve_argv) + "</ul>"
-        )
+        out.append("<p>Server command line of each arm:</p><ul>" + "".join(f"<li>{e(label)}:{command(argv)}</li>" for label, argv in c.serve_argv) + "</ul>")
     out.append("<h2>Reproduce with vLLM's own tools</h2><p>serve-params (<code>vllm bench sweep serve --serve-params</code>):</p>")
-    out.append(f"<pre>{escape(c.serve_params_json)}</pre><pre>{e(c.bench_command)}</pre>")
+    out.append(f"<pre>{escape(c.serve_params_json)}</pre>{command(c.bench_command)}")
     out.append("<h2>How to read this</h2><ul>" + "".join(f"<li>{e(x)}</li>" for x in c.how_to_read) + "</ul>")
     out.append("</body></html>")
     return "\n".join(out) + "\n"

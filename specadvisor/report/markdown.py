@@ -17,9 +17,9 @@ def markdown(session: Session) -> str:
     out += ["", "## Recommendation", ""]
     out += [f"- {md(line)}" for line in c.verdict]
     if c.spec_json:
-        out += ["", *markdown_block(f"--speculative-config '{c.spec_json}'", single_line=True)]
-    if c.command:
-        out += ["", "Serve it with:", "", *markdown_block(c.command, "sh", single_line=True)]
+        out += ["", *markdown_block(c.spec_json, single_line=True)]
+    if c.command:  # commands may span lines (` \` continuations); each line is made safe by markdown_block
+        out += ["", "Serve it with:", "", *markdown_block(c.command, "sh")]
     if c.schedule:
         out += ["", f"Batch-size schedule (`num_speculative_tokens_per_batch_size`, [start, end, k], k=0 = off): `{c.schedule}`"]
     out += ["", "## Results", "", "| " + " | ".join(c.columns) + " |", "|" + "---|" * len(c.columns)]
@@ -39,8 +39,8 @@ def markdown(session: Session) -> str:
     if c.serve_argv:
         out += ["", "Server command line of each arm:"]
         for label, argv in c.serve_argv:
-            out += ["", f"- {md(label)}:", "", *markdown_block(argv, "sh", single_line=True)]
+            out += ["", f"- {md(label)}:", "", *markdown_block(argv, "sh")]
     out += ["", "## Reproduce with vLLM's own tools", "", "serve-params (`vllm bench sweep serve --serve-params`):", ""]
-    out += [*markdown_block(c.serve_params_json, "json"), "", *markdown_block(c.bench_command, "sh", single_line=True)]
+    out += [*markdown_block(c.serve_params_json, "json"), "", *markdown_block(c.bench_command, "sh")]
     out += ["", "## How to read this", ""] + [f"- {line}" for line in c.how_to_read]
     return "\n".join(out) + "\n"

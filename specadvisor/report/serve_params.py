@@ -10,7 +10,8 @@ import shlex
 
 from specadvisor.domain import Session
 from specadvisor.sweep.arms import arm_id, family_label, server_key
-from specadvisor.trust import is_imported
+from specadvisor.trust import is_imported, model_arg
+from specadvisor.vllm_command import shell_command
 
 
 def serve_params(session: Session) -> list[dict]:
@@ -32,10 +33,15 @@ def serve_params(session: Session) -> list[dict]:
 def serve_cmd(session: Session) -> str:
     """The --serve-cmd to pair with the serve-params: the model and the server args every arm shared."""
     shared = [] if is_imported(session) else session.settings.server_args  # a bundle's args are never reused
-    return shlex.join(["vllm", "serve", session.model, *shared])
+    # not for a shell: vLLM splits it with shlex and runs it without one, so `~` and "$HOME" would
+    # stay literal either way; plain shlex quoting is what its reader expects
+    return shlex.join(["vllm", "serve", model_arg(session.model), *shared])
 
 
-def bench_sweep_command(session: Session, params_file: str) -> str:
+def bench_sweep_command(session: Session, params_file: str, *, width: int | None = None) -> str:
+    """`vllm bench sweep serve`, rendered for a shell; its --serve-cmd and --bench-cmd are command
+    lines vLLM splits with shlex, each one argument here."""
     s = session.settings
-    bench = f"vllm bench serve --model {shlex.quote(session.model)} --num-prompts {s.num_prompts} --max-concurrency {s.concurrency[0]}"
-    return f"vllm bench sweep serve --serve-cmd {shlex.quote(serve_cmd(session))} --bench-cmd {shlex.quote(bench)} --serve-params {shlex.quote(params_file)}"
+    bench = ["vllm", "bench", "serve", "--model", model_arg(session.model), "--num-prompts", str(s.num_prompts), "--max-concurrency", str(s.concurrency[0])]
+    argv = ["vllm", "bench", "sweep", "serve", "--serve-cmd", serve_cmd(session), "--bench-cmd", shlex.join(bench), "--serve-params", params_file]
+    return shell_command(argv, width=width)

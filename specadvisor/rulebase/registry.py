@@ -133,11 +133,17 @@ def vllm_names(vllm_version: str | None, rb: RuleBase | None = None) -> list[str
     return sorted(names)
 
 
-def served_names(vllm_version: str | None, rb: RuleBase | None = None) -> list[str]:
-    """The method names to tell a user this version serves: the current name of each method, or its
-    older per-family names before the current one existed (deprecated aliases left out)."""
+def served_methods(vllm_version: str | None, platform: str | None = None, rb: RuleBase | None = None) -> dict[str, MethodSpec]:
+    """Methods (by id) this vLLM version serves on the platform (cuda, rocm, cpu; None: any): what
+    advise considers and what detect lists, so the two never disagree."""
+    return {key: spec for key, spec in methods_for_version(vllm_version, rb).items() if runs_on(spec, platform)}
+
+
+def served_names(vllm_version: str | None, rb: RuleBase | None = None, *, platform: str | None = None) -> list[str]:
+    """The method names to tell a user this version serves (on `platform`): the current name of each
+    method, or its older per-family names before the current one existed (deprecated aliases left out)."""
     names: set[str] = set()
-    for spec in methods_for_version(vllm_version, rb).values():
+    for spec in served_methods(vllm_version, platform, rb).values():
         if _name_current(spec, vllm_version):
             names.add(spec.vllm_method)
         else:

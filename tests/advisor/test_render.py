@@ -62,3 +62,16 @@ def test_choose_tensor_parallel():
 def test_cpu_container_uses_the_cpu_image_without_gpus():
     argv = shlex.split(container_command("m", None, vendor="none", vllm_version="0.32.0+cpu"))
     assert "--gpus" not in argv and "public.ecr.aws/q9t5s3a7/vllm-cpu-release-repo:v0.32.0" in argv
+
+
+def test_container_mounts_local_model_and_drafter_folders_and_serves_the_mounts(tmp_path):
+    model_dir, drafter_dir = tmp_path / "a" / "my model", tmp_path / "b" / "my model"
+    config = {"method": "eagle3", "model": str(drafter_dir), "num_speculative_tokens": 3}
+    argv = shlex.split(container_command(str(model_dir), config, local_paths=[str(model_dir), str(drafter_dir)]))
+    mounts = [argv[i + 1] for i, part in enumerate(argv) if part == "-v" and argv[i + 1].endswith(":ro")]
+    assert mounts == [f"{model_dir}:/models/my_model:ro", f"{drafter_dir}:/models/my_model-2:ro"]  # distinct targets
+    image = next(i for i, part in enumerate(argv) if part.startswith("vllm/vllm-openai:"))
+    assert argv[image + 1] == "/models/my_model"
+    assert json.loads(argv[argv.index("--speculative-config") + 1])["model"] == "/models/my_model-2"
+    hub = shlex.split(container_command("org/m", None))
+    assert not any(part.endswith(":ro") for part in hub) and hub[hub.index("vllm/vllm-openai:latest") + 1] == "org/m"

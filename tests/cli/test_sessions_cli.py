@@ -42,8 +42,9 @@ def test_list_json_and_table(db, capsys):
 
 
 def test_list_on_an_empty_database_says_how_to_start(tmp_path, capsys):
-    code, out, _ = run(tmp_path / "empty.db", "list", capsys=capsys)
-    assert code == 0 and "No sessions yet" in out
+    code, out, err = run(tmp_path / "empty.db", "list", capsys=capsys)
+    assert code == 0 and out == "" and "No sessions yet" in err  # piped: stdout has rows only
+    assert not (tmp_path / "empty.db").exists()  # listing creates no database
 
 
 def test_show_by_prefix(db, capsys):

@@ -92,7 +92,6 @@ OTHER_CASES = [
     ("gpu-zero-count", ["detect", "--gpu", "H100x0"]),
     ("gpu-huge-count", ["detect", "--gpu", "H100x99999999999999999999"]),
     ("gpu-unknown", ["detect", "--gpu", "x8"]),
-    ("sessions-no-action", ["sessions"]),
     ("sessions-bad-action", ["sessions", "explode"]),
     ("compare-one-id", ["sessions", "compare", "abc"]),
     ("unknown-command", ["frobnicate"]),

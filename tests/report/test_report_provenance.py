@@ -40,7 +40,7 @@ def test_markdown_report_has_provenance_argv_and_telemetry():
                  "1511.2 GiB", "Linux 6.8", "vLLM 0.32.0", "platform cuda", "32 prompts, sha256 dddddddddddddddd", "2026-12-01 06:00:00 UTC"):  # fmt: skip
         assert fact in text, fact
     assert "## GPU telemetry" in text and "| 350 | 3150 | 0.42 | 1980→1755 | 40→66 | 700 | 40009 |" in text
-    assert "\nvllm serve m --api-key <redacted> --port 8000\n" in text and "sk-abc" not in text
+    assert "\nvllm serve m --api-key '<redacted>' --port 8000\n" in text  # quoted: bare `<` is a redirection and "sk-abc" not in text
 
 
 def test_html_report_plots_power_and_clock():

@@ -66,7 +66,7 @@ def test_printed_commands_are_rebuilt_locally(imported, capsys):
     db, session, marker = imported
     assert main(["--db", str(db), "snippet", session.id[:8], "--command"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("vllm serve Qwen/Qwen3-8B --host 127.0.0.1 --port 8000 --speculative-config ")
+    assert out.startswith("vllm serve Qwen/Qwen3-8B \\\n  --host 127.0.0.1 \\\n  --port 8000 \\\n  --speculative-config ")
     for bad in ("evil", "touch", "/bin/sh", "--enable-x"):
         assert bad not in out
     assert main(["--db", str(db), "sessions", "show", session.id[:8]]) == 0
@@ -84,8 +84,13 @@ def test_local_sessions_keep_their_measured_command():
     session = make_session()
     session.settings.server_args = ["--max-model-len", "4096"]
     assert serve_command(session, None).endswith("--max-model-len 4096")
+    session.settings.engine_cmd = ["/opt/my vllm/bin/vllm", "serve"]
     rec = Recommendation(arm_id="x", speculative_config={"method": "ngram"}, serve_command="vllm serve stored")
-    assert recommended_command(session, rec) == "vllm serve stored"
+    # rebuilt by the one renderer from the session's own engine command and server args (a stored
+    # string, possibly rendered by an older version, is never reprinted)
+    assert recommended_command(session, rec) == (
+        "'/opt/my vllm/bin/vllm' serve Qwen/Qwen3-8B --host 127.0.0.1 --port 8000 --speculative-config '{\"method\":\"ngram\"}' --max-model-len 4096"
+    )
     session.provenance.origin = "imported"
     assert recommended_command(session, rec).startswith("vllm serve Qwen/Qwen3-8B --host 127.0.0.1")
     session.model = "--trust-remote-code"

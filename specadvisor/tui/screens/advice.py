@@ -247,10 +247,12 @@ class AdviceScreen(AppScreen):
 
     def _exported(self, session, written) -> None:
         self.app.store.save_session(session)
-        sid = session.id[:8]
+        from specadvisor.trust import handoff_commands
+
+        export, load, run = handoff_commands(session, f"specadvisor-plan-{session.id[:8]}.json")
         self.notify(
-            f"Wrote {written} ({len(session.arms)} arms). Saved plan {sid}: `specadvisor sessions export {sid}` "
-            f"carries it to the GPU machine, where `specadvisor sweep --resume {sid}` runs it.",
+            f"Wrote {written} ({len(session.arms)} arms). Saved plan {session.id[:8]}: `{export}` here, "
+            f"then on the GPU machine `{load}` and `{run}` (an imported plan runs as a new session there).",
             title="Plan exported",
             timeout=12,
         )

@@ -22,6 +22,7 @@ from specadvisor.tui.format import result_row, verdict_headline
 from specadvisor.tui.screens.base import AppScreen
 from specadvisor.tui.widgets.charts import AcceptanceChart
 from specadvisor.tui.widgets.modals import PromptModal
+from specadvisor.vllm_command import shell_script
 
 COLUMNS = ("arm", "status", "tok/s", "speedup [CI]", "AL", "acc.", "TTFT p50/99", "TPOT p50/99", "load")
 
@@ -148,7 +149,7 @@ class ResultsScreen(AppScreen):
 
     @work(thread=True, group="export", exit_on_error=False)
     def write_snippet(self, path: Path) -> None:
-        written = write_atomic(path, "#!/bin/sh\n" + self.command + "\n")
+        written = write_atomic(path, shell_script(self.command), mode=0o755)
         self.app.call_from_thread(self.notify, f"Saved {written}")
 
     @work(thread=True, group="export", exit_on_error=False)
