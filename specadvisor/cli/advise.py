@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 
 # domain.WorkloadKind's values, spelled out so that building the parser imports no pydantic model
 # (tests/cli/test_cli_startup.py checks they agree)
-WORKLOADS = ("chat", "code", "math", "rag", "agentic")
+WORKLOADS = ("chat", "code", "math", "rag", "agentic", "edit")
 
 
 def register(parser: argparse.ArgumentParser) -> None:

@@ -38,7 +38,7 @@ def register(p: argparse.ArgumentParser) -> None:
     p.add_argument("--adaptive", action="store_true", help="measure the largest N first, predict the rest, launch only promising N")
     p.add_argument("--prompts", default="humaneval", help="prompt source: humaneval, sharegpt, math, rag, edit, or a file (default: %(default)s)")
     p.add_argument("--num-prompts", default="32", help="measured requests per arm, e.g. 32 or 1k (default: %(default)s)")
-    p.add_argument("--output-len", default=None, help="output tokens per request, fixed (ignore_eos), e.g. 256 or 2k (default 256; 128 for --prompts edit)")
+    p.add_argument("--output-len", default=None, help="output tokens per request, fixed (ignore_eos), e.g. 256 or 2k (default: 256; 128 for --prompts edit)")
     p.add_argument("--concurrency", default="1", help="client concurrency level(s), e.g. 1 or 1,8 (default: %(default)s)")
     p.add_argument("--temperature", type=float, default=0.0, help="sampling temperature of every request; acceptance drops as it rises (default: %(default)s)")
     p.add_argument("--warmup", type=int, default=2, help="warmup requests per arm, excluded from results (default: %(default)s)")
