@@ -63,6 +63,12 @@ def _open_tui(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from specadvisor.redact import remember_argv, remember_environment
+
+    # Every secret this run was given, so that it is removed wherever it comes back (an endpoint's 401
+    # body, vLLM's echo of its arguments), not only where a pattern recognises its shape.
+    remember_environment()
+    remember_argv(sys.argv[1:] if argv is None else argv)
     try:
         args = build_parser().parse_args(argv)
         if args.command is None:
