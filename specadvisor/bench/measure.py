@@ -367,7 +367,7 @@ class _ArmRun:
             started_at=started_at,
             finished_at=utcnow(),
             vllm_version=version,
-            warnings=[*self.warnings, reason],
+            warnings=list(self.warnings),
         )
         return ArmFinished(result=result)
 

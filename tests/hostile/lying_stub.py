@@ -8,6 +8,7 @@ with half the draft tokens accepted); each keyword replaces one figure or one be
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -37,7 +38,10 @@ def exposition(counters: Counters, per_position: list[float] | None, extra: str 
     lines = []
     for name, value in counters.items():
         base = name.removesuffix("_total")
-        lines += [f"# TYPE {base} counter", f'{name}{{engine="0",model_name="m"}} {value!r}' if isinstance(value, float) else f'{name}{{engine="0",model_name="m"}} {value}']
+        lines += [
+            f"# TYPE {base} counter",
+            f'{name}{{engine="0",model_name="m"}} {value!r}' if isinstance(value, float) else f'{name}{{engine="0",model_name="m"}} {value}',
+        ]
     if per_position is not None:
         lines.append("# TYPE vllm:spec_decode_num_accepted_tokens_per_pos counter")
         for pos, value in enumerate(per_position):
@@ -136,10 +140,8 @@ class LyingEndpoint:
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Connection", "close")
                 self.end_headers()
-                try:
+                with contextlib.suppress(OSError):  # the client cut the stream off: the point of some cases
                     stub._stream(self.wfile, n)
-                except OSError:
-                    pass  # the client cut the stream off: that is the point of some cases
                 self.close_connection = True
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
