@@ -231,10 +231,11 @@ def remember_argv(argv: Iterable[str]) -> None:
 
 
 def remember_environment(environ: Mapping[str, str] | None = None) -> None:
-    """The values of environment variables whose names say they hold a secret (HF_TOKEN, OPENAI_API_KEY,
-    AWS_SECRET_ACCESS_KEY, ...): vLLM or an endpoint may print them back."""
+    """The values of environment variables whose names end in a secret's name (HF_TOKEN, OPENAI_API_KEY,
+    AWS_SECRET_ACCESS_KEY, ...): vLLM or an endpoint may print them back. Names that merely contain
+    one (PIP_KEYRING_PROVIDER=disabled) are settings, and their values ordinary words."""
     for name, value in (os.environ if environ is None else environ).items():
-        if _secret_key_name(name):
+        if _SECRET_DICT_KEY.match(name):
             remember_secret(value)
 
 

@@ -209,3 +209,13 @@ def test_database_path_that_is_a_dangling_symlink_is_refused(tmp_path, cli):
     code, _, err = cli(["--db", str(db), "sessions", "list"])
     assert_one_line_error(code, err, 3)
     assert not (tmp_path / "elsewhere.db").exists()
+
+
+def test_settings_named_like_keys_are_not_secrets():
+    """Only names that end in a secret's name hold one: PIP_KEYRING_PROVIDER=disabled is a setting,
+    and "disabled" must stay readable everywhere."""
+    from specadvisor.redact import remember_environment
+
+    remember_environment({"PIP_KEYRING_PROVIDER": "disabled", "TOKENIZERS_PARALLELISM": "false", "DEPLOY_TOKEN": "deploy-env-value-77"})
+    assert redact_text("speculation disabled") == "speculation disabled"
+    assert redact_text("pushed with deploy-env-value-77 today") == f"pushed with {REDACTED} today"
