@@ -241,10 +241,11 @@ class _ArmRun:
         self.loads.append(load)
         self.implausible = self.implausible or next((r.implausible for r in load.records if r.implausible), None)
         yield self._progress()
-        final_sample = self._sample_from(after)
+        warnings = self._trial_warnings(trial, load, before, after)  # first: they check the trial's physics
+        final_sample = self._sample_from(after)  # none once the trial's counters were refused
         if final_sample is not None:
             yield MetricsSampled(sample=final_sample)
-        for message in self._trial_warnings(trial, load, before, after):
+        for message in warnings:
             yield self._warn(message)
 
     def _trial_warnings(self, trial: int, load: LoadResult, before: MetricsSnapshot | None, after: MetricsSnapshot | None) -> list[str]:
@@ -308,6 +309,15 @@ class _ArmRun:
             return None
         try:
             d = delta(self.first_snapshot, snap)
+            if d.spec_enabled:  # a live sample is shown as acceptance too: the same physics, mid-run
+                check_speculation(
+                    drafts=d.num_drafts,
+                    draft_tokens=d.num_draft_tokens,
+                    accepted=d.num_accepted_tokens,
+                    per_position=d.accepted_per_position,
+                    generated=None,
+                    n=self.arm.n,
+                )
         except ImplausibleFigures as err:
             self._reject(err)
             return None

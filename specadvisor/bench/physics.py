@@ -59,15 +59,16 @@ def gauge(values: Mapping[str, float], name: str, high: float) -> float | None:
     return value if value is not None and math.isfinite(value) and 0 <= value <= high else None
 
 
-def check_speculation(*, drafts: int, draft_tokens: int, accepted: int, per_position: Sequence[int], generated: int, n: int | None) -> None:
+def check_speculation(*, drafts: int, draft_tokens: int, accepted: int, per_position: Sequence[int], generated: int | None, n: int | None) -> None:
     """vLLM's counters over a finished trial: accepted <= draft tokens <= drafts x N, drafts <= generated
-    tokens (every verified draft yields a token), each position accepted at most once per draft."""
+    tokens (every verified draft yields a token), each position accepted at most once per draft.
+    Mid-run (`generated` None) only the relations that hold at every instant are checked."""
     if accepted > draft_tokens:
         raise ImplausibleFigures(f"the endpoint's /metrics reported {accepted} accepted tokens for {draft_tokens} drafted: {_NOT_MEASURED}")
     width = n or len(per_position) or None
     if width is not None and draft_tokens > drafts * width:
         raise ImplausibleFigures(f"the endpoint's /metrics reported {draft_tokens} draft tokens for {drafts} drafts of at most {width}: {_NOT_MEASURED}")
-    if drafts > generated:
+    if generated is not None and drafts > generated:
         raise ImplausibleFigures(f"the endpoint's /metrics reported {drafts} drafts but {generated} generated tokens: {_NOT_MEASURED}")
     if n is not None and len(per_position) > n:
         raise ImplausibleFigures(f"the endpoint's /metrics reported acceptance at {len(per_position)} positions for N={n}: {_NOT_MEASURED}")

@@ -88,6 +88,8 @@ def test_lying_endpoint_fails_the_arm_in_one_line(tmp_path, cli, kwargs, names):
     # none of the endpoint's figures is kept as a measurement
     assert result.output_throughput is None and result.acceptance_rate is None and result.mean_acceptance_length is None
     assert result.output_tokens == 0 and not result.num_accepted_tokens and result.completed == 0
+    for sample in session.samples:  # live samples are shown as acceptance too: none stored breaks physics
+        assert sample.num_accepted_tokens <= sample.num_draft_tokens <= 3 * sample.num_drafts <= 3 * sample.generation_tokens
     # what was stored travels: its bundle exports and imports again (the old failure: import refused it)
     bundle = tmp_path / "b.json"
     assert cli(["--db", str(db), "sessions", "export", summary.id[:8], "-o", str(bundle)])[0] == 0
