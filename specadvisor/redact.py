@@ -4,23 +4,33 @@ logged, stored or exported.
 Used by the store and bundle export (via specadvisor.store.redact, which adds the Session-level
 helpers), the server logs, `--json` output and every one-line error. Kept free of the domain and of
 the store so the engine and the CLI can call it without pulling either in.
+
+Two nets: patterns catch secrets by their shape or their position (`--api-key X`, `user:pass@`),
+and the values this process was given (the `--api-key-env` key, URL credentials, secret-named
+environment variables and flags) are removed wherever they reappear, echoed by an endpoint in a
+401 body or printed by vLLM in its own words, whatever surrounds them.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import threading
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, quote_plus, unquote
 
 REDACTED = "<redacted>"
 
 # The last word(s) of a flag or key that holds a secret: --api-key, --hf-token, --aws-secret-access-key,
 # --access-key, AWS_SECRET_ACCESS_KEY ... ("--num-speculative-tokens" ends in "tokens" and is left alone.)
-_SECRET_WORD = r"(?:api[-_]?key|(?:secret[-_])?access[-_]?key(?:[-_]id)?|secret[-_]?key|private[-_]?key|key|token|secret|password|passwd|credentials?)"
+_SECRET_WORD = r"(?:api[-_]?key|(?:secret[-_])?access[-_]?key(?:[-_]id)?|secret[-_]?key|private[-_]?key|key|token|secret|password|passwd|credentials?|auth(?:orization)?|cookie)"
 _SECRET_FLAG = re.compile(rf"^--?(?:[a-z0-9]+[-_])*{_SECRET_WORD}$", re.IGNORECASE)
 _SECRET_DICT_KEY = re.compile(
-    r"^(?:[a-z0-9]+[-_])*(?:api[-_]?key|(?:secret[-_])?access[-_]?key(?:[-_]id)?|secret[-_]?key|private[-_]?key|token|secret|password|passwd|authorization|credentials?|cookie)$",
+    r"^(?:[a-z0-9]+[-_])*(?:api[-_]?key|(?:secret[-_])?access[-_]?key(?:[-_]id)?|secret[-_]?key|private[-_]?key|token|secret|password|passwd|auth|authorization|credentials?|cookie)$",
     re.IGNORECASE,
 )
 _ENV_NAME = r"[A-Z][A-Z0-9_]*(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|ACCESS_KEY(?:_ID)?|_KEY)[A-Z0-9_]*"
@@ -28,6 +38,9 @@ _ENV_KEY = re.compile(rf"^{_ENV_NAME}$")
 # A value: a double- or single-quoted string (spaces allowed) or one unquoted word.
 _VALUE = r"(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s\"']+)"
 _NOT_DONE = r"(?!<redacted>|\"<redacted>|'<redacted>)"
+# Inside one argv item a secret flag's value runs to the end of the item, spaces and all:
+# `--server-arg=--aws-secret-access-key=plain aws spaced 24` is one item and one value.
+_FLAG_IN_ITEM = re.compile(rf"(?i)(--?(?:[a-z0-9]+[-_])*{_SECRET_WORD}=)(?!<redacted>$)[\s\S]+$")
 
 _TEXT_RULES: list[tuple[re.Pattern[str], str]] = [
     # Authorization: Bearer xyz / "Authorization": "Basic xyz"
@@ -43,18 +56,24 @@ _TEXT_RULES: list[tuple[re.Pattern[str], str]] = [
     (
         re.compile(
             r"(?i)(\b(?:[a-z0-9]+_)*(?:api[_-]?key|access[_-]?token|auth[_-]?token|hf[_-]?token|secret[_-]?key|"
-            r"secret[_-]?access[_-]?key|access[_-]?key(?:[_-]id)?|client[_-]?secret|password)\b[\"']?\s*[:=]\s*\[?\s*[\"']?)"
+            r"secret[_-]?access[_-]?key|access[_-]?key(?:[_-]id)?|client[_-]?secret|password|auth)\b[\"']?\s*[:=]\s*\[?\s*[\"']?)"
             rf"{_NOT_DONE}[^\s\"',}}\]]+"
         ),
         r"\1" + REDACTED,
     ),
     # a bare "token"/"secret" only as a quoted key ("token": "...") so prose like "per token: 0.7" stays
     (re.compile(r"(?i)([\"'](?:token|secret)[\"']\s*:\s*[\"'])(?!<redacted>)[^\"']+"), r"\1" + REDACTED),
-    # credentials inside URLs: http://user:pass@host, redis://:pass@host, ?token=...&key=...
-    (re.compile(r"(\b[a-z][a-z0-9+.-]*://[^/\s:@]*:)(?!<redacted>)[^/\s@]+@", re.IGNORECASE), r"\1" + REDACTED + "@"),
+    # Cookie / Set-Cookie headers: the whole value (several `name=value;` pairs) to the end of the line
+    (re.compile(r"(?i)(\b(?:set-)?cookie[\"']?\s*[:=]\s*[\"']?)(?!<redacted>)[^\"'\r\n]+"), r"\1" + REDACTED),
+    # PEM blocks (private keys, certificates): the body between the armour lines, or to the end when cut off
+    (re.compile(r"(-----BEGIN [A-Z0-9 ]{1,64}-----)(?!<redacted>)[\s\S]+?(-----END [A-Z0-9 ]{1,64}-----|\Z)"), r"\1" + REDACTED + r"\2"),
+    # credentials inside URLs: http://user:pass@host (a password may hold a /), redis://:pass@host,
+    # https://token@host (a user name alone is a token), ?token=...&pass=...
+    (re.compile(r"(\b[a-z][a-z0-9+.-]*://[^/\s:@]*:)(?!<redacted>)[^\s@]+@", re.IGNORECASE), r"\1" + REDACTED + "@"),
+    (re.compile(r"(\b[a-z][a-z0-9+.-]*://)(?!<redacted>)[^/\s:@]+@", re.IGNORECASE), r"\1" + REDACTED + "@"),
     (
         re.compile(
-            r"(?i)([?&;](?:[a-z0-9_-]*(?:token|key|secret|password|passwd|auth)|sig|signature|x-amz-signature|x-amz-credential)=)(?!<redacted>)[^&\s\"'#]+"
+            r"(?i)([?&;](?:[a-z0-9_-]*(?:token|key|secret|password|passwd|pass|pwd|auth)|sig|signature|x-amz-signature|x-amz-credential)=)(?!<redacted>)[^&\s\"'#]+"
         ),
         r"\1" + REDACTED,
     ),
@@ -101,6 +120,9 @@ def redact(value: Any, *, redact_paths: bool = False) -> Any:
 
 def redact_text(text: str, *, redact_paths: bool = False) -> str:
     text = _CONTROL.sub("", text)
+    known = _known_values
+    if known is not None:
+        text = known.sub(REDACTED, text)
     if _ANY_RULE.search(text):
         for pattern, replacement in _TEXT_RULES:
             text = pattern.sub(replacement, text)
@@ -119,7 +141,7 @@ def redact_argv(argv: list[str], *, redact_paths: bool = False) -> list[str]:
             hide_next = False
             continue
         hide_next = bool(_SECRET_FLAG.match(item))
-        out.append(redact_text(item, redact_paths=redact_paths))
+        out.append(redact_text(_FLAG_IN_ITEM.sub(r"\1" + REDACTED, item), redact_paths=redact_paths))
     return out
 
 
@@ -152,3 +174,97 @@ def _strip_home(text: str) -> str:
     for pattern in _HOME_PATTERNS:
         text = pattern.sub("~", text)
     return text
+
+
+# --------------------------------------------------------------------------- values this process was given
+
+# Shorter values would take ordinary words with them ("true", "admin"); patterns still catch short
+# secrets where they sit in a secret-shaped place (`--api-key x`, `:x@`).
+MIN_SECRET_LENGTH = 6
+_known: set[str] = set()
+_known_values: re.Pattern[str] | None = None
+_known_lock = threading.Lock()
+# The user information of a URL ends at its first "@" for most parsers and at its last for browsers: both are taken.
+_URL_CREDENTIALS = (re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://([^?#@]*)@"), re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://([^?#]*)@"))
+
+
+def remember_secret(value: str | None) -> None:
+    """From now on, `value` is removed from everything redacted in this process, in the forms it
+    travels in (as given, URL-quoted, JSON-escaped), wherever it appears."""
+    if not value or not isinstance(value, str):
+        return
+    forms = {value, value.strip(), unquote(value), quote(value, safe=""), quote_plus(value), json.dumps(value)[1:-1]}
+    new = {form for form in forms if len(form) >= MIN_SECRET_LENGTH and form not in _known}
+    if not new:
+        return
+    global _known_values
+    with _known_lock:
+        _known.update(new)
+        # Longest first: a value that contains another is removed whole.
+        _known_values = re.compile("|".join(re.escape(v) for v in sorted(_known, key=len, reverse=True)))
+
+
+def remember_url(url: str | None) -> None:
+    """The credentials of a URL (`user:password@`, or a user-only token `token@`), as given: a password
+    with a space or a `/` is not a URL's shape, so patterns alone would leave part of it."""
+    if not url:
+        return
+    for pattern in _URL_CREDENTIALS:
+        for match in pattern.finditer(url):
+            userinfo = match.group(1).rsplit("://", 1)[-1]  # two URLs in one string: the nearer one's
+            user, colon, password = userinfo.partition(":")
+            remember_secret(password if colon else user)
+
+
+def remember_argv(argv: Iterable[str]) -> None:
+    """The values of secret flags (`--api-key V`, `--x-token=V`, also nested in `--server-arg=...`)
+    and URL credentials on a command line."""
+    items = [str(a) for a in argv]
+    for i, item in enumerate(items):
+        if _SECRET_FLAG.match(item) and i + 1 < len(items):
+            remember_secret(items[i + 1])
+        match = _FLAG_IN_ITEM.search(item)
+        if match:
+            remember_secret(match.group(0)[len(match.group(1)) :])
+        if "://" in item:
+            remember_url(item)
+
+
+def remember_environment(environ: Mapping[str, str] | None = None) -> None:
+    """The values of environment variables whose names end in a secret's name (HF_TOKEN, OPENAI_API_KEY,
+    AWS_SECRET_ACCESS_KEY, ...): vLLM or an endpoint may print them back. Names that merely contain
+    one (PIP_KEYRING_PROVIDER=disabled) are settings, and their values ordinary words."""
+    for name, value in (os.environ if environ is None else environ).items():
+        if _SECRET_DICT_KEY.match(name):
+            remember_secret(value)
+
+
+def forget_secrets() -> None:
+    """Drop every remembered value (tests that must not see another test's secrets)."""
+    global _known_values
+    with _known_lock:
+        _known.clear()
+        _known_values = None
+
+
+class LogRedactor:
+    """Redacts a log one line at a time. A PEM block spans lines, and its body lines are bare base64
+    that no single-line pattern can recognise, so the lines between BEGIN and END are replaced whole."""
+
+    _BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]{1,64}-----")
+    _END = re.compile(r"-----END [A-Z0-9 ]{1,64}-----")
+
+    def __init__(self) -> None:
+        self._in_block = False
+
+    def __call__(self, line: str) -> str:
+        if self._in_block:
+            end = self._END.search(line)
+            if end is None:
+                return REDACTED
+            self._in_block = False
+            return REDACTED + redact_text(line[end.start() :])
+        begin = self._BEGIN.search(line)
+        if begin is not None and not self._END.search(line, begin.end()):
+            self._in_block = True
+        return redact_text(line)

@@ -4,17 +4,23 @@ It sends what `vllm bench serve` sends (max_tokens + ignore_eos, explicit temper
 usage in the last chunk) and times requests the same way (TTFT at the first content chunk, latency
 at the last one), so that its figures can be compared with that tool's. Token counts come from the
 final `usage` chunk because one SSE chunk may carry several tokens under speculation.
+
+The endpoint is not trusted: every request has a deadline on silence and a total one (Deadlines),
+its usage must be a token count within max_tokens (bench.physics), and a failure is described in
+our words, secrets removed, never as raw exception text.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import random
 import ssl
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 from urllib.parse import urlsplit
@@ -22,9 +28,11 @@ from urllib.parse import urlsplit
 import httpx
 from pydantic import BaseModel, Field
 
+from specadvisor.bench.physics import ImplausibleFigures, check_usage
 from specadvisor.bench.prompts import Prompt, PromptSet
-from specadvisor.bench.rawhttp import RawConnection
-from specadvisor.bench.sse import SSEStream
+from specadvisor.bench.rawhttp import RawConnection, RawHTTPError
+from specadvisor.bench.sse import ImplausibleStream, SSEStream, StreamError
+from specadvisor.redact import redact_text
 
 _Job = tuple[str, bytes, str]  # (path, body, prompt id)
 
@@ -42,6 +50,8 @@ class RequestRecord(BaseModel):
     closed_s: float = 0.0  # the stream's end (usage chunk and [DONE] read): the slot is free again
     prompt_id: str = ""
     expected_tokens: int = 0
+    timed_out: bool = False  # ended by a deadline (stalled, or a stream that would not end)
+    implausible: str | None = None  # what the endpoint claimed that no vLLM server could: fails the arm
 
     @property
     def unverified(self) -> bool:
@@ -113,18 +123,48 @@ def _tls_context() -> ssl.SSLContext:
     return ssl.create_default_context()
 
 
-DEFAULT_STALL_TIMEOUT_S = 600.0
+DEFAULT_STALL_TIMEOUT_S = 180.0
+# Before any request has finished, an output token is allowed this long (a loaded CPU server makes
+# a few per second); after, SLOWDOWN x the slowest seconds per token measured so far.
+PRIOR_TOKEN_S = 1.0
+SLOWDOWN = 10.0
+TIMEOUTS_IN_A_ROW = 3  # this many requests ended by a deadline in a row: the rest are not sent
+_ERROR_BODY_BYTES = 4096  # what is read of a non-200 body (a hostile one may never end)
 
 
 def stall_timeout_s() -> float:
     """The longest silence allowed from a server in the middle of a request (seconds between bytes;
-    SPECADVISOR_STALL_TIMEOUT_S overrides). Long, because a CPU server may take minutes to prefill,
-    but finite: an endpoint that stalls fails its requests instead of hanging the sweep."""
+    SPECADVISOR_STALL_TIMEOUT_S overrides). Minutes, because a loaded CPU server may take that long to
+    prefill, but not ten: a stalled endpoint fails its arm in minutes, not hours."""
     try:
         value = float(os.environ.get("SPECADVISOR_STALL_TIMEOUT_S", DEFAULT_STALL_TIMEOUT_S))
     except ValueError:
         return DEFAULT_STALL_TIMEOUT_S
     return value if 0 < value < float("inf") else DEFAULT_STALL_TIMEOUT_S
+
+
+@dataclass
+class Deadlines:
+    """How long one request may take: `stall_s` of silence, and in total the stall allowance (the
+    floor) plus its output length at the measured token rate. A stream that never stops (a chunk
+    every 10 ms) is cut at the total; one measurement shares one Deadlines so warmups teach it the rate."""
+
+    stall_s: float
+    prior_token_s: float = PRIOR_TOKEN_S
+    slowdown: float = SLOWDOWN
+    token_s: float | None = None  # the slowest seconds per output token measured so far
+
+    @classmethod
+    def default(cls) -> Deadlines:
+        return cls(stall_s=stall_timeout_s())
+
+    def total_s(self, output_len: int) -> float:
+        per_token = self.prior_token_s if self.token_s is None else self.slowdown * self.token_s
+        return self.stall_s + max(1, output_len) * per_token
+
+    def observe(self, rec: RequestRecord) -> None:
+        if rec.ok and not rec.unverified and rec.completion_tokens > 0 and rec.latency_s > 0:
+            self.token_s = max(self.token_s or 0.0, rec.latency_s / rec.completion_tokens)
 
 
 def make_client(concurrency: int) -> httpx.AsyncClient:
@@ -161,22 +201,16 @@ async def send_one(
     *,
     expected_tokens: int,
     prompt_id: str = "",
+    deadlines: Deadlines | None = None,
 ) -> RequestRecord:
     """Stream one request through httpx and time it; never raises (a failure is a record with ok=False)."""
-    start = time.perf_counter()
-    sse = SSEStream()
-    try:
-        async with client.stream("POST", url, content=body, headers=headers) as response:
-            if response.status_code != 200:
-                detail = (await response.aread())[:200].decode("utf-8", errors="replace").strip()
-                return _failed(start, prompt_id, expected_tokens, f"HTTP {response.status_code}: {detail}")
-            async for raw in response.aiter_raw():
-                sse.feed(raw, time.perf_counter())
-    except httpx.ReadTimeout:
-        return _failed(start, prompt_id, expected_tokens, f"the server sent nothing for {stall_timeout_s():.0f} s (stalled)")
-    except Exception as exc:  # noqa: BLE001 - network errors, server errors, malformed JSON: all end this request only
-        return _failed(start, prompt_id, expected_tokens, f"{type(exc).__name__}: {exc}")
-    return _record(start, sse, prompt_id, expected_tokens)
+
+    async def exchange() -> tuple[int, AsyncIterator[bytes], Callable[[], Awaitable[object]]]:
+        stream = client.stream("POST", url, content=body, headers=headers)
+        response = await stream.__aenter__()  # left by _timed's finally, whatever happens in between
+        return response.status_code, response.aiter_raw(), lambda: stream.__aexit__(None, None, None)
+
+    return await _timed(exchange, None, deadlines or Deadlines.default(), expected_tokens, prompt_id)
 
 
 async def send_one_raw(
@@ -187,32 +221,106 @@ async def send_one_raw(
     *,
     expected_tokens: int,
     prompt_id: str = "",
+    deadlines: Deadlines | None = None,
 ) -> RequestRecord:
     """Same as send_one over a RawConnection (plain http, the fast path)."""
+
+    async def exchange() -> tuple[int, AsyncIterator[bytes], Callable[[], Awaitable[object]]]:
+        status, chunks = await conn.post_stream(path, body, headers)
+        return status, chunks, _nothing_to_close
+
+    return await _timed(exchange, conn, deadlines or Deadlines.default(), expected_tokens, prompt_id)
+
+
+async def _timed(
+    exchange: Callable[[], Any],
+    conn: RawConnection | None,
+    deadlines: Deadlines,
+    expected: int,
+    prompt_id: str,
+) -> RequestRecord:
+    """One request under both deadlines: the timer is pushed forward on every read (silence), never
+    past start + the total (a stream that does not end)."""
     start = time.perf_counter()
-    sse = SSEStream()
-    stall = stall_timeout_s()
+    sse = SSEStream(max_events=expected + 8)  # a role chunk and a finish chunk carry no token
     loop = asyncio.get_running_loop()
+    t0 = loop.time()
+    stall, total = deadlines.stall_s, deadlines.total_s(expected)
+    close: Callable[[], Awaitable[object]] = _nothing_to_close
     try:
-        async with asyncio.timeout(stall) as idle:  # pushed forward on every chunk: a deadline on silence
-            status, chunks = await conn.post_stream(path, body, headers)
+        async with asyncio.timeout(min(stall, total)) as timer:
+            status, chunks, close = await exchange()
             if status != 200:
-                detail = b"".join([c async for c in chunks])[:200].decode("utf-8", errors="replace").strip()
-                return _failed(start, prompt_id, expected_tokens, f"HTTP {status}: {detail}")
+                return _failed(start, prompt_id, expected, f"HTTP {status}: {await _error_body(chunks)}", conn=conn)
             async for raw in chunks:
-                idle.reschedule(loop.time() + stall)
+                total = deadlines.total_s(expected)  # tightens once the token rate is measured
+                timer.reschedule(min(loop.time() + stall, t0 + total))
                 sse.feed(raw, time.perf_counter())
-    except TimeoutError:
-        conn.close()
-        return _failed(start, prompt_id, expected_tokens, f"the server sent nothing for {stall:.0f} s (stalled)")
+    except (TimeoutError, httpx.TimeoutException):
+        if conn is not None:
+            conn.close()
+        waited = loop.time() - t0
+        if waited >= total - 1e-3:
+            why = f"the stream did not end within {total:.0f} s ({expected} tokens at the measured rate plus {stall:.0f} s): cut off"
+        else:
+            why = f"the server sent nothing for {stall:.0f} s (stalled)"
+        return _failed(start, prompt_id, expected, why, timed_out=True)
     except Exception as exc:  # noqa: BLE001 - a failure here is reported, never raised
-        conn.close()  # the body may be half read: never reuse this connection
-        return _failed(start, prompt_id, expected_tokens, f"{type(exc).__name__}: {exc}")
-    return _record(start, sse, prompt_id, expected_tokens)
+        if conn is not None:
+            conn.close()  # the body may be half read: never reuse this connection
+        return _failed(start, prompt_id, expected, _request_error(exc), implausible=isinstance(exc, ImplausibleStream))
+    finally:
+        with contextlib.suppress(Exception):  # closing a broken response must not mask its failure
+            await close()
+    return _record(start, sse, prompt_id, expected)
 
 
-def _failed(start: float, prompt_id: str, expected: int, error: str) -> RequestRecord:
-    return RequestRecord(ok=False, error=error[:300], start_s=start, end_s=time.perf_counter(), prompt_id=prompt_id, expected_tokens=expected)
+async def _nothing_to_close() -> None:
+    return None
+
+
+async def _error_body(chunks: AsyncIterator[bytes]) -> str:
+    """The first bytes of an error body, secrets removed before it is cut (a key echoed in a 401 must
+    not survive half)."""
+    head = bytearray()
+    async for piece in chunks:
+        head += piece
+        if len(head) >= _ERROR_BODY_BYTES:
+            break
+    return redact_text(head[:_ERROR_BODY_BYTES].decode("utf-8", errors="replace")).strip()[:200]
+
+
+def _request_error(exc: BaseException) -> str:
+    """One line in our words for a request that broke: no raw exception text reaches a result."""
+    if isinstance(exc, StreamError):
+        return str(exc)
+    if isinstance(exc, RawHTTPError):
+        return f"the endpoint broke the HTTP exchange ({exc})"
+    if isinstance(exc, asyncio.IncompleteReadError):
+        return "the server closed the connection mid-response"
+    if isinstance(exc, (httpx.HTTPError, OSError)):
+        return f"the connection to the endpoint failed ({type(exc).__name__})"
+    if isinstance(exc, (ValueError, asyncio.LimitOverrunError)):
+        return "the endpoint's HTTP response was malformed (status line, header or chunk size)"
+    return f"the request failed unexpectedly ({type(exc).__name__})"
+
+
+def _failed(
+    start: float, prompt_id: str, expected: int, error: str, *, conn: RawConnection | None = None, timed_out: bool = False, implausible: bool = False
+) -> RequestRecord:
+    if conn is not None:
+        conn.close()  # an error body may be left unread
+    error = redact_text(error)[:300]
+    return RequestRecord(
+        ok=False,
+        error=error,
+        start_s=start,
+        end_s=time.perf_counter(),
+        prompt_id=prompt_id,
+        expected_tokens=expected,
+        timed_out=timed_out,
+        implausible=error if implausible else None,
+    )
 
 
 def _record(start: float, sse: SSEStream, prompt_id: str, expected: int) -> RequestRecord:
@@ -232,12 +340,14 @@ def _record(start: float, sse: SSEStream, prompt_id: str, expected: int) -> Requ
         expected_tokens=expected,
         closed_s=time.perf_counter(),
     )
-    if sse.usage:
-        rec.completion_tokens = int(sse.usage.get("completion_tokens") or 0)
-        rec.prompt_tokens = int(sse.usage.get("prompt_tokens") or 0)
+    if sse.usage is not None:
+        try:
+            rec.completion_tokens, rec.prompt_tokens = check_usage(sse.usage, expected)
+        except ImplausibleFigures as err:
+            return _failed(start, prompt_id, expected, err.one_line(), implausible=True)
     else:
         rec.error = "no usage chunk: output length not verified"
-        rec.completion_tokens = len(sse.itl) + 1
+        rec.completion_tokens = min(len(sse.itl) + 1, expected)
     return rec
 
 
@@ -250,9 +360,12 @@ class _Senders:
     httpx clients; a caller-supplied httpx client (tests, proxies) is shared as given.
     """
 
-    def __init__(self, base_url: str, size: int, shared: httpx.AsyncClient | None, on_send: Callable[[], None] | None = None):
+    def __init__(
+        self, base_url: str, size: int, shared: httpx.AsyncClient | None, on_send: Callable[[], None] | None = None, deadlines: Deadlines | None = None
+    ):
         self.base = base_url.rstrip("/")
         self.on_send = on_send
+        self.deadlines = deadlines or Deadlines.default()
         self.shared = shared
         self.raw = shared is None and self.base.startswith("http://")
         if shared is not None:
@@ -269,13 +382,14 @@ class _Senders:
     async def send(self, path: str, body: bytes, headers: dict[str, str], expected: int, pid: str) -> RequestRecord:
         if self.on_send is not None:
             self.on_send()
+        limits = self.deadlines
         if self.shared is not None:
-            return await send_one(self.shared, self.base + path, body, headers, expected_tokens=expected, prompt_id=pid)
+            return await send_one(self.shared, self.base + path, body, headers, expected_tokens=expected, prompt_id=pid, deadlines=limits)
         conn = await self.free.get()
         try:
             if self.raw:
-                return await send_one_raw(conn, self.prefix + path, body, headers, expected_tokens=expected, prompt_id=pid)
-            return await send_one(conn, self.base + path, body, headers, expected_tokens=expected, prompt_id=pid)
+                return await send_one_raw(conn, self.prefix + path, body, headers, expected_tokens=expected, prompt_id=pid, deadlines=limits)
+            return await send_one(conn, self.base + path, body, headers, expected_tokens=expected, prompt_id=pid, deadlines=limits)
         finally:
             self.free.put_nowait(conn)
 
@@ -302,9 +416,12 @@ async def run_load(
     client: httpx.AsyncClient | None = None,
     on_send: Callable[[], None] | None = None,
     stop: Callable[[], bool] | None = None,
+    deadlines: Deadlines | None = None,
 ) -> LoadResult:
     """Send every prompt once, at most `concurrency` in flight, optionally with Poisson arrivals.
-    `stop` (checked before each send) ends the load early: nothing new is sent, in-flight requests finish."""
+    `stop` (checked before each send) ends the load early: nothing new is sent, in-flight requests finish.
+    So do TIMEOUTS_IN_A_ROW requests ended by a deadline: a stalled endpoint costs minutes, not
+    a deadline per prompt."""
     if concurrency < 1:
         raise ValueError("concurrency must be at least 1")
     headers = {"Content-Type": "application/json"}
@@ -314,15 +431,23 @@ async def run_load(
     for p in prompts.prompts:
         path, body = build_request(p, model_name=model_name, output_len=output_len, temperature=temperature, seed=seed)
         jobs.append((path, body, p.id))
-    queue: list[_Job] | _Until = jobs if stop is None else _Until(jobs, stop)
+    limits = deadlines or Deadlines.default()
+    timeouts = [0]  # ended by a deadline, in a row
+
+    def halted() -> bool:
+        return timeouts[0] >= TIMEOUTS_IN_A_ROW or (stop is not None and stop())
+
+    queue = _Until(jobs, halted)
     records: list[RequestRecord] = []
 
     def finish(rec: RequestRecord) -> None:
         records.append(rec)
+        timeouts[0] = timeouts[0] + 1 if rec.timed_out else 0
+        limits.observe(rec)
         if on_done is not None:
             on_done(rec)
 
-    pool = _Senders(base_url, min(concurrency, max(1, len(jobs))), client, on_send)
+    pool = _Senders(base_url, min(concurrency, max(1, len(jobs))), client, on_send, limits)
     scheduled: float | None = None
     start = time.perf_counter()
     try:
@@ -346,7 +471,7 @@ async def run_load(
 
 
 async def _closed_loop(
-    pool: _Senders, jobs: list[_Job] | _Until, headers: dict[str, str], output_len: int, concurrency: int, finish: Callable[[RequestRecord], None]
+    pool: _Senders, jobs: _Until, headers: dict[str, str], output_len: int, concurrency: int, finish: Callable[[RequestRecord], None]
 ) -> None:
     """`concurrency` workers pull the next prompt as soon as they finish: no task per request."""
     queue = iter(jobs)
@@ -360,7 +485,7 @@ async def _closed_loop(
 
 async def _poisson(
     pool: _Senders,
-    jobs: list[_Job] | _Until,
+    jobs: _Until,
     headers: dict[str, str],
     output_len: int,
     concurrency: int,

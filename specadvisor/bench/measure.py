@@ -18,7 +18,7 @@ import httpx
 
 from specadvisor import stats
 from specadvisor.bench.loadcheck import achieved_load, shortfall_warning
-from specadvisor.bench.loadgen import LoadResult, RequestRecord, run_load
+from specadvisor.bench.loadgen import Deadlines, LoadResult, RequestRecord, run_load
 from specadvisor.bench.metrics import (
     KV_CACHE_USAGE,
     RUNNING,
@@ -29,6 +29,7 @@ from specadvisor.bench.metrics import (
     delta,
     scrape,
 )
+from specadvisor.bench.physics import ImplausibleFigures, check_speculation, gauge
 from specadvisor.bench.prompts import PromptSet
 from specadvisor.domain import (
     Arm,
@@ -59,6 +60,7 @@ MAX_LAG1 = 0.5
 # Live samples wait at least this many times the last scrape's duration: rendering /metrics blocks
 # vLLM's API-server loop, and on a 2-core CPU server 1 s scrapes cost ~4% throughput (fidelity.py).
 SCRAPE_BUDGET = 100
+MAX_GAUGE_REQUESTS = 1e9  # a running/waiting gauge above this is not shown
 
 
 async def measure_arm(
@@ -107,6 +109,12 @@ class _ArmRun:
         self.tpots_ms: list[float] = []
         self.sent = 0
         self.stop: Callable[[list[RequestRecord], float], bool] | None = None
+        self.implausible: str | None = None  # the first figure no vLLM server could report: the arm fails
+        self.deadlines = Deadlines.default()  # shared by warmups and trials: the warmups measure the token rate
+        self.unanswered: str | None = None  # every warmup ended by a deadline: the endpoint is not measured
+
+    def _reject(self, err: ImplausibleFigures) -> None:
+        self.implausible = self.implausible or err.one_line()
 
     def _warn(self, message: str) -> MeasurementWarning:
         self.warnings.append(message)
@@ -130,7 +138,12 @@ class _ArmRun:
             async with aclosing(self._warmup(concurrency)) as warmup:
                 async for event in warmup:
                     yield event
+            if self.unanswered:
+                yield self._finished(started_at, version, error=self.unanswered)
+                return
             for trial in range(max(1, self.settings.trials)):
+                if self.implausible:
+                    break  # an endpoint that lied once is not measured again
                 async with aclosing(self._trial(trial, side_client, concurrency)) as measured:
                     async for event in measured:
                         yield event
@@ -154,8 +167,12 @@ class _ArmRun:
             seed=self.settings.seed,
             concurrency=min(concurrency, n),
             api_key=self.api_key,
+            deadlines=self.deadlines,
         )
-        if result.failed == n:
+        self.implausible = self.implausible or next((r.implausible for r in result.records if r.implausible), None)
+        if result.records and all(r.timed_out for r in result.records):
+            self.unanswered = f"the endpoint did not answer the warmup requests in time ({result.records[0].error}); arm not measured"
+        elif result.failed == n:
             yield self._warn(f"all {n} warmup requests failed: {result.records[0].error}")
 
     async def _trial(self, trial: int, side: httpx.AsyncClient, concurrency: int) -> AsyncGenerator[SweepEvent, None]:
@@ -202,6 +219,7 @@ class _ArmRun:
                 on_done=on_done,
                 on_send=on_send,
                 stop=stop,
+                deadlines=self.deadlines,
             )
         )
         try:
@@ -223,11 +241,13 @@ class _ArmRun:
                 await asyncio.gather(task, return_exceptions=True)
         after = await self._scrape(side)
         self.loads.append(load)
+        self.implausible = self.implausible or next((r.implausible for r in load.records if r.implausible), None)
         yield self._progress()
-        final_sample = self._sample_from(after)
+        warnings = self._trial_warnings(trial, load, before, after)  # first: they check the trial's physics
+        final_sample = self._sample_from(after)  # none once the trial's counters were refused
         if final_sample is not None:
             yield MetricsSampled(sample=final_sample)
-        for message in self._trial_warnings(trial, load, before, after):
+        for message in warnings:
             yield self._warn(message)
 
     def _trial_warnings(self, trial: int, load: LoadResult, before: MetricsSnapshot | None, after: MetricsSnapshot | None) -> list[str]:
@@ -249,7 +269,20 @@ class _ArmRun:
         if unverified:
             out.append(f"{label}{unverified} responses had no usage chunk: output lengths not verified, tokens counted as chunks")
         if before is not None and after is not None:
-            d = delta(before, after)
+            try:
+                d = delta(before, after)
+                if d.spec_enabled:
+                    check_speculation(
+                        drafts=d.num_drafts,
+                        draft_tokens=d.num_draft_tokens,
+                        accepted=d.num_accepted_tokens,
+                        per_position=d.accepted_per_position,
+                        generated=d.generation_tokens,
+                        n=self.arm.n,
+                    )
+            except ImplausibleFigures as err:
+                self._reject(err)
+                return out
             self.deltas.append(d)
             # Requests rejected before reaching the engine (HTTP 4xx/5xx) never count as finished.
             if not load.completed <= d.requests_succeeded <= len(load.records):
@@ -264,6 +297,9 @@ class _ArmRun:
     async def _scrape(self, side: httpx.AsyncClient) -> MetricsSnapshot | None:
         try:
             return await scrape(self.base_url, client=side, api_key=self.api_key)
+        except ImplausibleFigures as err:
+            self._reject(err)
+            return None
         except SpecAdvisorError:
             return None
 
@@ -271,9 +307,22 @@ class _ArmRun:
         return self._sample_from(await self._scrape(side))
 
     def _sample_from(self, snap: MetricsSnapshot | None) -> MetricsSample | None:
-        if snap is None or self.first_snapshot is None:
+        if snap is None or self.first_snapshot is None or self.implausible:
             return None
-        d = delta(self.first_snapshot, snap)
+        try:
+            d = delta(self.first_snapshot, snap)
+            if d.spec_enabled:  # a live sample is shown as acceptance too: the same physics, mid-run
+                check_speculation(
+                    drafts=d.num_drafts,
+                    draft_tokens=d.num_draft_tokens,
+                    accepted=d.num_accepted_tokens,
+                    per_position=d.accepted_per_position,
+                    generated=None,
+                    n=self.arm.n,
+                )
+        except ImplausibleFigures as err:
+            self._reject(err)
+            return None
         return MetricsSample(
             arm_id=self.arm.id,
             t=time.perf_counter() - self.measure_t0,
@@ -282,9 +331,9 @@ class _ArmRun:
             num_draft_tokens=d.num_draft_tokens,
             num_accepted_tokens=d.num_accepted_tokens,
             accepted_per_position=[float(x) for x in d.accepted_per_position],
-            requests_running=snap.gauge(RUNNING),
-            requests_waiting=snap.gauge(WAITING),
-            kv_cache_usage=snap.gauge(KV_CACHE_USAGE),
+            requests_running=gauge(snap.values, RUNNING, MAX_GAUGE_REQUESTS),
+            requests_waiting=gauge(snap.values, WAITING, MAX_GAUGE_REQUESTS),
+            kv_cache_usage=gauge(snap.values, KV_CACHE_USAGE, 1.0),
         )
 
     def _progress(self) -> Progress:
@@ -304,7 +353,12 @@ class _ArmRun:
         )
 
     def _finished(self, started_at: datetime | None, version: str | None, error: str | None = None) -> ArmFinished:
-        result = summarize(self.arm.id, self.loads, self.deltas, self.settings.output_len)
+        if self.implausible:
+            return self._not_measured(started_at, version, self.implausible)
+        try:
+            result = summarize(self.arm.id, self.loads, self.deltas, self.settings.output_len)
+        except ImplausibleFigures as err:
+            return self._not_measured(started_at, version, err.one_line())
         result.started_at, result.finished_at, result.vllm_version = started_at, utcnow(), version
         result.warnings = list(self.warnings)
         result.runs = [RunRecord(requests=request_records(self.loads, self.prompts))]  # the runner's run record keeps them
@@ -312,6 +366,22 @@ class _ArmRun:
             result.status = ArmStatus.failed
             first = next((r.error for load in self.loads for r in load.records if r.error), None)
             result.error = error or f"no measured request completed (first error: {first})"
+        return ArmFinished(result=result)
+
+    def _not_measured(self, started_at: datetime | None, version: str | None, reason: str) -> ArmFinished:
+        """A failed arm with none of the endpoint's figures: nothing it claimed is kept as a measurement."""
+        records = [r for load in self.loads for r in load.records]
+        result = ArmResult(
+            arm_id=self.arm.id,
+            status=ArmStatus.failed,
+            error=reason,
+            completed=0,
+            failed=len(records),
+            started_at=started_at,
+            finished_at=utcnow(),
+            vllm_version=version,
+            warnings=list(self.warnings),
+        )
         return ArmFinished(result=result)
 
 

@@ -8,6 +8,7 @@ theirs on the same run.
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import httpx
@@ -15,6 +16,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from pydantic import BaseModel, Field
 
 from specadvisor import figures
+from specadvisor.bench.physics import ImplausibleFigures, check_acceptance, counter_delta
 from specadvisor.errors import EngineError, InputError
 from specadvisor.figures import Acceptance
 
@@ -29,6 +31,10 @@ RUNNING = "vllm:num_requests_running"
 WAITING = "vllm:num_requests_waiting"
 KV_CACHE_USAGE = "vllm:kv_cache_usage_perc"
 PREEMPTIONS = "vllm:num_preemptions_total"
+MAX_POSITIONS = 64  # vLLM's N limit: a per-position label beyond it is no draft position
+# vLLM's /metrics is tens of kB; a body past this, or one still arriving after the deadline, is not a scrape.
+MAX_METRICS_BYTES = 16 * 1024 * 1024
+SCRAPE_DEADLINE_S = 30.0
 
 
 class MetricsSnapshot(BaseModel):
@@ -80,7 +86,7 @@ def parse_metrics(text: str) -> MetricsSnapshot:
                 continue
             snap.values[name] = snap.values.get(name, 0.0) + float(sample.value)
             if name == ACCEPTED_PER_POS and "position" in sample.labels:
-                pos = int(sample.labels["position"])
+                pos = _position(sample.labels["position"])
                 snap.accepted_per_pos[pos] = snap.accepted_per_pos.get(pos, 0.0) + float(sample.value)
             elif name == REQUEST_SUCCESS:
                 reason = sample.labels.get("finished_reason", "")
@@ -89,42 +95,66 @@ def parse_metrics(text: str) -> MetricsSnapshot:
 
 
 async def scrape(base_url: str, client: httpx.AsyncClient | None = None, api_key: str | None = None) -> MetricsSnapshot:
-    """GET {base_url}/metrics and parse it; an unreachable server is an EngineError (one line)."""
+    """GET {base_url}/metrics and parse it; an unreachable server is an EngineError (one line). The
+    whole scrape has a deadline and a size limit: an endpoint that streams /metrics forever is refused."""
     url = base_url.rstrip("/") + "/metrics"
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     own = client is None
     http = client or httpx.AsyncClient(timeout=10.0)
     try:
-        response = await http.get(url, headers=headers, timeout=10.0)
+        async with asyncio.timeout(SCRAPE_DEADLINE_S):
+            status, body = await _get_bounded(http, url, headers)
+    except TimeoutError as exc:
+        raise EngineError(f"{url} did not finish answering within {SCRAPE_DEADLINE_S:.0f} s", hint="check that the vLLM server is not overloaded") from exc
     except httpx.HTTPError as exc:
         raise EngineError(f"cannot read {url}: {type(exc).__name__}", hint="check that the vLLM server is up") from exc
     finally:
         if own:
             await http.aclose()
-    if response.status_code != 200:
+    if status != 200:
         raise EngineError(
-            f"{url} answered HTTP {response.status_code}",
+            f"{url} answered HTTP {status}",
             hint="vLLM exposes /metrics unless --disable-log-stats is set; remove that flag",
         )
-    return parse_metrics(response.text)
+    return parse_metrics(body.decode("utf-8", errors="replace"))
 
 
-def _d(after: float, before: float) -> int:
-    return max(0, round(after - before))
+async def _get_bounded(http: httpx.AsyncClient, url: str, headers: dict[str, str]) -> tuple[int, bytes]:
+    body = bytearray()
+    async with http.stream("GET", url, headers=headers, timeout=10.0) as response:
+        async for piece in response.aiter_bytes():
+            body += piece
+            if len(body) > MAX_METRICS_BYTES:
+                raise ImplausibleFigures(f"the endpoint's /metrics is over {MAX_METRICS_BYTES >> 20} MiB: not vLLM's; arm not measured")
+        return response.status_code, bytes(body)
+
+
+def _position(label: str) -> int:
+    if not (label.isascii() and label.isdigit() and int(label) < MAX_POSITIONS):
+        raise ImplausibleFigures(f"the endpoint's /metrics names draft position {label[:20]!r}: not a vLLM counter; arm not measured")
+    return int(label)
 
 
 def delta(before: MetricsSnapshot, after: MetricsSnapshot) -> SpecDelta:
+    """What happened between two snapshots. Counters only grow and stay exact: a counter that is
+    not finite, negative, beyond 2^53 or smaller than before raises ImplausibleFigures."""
     positions = sorted(set(before.accepted_per_pos) | set(after.accepted_per_pos))
+
+    def d(name: str) -> int:
+        return counter_delta(name, before.get(name), after.get(name))
+
     return SpecDelta(
         spec_enabled=after.spec_enabled,
-        num_drafts=_d(after.get(DRAFTS), before.get(DRAFTS)),
-        num_draft_tokens=_d(after.get(DRAFT_TOKENS), before.get(DRAFT_TOKENS)),
-        num_accepted_tokens=_d(after.get(ACCEPTED), before.get(ACCEPTED)),
-        accepted_per_position=[_d(after.accepted_per_pos.get(p, 0.0), before.accepted_per_pos.get(p, 0.0)) for p in positions],
-        generation_tokens=_d(after.get(GENERATION_TOKENS), before.get(GENERATION_TOKENS)),
-        prompt_tokens=_d(after.get(PROMPT_TOKENS), before.get(PROMPT_TOKENS)),
-        requests_succeeded=_d(after.get(REQUEST_SUCCESS), before.get(REQUEST_SUCCESS)),
-        preemptions=_d(after.get(PREEMPTIONS), before.get(PREEMPTIONS)),
+        num_drafts=d(DRAFTS),
+        num_draft_tokens=d(DRAFT_TOKENS),
+        num_accepted_tokens=d(ACCEPTED),
+        accepted_per_position=[
+            counter_delta(f"{ACCEPTED_PER_POS}{{position={p}}}", before.accepted_per_pos.get(p, 0.0), after.accepted_per_pos.get(p, 0.0)) for p in positions
+        ],
+        generation_tokens=d(GENERATION_TOKENS),
+        prompt_tokens=d(PROMPT_TOKENS),
+        requests_succeeded=d(REQUEST_SUCCESS),
+        preemptions=d(PREEMPTIONS),
         seconds=max(0.0, after.taken_at - before.taken_at),
     )
 
@@ -133,4 +163,6 @@ def acceptance(d: SpecDelta) -> Acceptance:
     """The delta's speculation figures (specadvisor.figures); none when speculation is off."""
     if not d.spec_enabled:
         return Acceptance()
-    return figures.acceptance(d.num_drafts, d.num_draft_tokens, d.num_accepted_tokens, d.accepted_per_position)
+    figures_ = figures.acceptance(d.num_drafts, d.num_draft_tokens, d.num_accepted_tokens, d.accepted_per_position)
+    check_acceptance(figures_.rate, figures_.mean_length, len(d.accepted_per_position) or None)
+    return figures_

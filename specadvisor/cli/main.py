@@ -107,6 +107,12 @@ def _open_tui(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    from specadvisor.redact import remember_argv, remember_environment
+
+    # Every secret this run was given, so that it is removed wherever it comes back (an endpoint's 401
+    # body, vLLM's echo of its arguments), not only where a pattern recognises its shape.
+    remember_environment()
+    remember_argv(argv)
     try:
         command = command_named(argv)
         args = build_parser(load=[command] if command else []).parse_args(argv)

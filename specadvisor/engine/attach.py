@@ -6,6 +6,8 @@ of each request; it is never stored, logged or put into an error message.
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import re
 
@@ -13,8 +15,38 @@ import httpx
 from pydantic import BaseModel
 
 from specadvisor.errors import EngineError, InputError
+from specadvisor.redact import remember_secret, remember_url
 
 _TIMEOUT = httpx.Timeout(10.0)
+# Every call has a total deadline and a size limit, not only a timeout between bytes: an endpoint
+# that streams a body forever must not hang the sweep or fill memory.
+DEADLINE_S = 30.0
+MAX_BODY_BYTES = 16 * 1024 * 1024
+
+
+class _Unanswered(Exception):
+    """The body did not end within DEADLINE_S or MAX_BODY_BYTES."""
+
+
+async def _bounded(client: httpx.AsyncClient, method: str, path: str, params: dict | None = None, *, read: bool = True) -> tuple[int, bytes]:
+    body = bytearray()
+    try:
+        async with asyncio.timeout(DEADLINE_S), client.stream(method, path, params=params) as response:
+            if read:
+                async for piece in response.aiter_bytes():
+                    body += piece
+                    if len(body) > MAX_BODY_BYTES:
+                        raise _Unanswered(f"answered more than {MAX_BODY_BYTES >> 20} MiB")
+            return response.status_code, bytes(body)
+    except TimeoutError as exc:
+        raise _Unanswered(f"did not answer within {DEADLINE_S:.0f} s") from exc
+
+
+def _json(body: bytes) -> object:
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested deeper than the parser goes
+        raise ValueError("not JSON") from exc
 
 
 class EndpointInfo(BaseModel):
@@ -45,12 +77,15 @@ class Endpoint:
             raise InputError(f"endpoint {url!r} is not an http(s) URL", hint="use e.g. http://127.0.0.1:8000")
         if api_key_env is not None and api_key_env not in os.environ:
             raise InputError(f"environment variable {api_key_env} is not set", hint=f"export {api_key_env}=<key> or omit --api-key-env")
+        remember_url(url)  # a password with a space or a / is removed wherever it is echoed
         self.url = url
         self.api_key_env = api_key_env
 
     @property
     def api_key(self) -> str | None:
-        return os.environ.get(self.api_key_env) if self.api_key_env else None
+        key = os.environ.get(self.api_key_env) if self.api_key_env else None
+        remember_secret(key)  # an endpoint may echo it ("Incorrect API key provided: <key>")
+        return key
 
     def headers(self) -> dict[str, str]:
         return _headers(self.api_key)
@@ -85,17 +120,19 @@ class Endpoint:
                 info.cache_config = metric_labels(metrics, "vllm:cache_config_info")
             return info
 
-    async def _get_json(self, client: httpx.AsyncClient, path: str) -> dict:
+    async def _get_json(self, client: httpx.AsyncClient, path: str) -> object:
         try:
-            response = await client.get(path)
+            status, body = await _bounded(client, "GET", path)
         except httpx.TransportError as exc:
             raise EngineError(f"cannot reach {self.url}: {exc.__class__.__name__}", hint="check the URL and that the server is running") from exc
-        if response.status_code in (401, 403):
-            raise EngineError(f"{self.url} refused the request (HTTP {response.status_code})", hint="pass the key with --api-key-env VAR")
-        if response.status_code != 200:
-            raise EngineError(f"{self.url}{path} answered HTTP {response.status_code}", hint="is this a vLLM server?")
+        except _Unanswered as exc:
+            raise EngineError(f"{self.url}{path} {exc}", hint="is this a vLLM server?") from exc
+        if status in (401, 403):
+            raise EngineError(f"{self.url} refused the request (HTTP {status})", hint="pass the key with --api-key-env VAR")
+        if status != 200:
+            raise EngineError(f"{self.url}{path} answered HTTP {status}", hint="is this a vLLM server?")
         try:
-            return response.json()
+            return _json(body)
         except ValueError as exc:
             raise EngineError(f"{self.url}{path} did not answer JSON", hint="is this a vLLM server?") from exc
 
@@ -122,18 +159,19 @@ def _checked_spec(url: str, spec: dict | None) -> dict | None:
 
 async def _optional_json(client: httpx.AsyncClient, path: str, params: dict | None = None) -> dict | None:
     try:
-        response = await client.get(path, params=params)
-        return response.json() if response.status_code == 200 else None
-    except (httpx.TransportError, ValueError):
+        status, body = await _bounded(client, "GET", path, params)
+        value = _json(body) if status == 200 else None
+    except (httpx.TransportError, _Unanswered, ValueError):
         return None
+    return value if isinstance(value, dict) else None
 
 
 async def _optional_text(client: httpx.AsyncClient, path: str) -> str | None:
     try:
-        response = await client.get(path)
-    except httpx.TransportError:
+        status, body = await _bounded(client, "GET", path)
+    except (httpx.TransportError, _Unanswered):
         return None
-    return response.text if response.status_code == 200 else None
+    return body.decode("utf-8", errors="replace") if status == 200 else None
 
 
 _LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
@@ -199,7 +237,7 @@ async def reset_prefix_cache(base_url: str, api_key: str | None = None) -> bool:
     False when the server does not offer it (launched without VLLM_SERVER_DEV_MODE=1)."""
     async with httpx.AsyncClient(base_url=base_url.rstrip("/"), headers=_headers(api_key), timeout=_TIMEOUT) as client:
         try:
-            response = await client.post("/reset_prefix_cache")
-        except httpx.TransportError:
+            status, _ = await _bounded(client, "POST", "/reset_prefix_cache", read=False)
+        except (httpx.TransportError, _Unanswered):
             return False
-        return response.status_code == 200
+        return status == 200

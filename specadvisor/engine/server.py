@@ -25,7 +25,7 @@ from specadvisor.engine.spec import (
     server_env,
 )
 from specadvisor.errors import EngineError
-from specadvisor.redact import redact_argv, redact_text
+from specadvisor.redact import LogRedactor, redact_argv, redact_text
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +71,7 @@ class VllmServer:
         self.diagnosis: Diagnosis | None = None
         self._proc: asyncio.subprocess.Process | None = None
         self._lines: deque[str] = deque(maxlen=_TAIL_KEPT)
+        self._redact_line = LogRedactor()  # a PEM block spans lines
         self._subscribers: list[Callable[[str], None]] = []
         self._reader: asyncio.Task | None = None
         self._exited: asyncio.Task | None = None
@@ -161,7 +162,7 @@ class VllmServer:
             self._emit(raw.decode("utf-8", errors="replace").rstrip("\r\n"))
 
     def _emit(self, line: str) -> None:
-        line = redact_text(line)  # vLLM echoes its arguments (an --api-key among them) at start-up
+        line = self._redact_line(line)  # vLLM echoes its arguments (an --api-key among them) at start-up
         self._lines.append(line)
         if self._log_file:
             self._log_file.write(line + "\n")

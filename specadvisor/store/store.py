@@ -14,6 +14,7 @@ import contextlib
 import functools
 import json
 import math
+import os
 import sqlite3
 import threading
 import time
@@ -86,9 +87,9 @@ class Store:
         if path.exists() and not path.is_file():
             raise StoreError(f"database {path} is not a regular file", hint="pass --db with a file path")
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            _create_private(path)
         except OSError as exc:
-            raise StoreError(f"cannot create the folder for database {path}: {exc.strerror}", hint="pass --db PATH in a writable folder") from exc
+            raise StoreError(f"cannot create database {path}: {exc.strerror}", hint="pass --db PATH in a writable folder") from exc
         conn = None
         try:
             conn = sqlite3.connect(str(path), timeout=busy_timeout_s, check_same_thread=False)
@@ -374,6 +375,23 @@ def _summary_session(row: dict[str, Any]) -> Session:
             "results": [rows.result_from_row(p["result"]) for p in pairs if p["result"] is not None],
         }
     )
+
+
+def _create_private(path: Path) -> None:
+    """A new database only its owner can read (0600; SQLite gives its -wal and -shm files the same
+    mode) in folders only its owner can list (0700): it holds endpoints, prompts and server logs.
+    Folders and files that already exist are the user's and keep their modes."""
+    missing = []
+    parent = path.parent
+    while not parent.exists():
+        missing.append(parent)
+        parent = parent.parent
+    for folder in reversed(missing):
+        folder.mkdir(mode=0o700, exist_ok=True)
+        os.chmod(folder, 0o700)  # mkdir's mode passes through the umask
+    if not path.exists():
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        os.close(fd)
 
 
 def _apply_migrations(db: Database) -> None:

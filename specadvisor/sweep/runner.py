@@ -42,6 +42,7 @@ from specadvisor.engine.diagnose import Diagnosis
 from specadvisor.errors import InputError, SpecAdvisorError
 from specadvisor.figures import acceptance
 from specadvisor.provenance import mark_sweep_finished, mark_sweep_started, serve_argv
+from specadvisor.redact import remember_secret
 from specadvisor.store import Store
 from specadvisor.sweep.adaptive import AdaptivePolicy
 from specadvisor.sweep.arms import family_label, server_key
@@ -483,6 +484,7 @@ class SweepRunner:
         key = os.environ.get(self._api_key_env)
         if not key:
             raise InputError(f"environment variable {self._api_key_env} is not set", hint="export it or drop --api-key-env")
+        remember_secret(key)  # an endpoint may echo it in an error body: removed wherever it reappears
         return key
 
 
@@ -594,12 +596,13 @@ class AttachedServer:
         from specadvisor.errors import EngineError
 
         try:
-            async with httpx.AsyncClient(timeout=10.0) as client:
-                response = await client.get(self.base_url + "/health")
-        except httpx.HTTPError as exc:
+            # A total deadline, and the body is not read: a /health that never ends is no answer.
+            async with asyncio.timeout(30.0), httpx.AsyncClient(timeout=10.0) as client, client.stream("GET", self.base_url + "/health") as response:
+                status = response.status_code
+        except (httpx.HTTPError, TimeoutError) as exc:
             raise EngineError(f"cannot reach {self.base_url}: {type(exc).__name__}", hint="check --endpoint and that the server is up") from exc
-        if response.status_code != 200:
-            raise EngineError(f"{self.base_url}/health answered HTTP {response.status_code}", hint="wait until the server is ready")
+        if status != 200:
+            raise EngineError(f"{self.base_url}/health answered HTTP {status}", hint="wait until the server is ready")
         return 0.0
 
     async def stop(self) -> None:
@@ -667,9 +670,14 @@ def _max_model_len_arg(args: list[str]) -> int | None:
 
 
 def _describe(err: BaseException) -> str:
+    """One line in our words: an exception's own text may carry what a hostile endpoint sent."""
     if isinstance(err, SpecAdvisorError):
         return err.one_line()
-    return f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
+    import httpx
+
+    if isinstance(err, (httpx.HTTPError, OSError)):
+        return f"the connection to the server failed mid-arm ({type(err).__name__})"
+    return f"the measurement stopped on an unexpected {type(err).__name__} (a specadvisor bug: please report it with the server log)"
 
 
 def _log_path(server: ServerHandle) -> str | None:
