@@ -122,7 +122,7 @@ def test_setup_advice_sweep_results_in_a_real_terminal(cpu_engine, tmp_path):
         term.type("4")
         term.set_field("Output tokens", "16")
         term.set_field("Time budget", "none")
-        term.keys("C-a")
+        term.keys("F5")
         term.wait_for(r"Plan, in run order", 60, "the Advice screen")
         plan_text = term.right_column()
         assert "4 req × 16 tok" in plan_text and "(budget" not in plan_text, plan_text

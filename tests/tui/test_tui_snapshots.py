@@ -18,7 +18,7 @@ SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((120, 40), id="120x40"
 async def to_advice(pilot) -> None:
     await settle(pilot)
     pilot.app.screen.query_one("#model", Input).value = MODEL.id
-    await pilot.press("ctrl+a")
+    await pilot.press("f5")
     await settle(pilot)
 
 
@@ -122,7 +122,7 @@ def test_setup_inline_error(snap_compare, make_app, size):
         await settle(pilot)
         pilot.app.screen.query_one("#output_len", Input).value = "0"
         pilot.app.screen.query_one("#model", Input).value = MODEL.id
-        await pilot.press("ctrl+a")
+        await pilot.press("f5")
         await pilot.pause()
 
     assert snap_compare(make_app(), terminal_size=size, run_before=run_before)
