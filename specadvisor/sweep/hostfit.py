@@ -172,7 +172,7 @@ def _cpu_memory(model, loaded, weights, hardware, kinds, server_env) -> list[str
         kv = float(server_env.get("VLLM_CPU_KVCACHE_SPACE", CPU_DEFAULT_KV_GIB))
     except ValueError:
         kv = CPU_DEFAULT_KV_GIB
-    fmt = f"{bytes_per_param(loaded):g} B/param" + (f", {loaded.dtype}" if loaded.dtype else "")
+    fmt = loaded.dtype or f"{bytes_per_param(loaded):g} B/param"
     needs: dict[float, list[str]] = {}
     for name, share in kinds:
         need = weights * (1 + share) + kv + CPU_RUNTIME_GIB
@@ -181,9 +181,9 @@ def _cpu_memory(model, loaded, weights, hardware, kinds, server_env) -> list[str
     lines = []
     for need, names in needs.items():
         lines.append(
-            f"{', '.join(dict.fromkeys(names))}: {model.id} needs about {need:.1f} GiB per server (weights {weights:.1f} GiB at {fmt}, "
-            f"KV cache {kv:g} GiB, runtime {CPU_RUNTIME_GIB:g} GiB) but this host can give {limit:.1f} GiB ({how}): the launch will "
-            "likely run out of memory; pick a smaller or quantized model, or export the plan for a GPU machine (x)."
+            f"{', '.join(dict.fromkeys(names))}: about {need:.1f} GiB per server (weights {weights:.1f} GiB {fmt} + KV cache {kv:g} "
+            f"+ runtime {CPU_RUNTIME_GIB:g}) > {limit:.1f} GiB this host can give ({how}): likely out of memory; "
+            "use a smaller or quantized model, or x for a GPU machine's plan."
         )
     return lines
 

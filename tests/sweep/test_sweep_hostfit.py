@@ -45,11 +45,11 @@ def test_an_added_arm_is_no_longer_listed_as_left_out():
 def test_an_8b_model_does_not_fit_a_23_gib_cpu_host_and_says_so_per_arm():
     fit = fit_to_host(CPU_ADVICE, CPU_HOST, QWEN_8B)
     [line] = fit.memory_warnings
-    assert line.startswith("baseline, n-gram, suffix: Qwen/Qwen3-8B needs about")
-    assert "18.8 GiB (80% of 23.5 GiB RAM)" in line and "weights 14.9 GiB at 2 B/param" in line
+    assert line.startswith("baseline, n-gram, suffix: about 21.9 GiB per server")
+    assert "> 18.8 GiB this host can give (80% of 23.5 GiB RAM)" in line and "weights 14.9 GiB bfloat16" in line
     # the CPU engine loads float32 (--dtype float32): twice the weights
     f32 = fit_to_host(CPU_ADVICE, CPU_HOST, QWEN_8B, server_args=["--dtype", "float32"], server_env={"VLLM_CPU_KVCACHE_SPACE": "2"})
-    assert "weights 29.8 GiB at 4 B/param, float32" in f32.memory_warnings[0] and "KV cache 2 GiB" in f32.memory_warnings[0]
+    assert "weights 29.8 GiB float32 + KV cache 2 + runtime 3" in f32.memory_warnings[0]
     # free memory smaller than the share: the free figure is what counts
     busy = CPU_HOST.model_copy(update={"cpu": CPU_HOST.cpu.model_copy(update={"ram_available_gib": 6.0})})
     small = ModelProfile(id="HuggingFaceTB/SmolLM2-1.7B", params_b=1.7)

@@ -87,7 +87,7 @@ class AdviceScreen(AppScreen):
         note = self.query_one("#host-note", Static)
         planned_for = getattr(plan, "planned_for", "")
         lines = [f"Planned for {planned_for}, not this machine: x exports it for that machine."] if planned_for else []
-        lines += [getattr(plan, "host_note", "") or ""] + [f"⚠ {w}" for w in getattr(plan, "host_warnings", [])]
+        lines += [f"⚠ {w}" for w in getattr(plan, "host_warnings", [])] + [getattr(plan, "host_note", "") or ""]  # what fails first
         text = "\n".join(line for line in lines if line)
         note.update(textsafe.lines(text))
         note.display = bool(text)

@@ -144,6 +144,8 @@ class SweepScreen(AppScreen):
             state = row.phase_text(now).split(": ")[-1]  # the queue is narrow: a re-run shows as ↻
             if row.phase == "measuring" and row.total:
                 state = f"{row.completed}/{row.total}"
+            elif row.phase == "starting" and row.started_at is not None:
+                state = f"start {max(0, now - row.started_at):.0f}s"  # the queue column is ten cells wide
             elif row.status == ArmStatus.ok and row.throughput:
                 state = f"{row.throughput:.1f} tok/s"
             elif row.status not in (ArmStatus.pending, ArmStatus.running):
