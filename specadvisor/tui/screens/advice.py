@@ -253,7 +253,7 @@ class AdviceScreen(AppScreen):
     def action_capacity(self) -> None:
         """Measure capacity instead: per configuration one launch and a rate sweep to the latency edge."""
         if getattr(self.app.plan, "planned_for", ""):
-            self.notify(f"This plan is for {self.app.plan.planned_for}, not this machine: nothing can be measured here.", severity="warning")
+            self.notify(f"This plan is for {self.app.plan.planned_for}, not this machine: nothing can be measured here.", severity="warning", markup=False)
             return
 
         def answered(text: str | None) -> None:
@@ -281,7 +281,10 @@ class AdviceScreen(AppScreen):
         planned_for = getattr(plan, "planned_for", "")
         if planned_for:
             self.notify(
-                f"This plan is for {planned_for}, not this machine: x exports it to run there; F2 plans for this machine.", severity="warning", timeout=8
+                f"This plan is for {planned_for}, not this machine: x exports it to run there; F2 plans for this machine.",
+                severity="warning",
+                timeout=8,
+                markup=False,
             )
             return
         warnings = plan_warnings(plan)

@@ -8,6 +8,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Footer, Header, Input, Label, Select, Static
 
+from specadvisor import textsafe
 from specadvisor.domain import HardwareProfile, ModelProfile, Workload, WorkloadKind
 from specadvisor.errors import InputError
 from specadvisor.tui.format import hardware_lines, model_lines
@@ -95,7 +96,7 @@ class SetupScreen(AppScreen):
         if gpu:
             lines += ["", f"Advice for {gpu} (planned: nothing runs here; x exports the plan)"]
         self.query_one("#hardware", Static).update("\n".join(lines))
-        self.query_one("#machine").border_title = f"This machine · advising for {gpu}" if gpu else "This machine"
+        self.query_one("#machine").border_title = f"This machine · advising for {textsafe.markup(gpu, 40)}" if gpu else "This machine"
 
     # ------------------------------------------------------------------ model
 
