@@ -43,6 +43,7 @@ async def test_saves_snippet_reports_and_bundle(make_app, db_path, tmp_path):
         await answer(app, pilot, "b", str(tmp_path / "bundle.json"))
     snippet = (tmp_path / "serve.sh").read_text()
     assert snippet.startswith("#!/bin/sh\nvllm serve ") and "ngram" in snippet
+    assert (tmp_path / "serve.sh").stat().st_mode & 0o100, "the saved snippet is executable"
     assert session.model in (tmp_path / "report.md").read_text()
     assert (tmp_path / "report.html").read_text().lstrip().lower().startswith("<!doctype html")
     assert session.id in (tmp_path / "bundle.json").read_text()

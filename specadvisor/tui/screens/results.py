@@ -174,7 +174,8 @@ class ResultsScreen(AppScreen):
     @work(thread=True, group="export", exit_on_error=False)
     def write_snippet(self, path: Path) -> None:
         written = write_atomic(path, "#!/bin/sh\n" + self.command + "\n")
-        self.app.call_from_thread(self.notify, f"Saved {written}")
+        written.chmod(written.stat().st_mode | 0o100)  # a script: `./serve.sh` runs it (yours only, as it was written)
+        self.app.call_from_thread(self.notify, f"Saved {written} (executable)")
 
     @work(thread=True, group="export", exit_on_error=False)
     def write_report(self, path: Path) -> None:
