@@ -91,8 +91,8 @@ def test_sessions(snap_compare, make_app, db_path, size):
     from tui_fakes import FIXED_TIME
 
     with Store.open(db_path) as store:
-        finished_session(store, name="smollm2-code")
-        finished_session(store, name="smollm2-chat", created=FIXED_TIME + timedelta(days=1))
+        finished_session(store, name="smollm2-code", session_id="5e55c0de-0000-4000-8000-000000000001")
+        finished_session(store, name="smollm2-chat", created=FIXED_TIME + timedelta(days=1), session_id="c4a7c4a7-0000-4000-8000-000000000002")
 
     async def run_before(pilot):
         await settle(pilot)
