@@ -67,7 +67,7 @@ def main() -> int:
         await app.workers.wait_for_complete()
         await pilot.pause(0.3)
         save("setup")
-        await pilot.press("ctrl+a")
+        await pilot.press("f5")
         await app.workers.wait_for_complete()
         await pilot.pause(0.3)
         save("advice")

@@ -30,7 +30,7 @@ class LiveSweepView:
         self.session = session
         self.console = console
         self.state = SweepState()
-        self.state.add_arms(session.arms)
+        self.state.add_arms(session.arms, session.settings)
         for result in session.results:  # a resumed sweep shows what it already has
             if result.arm_id in self.state.arms:
                 self.state.apply(ArmFinished(result=result))

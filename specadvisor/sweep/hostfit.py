@@ -1,19 +1,26 @@
-"""Which advised methods this host can actually measure.
+"""Which advised methods this host can actually measure, and whether a launch fits here at all.
 
 A CPU-only host runs vLLM's CPU build: the methods whose registry `platforms` include cpu (model-free
-lookup, a draft model on a small target) work there; the drafter-head methods need a GPU. The advice still lists
-them (a GPU machine can run the exported plan); the plan for *here* leaves them out and says why.
+lookup, a draft model on a small target) work there; the drafter-head methods need a GPU. A method
+that needs a package (suffix decoding: arctic-inference) is left out when the engine's environment
+does not have it. The advice still lists them (a GPU machine can run the exported plan); the plan
+for *here* leaves them out and says why. Memory is checked per arm before Start: a target that
+cannot be loaded on this host warns in the plan panel instead of failing minutes into a launch.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from specadvisor.advisor.sizing import bytes_per_param, plan_memory, weights_gib
 from specadvisor.domain import Advice, Candidate, HardwareProfile, ModelProfile
 from specadvisor.rulebase import registry
 from specadvisor.sweep.arms import method_display_name
 
 SMALL_MODEL_B = 2.0  # a draft model on a CPU only pays, and only finishes, on a small target
+CPU_RUNTIME_GIB = 3.0  # the API server, engine core and torch runtime of one CPU `vllm serve`
+CPU_DEFAULT_KV_GIB = 4.0  # what vLLM's CPU backend is assumed to claim when VLLM_CPU_KVCACHE_SPACE is unset
+CPU_USABLE_SHARE = 0.8  # leave a fifth of the RAM to the OS, the page cache and the load generator
 
 
 def _fallback() -> Candidate:
@@ -35,33 +42,156 @@ class HostFit:
     measurable: list[Candidate]
     left_out: list[tuple[Candidate, str]] = field(default_factory=list)  # (candidate, why not here)
     added_fallback: bool = False
+    missing_packages: dict[str, list[str]] = field(default_factory=dict)  # method id -> packages the engine lacks
+    packages_checked: bool = True  # False: the engine's environment could not be read from here
+    memory_warnings: list[str] = field(default_factory=list)  # arms that will not fit this host's memory
 
     def note(self) -> str:
         """One or two sentences for the plan: what cannot be measured here and what the plan does instead."""
-        if not self.cpu_only:
-            return ""
-        if not self.left_out:
-            return "CPU-only host: the plan measures only what the CPU build of vLLM serves; x exports a plan for a GPU machine."
-        names = ", ".join(dict.fromkeys(method_display_name(c.id) for c, _ in self.left_out))
-        can = ", ".join(dict.fromkeys(method_display_name(c.id) for c in self.measurable)) or "no speculative method"
-        extra = " (n-gram added: model-free, it runs here)" if self.added_fallback else ""
-        return f"CPU-only host: {names} need a GPU and cannot be measured here. This plan measures {can}{extra}; export the full plan for a GPU machine (x)."
+        parts = []
+        gpu_only = [c for c, why in self.left_out if c.id not in self.missing_packages]
+        if self.cpu_only:
+            if not gpu_only and not self.missing_packages:
+                parts.append("CPU-only host: the plan measures only what the CPU build of vLLM serves; x exports a plan for a GPU machine.")
+            elif gpu_only:
+                names = ", ".join(dict.fromkeys(method_display_name(c.id) for c in gpu_only))
+                can = ", ".join(dict.fromkeys(method_display_name(c.id) for c in self.measurable)) or "no speculative method"
+                extra = " (n-gram added: model-free, it runs here)" if self.added_fallback else ""
+                parts.append(
+                    f"CPU-only host: {names} need a GPU and cannot be measured here. This plan measures {can}{extra}; export the full plan for a GPU machine (x)."
+                )
+        for method, packages in self.missing_packages.items():
+            names = " ".join(packages)
+            parts.append(
+                f"{method_display_name(method)} left out: {names} is not installed in the engine's environment (pip install {names} there to measure it)."
+            )
+        return " ".join(parts)
 
 
-def fit_to_host(advice: Advice, hardware: HardwareProfile, model: ModelProfile | None) -> HostFit:
-    if not cpu_only(hardware):
-        return HostFit(cpu_only=False, measurable=list(advice.candidates))
-    fit = HostFit(cpu_only=True, measurable=[])
+def _spec(cand: Candidate):
+    return registry.get(cand.id) or registry.by_vllm_name(cand.method, cand.parallel_drafting)
+
+
+def fit_to_host(
+    advice: Advice,
+    hardware: HardwareProfile,
+    model: ModelProfile | None,
+    *,
+    installed: frozenset[str] | None = None,
+    server_args: list[str] | None = None,
+    server_env: dict[str, str] | None = None,
+    output_len: int = 256,
+    concurrency: int = 1,
+) -> HostFit:
+    """The candidates measurable here. `installed` is the engine environment's distributions
+    (specadvisor.engine.extras; None: not known, nothing is dropped for a package)."""
+    fit = HostFit(cpu_only=cpu_only(hardware), measurable=[], packages_checked=installed is not None or hardware.hypothetical)
     size = model.params_b if model else None
     for cand in advice.candidates:
-        spec = registry.get(cand.id) or registry.by_vllm_name(cand.method, cand.parallel_drafting)
-        if spec is None or not registry.runs_on(spec, "cpu") or cand.parallel_drafting:
+        spec = _spec(cand)
+        missing = [p for p in (spec.requires_packages if spec else []) if installed is not None and _normal(p) not in installed]
+        if fit.cpu_only and (spec is None or not registry.runs_on(spec, "cpu") or cand.parallel_drafting):
             fit.left_out.append((cand, "needs a GPU"))
-        elif spec.needs_drafter and size is not None and size > SMALL_MODEL_B:
+        elif fit.cpu_only and spec is not None and spec.needs_drafter and size is not None and size > SMALL_MODEL_B:
             fit.left_out.append((cand, f"a draft model on a {size:g}B target is impractical on a CPU"))
+        elif missing and not hardware.hypothetical:
+            fit.missing_packages[cand.id] = missing
+            fit.left_out.append((cand, f"needs {', '.join(missing)} in the engine's environment"))
         else:
             fit.measurable.append(cand)
-    if not any(registry.drafts_from_prompt(c.method) for c in fit.measurable):
+    if fit.cpu_only and not any(registry.drafts_from_prompt(c.method) for c in fit.measurable):
         fit.measurable.append(_fallback())
         fit.added_fallback = True
+    if model is not None:
+        fit.memory_warnings = memory_warnings(model, hardware, fit.measurable, server_args or [], server_env or {}, output_len, concurrency)
     return fit
+
+
+def _normal(name: str) -> str:
+    from specadvisor.engine.extras import normalize
+
+    return normalize(name)
+
+
+# ---------------------------------------------------------------------- memory, per arm
+
+
+def _dtype_from_args(server_args: list[str]) -> str | None:
+    for i, arg in enumerate(server_args):
+        if arg.startswith("--dtype="):
+            return arg.split("=", 1)[1]
+        if arg == "--dtype" and i + 1 < len(server_args):
+            return server_args[i + 1]
+    return None
+
+
+def _drafter_share(cand: Candidate | None) -> float:
+    spec = _spec(cand) if cand is not None else None
+    return float(spec.drafter_share) if spec is not None and spec.needs_drafter else 0.0
+
+
+def memory_warnings(
+    model: ModelProfile,
+    hardware: HardwareProfile,
+    candidates: list[Candidate],
+    server_args: list[str],
+    server_env: dict[str, str],
+    output_len: int = 256,
+    concurrency: int = 1,
+) -> list[str]:
+    """One line per arm kind (the baseline and each method) that would not fit: the target's weights
+    at the dtype the server loads (`--dtype` wins over the checkpoint's), its drafter, the KV cache
+    and the runtime, against what the host can give. [] when everything fits or the size is unknown."""
+    dtype = _dtype_from_args(server_args)
+    loaded = model.model_copy(update={"dtype": dtype, "quantization": None if dtype else model.quantization}) if dtype and dtype != "auto" else model
+    weights = weights_gib(loaded)
+    if weights is None:
+        return []
+    kinds: list[tuple[str, float]] = [("baseline", 0.0)]
+    for cand in candidates:
+        kinds.append((method_display_name(cand.id), _drafter_share(cand)))
+    if cpu_only(hardware):
+        return _cpu_memory(model, loaded, weights, hardware, kinds, server_env)
+    lines = []
+    for name, share in kinds:
+        plan = plan_memory(loaded, hardware, output_len=output_len, concurrency=concurrency, drafter_share=share or 0.0)
+        if plan.fits is False:
+            lines.append(f"{name}: {plan.warnings[0] if plan.warnings else 'does not fit the GPU memory'}")
+    return _merge_same(lines)
+
+
+def _cpu_memory(model, loaded, weights, hardware, kinds, server_env) -> list[str]:
+    cpu = hardware.cpu
+    if not cpu.ram_total_gib:
+        return []
+    limit = cpu.ram_total_gib * CPU_USABLE_SHARE
+    how = f"{CPU_USABLE_SHARE:.0%} of {cpu.ram_total_gib:.1f} GiB RAM"
+    if cpu.ram_available_gib is not None and cpu.ram_available_gib < limit:
+        limit, how = cpu.ram_available_gib, f"{cpu.ram_available_gib:.1f} GiB free now of {cpu.ram_total_gib:.1f} GiB RAM"
+    try:
+        kv = float(server_env.get("VLLM_CPU_KVCACHE_SPACE", CPU_DEFAULT_KV_GIB))
+    except ValueError:
+        kv = CPU_DEFAULT_KV_GIB
+    fmt = loaded.dtype or f"{bytes_per_param(loaded):g} B/param"
+    needs: dict[float, list[str]] = {}
+    for name, share in kinds:
+        need = weights * (1 + share) + kv + CPU_RUNTIME_GIB
+        if need > limit:
+            needs.setdefault(round(need, 1), []).append(name)
+    lines = []
+    for need, names in needs.items():
+        lines.append(
+            f"{', '.join(dict.fromkeys(names))}: about {need:.1f} GiB per server (weights {weights:.1f} GiB {fmt} + KV cache {kv:g} "
+            f"+ runtime {CPU_RUNTIME_GIB:g}) > {limit:.1f} GiB this host can give ({how}): likely out of memory; "
+            "use a smaller or quantized model, or x for a GPU machine's plan."
+        )
+    return lines
+
+
+def _merge_same(lines: list[str]) -> list[str]:
+    """Arms that fail for the same reason read as one line ("baseline, n-gram: ...")."""
+    by_reason: dict[str, list[str]] = {}
+    for line in lines:
+        name, _, reason = line.partition(": ")
+        by_reason.setdefault(reason, []).append(name)
+    return [f"{', '.join(names)}: {reason}" for reason, names in by_reason.items()]

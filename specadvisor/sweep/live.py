@@ -8,7 +8,9 @@ requests a sweep sends (the log is a ring buffer; Progress events only overwrite
 
 from __future__ import annotations
 
+import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from specadvisor.charts import ThroughputPoint
@@ -29,10 +31,11 @@ from specadvisor.domain import (
     ServerReady,
     ServerStarting,
     SweepFinished,
+    SweepSettings,
     WarmupStarted,
 )
 from specadvisor.figures import Acceptance, acceptance
-from specadvisor.sweep.arms import arm_label
+from specadvisor.sweep.arms import arm_label, server_key
 
 LOG_LINES_KEPT = 2000
 HISTORY_KEPT = 120  # throughput readings per arm for its sparkline (about two minutes at one a second)
@@ -63,6 +66,22 @@ class ArmRow:
     history: deque[float] = field(default_factory=lambda: deque(maxlen=HISTORY_KEPT))  # tok/s over time
     latency: dict[str, float | None] = field(default_factory=dict)  # ttft_p50_ms, ttft_p99_ms, tpot_p50_ms, tpot_p99_ms
     live_acceptance: Acceptance | None = None  # per position with Wilson intervals, from the arm's last scrape
+    runs_done: int = 0  # measurements finished (trials, the bracket re-run): each is a share of the bar
+    runs_expected: int = 1  # trials, plus one for a baseline the sweep re-measures at the end
+    started_at: float | None = None  # clock reading when this launch's server started (elapsed while starting)
+    last_line: str = ""  # the server log's last line: what a long start-up is doing
+    rerun: str = ""  # "bracket re-run" or "trial 2" while this arm is measured again
+
+    def phase_text(self, now: float | None = None) -> str:
+        """The phase as the user reads it: `starting 42 s`, `warmup`, `measuring 3/8`, with a re-run named."""
+        text = self.phase
+        if self.phase == "starting" and self.started_at is not None and now is not None:
+            text = f"starting {max(0, now - self.started_at):.0f} s"
+        elif self.phase == "measuring" and self.total:
+            text = f"measuring {self.completed}/{self.total}"
+        if self.rerun and self.phase in LIVE_PHASES:
+            text = f"{self.rerun}: {text}"
+        return text
 
     def load_text(self) -> str:
         """The load check: live "3/4 in flight" while measuring, then the achieved/asked figure."""
@@ -89,6 +108,7 @@ class SweepState:
     events_seen: int = 0
     log_count: int = 0  # lines ever logged; with the ring buffer, tells a view which lines are new
     downloads: dict[str, DownloadProgress] = field(default_factory=dict)  # pre-download, per checkpoint
+    clock: Callable[[], float] = time.monotonic  # elapsed start-up time is read against it (tests pass their own)
 
     def new_log_lines(self, already_shown: int) -> list[tuple[str, str]]:
         """Lines logged since a view showed `already_shown` of them (those still in the buffer)."""
@@ -99,9 +119,16 @@ class SweepState:
         self.log.append((arm_id, line))
         self.log_count += 1
 
-    def add_arms(self, arms: list[Arm]) -> None:
+    def add_arms(self, arms: list[Arm], settings: SweepSettings | None = None) -> None:
+        """Rows for the plan's arms; with the settings, each arm's share of the bar counts its trials
+        and the baseline's end-of-sweep bracket re-run (the scheduler's rule: a baseline and another configuration)."""
         for arm in arms:
             self.arms.setdefault(arm.id, ArmRow(arm=arm))
+        if settings is None:
+            return
+        bracket = settings.bracket and any(a.is_baseline for a in arms) and len({server_key(a) for a in arms}) > 1
+        for arm in arms:
+            self.arms[arm.id].runs_expected = max(1, settings.trials) + (1 if bracket and arm.is_baseline else 0)
 
     def apply(self, event) -> set[str]:
         """Fold one SweepEvent in; the returned names ("queue", "progress", "chart", "log",
@@ -113,6 +140,11 @@ class SweepState:
         if isinstance(event, ServerStarting):
             row = self._row(event.arm_id)
             row.status, row.phase = ArmStatus.running, "starting"
+            row.started_at, row.last_line, row.completed, row.total = self.clock(), "", 0, 0  # the counters were the last run's
+            for member in self._server_group(row):
+                if member.runs_done:
+                    last = member.runs_done >= member.runs_expected - 1 and member.arm.is_baseline and member.runs_expected > 1
+                    member.rerun = "bracket re-run" if last else f"trial {member.runs_done + 1}"
             self.current = event.arm_id
             if not row.arm.is_baseline:  # a baseline (or its bracket re-run) drafts nothing: keep what was measured
                 self.rates, self.mean_acceptance_length, self.rates_arm = [], None, event.arm_id
@@ -120,7 +152,9 @@ class SweepState:
             return {"queue", "progress", "chart", "log"}
         if isinstance(event, ServerLog):
             self._log(event.arm_id, event.line)
-            return {"log"}
+            if event.arm_id in self.arms:
+                self.arms[event.arm_id].last_line = event.line
+            return {"log", "progress"}
         if isinstance(event, ServerReady):
             self._row(event.arm_id).phase = "ready"
             self._log(event.arm_id, f"server ready in {event.startup_s:.0f} s")
@@ -166,14 +200,17 @@ class SweepState:
     # ------------------------------------------------------------------ queries the screen renders
 
     def progress_fraction(self) -> float:
-        """Share of arms done, counting the current arm's completed requests."""
+        """Share of the sweep's measurements done (each arm's trials and the baseline's bracket re-run
+        count), with the requests finished in the arms measuring now. It reads 100% only once the
+        sweep has finished: a re-run or a skipped arm is never shown as the end."""
+        if self.finished:
+            return 1.0
         if not self.arms:
             return 0.0
-        done = sum(1 for r in self.arms.values() if r.phase in ("done", "failed"))
-        row = self.arms.get(self.current) if self.current else None
-        in_flight = row is not None and row.total and row.phase not in ("done", "failed")
-        partial = (row.completed / row.total) if in_flight else 0.0
-        return min(1.0, (done + partial) / len(self.arms))
+        expected = sum(max(r.runs_expected, r.runs_done) for r in self.arms.values())
+        done = sum(r.runs_done for r in self.arms.values())
+        partial = sum(r.completed / r.total for r in self.arms.values() if r.phase == "measuring" and r.total)
+        return min(0.99, (done + partial) / expected)
 
     def running(self) -> list[ArmRow]:
         """Arms whose server is up or coming up, in plan order (one, or several in a parallel sweep)."""
@@ -252,8 +289,25 @@ class SweepState:
             self.mean_acceptance_length = row.result.mean_acceptance_length
             self.rates_arm = row.arm.id
 
+    def recommended_text(self) -> str:
+        """`recommended: n-gram N=2` with the arm's one label (not its id), or the no-speculation verdict."""
+        rec = self.recommendation
+        if rec is None:
+            return ""
+        if not rec.arm_id:  # do not speculate, or undecided: the verdict's own headline (sweep.decision)
+            return rec.headline or "no speculation"
+        row = self.arms.get(rec.arm_id)
+        return "recommended: " + (arm_label(row.arm) if row else rec.arm_id)
+
+    def _server_group(self, row: ArmRow) -> list[ArmRow]:
+        """The rows one launch measures (arms differing only in client concurrency share a server)."""
+        key = server_key(row.arm)
+        return [r for r in self.arms.values() if server_key(r.arm) == key]
+
     def _finish(self, result: ArmResult) -> set[str]:
         row = self._row(result.arm_id)
+        row.runs_done += 1
+        row.rerun = ""
         row.result = result
         row.status = result.status
         row.phase = "failed" if result.status == ArmStatus.failed else "done"

@@ -33,6 +33,8 @@ class SweepPlan(BaseModel):
     budget_s: float | None = None  # the time the user is willing to spend; sized the default plan
     left_out: list[str] = []  # arms the budget left out ("n-gram N=2"), for the user to add back
     host_note: str = ""  # what this host cannot measure and what the plan does instead (CPU-only hosts)
+    host_warnings: list[str] = []  # what will not fit on this host (memory per arm): Start asks to confirm
+    planned_for: str = ""  # a named GPU ("H100x8") this plan is for instead of this machine: not run here
 
     # ------------------------------------------------------------------ views
 
@@ -63,6 +65,19 @@ class SweepPlan(BaseModel):
             streams = max(1, min(arm.concurrency, s.num_prompts))
             total += requests * s.output_len / (self.tokens_per_s_estimate * streams)
         return total
+
+    def over_budget_s(self) -> float | None:
+        """Seconds the estimate passes the budget by (the baseline and each start N are kept however
+        small the budget); None within the budget or without one."""
+        if self.budget_s is None:
+            return None
+        over = self.estimate_seconds() - self.budget_s
+        return over if over > 0 else None
+
+    def refresh_left_out(self) -> None:
+        """Drop from `left_out` what has been added back (by `+`), so the panel lists only what is missing."""
+        planned = {arm_label(a, with_concurrency=False) for a in self.session.arms}
+        self.left_out = [label for label in self.left_out if label not in planned]
 
     def _bracketed(self) -> bool:
         return self.settings.bracket and self.configurations() > 1 and any(a.is_baseline for a in self.session.arms)
@@ -95,6 +110,8 @@ class SweepPlan(BaseModel):
                 arm.id = f"{arm.id}-{hashlib.sha1(family_key(arm).encode()).hexdigest()[:6]}"
             self.session.arms.append(arm)
             added.append(arm)
+        if added and self.left_out:
+            self.refresh_left_out()
         return added
 
     def remove_arm(self, arm_id_: str) -> None:
@@ -178,11 +195,14 @@ def plan_from_advice(
 ) -> SweepPlan:
     """The advisor's candidates (or the given subset, e.g. what a CPU host can run) over their N grids.
 
-    Arms are chosen round-robin by candidate score, each candidate's largest N first (the predictor
-    needs it), until `max_arms` or the estimate would pass `budget_s`; the baseline and each
-    candidate's first arm are always kept. The plan then lists them grouped by candidate, in the
-    order they run: the baseline, then each candidate by score, largest N first. A configuration two
-    candidates share is planned once."""
+    Arms are chosen round-robin by candidate score, until `max_arms` or the estimate would pass
+    `budget_s`. Within a candidate the order is the N its advice starts from (the N the emitted
+    config says, so the recommended start is always measured), then the ends of its grid (largest,
+    which the predictor needs, then smallest), then the N nearest the start. The baseline and each
+    candidate's start N are always kept, so a tiny budget can still be exceeded: `over_budget_s`
+    says by how much. The plan then lists them grouped by candidate, in the order they run: the
+    baseline, then each candidate by score, largest N first. A configuration two candidates share
+    is planned once."""
     plan = SweepPlan(session=_new_session(model, settings, None), budget_s=budget_s)
     if costs is not None:
         plan.startup_estimate_s, plan.tokens_per_s_estimate, plan.estimate_source = costs.startup_s, costs.tokens_per_s, costs.source
@@ -190,13 +210,18 @@ def plan_from_advice(
     plan.session.vllm_version = advice.vllm_version
     plan.add_arm(None)
     ranked = sorted(advice.candidates if candidates is None else candidates, key=lambda c: -c.score)
-    families: dict[str, tuple[str, dict, set[int]]] = {}  # candidates with one configuration family are one group
+    families: dict[str, tuple[str, dict, set[int], list[int]]] = {}  # candidates with one configuration family are one group
     for cand in ranked:
         method, extra = candidate_config(cand)
-        families.setdefault(candidate_family(cand), (method, extra, set()))[2].update(cand.n_grid)
+        family = families.setdefault(candidate_family(cand), (method, extra, set(), []))
+        family[2].update(cand.n_grid)
+        start = start_n(cand)
+        if start is not None:
+            family[2].add(start)
+            family[3].append(start)
         if cand.drafter and plan.session.drafter is None:
             plan.session.drafter = cand.drafter
-    queues = [[(method, n, extra) for n in sorted(ns, reverse=True)] for method, extra, ns in families.values()]
+    queues = [[(method, n, extra) for n in trim_order(ns, starts)] for method, extra, ns, starts in families.values()]
     chosen: list[list[tuple[str, int, dict]]] = [[] for _ in queues]
     trial = SweepPlan(session=plan.session.model_copy(deep=True), startup_estimate_s=plan.startup_estimate_s, tokens_per_s_estimate=plan.tokens_per_s_estimate)
     slots = None if max_arms is None else max(0, max_arms - 1)
@@ -222,9 +247,27 @@ def plan_from_advice(
             else:
                 plan.left_out.append(arm_label(template))
     for picks in chosen:  # grouped by candidate, largest N first: the order the runner follows
-        for method, n, extra in picks:
+        for method, n, extra in sorted(picks, key=lambda pick: -pick[1]):
             plan.add_arm(method, n, extra)
     return plan
+
+
+def start_n(cand: Candidate) -> int | None:
+    """The N the advice emits for a candidate (its config's num_speculative_tokens)."""
+    n = cand.speculative_config.get("num_speculative_tokens")
+    return n if isinstance(n, int) and n >= 1 else None
+
+
+def trim_order(ns: set[int], starts: list[int]) -> list[int]:
+    """The order a budget keeps N values in: the advised start N(s), the largest and smallest N, then
+    the rest nearest the first start (larger first on a tie). Trimming cuts from the end of it."""
+    grid = sorted(ns)
+    if not grid:
+        return []
+    anchor = starts[0] if starts else grid[-1]
+    head = list(dict.fromkeys([*starts, grid[-1], grid[0]]))
+    rest = sorted((n for n in grid if n not in head), key=lambda n: (abs(n - anchor), -n))
+    return head + rest
 
 
 def candidate_config(cand: Candidate) -> tuple[str, dict[str, Any]]:

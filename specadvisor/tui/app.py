@@ -73,6 +73,8 @@ class SpecAdvisorApp(App[int]):
         self.workload = workload or Workload()
         self.budget_s: float | None = None  # the Setup form's time budget: sizes the default plan
         self.budget_text: str | None = None
+        self.target_gpu: str | None = None  # Setup's "Plan for GPU" (H100x8): advice, plan and export for it
+        self.planned_hardware: HardwareProfile | None = None  # that GPU's hypothetical profile, once advised
         self.advice: Advice | None = None
         self.plan: PlanLike | None = None
         self.session: Session | None = None
@@ -154,6 +156,18 @@ class SpecAdvisorApp(App[int]):
         yield SystemCommand("Help", "Keys and how the advisor works", self.action_help)
         yield SystemCommand("Setup", "Hardware, model and workload", self.action_go_setup)
         yield SystemCommand("Sessions", "Browse, compare, import and export saved sessions", self.action_sessions)
+        yield from screen_commands(self, screen)
+
+    def deliver_screenshot(self, filename: str | None = None, path: str | None = None, time_format: str | None = None) -> str | None:
+        """Screenshots go to a folder that exists (the data folder's `screenshots`), not ~/Downloads,
+        which a server or a fresh account may lack; the toast names the file."""
+        if path is None:
+            from specadvisor.settings import paths
+
+            folder = paths().data / "screenshots"
+            folder.mkdir(parents=True, exist_ok=True)
+            path = str(folder)
+        return super().deliver_screenshot(filename, path, time_format)
 
     # ------------------------------------------------------------------ the sweep
 
@@ -166,7 +180,7 @@ class SpecAdvisorApp(App[int]):
             return
         self.session = session
         self.sweep_state = SweepState()
-        self.sweep_state.add_arms(session.arms)
+        self.sweep_state.add_arms(session.arms, session.settings)
         for result in session.results:  # a resumed session: finished arms show as done
             self.sweep_state.apply(ArmFinished(result=result))
         self.runner = runner
@@ -230,6 +244,23 @@ class SpecAdvisorApp(App[int]):
                 runner.cancel()
         self.workers.cancel_group(self, "sweep")
         self.services.stop_servers()
+
+
+def screen_commands(app: App, screen: Screen) -> Iterable[SystemCommand]:
+    """Every described key of the screen as a palette command ("Advise", "Start sweep", "Import"...),
+    so the palette finds what the footer offers, with the key shown beside it."""
+    seen: set[str] = set()
+    for item in getattr(type(screen), "BINDINGS", []):
+        binding = item if isinstance(item, Binding) else Binding(*item)
+        if not binding.description or binding.action in seen or binding.action.startswith("app."):
+            continue
+        seen.add(binding.action)
+        key = app.get_key_display(Binding(binding.key.split(",")[0].strip(), binding.action))
+
+        async def run(action: str = binding.action) -> None:
+            await screen.run_action(action)
+
+        yield SystemCommand(binding.description, f"{key} · this screen", run)
 
 
 def create_app(services: Services | None = None, *, db_path: Path | None = None, **kwargs) -> SpecAdvisorApp:

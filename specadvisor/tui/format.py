@@ -146,34 +146,66 @@ def result_row(label: str, res: ArmResult | None, speedup: Speedup | None) -> li
     return [label, res.status.value, tps, speed, al, rate, ttft, tpot, load]
 
 
-def summary_cells(summary: Any) -> list[str]:
-    """A row of the sessions table from a store summary (or a full Session)."""
+# Sessions table columns: (name, width it needs), in the order they are shown; SESSION_PRIORITY says
+# which a narrow terminal keeps (toasts name sessions by id, so the id always stays).
+SESSION_COLUMNS = (
+    ("id", 8), ("name", 22), ("model", 36), ("workload", 8), ("status", 11), ("arms", 4), ("best", 6), ("created (UTC)", 16),
+)  # fmt: skip
+SESSION_PRIORITY = ("id", "status", "best", "arms", "name", "model", "created (UTC)", "workload")
+CELL_PADDING = 2
+
+
+def session_columns(width: int) -> list[str]:
+    """The sessions columns that fit `width` cells, most useful first, shown in table order."""
+    widths = dict(SESSION_COLUMNS)
+    room = width - 4 - (1 + CELL_PADDING)  # borders and the mark column
+    kept: set[str] = set()
+    for name in SESSION_PRIORITY:
+        need = max(widths[name], len(name)) + CELL_PADDING
+        if need <= room or not kept:
+            kept.add(name)
+            room -= need
+    return [name for name, _ in SESSION_COLUMNS if name in kept]
+
+
+def summary_cells(summary: Any) -> dict[str, str]:
+    """A row of the sessions table from a store summary (or a full Session), by column name; the
+    free-text columns are cut to their width so one long model path cannot push the rest off screen."""
     created = getattr(summary, "created_at", None)
     created_text = created.strftime("%Y-%m-%d %H:%M") if created else "-"
     best = getattr(summary, "best_speedup", None)
     arms = getattr(summary, "arms", 0)
     if isinstance(arms, list):
         arms = len(arms)
-    return [
-        str(getattr(summary, "name", "") or getattr(summary, "id", "")[:8]),
-        str(getattr(summary, "model", "")),
-        str(getattr(getattr(summary, "workload", ""), "value", getattr(summary, "workload", ""))),
-        str(getattr(summary, "status", "")),
-        str(arms),
-        f"{best:.2f}x" if isinstance(best, (int, float)) else "-",
-        created_text,
-    ]
+    widths = dict(SESSION_COLUMNS)
+
+    def cut(text: str, width: int) -> str:
+        return text if len(text) <= width else text[: width - 1] + "…"
+
+    def cut_left(text: str, width: int) -> str:  # a model path's end names it; its start is a folder
+        return text if len(text) <= width else "…" + text[-(width - 1) :]
+
+    sid = str(getattr(summary, "id", ""))
+    return {
+        "id": sid[:8],
+        "name": cut(str(getattr(summary, "name", "") or sid[:8]), widths["name"]),
+        "model": cut_left(str(getattr(summary, "model", "")), widths["model"]),
+        "workload": str(getattr(getattr(summary, "workload", ""), "value", getattr(summary, "workload", ""))),
+        "status": str(getattr(summary, "status", "")),
+        "arms": str(arms),
+        "best": f"{best:.2f}x" if isinstance(best, (int, float)) else "-",
+        "created (UTC)": created_text,
+    }
 
 
-def live_arm_lines(row: Any, width: int = 60) -> list[str]:
+def live_arm_lines(row: Any, width: int = 60, now: float | None = None) -> list[str]:
     """What one running arm shows in the live view: phase and throughput with its sparkline, latency
     percentiles so far, acceptance per position with its 95% interval, GPU readings when recorded."""
     from specadvisor.charts import sparkline
     from specadvisor.sweep.arms import arm_label
 
-    head = f"{arm_label(row.arm)} · {row.phase}"
-    if row.total:
-        head += f" {row.completed}/{row.total}"
+    phase = row.phase_text(now) if hasattr(row, "phase_text") else row.phase
+    head = f"{arm_label(row.arm)} · {phase}"
     if row.throughput:
         head += f" · {row.throughput:.1f} tok/s"
     lines = [head]
@@ -234,3 +266,41 @@ def verdict_headline(rec: Any, arm_label: str | None, speedup: str = "") -> str:
     if decision == "undecided":
         return "Undecided: " + rec.verdict.removeprefix("undecided ")
     return rec.headline
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """`1 arm`, `3 arms`, `1 launch`, `2 launches`."""
+    return f"{count} {word if count == 1 else many or word + 's'}"
+
+
+def plan_estimate_lines(plan: Any) -> list[str]:
+    """The plan panel's summary: arms and launches, the time estimate against the budget (and by how
+    much it is over), where the figures come from, what the budget left out."""
+    s = plan.session.settings
+    arms = len(plan.session.arms)
+    launches = plan.launches() if hasattr(plan, "launches") else arms
+    budget = getattr(plan, "budget_s", None)
+    lines = [
+        f"{plural(arms, 'arm')} · {plural(launches, 'launch', 'launches')} · {s.num_prompts} req × {s.output_len} tok"
+        + (f" · {s.parallel_choice} at once" if s.parallel_choice != "auto" else ""),
+        f"about {rough_duration(plan.estimate_seconds())}" + (f" (budget {rough_duration(budget)})" if budget else ""),
+    ]
+    over = plan.over_budget_s() if hasattr(plan, "over_budget_s") else None
+    if over:
+        lines.append(f"⚠ over the budget by {rough_duration(over)}: b raises the budget, d removes arms")
+    left_out = getattr(plan, "left_out", [])
+    if left_out:
+        lines.append("left out for time: " + ", ".join(left_out) + " (a adds N)")
+    source = getattr(plan, "estimate_source", "")
+    if source:  # last: the first line a short panel hides
+        lines.append(f"from {source}")
+    return lines
+
+
+def plan_warnings(plan: Any) -> list[str]:
+    """What Start must ask about: arms that will not fit this host, an estimate over the budget."""
+    warnings = [f"memory: {w}" for w in getattr(plan, "host_warnings", [])]
+    over = plan.over_budget_s() if hasattr(plan, "over_budget_s") else None
+    if over:
+        warnings.append(f"time: about {rough_duration(plan.estimate_seconds())}, over the budget of {rough_duration(plan.budget_s)} by {rough_duration(over)}")
+    return warnings

@@ -76,7 +76,7 @@ class Services:
     report_markdown: Callable[[Session], str]
     report_html: Callable[[Session], str]
     export_bundle: Callable[[Session, Path], Path]
-    import_bundle: Callable[[SessionStore, Path], Session]
+    import_bundle: Callable[[SessionStore, Path], tuple[Session, bool]]  # (session, added: False when already stored)
     hypothetical: Callable[[str], HardwareProfile] | None = None  # "H100x8": a machine planned for, not this one
 
 
@@ -87,6 +87,18 @@ def cpu_engine_for(hardware: HardwareProfile):
     from specadvisor.engine.cpu import find_cpu_engine
 
     return find_cpu_engine()
+
+
+def measured_here(db_path: Path | None, model: ModelProfile, hardware: HardwareProfile) -> list[Session]:
+    """Sessions measured on this machine for this model, newest first: local evidence outweighs
+    published numbers. An imported bundle was measured elsewhere, whatever its fingerprint says,
+    so the advice after a sweep quotes the user's own result, not a teammate's."""
+    from specadvisor.settings import paths
+    from specadvisor.store import Store
+    from specadvisor.trust import is_imported
+
+    with Store.open(db_path or paths().database) as store:
+        return [s for s in store.find_sessions(model=model.id, hardware_fingerprint=hardware.fingerprint()) if not is_imported(s)]
 
 
 def default_services(db_path: Path | None = None, runner_kwargs: dict[str, Any] | None = None) -> Services:
@@ -109,12 +121,7 @@ def default_services(db_path: Path | None = None, runner_kwargs: dict[str, Any] 
         return _advise(hardware, model, workload, vllm_version=hardware.engine.version, local_sessions=local_sessions(model, hardware))
 
     def local_sessions(model: ModelProfile, hardware: HardwareProfile) -> list[Session]:
-        """Sessions measured here for this model: local evidence outweighs published numbers."""
-        from specadvisor.settings import paths
-        from specadvisor.store import Store
-
-        with Store.open(db_path or paths().database) as store:
-            return store.find_sessions(model=model.id, hardware_fingerprint=hardware.fingerprint())
+        return measured_here(db_path, model, hardware)
 
     def plan(
         advice: Advice, model: ModelProfile, hardware: HardwareProfile, workload: Workload, budget_s: float | None = None, host_only: bool = True
@@ -122,11 +129,11 @@ def default_services(db_path: Path | None = None, runner_kwargs: dict[str, Any] 
         """The default plan for this host (a CPU-only host measures what it can), sized to the budget
         with costs measured here when the store has them; host_only=False plans for a GPU machine."""
         from specadvisor.domain import SweepSettings
+        from specadvisor.engine.extras import installed_distributions
         from specadvisor.sweep.costs import measured_costs
         from specadvisor.sweep.hostfit import fit_to_host
         from specadvisor.sweep.plan import plan_from_advice
 
-        fit = fit_to_host(advice, hardware, model)
         cpu = cpu_engine_for(hardware) if host_only else None
         settings = SweepSettings(
             prompt_source=workload.prompt_source or "humaneval",
@@ -137,6 +144,12 @@ def default_services(db_path: Path | None = None, runner_kwargs: dict[str, Any] 
             engine_cmd=(list(cpu.engine_cmd) if cpu else list(hardware.engine.command)) if host_only else [],
             server_args=list(cpu.server_args) if cpu else [],
         )
+        fit = fit_to_host(
+            advice, hardware, model,
+            installed=installed_distributions(settings.engine_cmd) if host_only else None,
+            server_args=settings.server_args, server_env=dict(cpu.env) if cpu else {},
+            output_len=workload.output_len, concurrency=max(settings.concurrency),
+        )  # fmt: skip
         try:
             history = local_sessions(model, hardware) if host_only else []
         except Exception:  # noqa: BLE001 - no history is no reason to refuse a plan
@@ -147,6 +160,8 @@ def default_services(db_path: Path | None = None, runner_kwargs: dict[str, Any] 
             candidates=fit.measurable if host_only else None, costs=costs,
         )  # fmt: skip
         plan.host_note = fit.note() if host_only else ""
+        plan.host_warnings = fit.memory_warnings
+        plan.planned_for = hardware.gpu_label if hardware.hypothetical else ""
         session = plan.session
         session.hardware = hardware
         session.hardware_fingerprint = hardware.fingerprint()
@@ -220,11 +235,10 @@ def default_services(db_path: Path | None = None, runner_kwargs: dict[str, Any] 
 
         return _export(session, path) or path
 
-    def import_bundle(store: SessionStore, path: Path) -> Session:
+    def import_bundle(store: SessionStore, path: Path) -> tuple[Session, bool]:
         from specadvisor.store.bundle import import_bundle as _import
 
-        session, _added = _import(store, path)
-        return session
+        return _import(store, path)
 
     def hypothetical(spec: str) -> HardwareProfile:
         from specadvisor.hardware import hypothetical as _hypothetical

@@ -26,6 +26,11 @@ class Field:
     label: str  # what the user reads next to it; errors name it
     default: str  # what empty means, shown as the placeholder
     parse: Callable[[str, str, str], Any]  # (text, label, default text) -> value; InputError when bad
+    placeholder: str = ""  # shown when empty and there is no default
+
+    @property
+    def shown_placeholder(self) -> str:
+        return f"{self.default} (default)" if self.default else self.placeholder
 
 
 def _count(text: str, label: str, default: str) -> int:
@@ -54,8 +59,27 @@ def _prompt_file(text: str, label: str, default: str) -> str | None:
     return str(path)
 
 
+THIS_MACHINE = ("", "this machine", "this", "here", "local")
+
+
+def _gpu(text: str, label: str, default: str) -> str | None:
+    """A GPU to plan for (NAME[xCOUNT] from the GPU catalog, as `--gpu` in the CLI); None: this machine."""
+    text = text.strip()
+    if text.lower() in THIS_MACHINE:
+        return None
+    from specadvisor.hardware.planning import hypothetical_profile
+
+    try:
+        hypothetical_profile(text)
+    except InputError as err:
+        message = err.message.replace("in --gpu", "in").replace("--gpu ", f"{label} ")
+        raise InputError(f"{message}; {err.hint}" if err.hint else message, hint="clear the field to advise for this machine") from err
+    return text
+
+
 FIELDS: tuple[Field, ...] = (
-    Field("prompt_file", "Prompt file", "", _prompt_file),
+    Field("gpu", "Plan for GPU", "", _gpu, "this machine (or a GPU to plan for, e.g. H100x8)"),
+    Field("prompt_file", "Prompt file", "", _prompt_file, "optional: your own prompts"),
     Field("concurrency", "Concurrency", "1", _levels),
     Field("output_len", "Output tokens", "256", _count),
     Field("temperature", "Temperature", "0", _temperature),
@@ -79,6 +103,7 @@ def field_error(field_id: str, text: str) -> str | None:
 class FormValues:
     workload: Workload
     budget_s: float | None
+    gpu: str | None = None  # plan for this named GPU (hypothetical) instead of this machine
 
 
 def parse_form(kind: str, source: str, texts: dict[str, str]) -> tuple[FormValues | None, dict[str, str]]:
@@ -104,14 +129,15 @@ def parse_form(kind: str, source: str, texts: dict[str, str]) -> tuple[FormValue
         temperature=values["temperature"],
         num_prompts=values["num_prompts"],
     )
-    return FormValues(workload=workload, budget_s=values["budget"]), {}
+    return FormValues(workload=workload, budget_s=values["budget"], gpu=values["gpu"]), {}
 
 
-def initial_texts(workload: Workload, budget: str = DEFAULT_BUDGET) -> dict[str, str]:
+def initial_texts(workload: Workload, budget: str = DEFAULT_BUDGET, gpu: str | None = None) -> dict[str, str]:
     """What the fields show on opening: the current values, as real text (not placeholders)."""
     levels = workload.concurrency_levels or [workload.concurrency]
     builtin = workload.prompt_source is None or workload.prompt_source in BUILTIN_SOURCES
     return {
+        "gpu": gpu or "",
         "prompt_file": "" if builtin else str(workload.prompt_source),
         "concurrency": ",".join(str(c) for c in levels),
         "output_len": str(workload.output_len),

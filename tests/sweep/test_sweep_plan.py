@@ -49,7 +49,7 @@ def test_estimate_counts_startup_per_launch_and_tokens():
     assert estimate_seconds(plan.session) > 0
 
 
-def test_plan_from_advice_keeps_largest_n_first_under_a_budget():
+def test_plan_from_advice_keeps_the_start_n_then_the_ends_of_the_grid():
     advice = Advice(
         candidates=[
             Candidate(
@@ -65,9 +65,10 @@ def test_plan_from_advice_keeps_largest_n_first_under_a_budget():
         vllm_version="0.33.0",
     )
     plan = plan_from_advice(advice, model="m", settings=SweepSettings(), max_arms=4)
-    # chosen round-robin by score (largest N first), listed grouped by candidate in run order
-    assert [a.id for a in plan.arms] == ["baseline", "eagle3-d-n5", "eagle3-d-n3", "ngram-n4"]
-    assert sorted(plan.left_out) == ["EAGLE-3 N=1 · d", "n-gram N=2"]
+    # chosen round-robin by score (each candidate's advised start N first, then its largest N),
+    # listed grouped by candidate in run order, largest N first
+    assert [a.id for a in plan.arms] == ["baseline", "eagle3-d-n5", "eagle3-d-n1", "ngram-n2"]
+    assert sorted(plan.left_out) == ["EAGLE-3 N=3 · d", "n-gram N=4"]
     assert plan.session.advice == advice and plan.session.drafter == "d"
     assert len(plan_from_advice(advice, model="m", settings=SweepSettings()).arms) == 6
 
@@ -115,9 +116,12 @@ def test_a_time_budget_sizes_the_default_plan():
     assert len(small.arms) < len(full.arms)
     assert small.estimate_seconds() <= 8 * 60 and small.estimate_source == "measured: test"
     assert len(small.arms) - 1 + len(small.left_out) == len(full.arms) - 1, "what the budget leaves out is listed"
-    # every candidate keeps its first (largest) N even under a tiny budget
+    # every candidate keeps its advised start N even under a tiny budget (and the plan says it is over)
     tiny = plan_from_advice(_qwen_like_advice(), model="m", settings=settings, costs=costs, budget_s=60)
     assert {a.id.split("-n")[0] for a in tiny.arms if not a.is_baseline} == {"p-eagle-qwen3-8b-speculator-peagle", "eagle3-qwen3-8b-speculator-eagle3", "ngram"}
+    assert {a.n for a in tiny.arms if not a.is_baseline} == {3, 2}, "the N each advised config emits"
+    assert tiny.over_budget_s() == pytest.approx(tiny.estimate_seconds() - 60)
+    assert small.over_budget_s() is None and full.over_budget_s() is None
 
 
 def test_a_cpu_only_host_plans_what_it_can_measure():

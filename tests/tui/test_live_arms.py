@@ -82,7 +82,7 @@ async def test_the_sweep_screen_shows_the_running_arm_live(make_app):
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         app.screen.query_one("#model", Input).value = MODEL.id
-        await pilot.press("ctrl+a")
+        await pilot.press("f5")
         await settle(pilot)
         await pilot.press("ctrl+s")
         for _ in range(60):

@@ -112,3 +112,50 @@ def test_throughput_points_put_baseline_first_with_predictions():
     points = state.throughput_points({"ngram-n4": 15.0})
     assert [p.label for p in points] == ["baseline", "n-gram N=4"]
     assert points[0].measured is None and points[1].measured == 15.4 and points[1].predicted == 15.0
+
+
+def test_the_bar_counts_the_bracket_rerun_and_reads_100_only_at_the_end():
+    """Issue 24: the bar read 100% while the bracket baseline still had two minutes to go."""
+    from specadvisor.domain import SweepSettings
+
+    clock = [100.0]
+    state = SweepState(clock=lambda: clock[0])
+    state.add_arms([BASE, NGRAM], SweepSettings(bracket=True))
+    assert state.arms["baseline"].runs_expected == 2 and state.arms["ngram-n4"].runs_expected == 1
+    for arm in ("baseline", "ngram-n4"):
+        state.apply(ServerStarting(arm_id=arm, command=["vllm"]))
+        state.apply(Progress(arm_id=arm, completed=8, total=8))
+        state.apply(ArmFinished(result=arm_result(arm, 8)))
+    assert state.progress_fraction() == 2 / 3
+    # the bracket re-run starts: the last run's 8/8 must not count, and the phase says what this is
+    state.apply(ServerStarting(arm_id="baseline", command=["vllm"]))
+    state.apply(ServerLog(arm_id="baseline", line="INFO Loading weights took 41.2 s"))
+    clock[0] = 142.4
+    row = state.arms["baseline"]
+    assert state.progress_fraction() == 2 / 3
+    assert row.phase_text(state.clock()) == "bracket re-run: starting 42 s" and row.last_line == "INFO Loading weights took 41.2 s"
+    assert row.throughput == 10.0, "the last measured figure stays on screen during the re-run"
+    state.apply(Progress(arm_id="baseline", completed=4, total=8))
+    assert state.progress_fraction() == 2.5 / 3 and row.phase_text() == "bracket re-run: measuring 4/8"
+    state.apply(ArmFinished(result=arm_result("baseline", 8)))
+    assert state.progress_fraction() == 0.99 and row.rerun == "" and row.phase_text() == "done"
+    state.apply(SweepFinished(recommendation=Recommendation(arm_id="ngram-n4", reasons=["fastest"])))
+    assert state.progress_fraction() == 1.0
+    assert state.recommended_text() == "recommended: n-gram N=4"  # the one arm label, not the id "ngram-n4"
+
+
+def test_a_second_trial_is_named_and_a_plan_without_settings_still_ends_at_100():
+    from specadvisor.domain import SweepSettings
+
+    state = SweepState()
+    state.add_arms([BASE, NGRAM], SweepSettings(trials=2, bracket=False))
+    state.apply(ServerStarting(arm_id="ngram-n4", command=["vllm"]))
+    state.apply(ArmFinished(result=arm_result("ngram-n4", 8)))
+    state.apply(ServerStarting(arm_id="ngram-n4", command=["vllm"]))
+    assert state.arms["ngram-n4"].rerun == "trial 2" and state.progress_fraction() == 1 / 4
+    bare = started()
+    for arm in ("baseline", "ngram-n4"):
+        bare.apply(ArmFinished(result=arm_result(arm, 8)))
+    assert bare.progress_fraction() == 0.99
+    bare.apply(SweepFinished(recommendation=None))
+    assert bare.progress_fraction() == 1.0 and bare.recommended_text() == ""

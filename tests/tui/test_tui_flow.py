@@ -60,7 +60,7 @@ async def test_a_bad_field_is_named_by_its_label_beside_it_and_gets_the_focus(ma
         await settle(pilot)
         app.screen.query_one("#model", Input).value = MODEL.id
         app.screen.query_one("#num_prompts", Input).value = "lots"
-        await pilot.press("ctrl+a")
+        await pilot.press("f5")
         await settle(pilot)
         assert isinstance(app.screen, SetupScreen)
         error = app.screen.query_one("#num_prompts-error", Static)
@@ -97,7 +97,7 @@ async def test_cleared_fields_mean_the_shown_defaults(make_app):
             field = app.screen.query_one(f"#{field_id}", Input)
             field.value = ""
             assert "(default)" in field.placeholder
-        await pilot.press("ctrl+a")
+        await pilot.press("f5")
         await settle(pilot)
         assert isinstance(app.screen, AdviceScreen)
         wl = app.workload
@@ -113,7 +113,7 @@ async def test_numbers_as_people_type_them(make_app):
         app.screen.query_one("#concurrency", Input).value = "1,8"
         app.screen.query_one("#output_len", Input).value = "2k"
         app.screen.query_one("#budget", Input).value = "about 1 h"
-        await pilot.press("ctrl+a")
+        await pilot.press("f5")
         await settle(pilot)
         assert isinstance(app.screen, AdviceScreen)
         assert app.workload.output_len == 2000 and app.workload.concurrency_levels == [1, 8]
@@ -135,7 +135,7 @@ async def test_focused_field_is_visibly_styled(make_app):
 async def go_to_advice(app, pilot) -> None:
     await settle(pilot)
     app.screen.query_one("#model", Input).value = MODEL.id
-    await pilot.press("ctrl+a")
+    await pilot.press("f5")
     await settle(pilot)
     assert isinstance(app.screen, AdviceScreen)
 
@@ -205,7 +205,7 @@ async def test_prompt_file_must_exist_and_replaces_the_builtin_set(make_app, tmp
         await settle(pilot)
         app.screen.query_one("#model", Input).value = MODEL.id
         app.screen.query_one("#prompt_file", Input).value = str(tmp_path / "missing.jsonl")
-        await pilot.press("ctrl+a")
+        await pilot.press("f5")
         await settle(pilot)
         assert isinstance(app.screen, SetupScreen)
         assert "Prompt file:" in str(app.screen.query_one("#prompt_file-error", Static).render())
@@ -213,7 +213,7 @@ async def test_prompt_file_must_exist_and_replaces_the_builtin_set(make_app, tmp
         prompts = tmp_path / "mine.jsonl"
         prompts.write_text('{"prompt": "def add(a, b):"}\n')
         app.screen.query_one("#prompt_file", Input).value = str(prompts)
-        await pilot.press("ctrl+a")
+        await pilot.press("f5")
         await settle(pilot)
         assert isinstance(app.screen, AdviceScreen)
         assert app.plan.session.settings.prompt_source == str(prompts)
@@ -276,7 +276,7 @@ async def test_the_edit_workload_picks_its_prompt_set_and_output_length(make_app
         await settle(pilot)
         assert app.screen.query_one("#source", Select).value == "edit"
         assert app.screen.query_one("#output_len", Input).value == "128"  # edits stay inside the copy
-        await pilot.press("ctrl+a")
+        await pilot.press("f5")
         await settle(pilot)
         assert isinstance(app.screen, AdviceScreen)
         settings = app.plan.session.settings

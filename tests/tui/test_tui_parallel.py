@@ -18,7 +18,7 @@ from tui_fakes import ADVICE, HARDWARE, MODEL, WORKLOAD
 async def to_advice(app, pilot):
     await settle(pilot)
     app.screen.query_one("#model", Input).value = MODEL.id
-    await pilot.press("ctrl+a")
+    await pilot.press("f5")
     await settle(pilot)
     assert isinstance(app.screen, AdviceScreen)
 

@@ -61,7 +61,7 @@ async def open_advice(app, pilot, budget: str | None = None) -> None:
     app.screen.query_one("#model", Input).value = "Qwen/Qwen3-8B"
     if budget is not None:
         app.screen.query_one("#budget", Input).value = budget
-    await pilot.press("ctrl+a")
+    await pilot.press("f5")
     await settle(pilot)
     assert isinstance(app.screen, AdviceScreen)
 
@@ -152,7 +152,7 @@ async def test_capacity_key_starts_a_goodput_sweep_with_the_target(make_app, cal
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         app.screen.query_one("#model", Input).value = MODEL.id
-        await pilot.press("ctrl+a")
+        await pilot.press("f5")
         await settle(pilot)
         await pilot.press("g")
         await pilot.pause()

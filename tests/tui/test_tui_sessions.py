@@ -28,13 +28,19 @@ async def open_sessions(app, pilot):
     return app.screen.query_one("#sessions", DataTable)
 
 
+def row(app, table, index: int) -> dict[str, str]:
+    """A sessions row by column name (the columns shown depend on the width)."""
+    return dict(zip([" ", *app.screen.columns], [str(c) for c in table.get_row_at(index)], strict=True))
+
+
 async def test_lists_newest_first_and_opens_results(make_app, db_path):
-    seed(db_path)
+    sessions = seed(db_path)
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
         table = await open_sessions(app, pilot)
-        assert [str(table.get_row_at(i)[1]) for i in range(2)] == ["run-1", "run-0"]
-        assert str(table.get_row_at(0)[6]) == "1.54x"
+        assert [row(app, table, i)["name"] for i in range(2)] == ["run-1", "run-0"]
+        assert row(app, table, 0)["best"] == "1.54x" and row(app, table, 0)["id"] == sessions[1].id[:8]
+        assert {"id", "name", "model", "status", "arms", "best"} <= set(app.screen.columns)
         await pilot.press("enter")
         await pilot.pause()
         assert isinstance(app.screen, ResultsScreen)
@@ -43,6 +49,21 @@ async def test_lists_newest_first_and_opens_results(make_app, db_path):
         assert cells["★ n-gram N=4"][3].startswith("1.54x")  # the recommended arm is starred
         assert cells["★ n-gram N=4"][4] == "3.62"
         assert "  baseline" in cells  # mean acceptance length 1 + 262/100
+
+
+async def test_at_80_columns_the_id_status_arms_and_best_stay(make_app, db_path):
+    """Issue 24: at 80x24 Sessions hid status, arms and best, and no column showed the ids toasts name."""
+    sessions = seed(db_path)
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        table = await open_sessions(app, pilot)
+        assert {"id", "name", "status", "arms", "best"} <= set(app.screen.columns)
+        first = row(app, table, 0)
+        assert first["id"] == sessions[1].id[:8] and first["status"] == "finished" and first["best"] == "1.54x" and first["arms"] == "4"
+        assert sum(table.columns[key].get_render_width(table) for key in table.columns) <= 80 - 4
+        await pilot.resize_terminal(140, 30)
+        await pilot.pause(0.2)
+        assert "model" in app.screen.columns and row(app, table, 0)["model"] == sessions[1].model
 
 
 async def test_empty_store_explains_what_to_do(make_app):
@@ -113,6 +134,19 @@ async def test_export_then_import_a_bundle(make_app, db_path, tmp_path):
         await pilot.press("enter")
         await pilot.pause()
         assert table.row_count == 1
+        assert "Imported session" in notices(app)[-1]
+        # the same bundle again: the TUI says what the CLI says, and nothing is added
+        await pilot.press("i")
+        await pilot.pause()
+        app.screen.query_one("#prompt-input", Input).value = str(bundle)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert table.row_count == 1
+        assert notices(app)[-1].endswith("is already in the database; nothing imported.")
+
+
+def notices(app) -> list[str]:
+    return [str(n.message) for n in app._notifications]
 
 
 async def test_importing_a_non_bundle_shows_the_cause(make_app, tmp_path):
@@ -140,7 +174,7 @@ async def test_markup_in_shared_names_shows_literally_and_does_not_crash(make_ap
     async with app.run_test(size=(120, 40)) as pilot:
         table = await open_sessions(app, pilot)
         shown = [Text.from_markup(str(cell)).plain for cell in table.get_row_at(0)]  # what DataTable draws
-        assert shown[1:3] == ["[@click=app.quit]x[/]", "[link=https://evil.example]m[/link]"]
+        assert shown[2:4] == ["[@click=app.quit]x[/]", "[link=https://evil.example]m[/link]"]  # after the mark and the id
         await pilot.press("enter")
         await pilot.pause()
         assert isinstance(app.screen, ResultsScreen)  # opened, nothing raised, the app did not quit

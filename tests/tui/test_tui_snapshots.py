@@ -18,7 +18,7 @@ SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((120, 40), id="120x40"
 async def to_advice(pilot) -> None:
     await settle(pilot)
     pilot.app.screen.query_one("#model", Input).value = MODEL.id
-    await pilot.press("ctrl+a")
+    await pilot.press("f5")
     await settle(pilot)
 
 
@@ -91,8 +91,8 @@ def test_sessions(snap_compare, make_app, db_path, size):
     from tui_fakes import FIXED_TIME
 
     with Store.open(db_path) as store:
-        finished_session(store, name="smollm2-code")
-        finished_session(store, name="smollm2-chat", created=FIXED_TIME + timedelta(days=1))
+        finished_session(store, name="smollm2-code", session_id="5e55c0de-0000-4000-8000-000000000001")
+        finished_session(store, name="smollm2-chat", created=FIXED_TIME + timedelta(days=1), session_id="c4a7c4a7-0000-4000-8000-000000000002")
 
     async def run_before(pilot):
         await settle(pilot)
@@ -122,7 +122,7 @@ def test_setup_inline_error(snap_compare, make_app, size):
         await settle(pilot)
         pilot.app.screen.query_one("#output_len", Input).value = "0"
         pilot.app.screen.query_one("#model", Input).value = MODEL.id
-        await pilot.press("ctrl+a")
+        await pilot.press("f5")
         await pilot.pause()
 
     assert snap_compare(make_app(), terminal_size=size, run_before=run_before)

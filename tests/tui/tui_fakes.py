@@ -243,8 +243,9 @@ def fake_services(db_path: Path, calls: Calls | None = None, **runner_kwargs) ->
     return services
 
 
-def finished_session(store, name: str = "smollm2-code", model: str = MODEL.id, created: datetime = FIXED_TIME) -> Session:
-    """A finished session saved in the real store (plan from the real planner)."""
+def finished_session(store, name: str = "smollm2-code", model: str = MODEL.id, created: datetime = FIXED_TIME, session_id: str | None = None) -> Session:
+    """A finished session saved in the real store (plan from the real planner); a fixed id where a
+    screen shows ids (snapshots)."""
     from specadvisor.domain import SweepSettings
     from specadvisor.sweep.plan import plan_from_advice
     from specadvisor.sweep.recommend import recommend
@@ -252,6 +253,8 @@ def finished_session(store, name: str = "smollm2-code", model: str = MODEL.id, c
     plan = plan_from_advice(ADVICE, model=model, settings=SweepSettings(num_prompts=8, output_len=64))
     session = plan.session
     session.name, session.created_at, session.updated_at = name, created, created
+    if session_id is not None:
+        session.id = session_id
     session.hardware = HARDWARE
     session.workload = WORKLOAD.kind
     session.vllm_version = "0.32.0"

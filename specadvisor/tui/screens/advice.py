@@ -23,22 +23,22 @@ from specadvisor.quantities import parse_count_list, parse_duration, parse_numbe
 from specadvisor.sweep.arms import arm_label, family_key
 from specadvisor.sweep.plan import candidate_family
 from specadvisor.sweep.slots import parallel_count
-from specadvisor.tui.format import candidate_details, candidate_title, rough_duration
+from specadvisor.tui.format import candidate_details, candidate_title, plan_estimate_lines, plan_warnings
 from specadvisor.tui.plan_edit import arm_request, family_of
 from specadvisor.tui.screens.base import AppScreen
-from specadvisor.tui.widgets.modals import PromptModal
+from specadvisor.tui.widgets.modals import ConfirmModal, InfoModal, PromptModal
 
 
 class AdviceScreen(AppScreen):
-    BINDINGS = [
-        Binding("escape", "app.pop_screen", "Back"),
+    BINDINGS = [  # the footer shows them in this order and cuts the end at 80 columns: what matters first
+        Binding("ctrl+s", "start", "Start sweep", priority=True),
         Binding("plus,a", "add_arm", "Add N"),
-        Binding("minus,delete,d", "remove_arm", "Remove arm"),
+        Binding("minus,delete,d", "remove_arm", "Remove"),
         Binding("b", "budget", "Budget"),
-        Binding("p", "parallel", "Parallel"),
         Binding("x", "export_plan", "Export plan"),
         Binding("g", "capacity", "Capacity"),
-        Binding("ctrl+s", "start", "Start sweep", priority=True),
+        Binding("p", "parallel", "Parallel"),
+        Binding("escape", "app.pop_screen", "Back"),
     ]
 
     def compose(self) -> ComposeResult:
@@ -58,10 +58,13 @@ class AdviceScreen(AppScreen):
                 yield Static("", id="host-note", markup=False)
                 yield DataTable(id="arms", cursor_type="row", zebra_stripes=True)
                 yield Static("", id="estimate", markup=False)
-                yield Button("Start sweep ▶", id="start", variant="success")
-        yield Footer()
+                yield Button("Start sweep ▶", id="start", variant="success", compact=True)
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
+        planned = getattr(self.app, "planned_hardware", None)
+        if planned is not None:
+            self.sub_title = f"advice for {planned.gpu_label} (planned, not this machine)"
         self.query_one("#candidates").border_title = "Candidates (Enter expands)"
         self.query_one("#plan").border_title = "Plan, in run order"
         table = self.query_one("#arms", DataTable)
@@ -82,8 +85,12 @@ class AdviceScreen(AppScreen):
         plan = self.app.plan
         session = plan.session
         note = self.query_one("#host-note", Static)
-        note.update(textsafe.lines(getattr(plan, "host_note", "") or ""))
-        note.display = bool(getattr(plan, "host_note", ""))
+        planned_for = getattr(plan, "planned_for", "")
+        lines = [f"Planned for {planned_for}, not this machine: x exports it for that machine."] if planned_for else []
+        lines += [f"⚠ {w}" for w in getattr(plan, "host_warnings", [])] + [getattr(plan, "host_note", "") or ""]  # what fails first
+        text = "\n".join(line for line in lines if line)
+        note.update(textsafe.lines(text))
+        note.display = bool(text)
         table = self.query_one("#arms", DataTable)
         cursor = table.cursor_row
         table.clear()
@@ -99,24 +106,7 @@ class AdviceScreen(AppScreen):
         self.query_one("#estimate", Static).update(textsafe.lines(self.estimate_text()))
 
     def estimate_text(self) -> str:
-        plan = self.app.plan
-        s = plan.session.settings
-        arms = len(plan.session.arms)
-        launches = plan.launches() if hasattr(plan, "launches") else arms
-        seconds = plan.estimate_seconds()
-        budget = getattr(plan, "budget_s", None)
-        lines = [
-            f"{arms} arms · {launches} launches · {s.num_prompts} req × {s.output_len} tok"
-            + (f" · {s.parallel_choice} at once" if s.parallel_choice != "auto" else ""),
-            f"about {rough_duration(seconds)}" + (f" (budget {rough_duration(budget)})" if budget else ""),
-        ]
-        source = getattr(plan, "estimate_source", "")
-        if source:
-            lines.append(f"from {source}")
-        left_out = getattr(plan, "left_out", [])
-        if left_out:
-            lines.append("left out for time: " + ", ".join(left_out) + " (a adds N)")
-        return "\n".join(lines)
+        return "\n".join(plan_estimate_lines(self.app.plan))
 
     # ------------------------------------------------------------------ editing
 
@@ -209,7 +199,8 @@ class AdviceScreen(AppScreen):
     @work(thread=True, exclusive=True, group="advise", exit_on_error=False)
     def replan(self, budget: float | None) -> None:
         app = self.app
-        plan = app.services.plan(app.advice, app.model_profile, app.hardware, app.workload, budget_s=budget)
+        planned = app.planned_hardware
+        plan = app.services.plan(app.advice, app.model_profile, planned or app.hardware, app.workload, budget_s=budget, host_only=planned is None)
         app.call_from_thread(self._set_plan, plan)
 
     def _set_plan(self, plan) -> None:
@@ -230,7 +221,8 @@ class AdviceScreen(AppScreen):
                 lambda text: self.export_plan(spec, Path(text).expanduser()) if text else None,
             )
 
-        self.app.push_screen(PromptModal("Plan for which GPU machine? NAME[xCOUNT], e.g. H100x8:", value="H100x1"), gpu_chosen)
+        default = getattr(self.app, "target_gpu", None) or "H100x1"
+        self.app.push_screen(PromptModal("Plan for which GPU machine? NAME[xCOUNT], e.g. H100x8:", value=default), gpu_chosen)
 
     @work(thread=True, exclusive=True, group="export", exit_on_error=False)
     def export_plan(self, spec: str, path: Path) -> None:
@@ -243,9 +235,9 @@ class AdviceScreen(AppScreen):
         full = services.plan(advice, app.model_profile, hardware, app.workload, budget_s=None, host_only=False)
         full.session.name = full.session.name or f"plan for {hardware.gpu_label}"
         written = write_atomic(path, json.dumps(serve_params(full.session), indent=2) + "\n")
-        app.call_from_thread(self._exported, full.session, written)
+        app.call_from_thread(self._exported, full.session, written, advice)
 
-    def _exported(self, session, written) -> None:
+    def _exported(self, session, written, advice) -> None:
         self.app.store.save_session(session)
         from specadvisor.trust import handoff_commands
 
@@ -255,10 +247,16 @@ class AdviceScreen(AppScreen):
             f"then on the GPU machine `{load}` and `{run}` (an imported plan runs as a new session there).",
             title="Plan exported",
             timeout=12,
+            markup=False,
         )
+        label = session.hardware.gpu_label if session.hardware else "that GPU"
+        self.app.push_screen(InfoModal(f"Ranking for {label} (planned; the exported plan measures these)", ranking_text(advice, self.app.model_ref)))
 
     def action_capacity(self) -> None:
         """Measure capacity instead: per configuration one launch and a rate sweep to the latency edge."""
+        if getattr(self.app.plan, "planned_for", ""):
+            self.notify(f"This plan is for {self.app.plan.planned_for}, not this machine: nothing can be measured here.", severity="warning", markup=False)
+            return
 
         def answered(text: str | None) -> None:
             if not text:
@@ -280,4 +278,34 @@ class AdviceScreen(AppScreen):
 
     @on(Button.Pressed, "#start")
     def action_start(self) -> None:
-        self.app.start_sweep(self.app.plan.session)
+        """Start, after asking when the plan was checked and found wanting (memory, time budget)."""
+        plan = self.app.plan
+        planned_for = getattr(plan, "planned_for", "")
+        if planned_for:
+            self.notify(
+                f"This plan is for {planned_for}, not this machine: x exports it to run there; F2 plans for this machine.",
+                severity="warning",
+                timeout=8,
+                markup=False,
+            )
+            return
+        warnings = plan_warnings(plan)
+        if not warnings:
+            self.app.start_sweep(plan.session)
+            return
+
+        def answered(start: bool | None) -> None:
+            if start:
+                self.app.start_sweep(self.app.plan.session)
+
+        question = "Checked against this machine and your budget:\n" + "\n".join(f"⚠ {w}" for w in warnings) + "\nStart anyway?"
+        self.app.push_screen(ConfirmModal(textsafe.lines(question), yes="Start anyway"), answered)
+
+
+def ranking_text(advice, model_ref: str | None) -> str:
+    """The advice for a GPU as a ranked list: what `x` shows after writing that GPU's plan."""
+    lines = [textsafe.line(advice.verdict or "", 300)] if advice.verdict else []
+    lines += [textsafe.line(candidate_title(rank, cand, model_ref), 160) for rank, cand in enumerate(advice.candidates, start=1)]
+    if not advice.candidates:
+        lines.append("No speculative method applies there; the plan measures the baseline only.")
+    return "\n".join(lines)

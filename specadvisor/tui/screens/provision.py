@@ -34,7 +34,7 @@ class ProvisionScreen(AppScreen):
             yield Static(self.heading, id="provision-title", markup=False)
             yield LoadingIndicator(id="provision-spinner")
             yield RichLog(id="provision-log", max_lines=500, wrap=True, markup=False, highlight=False)
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#provision-body").border_title = "Engine"

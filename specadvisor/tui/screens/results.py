@@ -11,7 +11,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Static
 
 from specadvisor import textsafe
-from specadvisor.domain import Recommendation, Session
+from specadvisor.domain import ArmStatus, Recommendation, Session
 from specadvisor.figures import arm_speedup, speedup_text
 from specadvisor.fileio import write_atomic
 from specadvisor.report.snippet import spec_config_json
@@ -24,10 +24,26 @@ from specadvisor.tui.widgets.charts import AcceptanceChart
 from specadvisor.tui.widgets.modals import PromptModal
 from specadvisor.vllm_command import shell_script
 
+# The terminal decides whether an OSC 52 write lands (tmux needs set-clipboard on): never claim "Copied".
+CLIPBOARD_SENT = (
+    "Sent {what} to the terminal's clipboard (OSC 52). If nothing pastes, your terminal or tmux did not accept it "
+    "(tmux: set -g set-clipboard on); s saves it to a file instead."
+)
 COLUMNS = ("arm", "status", "tok/s", "speedup [CI]", "AL", "acc.", "TTFT p50/99", "TPOT p50/99", "load")
 
 
+NOT_MEASURED = "Not measured yet: this plan has not run, so there is no verdict."
+
+
+def measured(session: Session) -> bool:
+    """Whether any arm has a result: a plan saved (or exported for a GPU machine) has none."""
+    return any(r.status != ArmStatus.pending for r in session.results)
+
+
 def recommendation_text(session: Session, rec: Recommendation | None, command: str) -> str:
+    if not measured(session):
+        where = f" It was planned for {session.hardware.gpu_label}: run it there." if session.hardware.hypothetical else " r in Sessions runs it."
+        return NOT_MEASURED + where
     if rec is None:
         return "No recommendation yet: the sweep has not measured enough arms."
     capacity = capacity_answer(session) if any(r.rate_points for r in session.results) else None
@@ -76,7 +92,7 @@ class ResultsScreen(AppScreen):
                 with VerticalScroll(id="recommendation", classes="panel"):
                     yield Static("", id="recommendation-text", markup=False)
                 yield AcceptanceChart(id="best-acceptance")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         session = self.session
@@ -84,7 +100,7 @@ class ResultsScreen(AppScreen):
         table = self.query_one("#results", DataTable)
         table.border_title = f"Arms measured ({textsafe.markup(session.name or session.id[:8], 80)})"
         table.add_columns(*COLUMNS)
-        self.recommendation = self.app.services.recommend(session)
+        self.recommendation = self.app.services.recommend(session) if measured(session) else None  # a plan has no verdict
         chosen = self.recommendation.arm_id if self.recommendation else None
         for arm in session.arms:
             label = ("★ " if arm.id == chosen else "  ") + short_label(arm)
@@ -99,6 +115,10 @@ class ResultsScreen(AppScreen):
     def show_acceptance(self) -> None:
         """The recommended arm's per-position acceptance (or the best measured speculative arm's)."""
         chart = self.query_one("#best-acceptance", AcceptanceChart)
+        if not measured(self.session):
+            chart.empty_text = "not measured yet"
+            return
+        chart.empty_text = "no speculative arm measured"
         arm_id = self.recommendation.arm_id if self.recommendation else None
         result = self.session.result_for(arm_id) if arm_id else None
         if result is None:
@@ -118,7 +138,7 @@ class ResultsScreen(AppScreen):
             self.notify("Nothing to copy: no speculative configuration is recommended.", severity="warning")
             return
         self.app.copy_to_clipboard(self.command)
-        self.notify("Copied the vllm serve command (OSC 52).")
+        self.notify(CLIPBOARD_SENT.format(what="the vllm serve command"), markup=False, timeout=8)
 
     def action_copy_json(self) -> None:
         config = self._config()
@@ -126,7 +146,7 @@ class ResultsScreen(AppScreen):
             self.notify("Nothing to copy: no speculative configuration is recommended.", severity="warning")
             return
         self.app.copy_to_clipboard(spec_config_json(config))
-        self.notify("Copied the --speculative-config JSON (OSC 52).")
+        self.notify(CLIPBOARD_SENT.format(what="the --speculative-config JSON"), markup=False, timeout=8)
 
     def _ask_path(self, question: str, default: str, then) -> None:
         def answered(text: str | None) -> None:

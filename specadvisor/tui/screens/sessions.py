@@ -18,19 +18,16 @@ from specadvisor.domain import Session
 from specadvisor.errors import InputError
 from specadvisor.textsafe import line, markup
 from specadvisor.trust import is_imported, refuse_imported
-from specadvisor.tui.format import summary_cells
+from specadvisor.tui.format import session_columns, summary_cells
 from specadvisor.tui.screens.base import AppScreen
 from specadvisor.tui.screens.results import ResultsScreen
 from specadvisor.tui.widgets.modals import ConfirmModal, PromptModal
 
 ROWS_PER_FRAME = 200  # rows added to the sessions table per frame
 
-SESSION_COLUMNS = ("name", "model", "workload", "status", "arms", "best", "created (UTC)")
-
 
 class SessionsScreen(AppScreen):
     BINDINGS = [
-        Binding("escape", "app.pop_screen", "Back"),
         Binding("enter", "open", "Open", show=True),
         Binding("space", "mark", "Mark"),
         Binding("c", "compare", "Compare 2"),
@@ -38,23 +35,26 @@ class SessionsScreen(AppScreen):
         Binding("i", "import_bundle", "Import"),
         Binding("e", "export_bundle", "Export"),
         Binding("delete,d", "delete", "Delete"),
+        Binding("escape", "app.pop_screen", "Back"),
     ]
 
     def __init__(self) -> None:
         super().__init__()
         self.marked: list[str] = []
+        self.summaries: list = []
+        self.columns: list[str] = []
 
     def compose(self) -> ComposeResult:
         yield Header()
         with Vertical(id="sessions-body"):
             yield DataTable(id="sessions", cursor_type="row", zebra_stripes=True, classes="panel")
             yield Static("", id="sessions-hint", markup=False)
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         table = self.query_one("#sessions", DataTable)
         table.border_title = "Saved sessions"
-        table.add_columns(" ", *SESSION_COLUMNS)
+        self.set_columns()
         self.reload()
         table.focus()
 
@@ -75,16 +75,33 @@ class SessionsScreen(AppScreen):
                 close()
         self.app.call_from_thread(self.show_summaries, summaries)
 
+    def set_columns(self) -> bool:
+        """The columns this width holds (id and status first; see format.session_columns); True when they changed."""
+        table = self.query_one("#sessions", DataTable)
+        columns = session_columns(table.size.width or self.app.size.width)
+        if columns == self.columns:
+            return False
+        self.columns = columns
+        table.clear(columns=True)
+        table.add_columns(" ", *columns)
+        return True
+
+    def on_resize(self) -> None:
+        if self.set_columns() and self.summaries:
+            self.show_summaries(self.summaries)
+
     def show_summaries(self, summaries, start: int = 0) -> None:
         """Fill the table in batches, one per frame, so a store of thousands never freezes the UI."""
         table = self.query_one("#sessions", DataTable)
         if start == 0:
+            self.summaries = summaries
             self._cursor = table.cursor_coordinate
             table.clear()
         batch = summaries[start : start + ROWS_PER_FRAME]
         for summary in batch:
             mark = "●" if summary.id in self.marked else " "
-            table.add_row(mark, *(markup(cell) for cell in summary_cells(summary)), key=summary.id)
+            cells = summary_cells(summary)
+            table.add_row(mark, *(markup(cells[name]) for name in self.columns), key=summary.id)
         if start + ROWS_PER_FRAME < len(summaries):
             self.set_timer(0.001, lambda: self.show_summaries(summaries, start + ROWS_PER_FRAME))
             return
@@ -180,12 +197,16 @@ class SessionsScreen(AppScreen):
             if not text:
                 return
             try:
-                session = self.app.services.import_bundle(self.app.store, Path(text).expanduser())
+                session, added = self.app.services.import_bundle(self.app.store, Path(text).expanduser())
             except Exception as err:  # noqa: BLE001
                 self.app.show_error("Import failed", err)
                 return
             self.reload()
-            self.notify(f"Imported session {line(session.name or session.id[:8], 80)} (read-only evidence).", markup=False)
+            name = f"{session.id[:8]}" + (f" ({line(session.name, 60)})" if session.name else "")
+            if added:
+                self.notify(f"Imported session {name} (read-only evidence).", markup=False)
+            else:
+                self.notify(f"Session {name} is already in the database; nothing imported.", markup=False, severity="warning")
 
         self.app.push_screen(PromptModal("Import a session bundle from:", placeholder="path/to/bundle.json"), answered)
 
@@ -224,7 +245,7 @@ class CompareScreen(AppScreen):
             yield Static("", id="compare-sessions", classes="panel", markup=False)
             yield DataTable(id="compare", cursor_type="row", zebra_stripes=True, classes="panel")
             yield Static("", id="compare-differences", markup=False)
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         from specadvisor.store.compare import compare_sessions

@@ -8,6 +8,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Footer, Header, Input, Label, Select, Static
 
+from specadvisor import textsafe
 from specadvisor.bench.prompts import default_output_len
 from specadvisor.domain import HardwareProfile, ModelProfile, Workload, WorkloadKind
 from specadvisor.errors import InputError
@@ -27,7 +28,9 @@ DEFAULT_SOURCE = {"code": "humaneval", "chat": "sharegpt", "math": "math", "rag"
 
 class SetupScreen(AppScreen):
     BINDINGS = [
-        Binding("ctrl+a", "advise", "Advise", priority=True),
+        # F5 works from inside a text field; Ctrl+A there is the field's own "line start" (no priority)
+        Binding("f5", "advise", "Advise", priority=True),
+        Binding("ctrl+a", "advise", "Advise", show=False),
     ]
 
     def compose(self) -> ComposeResult:
@@ -50,15 +53,14 @@ class SetupScreen(AppScreen):
                         yield Label("  Prompt set", id="source-label")
                         builtin = wl.prompt_source if wl.prompt_source in {v: k for k, v in PROMPT_SOURCES} else "humaneval"
                         yield Select(PROMPT_SOURCES, value=builtin, allow_blank=False, id="source", compact=True)
-                    texts = initial_texts(wl, getattr(app, "budget_text", None) or BY_ID["budget"].default)
+                    texts = initial_texts(wl, getattr(app, "budget_text", None) or BY_ID["budget"].default, getattr(app, "target_gpu", None))
                     for field in FIELDS:
                         with Horizontal(classes="field-row"):
                             yield Label(f"  {field.label}", id=f"{field.id}-label")
-                            placeholder = f"{field.default} (default)" if field.default else "optional: your own prompts"
-                            yield self._input(texts[field.id], placeholder, field.id)
+                            yield self._input(texts[field.id], field.shown_placeholder, field.id)
                         yield Static("", id=f"{field.id}-error", classes="field-error", markup=False)
                 yield Button("Advise ▶", id="advise", variant="primary")
-        yield Footer()
+        yield Footer(compact=True)
 
     def _input(self, value: str, placeholder: str, id: str) -> Input:
         field = Input(value=value, placeholder=placeholder, id=id, compact=True)
@@ -85,7 +87,18 @@ class SetupScreen(AppScreen):
 
     def show_hardware(self, hardware: HardwareProfile) -> None:
         self.app.hardware = hardware
-        self.query_one("#hardware", Static).update("\n".join(hardware_lines(hardware)))
+        self.show_machine()
+
+    def show_machine(self) -> None:
+        """This machine's probe, and under it the GPU the advice is for when one is named."""
+        if self.app.hardware is None:
+            return
+        lines = hardware_lines(self.app.hardware)
+        gpu = self.app.target_gpu
+        if gpu:
+            lines += ["", f"Advice for {gpu} (planned: nothing runs here; x exports the plan)"]
+        self.query_one("#hardware", Static).update("\n".join(lines))
+        self.query_one("#machine").border_title = f"This machine · advising for {textsafe.markup(gpu, 40)}" if gpu else "This machine"
 
     # ------------------------------------------------------------------ model
 
@@ -131,7 +144,11 @@ class SetupScreen(AppScreen):
     def field_changed(self, event: Input.Changed) -> None:
         """Inline validation as you type: the message sits under the field, naming it."""
         if event.input.id in BY_ID:
-            self.show_field_error(event.input.id, field_error(event.input.id, event.value))
+            error = field_error(event.input.id, event.value)
+            self.show_field_error(event.input.id, error)
+            if event.input.id == "gpu" and error is None:
+                self.app.target_gpu = BY_ID["gpu"].parse(event.value, "", "")
+                self.show_machine()
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         self._mark_focus(event.widget, True)
@@ -177,23 +194,37 @@ class SetupScreen(AppScreen):
         self.app.workload = values.workload
         self.app.budget_s = values.budget_s
         self.app.budget_text = texts["budget"]
-        self.advise(ref, values.workload)
+        self.app.target_gpu = values.gpu
+        self.advise(ref, values.workload, values.gpu)
 
     @work(thread=True, exclusive=True, group="advise", exit_on_error=False)
-    def advise(self, ref: str, workload: Workload) -> None:
+    def advise(self, ref: str, workload: Workload, gpu: str | None = None) -> None:
+        """Advice and plan for this machine, or for a named GPU exactly as `advise --gpu` does."""
         services = self.app.services
         profile = self.app.model_profile
         if profile is None or profile.id != ref:
             profile = services.inspect_model(ref)
             self.app.call_from_thread(self.show_model, profile)
-        advice = services.advise(self.app.hardware, profile, workload)
-        plan = services.plan(advice, profile, self.app.hardware, workload, budget_s=self.app.budget_s)
-        self.app.call_from_thread(self.open_advice, advice, plan)
+        planned = planned_hardware(services, gpu)
+        hardware = planned or self.app.hardware
+        advice = services.advise(hardware, profile, workload)
+        plan = services.plan(advice, profile, hardware, workload, budget_s=self.app.budget_s, host_only=planned is None)
+        self.app.call_from_thread(self.open_advice, advice, plan, planned)
 
-    def open_advice(self, advice, plan) -> None:
+    def open_advice(self, advice, plan, planned: HardwareProfile | None = None) -> None:
         from specadvisor.tui.screens.advice import AdviceScreen
 
+        self.app.planned_hardware = planned
         self.app.advice = advice
         self.app.plan = plan
         self.app.session = plan.session
         self.app.push_screen(AdviceScreen())
+
+
+def planned_hardware(services, gpu: str | None) -> HardwareProfile | None:
+    """The hypothetical machine for a named GPU (the CLI's `--gpu`), None for this machine."""
+    if not gpu:
+        return None
+    if services.hypothetical is None:
+        raise InputError("planning for another GPU is not available here", hint="clear the Plan for GPU field")
+    return services.hypothetical(gpu)

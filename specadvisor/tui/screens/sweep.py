@@ -58,7 +58,7 @@ class SweepScreen(AppScreen):
             filter_input.cursor_blink = self.app.cursor_blink
             yield filter_input
             yield RichLog(id="log", max_lines=2000, wrap=False, markup=False, highlight=False)
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#queue-panel").border_title = "Arms"
@@ -92,6 +92,8 @@ class SweepScreen(AppScreen):
 
     def redraw_fast(self) -> None:
         parts, self.dirty = self.dirty & FAST_PARTS, self.dirty - FAST_PARTS
+        if any(r.phase == "starting" for r in self.state.arms.values()):
+            parts |= {"queue", "progress"}  # the start-up's elapsed seconds tick without events
         if "queue" in parts:
             self.draw_queue()
         if "progress" in parts:
@@ -109,7 +111,7 @@ class SweepScreen(AppScreen):
             chart.mean_length = self.state.mean_acceptance_length
         if "throughput" in parts:
             self.query_one("#throughput", ThroughputChart).points = tuple(self.state.throughput_points(self.predictions()))
-        if "live" in parts or "chart" in parts:
+        if "live" in parts or "chart" in parts or any(r.phase == "starting" for r in self.state.arms.values()):
             self.draw_live_arms()
 
     def draw_live_arms(self) -> None:
@@ -117,7 +119,8 @@ class SweepScreen(AppScreen):
         box = self.query_one("#live-arms", Static)
         rows = self.state.running()
         width = max(20, box.content_size.width or 60)
-        lines = [line for row in rows for line in live_arm_lines(row, width)]
+        now = self.state.clock()
+        lines = [line for row in rows for line in live_arm_lines(row, width, now)]
         box.update(textsafe.lines("\n".join(lines)))
         box.border_title = f"Running: {len(rows)} arm{'s' if len(rows) != 1 else ''}"
         box.display = bool(rows)
@@ -136,16 +139,19 @@ class SweepScreen(AppScreen):
     def draw_queue(self) -> None:
         table = self.query_one("#queue", DataTable)
         table.clear()
+        now = self.state.clock()
         for arm_id, row in self.state.arms.items():
-            state = row.phase
+            state = row.phase_text(now).split(": ")[-1]  # the queue is narrow: a re-run shows as ↻
             if row.phase == "measuring" and row.total:
                 state = f"{row.completed}/{row.total}"
+            elif row.phase == "starting" and row.started_at is not None:
+                state = f"start {max(0, now - row.started_at):.0f}s"  # the queue column is ten cells wide
             elif row.status == ArmStatus.ok and row.throughput:
                 state = f"{row.throughput:.1f} tok/s"
             elif row.status not in (ArmStatus.pending, ArmStatus.running):
                 state = row.status.value
             chosen = self.state.recommendation is not None and self.state.recommendation.arm_id == arm_id
-            icon = "★" if chosen else STATUS_ICONS[row.status]
+            icon = "★" if chosen else "↻" if row.rerun and row.phase in ("starting", "ready", "warmup", "measuring") else STATUS_ICONS[row.status]
             table.add_row(icon, textsafe.markup(short_label(row.arm), 80), textsafe.markup(state), key=arm_id)
 
     def draw_progress(self) -> None:
@@ -153,16 +159,15 @@ class SweepScreen(AppScreen):
         self.query_one("#overall", ProgressBar).update(total=1.0, progress=state.progress_fraction())
         row = state.arms.get(state.current) if state.current else None
         if state.finished:
-            rec = state.recommendation
-            text = "finished" + ((f" · recommended: {rec.arm_id}" if rec.arm_id else f" · {rec.headline}") if rec else "")
+            text = "finished" + (f" · {state.recommended_text()}" if state.recommendation else "")
         elif self.app.runner is None and not state.finished:
             text = "stopped: finished arms are saved; resume from Sessions"
         elif row is None:
             text = state.download_text() or "preparing…"
         else:
-            bits = [short_label(row.arm), row.phase]
-            if row.total:
-                bits.append(f"{row.completed}/{row.total}")
+            bits = [short_label(row.arm), row.phase_text(state.clock())]
+            if row.phase == "starting" and row.last_line:
+                bits.append(textsafe.line(row.last_line, 70))
             if row.throughput:
                 bits.append(f"{row.throughput:.1f} tok/s")
             if row.load_text():

@@ -28,6 +28,7 @@ class AcceptanceChart(Widget):
 
     rates: reactive[tuple[float, ...]] = reactive(tuple, layout=True)
     mean_length: reactive[float | None] = reactive(None)
+    empty_text: reactive[str] = reactive("waiting for the first speculative metrics…")  # what an empty chart says
 
     def on_mount(self) -> None:
         self.border_title = "acceptance per draft position"
@@ -39,7 +40,7 @@ class AcceptanceChart(Widget):
         width = max(20, self.content_size.width)
         rows = acceptance_rows(list(self.rates), width)
         if not rows:
-            return Text("waiting for the first speculative metrics…", style="dim italic")
+            return Text(self.empty_text, style="dim italic")
         text = Text()
         for row in rows:
             text.append(row.label + " ", style="bold")

@@ -97,3 +97,23 @@ class PromptModal(ModalScreen[str | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+class InfoModal(ModalScreen[None]):
+    """A titled block of text to read and close (the ranking of an exported GPU plan)."""
+
+    DEFAULT_CSS = """
+    InfoModal { align: center middle; }
+    InfoModal > Vertical { width: 90; max-width: 96%; height: auto; max-height: 90%; border: thick $primary; background: $surface; padding: 1 2; }
+    InfoModal #info-title { text-style: bold; color: $text-accent; margin-bottom: 1; }
+    """
+    BINDINGS = [Binding("escape,enter,q", "dismiss", "Close")]
+
+    def __init__(self, title: str, text: str):
+        super().__init__()
+        self.title_text, self.text = title, text
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(self.title_text, id="info-title", markup=False)
+            yield Static(self.text, id="info-text", markup=False)

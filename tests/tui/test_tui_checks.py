@@ -1,0 +1,296 @@
+"""Issue 24 on screen: a plan checked against the machine and the budget before Start, a GPU choice in
+Setup, progress that tells the truth, and the small things (palette, Ctrl+A, screenshots, honest copy)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from conftest import settle
+from textual.widgets import DataTable, Input, ProgressBar, Static
+
+from specadvisor.domain import ArmQueued, ServerLog, ServerStarting
+from specadvisor.store import Store
+from specadvisor.tui.screens.advice import AdviceScreen
+from specadvisor.tui.screens.results import ResultsScreen
+from specadvisor.tui.screens.setup import SetupScreen
+from specadvisor.tui.screens.sweep import SweepScreen
+from specadvisor.tui.widgets.modals import ConfirmModal, InfoModal
+from tui_fakes import HARDWARE, MODEL, finished_session
+
+
+def text(app, selector: str) -> str:
+    return str(app.screen.query_one(selector, Static).render())
+
+
+async def to_advice(app, pilot, *, model: str = MODEL.id, budget: str | None = None, gpu: str | None = None) -> None:
+    await settle(pilot)
+    app.screen.query_one("#model", Input).value = model
+    if budget is not None:
+        app.screen.query_one("#budget", Input).value = budget
+    if gpu is not None:
+        app.screen.query_one("#gpu", Input).value = gpu
+    await pilot.press("f5")
+    await settle(pilot)
+    assert isinstance(app.screen, AdviceScreen)
+
+
+def notices(app) -> list[str]:
+    return [str(n.message) for n in app._notifications]
+
+
+async def test_an_8b_model_on_this_cpu_host_warns_in_the_plan_and_start_asks(make_app, calls):
+    """Issue 24: an 8B bf16 model on a 24 GiB CPU host planned with a green Start and no warning."""
+    app = make_app()
+    app.services.inspect_model = lambda ref: MODEL.model_copy(update={"id": ref, "params_b": 8.0, "dtype": "bfloat16"})
+    async with app.run_test(size=(120, 40)) as pilot:
+        await to_advice(app, pilot, model="meta-llama/Llama-3.1-8B-Instruct")
+        note = text(app, "#host-note")
+        assert note.startswith("⚠ baseline, n-gram") and "GiB per server" in note and "of 24.0 GiB RAM" in note
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmModal) and "memory:" in app.screen.question
+        await pilot.press("n")
+        await pilot.pause()
+        assert isinstance(app.screen, AdviceScreen) and calls.runners == []
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        await pilot.press("y")
+        await settle(pilot)
+        assert len(calls.runners) == 1 and isinstance(app.screen, SweepScreen)
+
+
+async def test_an_estimate_over_the_budget_says_so_and_start_confirms(make_app, calls):
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await to_advice(app, pilot, budget="1 min")
+        estimate = text(app, "#estimate")
+        assert "(budget 1 min)" in estimate and "⚠ over the budget by" in estimate
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmModal) and "time: about" in app.screen.question and "over the budget of 1 min" in app.screen.question
+        await pilot.press("escape")
+        await pilot.pause()
+        assert calls.runners == []
+        # within the budget: Start starts, nothing asked
+        await pilot.press("b")
+        await pilot.pause()
+        app.screen.query_one("#prompt-input", Input).value = "none"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert "over the budget" not in text(app, "#estimate")
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert len(calls.runners) == 1
+
+
+async def test_adding_a_left_out_n_updates_the_list_and_the_counts(make_app):
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await to_advice(app, pilot, budget="1 min")
+        assert "left out for time: n-gram N=4" in text(app, "#estimate")
+        arms_before = len(app.plan.arms)
+        table = app.screen.query_one("#arms", DataTable)
+        table.move_cursor(row=next(i for i, a in enumerate(app.plan.arms) if a.method == "ngram"))
+        await pilot.press("plus")
+        await pilot.pause()
+        app.screen.query_one("#prompt-input", Input).value = "4"
+        await pilot.press("enter")
+        await pilot.pause()
+        estimate = text(app, "#estimate")
+        assert "n-gram N=4" not in estimate and f"{arms_before + 1} arms" in estimate
+        assert "n-gram N=4" in [str(table.get_row_at(i)[1]) for i in range(table.row_count)]
+
+
+async def test_suffix_is_left_out_when_the_engine_lacks_arctic_inference(make_app, tmp_path):
+    venv = tmp_path / "engine"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python3").write_text("")
+    site = venv / "lib" / "python3.12" / "site-packages"
+    site.mkdir(parents=True)
+    (site / "vllm-0.32.0.dist-info").mkdir()
+    script = venv / "bin" / "vllm"
+    script.write_text(f"#!{venv / 'bin' / 'python3'}\n")
+    hardware = HARDWARE.model_copy(update={"engine": HARDWARE.engine.model_copy(update={"command": [str(script)]})})
+    app = make_app()
+    app.services.detect = lambda: hardware
+    async with app.run_test(size=(120, 40)) as pilot:
+        await to_advice(app, pilot)
+        assert not [a for a in app.plan.arms if a.method == "suffix"]
+        assert "suffix left out: arctic-inference is not installed in the engine's environment" in text(app, "#host-note")
+        # installed there: planned again
+        (site / "arctic_inference-0.1.1.dist-info").mkdir()
+        await pilot.press("escape")
+        await pilot.press("f5")
+        await settle(pilot)
+        assert [a for a in app.plan.arms if a.method == "suffix"]
+
+
+async def test_a_named_gpu_drives_the_advice_the_plan_and_the_export(make_app, calls, tmp_path):
+    seen = []
+    app = make_app()
+    advise = app.services.advise
+
+    def recording(hardware, model, workload):
+        seen.append(hardware)
+        return advise(hardware, model, workload)
+
+    app.services.advise = recording
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        gpu = app.screen.query_one("#gpu", Input)
+        gpu.value = "RTX9999"
+        await pilot.pause()
+        assert "unknown GPU" in text(app, "#gpu-error") and "known GPUs:" in text(app, "#gpu-error")
+        gpu.value = "H100x8"
+        await pilot.pause()
+        assert "Advice for H100x8" in text(app, "#hardware")
+        await to_advice(app, pilot)
+        assert seen[-1].hypothetical and len(seen[-1].gpus) == 8
+        assert app.plan.planned_for and "H100" in app.plan.planned_for and app.plan.session.settings.engine_cmd == []
+        assert "Planned for" in text(app, "#host-note") and "H100" in app.screen.sub_title
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert calls.runners == [] and "not this machine" in notices(app)[-1]
+        await pilot.press("x")
+        await pilot.pause()
+        assert app.screen.query_one("#prompt-input", Input).value == "H100x8"
+        await pilot.press("enter")
+        await pilot.pause()
+        app.screen.query_one("#prompt-input", Input).value = str(tmp_path / "h100.json")
+        await pilot.press("enter")
+        await settle(pilot)
+        assert (tmp_path / "h100.json").is_file()
+        assert isinstance(app.screen, InfoModal) and "Ranking for 8x" in app.screen.title_text and "#1 n-gram" in app.screen.text
+        # back to this machine: the CPU host's plan again
+        await pilot.press("escape", "escape")
+        await pilot.pause()
+        assert isinstance(app.screen, SetupScreen)
+        app.screen.query_one("#gpu", Input).value = ""
+        await pilot.press("f5")
+        await settle(pilot)
+        assert not seen[-1].hypothetical and not app.plan.planned_for
+
+
+async def test_the_palette_offers_every_screen_action(make_app):
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+
+        def titles() -> set[str]:
+            return {c.title for c in app.get_system_commands(app.screen)}
+
+        assert {"Advise", "Help", "Sessions"} <= titles()
+        await to_advice(app, pilot)
+        assert {"Start sweep", "Export plan", "Budget", "Add N", "Capacity"} <= titles()
+        await pilot.press("f3")
+        await pilot.pause()
+        assert {"Import", "Export", "Compare 2", "Resume", "Delete"} <= titles()
+
+
+async def test_ctrl_a_in_a_text_field_goes_to_the_line_start(make_app):
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        field = app.screen.query_one("#model", Input)
+        field.value = "Qwen/Qwen3-8B"
+        field.cursor_position = len(field.value)
+        await pilot.press("ctrl+a")
+        await pilot.pause()
+        assert field.cursor_position == 0 and isinstance(app.screen, SetupScreen)
+
+
+async def test_a_screenshot_lands_in_a_folder_that_exists_and_says_where(make_app, tmp_path, monkeypatch):
+    monkeypatch.setenv("SPECADVISOR_HOME", str(tmp_path / "home"))
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app.deliver_screenshot()
+        await pilot.pause(0.5)
+        saved = list((tmp_path / "home" / "data" / "screenshots").glob("*.svg"))
+        assert len(saved) == 1 and saved[0].read_text().lstrip().startswith("<svg")
+        assert any("Saved screenshot to" in n and "screenshots" in n for n in notices(app))
+
+
+async def test_an_unmeasured_plan_says_not_measured_yet(make_app, db_path):
+    from specadvisor.domain import SweepSettings
+    from specadvisor.sweep.plan import plan_from_advice
+    from tui_fakes import ADVICE
+
+    with Store.open(db_path) as store:
+        plan = plan_from_advice(ADVICE, model=MODEL.id, settings=SweepSettings())
+        plan.session.name = "saved-plan"
+        store.save_session(plan.session)
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("f3")
+        await settle(pilot)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, ResultsScreen)
+        shown = text(app, "#recommendation-text")
+        assert shown.startswith("Not measured yet") and "Do NOT speculate" not in shown
+        assert str(app.screen.query_one("#best-acceptance").render()) == "not measured yet"
+
+
+async def test_copy_says_where_it_went_not_that_it_landed(make_app, db_path):
+    with Store.open(db_path) as store:
+        finished_session(store)
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("f3")
+        await settle(pilot)
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.press("j")
+        await pilot.pause()
+        assert notices(app)[-1].startswith("Sent the --speculative-config JSON to the terminal's clipboard (OSC 52)")
+        assert not any(n.startswith("Copied") for n in notices(app))
+
+
+async def test_a_server_start_up_shows_elapsed_seconds_and_the_log_line(make_app, calls):
+    release = asyncio.Event()
+
+    class SlowStart:
+        def __init__(self, session, store):
+            self.session = session
+
+        def cancel(self) -> None:
+            release.set()
+
+        async def events(self):
+            for arm in self.session.arms:
+                yield ArmQueued(arm=arm)
+            yield ServerStarting(arm_id="baseline", command=["vllm", "serve"])
+            yield ServerLog(arm_id="baseline", line="INFO Loading safetensors checkpoint shards: 50% Completed")
+            await release.wait()
+
+    app = make_app()
+    app.services.make_runner = SlowStart
+    async with app.run_test(size=(120, 40)) as pilot:
+        await to_advice(app, pilot)
+        await pilot.press("ctrl+s")
+        await pilot.pause(0.3)
+        state = app.sweep_state
+        state.clock = lambda: state.arms["baseline"].started_at + 57.4  # 57 s into the start-up
+        await pilot.pause(0.3)
+        current = text(app, "#current")
+        assert current.startswith("baseline · starting 57 s · INFO Loading safetensors"), current
+        assert app.screen.query_one("#overall", ProgressBar).percentage == 0
+        app.stop_sweep()
+        await pilot.pause(0.2)
+        assert text(app, "#current").startswith("stopped")
+
+
+def test_advice_quotes_sessions_measured_here_not_imported_ones(db_path):
+    from specadvisor.tui.services import measured_here
+
+    with Store.open(db_path) as store:
+        own = finished_session(store, name="mine")
+        theirs = finished_session(store, name="a-teammate's")
+        theirs.provenance.origin = "imported"
+        for session in (own, theirs):
+            session.hardware_fingerprint = HARDWARE.fingerprint()  # the same machine, as far as fingerprints go
+            store.save_session(session)
+    assert [s.id for s in measured_here(db_path, MODEL, HARDWARE)] == [own.id]
