@@ -47,7 +47,7 @@ def advise(
     catalog = drafters_for(model.id, rb)
     facts = gather(hardware, model, workload, family, catalog, drafter, vllm_version)
     platform = facts_platform(facts)
-    available = {key: m for key, m in methods_for_version(vllm_version, rb).items() if registry.runs_on(m, platform)}
+    available = {key: m for key, m in methods_for_version(vllm_version, rb).items() if registry.runs_on(m, platform, vllm_version)}
     options, option_warnings = gather_options(model, facts, catalog, drafter, available, rb)
 
     memory = _plan(model, facts, hardware, workload, options, rb, tensor_parallel_size)

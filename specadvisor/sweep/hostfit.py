@@ -55,7 +55,7 @@ def fit_to_host(advice: Advice, hardware: HardwareProfile, model: ModelProfile |
     size = model.params_b if model else None
     for cand in advice.candidates:
         spec = registry.get(cand.id) or registry.by_vllm_name(cand.method, cand.parallel_drafting)
-        if spec is None or not registry.runs_on(spec, "cpu") or cand.parallel_drafting:
+        if spec is None or not registry.runs_on(spec, "cpu", advice.vllm_version) or cand.parallel_drafting:
             fit.left_out.append((cand, "needs a GPU"))
         elif spec.needs_drafter and size is not None and size > SMALL_MODEL_B:
             fit.left_out.append((cand, f"a draft model on a {size:g}B target is impractical on a CPU"))
