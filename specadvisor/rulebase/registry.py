@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from specadvisor.errors import InputError
+from specadvisor.rulebase.contract import load_contract
 from specadvisor.rulebase.loader import RuleBase, default_rulebase
 from specadvisor.rulebase.schema import MethodSpec
 from specadvisor.rulebase.versions import effective_version, in_range, parse_version
@@ -122,13 +123,20 @@ def vllm_name(spec: MethodSpec, vllm_version: str | None, *, model_type: str | N
     return None
 
 
+def _aliases_in(spec: MethodSpec, vllm_version: str | None) -> list[str]:
+    """The deprecated aliases this release's method list has (each family's name arrived in its own
+    release: vllm_contract.json says which)."""
+    listed = load_contract().ids("method", vllm_version)
+    return [alias for alias in spec.accepted_aliases if alias in listed]
+
+
 def vllm_names(vllm_version: str | None, rb: RuleBase | None = None) -> list[str]:
     """Every `method` value this vLLM version accepts (current names and still-accepted older ones)."""
     names: set[str] = set()
     for spec in methods_for_version(vllm_version, rb).values():
         if _name_current(spec, vllm_version):
             names.add(spec.vllm_method)
-            names.update(spec.accepted_aliases)
+            names.update(_aliases_in(spec, vllm_version))
         names.update(older.name for older in spec.older_names if in_range(vllm_version, older.min_version, None))
     return sorted(names)
 
