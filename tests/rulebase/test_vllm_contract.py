@@ -87,7 +87,7 @@ def test_config_key_bounds_match_the_releases(rb):
     for key in rb.config_keys.values():
         for v in RELEASES:
             ours, theirs = in_range(v, key.min_version, key.removed_in), CONTRACT.fact(f"key/{key.id}", v) is not None
-            if ours and not theirs or (ours != theirs and key.id not in CHOICES_NARROWED):
+            if (ours and not theirs) or (ours != theirs and key.id not in CHOICES_NARROWED):
                 wrong.append(f"{key.id} at {v}: methods.toml accepts it: {ours}; vLLM has it: {theirs}")
             choices = CONTRACT.choices(key.id, v)
             if ours and key.choices and choices is not None and not set(key.choices) <= set(choices):
