@@ -9,8 +9,8 @@ between: the file lists which releases were read).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from functools import cache
+from dataclasses import dataclass, field
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -24,27 +24,42 @@ CONTRACT_FILE = "vllm_contract.json"
 class Contract:
     releases: tuple[str, ...]  # checked releases, oldest first
     facts: dict[str, list[dict[str, Any]]]  # fact id -> ranges {since, until, source, ...}
+    _by_release: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict, compare=False, repr=False)
+    _ids: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        """Index every fact by the releases it holds in: the advisor asks thousands of times."""
+        parsed = {r: parse_version(r) for r in self.releases}
+        for release in self.releases:
+            self._by_release[release] = {}
+        for fact_id, spans in self.facts.items():
+            for span in spans:
+                since = parse_version(span["since"])
+                until = parse_version(span["until"]) if span["until"] else None
+                for release, at in parsed.items():
+                    if since <= at and (until is None or at < until):
+                        self._by_release[release][fact_id] = span
 
     def release_for(self, version: str | None) -> str | None:
         """The checked release that stands for `version` (None: the newest); None when older than all."""
-        wanted = parse_version(effective_version(version)) if version is not None else parse_version(self.releases[-1])
-        older = [r for r in self.releases if parse_version(r) <= wanted]
-        return older[-1] if older else None
+        if version is None:
+            return self.releases[-1]
+        return _release_for(self.releases, effective_version(version))
 
     def fact(self, fact_id: str, version: str | None) -> dict[str, Any] | None:
         """The range of `fact_id` that holds in `version`, or None when the release does not state it."""
         release = self.release_for(version)
-        if release is None:
-            return None
-        at = parse_version(release)
-        for span in self.facts.get(fact_id, []):
-            if parse_version(span["since"]) <= at and (span["until"] is None or at < parse_version(span["until"])):
-                return span
-        return None
+        return self._by_release[release].get(fact_id) if release is not None else None
 
     def ids(self, prefix: str, version: str | None) -> set[str]:
         """Names of the facts `prefix/<name>` that hold in `version`."""
-        return {key.split("/", 1)[1] for key in self.facts if key.startswith(prefix + "/") and self.fact(key, version)}
+        release = self.release_for(version)
+        if release is None:
+            return set()
+        if (prefix, release) not in self._ids:
+            start = prefix + "/"
+            self._ids[prefix, release] = frozenset(key[len(start) :] for key in self._by_release[release] if key.startswith(start))
+        return set(self._ids[prefix, release])
 
     def methods(self, version: str | None) -> set[str]:
         """`method` values this release's V1 engine takes: its V1 allow-list while V0 existed, else
@@ -68,6 +83,13 @@ class Contract:
     def cpu_kernels(self, version: str | None) -> set[str]:
         """Speculative-decoding kernels the CPU build has its own versions of (DFlash's from 0.26)."""
         return self.ids("cpu/kernel", version)
+
+
+@lru_cache(maxsize=256)
+def _release_for(releases: tuple[str, ...], version: str) -> str | None:
+    wanted = parse_version(version)
+    older = [r for r in releases if parse_version(r) <= wanted]
+    return older[-1] if older else None
 
 
 def parse_contract(data: dict[str, Any]) -> Contract:

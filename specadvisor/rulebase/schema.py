@@ -66,6 +66,7 @@ class MethodSpec(_Strict):
     n_optional: bool = False  # vLLM picks N itself when num_speculative_tokens is absent
     platforms: list[Platform] = Field(default_factory=lambda: list[Platform](["cuda", "rocm"]))
     platforms_since: dict[Platform, str] = Field(default_factory=dict)  # first vLLM version serving it there (cpu: 0.20.0)
+    target_interface: str = ""  # the interface vLLM's target model class must implement (SupportsEagle3)
     drafter_share: float = Field(0.0, ge=0)  # drafter weights as a share of the target's (memory plan)
     source: str = ""  # where the method and its versions are documented (a URL)
     extra_config: dict[str, Any] = Field(default_factory=dict)  # e.g. P-EAGLE: parallel_drafting = true
