@@ -45,8 +45,9 @@ def infer_platform(distribution: str | None, vllm_version: str | None, torch_ver
     return "unknown"
 
 
-def _method_support(version: str | None) -> tuple[list[str], list[str]]:
-    """vLLM method names and --speculative-config keys `version` accepts, from the method registry.
+def _method_support(version: str | None, platform: str | None = None) -> tuple[list[str], list[str]]:
+    """vLLM method names and --speculative-config keys `version` accepts on `platform`, from the method
+    registry (a CPU build before 0.20 runs none: its runner asserts no speculative config).
 
     A broken user rules file must not stop the probe: it then answers from the shipped rules alone.
     """
@@ -60,7 +61,7 @@ def _method_support(version: str | None) -> tuple[list[str], list[str]]:
     except InputError:
         rb = load_rulebase(include_user=False)
     try:
-        methods = registry.served_names(version, rb)
+        methods = registry.served_names(version, rb, platform)
     except InputError:  # not a version string we can compare
         return [], []
     keys = sorted({key for method in methods for key in config_keys_for(method, version, rb)})
@@ -68,12 +69,13 @@ def _method_support(version: str | None) -> tuple[list[str], list[str]]:
 
 
 def _info(version: str | None, distribution: str | None, torch: str | None, command: list[str], detail: str) -> EngineInfo:
-    methods, keys = _method_support(version)
+    platform = infer_platform(distribution, version, torch)
+    methods, keys = _method_support(version, platform)
     return EngineInfo(
         found=version is not None,
         version=version,
         distribution=distribution,
-        platform=infer_platform(distribution, version, torch),  # type: ignore[arg-type]
+        platform=platform,  # type: ignore[arg-type]
         command=command,
         methods=methods,
         config_keys=keys,

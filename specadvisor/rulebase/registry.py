@@ -141,11 +141,14 @@ def vllm_names(vllm_version: str | None, rb: RuleBase | None = None) -> list[str
     return sorted(names)
 
 
-def served_names(vllm_version: str | None, rb: RuleBase | None = None) -> list[str]:
-    """The method names to tell a user this version serves: the current name of each method, or its
-    older per-family names before the current one existed (deprecated aliases left out)."""
+def served_names(vllm_version: str | None, rb: RuleBase | None = None, platform: str | None = None) -> list[str]:
+    """The method names to tell a user this version serves (on this platform, when given): the
+    current name of each method, or its older per-family names before the current one existed
+    (deprecated aliases left out)."""
     names: set[str] = set()
     for spec in methods_for_version(vllm_version, rb).values():
+        if not runs_on(spec, platform, vllm_version):
+            continue
         if _name_current(spec, vllm_version):
             names.add(spec.vllm_method)
         else:
