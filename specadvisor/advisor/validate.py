@@ -80,11 +80,13 @@ def contract_problems(
     platform: str | None = None,
     target_architecture: str | None = None,
     target_interface: str = "",
+    speculators_type: str | None = None,
     contract: Contract | None = None,
 ) -> list[str]:
     """What the release's own source rejects: the method name, each key and its value, the CPU
     runner's guard, and a target class without the interface the method's drafter attaches through
-    (SupportsEagle3). A version older than every release read is not judged."""
+    (SupportsEagle3), and a speculators-format drafter (`speculators_model_type`) the release cannot
+    convert (none before 0.10.1). A version older than every release read is not judged."""
     contract = contract or load_contract()
     shown = effective_version(vllm_version)
     release = contract.release_for(vllm_version)
@@ -107,6 +109,10 @@ def contract_problems(
         guard = contract.fact("cpu/refuses_speculation", release)
         where = f" ({guard['source']}: {guard['message']!r})" if guard else ""
         problems.append(f"vLLM {shown}'s CPU build runs no speculative decoding{where}; it does from 0.20.0")
+    if speculators_type and speculators_type not in contract.ids("speculators", release):
+        first = contract.facts.get(f"speculators/{speculators_type}")
+        later = f"; it can from vLLM {first[0]['since']}" if first else ""
+        problems.append(f"vLLM {shown} cannot load a speculators-format '{speculators_type}' drafter{later}")
     implementers = contract.ids(target_interface, release) if target_interface else set()
     if target_architecture and implementers and target_architecture not in implementers:
         first = contract.facts.get(f"{target_interface}/{target_architecture}")

@@ -119,3 +119,26 @@ def test_every_emitted_config_is_one_the_release_accepts(platform, releases, wor
 def test_a_cpu_engine_before_0_20_is_offered_nothing():
     for version in [r for r in BOUNDARY_RELEASES if not CONTRACT.cpu_speculates(r)]:
         assert not [c for _, c in _emitted("cpu", version)], version
+
+
+def test_contract_problems_name_the_source_of_each_refusal():
+    ngram = {"method": "ngram", "num_speculative_tokens": 2}
+    assert contract_problems(ngram, "0.32.0", platform="cpu") == []
+    assert contract_problems(ngram, "0.14.1", platform="cpu") == [
+        "vLLM 0.14.1's CPU build runs no speculative decoding (vllm/v1/worker/cpu_model_runner.py:23: 'spec decode is not supported.'); it does from 0.20.0"
+    ]
+    draft = {"method": "draft_model", "model": "d", "num_speculative_tokens": 3}
+    assert "its arg_utils refuses it: 'Draft model speculative decoding is not supported yet." in contract_problems(draft, "0.14.1")[0]
+    assert contract_problems({**ngram, "attention_backend": "triton_attn"}, "0.20.2") == [
+        "vLLM 0.20.2 has no speculative-config key 'attention_backend' (SpeculativeConfig; first: vLLM 0.21.0, vllm/config/speculative.py:110)"
+    ]
+    eagle3 = {"method": "eagle3", "model": "RedHatAI/Qwen3-30B-A3B-speculator.eagle3", "num_speculative_tokens": 3}
+    args = dict(target_architecture="Qwen3MoeForCausalLM", target_interface="SupportsEagle3", speculators_type="eagle3")
+    assert contract_problems(eagle3, "0.11.1", **args) == []
+    assert contract_problems(eagle3, "0.10.2", **args) == [
+        "vLLM 0.10.2's Qwen3MoeForCausalLM does not implement SupportsEagle3, so this drafter cannot attach to it; it does from vLLM 0.11.1"
+    ]
+    assert contract_problems(eagle3, "0.9.2", **{**args, "target_architecture": None}) == [
+        "vLLM 0.9.2 cannot load a speculators-format 'eagle3' drafter; it can from vLLM 0.10.1.1"
+    ]
+    assert contract_problems(ngram, "0.7.0") == []  # older than every release read: not judged
