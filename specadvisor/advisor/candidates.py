@@ -7,7 +7,7 @@ from __future__ import annotations
 from specadvisor.advisor import local as local_ev
 from specadvisor.advisor import start_n
 from specadvisor.advisor.facts import Facts
-from specadvisor.advisor.options import Option
+from specadvisor.advisor.options import Option, facts_platform
 from specadvisor.advisor.scoring import Tally
 from specadvisor.advisor.validate import validate_spec_config
 from specadvisor.domain import Advice, Candidate, EvidenceRef, ModelProfile, Workload
@@ -100,6 +100,8 @@ def build_candidates(
             rulebase=rb,
             mtp_layers=facts.mtp_layers if option.origin == "native" else None,
             block_size=option.block_size,
+            platform=facts_platform(facts),
+            target_architecture=model.architecture,
         )
         if problems:
             advice.warnings.append(f"{spec.name} left out: {'; '.join(problems)}")

@@ -34,8 +34,9 @@ def method_id_for(vllm_method: str, parallel: bool, rb) -> str | None:
 
 
 def _unavailable(spec: MethodSpec, version: str, what: str, platform: str | None = None) -> str:
-    if registry.available(spec, version) and not registry.runs_on(spec, platform):
-        return f"{what} uses {spec.name}, which vLLM does not serve on {platform} (it runs on {', '.join(spec.platforms)}): it is left out."
+    platform_problem = registry.platform_problem(spec, platform, version)
+    if registry.available(spec, version) and platform_problem:
+        return f"{what} uses {spec.name}: {platform_problem}; it is left out."
     if spec.removed_in and not registry.available(spec, version):
         return f"{what} uses {spec.name}, removed in vLLM {spec.removed_in}: it is left out for vLLM {version}."
     return f"{what} uses {spec.name}, which needs vLLM >= {spec.min_version}: it is left out for vLLM {version}; upgrade to try it."

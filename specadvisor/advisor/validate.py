@@ -1,7 +1,9 @@
 """Check a --speculative-config against what one vLLM version accepts, before any server starts.
 
 vLLM rejects a bad config only after loading the target (minutes on big models); checking here
-turns that into an immediate, specific message.
+turns that into an immediate, specific message. Two sources agree: the method registry
+(rules/methods.toml, which users may extend) and the contract read from vLLM's own wheels
+(rules/vllm_contract.json), which has the last word on names, keys, the CPU runner and targets.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from specadvisor.rulebase import config_keys_for, default_rulebase, registry
+from specadvisor.rulebase.contract import Contract, load_contract
 from specadvisor.rulebase.versions import effective_version
 
 _REJECTED = {
@@ -65,6 +68,59 @@ def _n_problems(config: dict, method: str, rb, mtp_layers: int | None, block_siz
     return problems
 
 
+def _where(contract: Contract, fact_id: str) -> str:
+    spans = contract.facts.get(fact_id, [])
+    return f"vLLM {spans[0]['since']}, {spans[0]['source']}" if spans else "no vLLM release read"
+
+
+def contract_problems(
+    config: dict,
+    vllm_version: str | None,
+    *,
+    platform: str | None = None,
+    target_architecture: str | None = None,
+    target_interface: str = "",
+    speculators_type: str | None = None,
+    contract: Contract | None = None,
+) -> list[str]:
+    """What the release's own source rejects: the method name, each key and its value, the CPU
+    runner's guard, and a target class without the interface the method's drafter attaches through
+    (SupportsEagle3), and a speculators-format drafter (`speculators_model_type`) the release cannot
+    convert (none before 0.10.1). A version older than every release read is not judged."""
+    contract = contract or load_contract()
+    shown = effective_version(vllm_version)
+    release = contract.release_for(vllm_version)
+    if release is None:
+        return []
+    method = str(config.get("method"))
+    problems = []
+    if method not in contract.methods(release):
+        refusal = contract.fact(f"refused/{method}", release)
+        why = f"its arg_utils refuses it: {refusal['message']!r}" if refusal else "it is not in its method list"
+        problems.append(f"vLLM {shown} does not take method '{method}' ({why})")
+    for key, value in config.items():
+        if contract.fact(f"key/{key}", release) is None:
+            problems.append(f"vLLM {shown} has no speculative-config key '{key}' (SpeculativeConfig; first: {_where(contract, f'key/{key}')})")
+            continue
+        choices = contract.choices(key, release)
+        if choices and isinstance(value, str) and value not in choices:
+            problems.append(f"vLLM {shown} takes '{key}' as one of {', '.join(choices)}, got {value!r}")
+    if platform == "cpu" and not contract.cpu_speculates(release):
+        guard = contract.fact("cpu/refuses_speculation", release)
+        where = f" ({guard['source']}: {guard['message']!r})" if guard else ""
+        problems.append(f"vLLM {shown}'s CPU build runs no speculative decoding{where}; it does from 0.20.0")
+    if speculators_type and speculators_type not in contract.ids("speculators", release):
+        first = contract.facts.get(f"speculators/{speculators_type}")
+        later = f"; it can from vLLM {first[0]['since']}" if first else ""
+        problems.append(f"vLLM {shown} cannot load a speculators-format '{speculators_type}' drafter{later}")
+    implementers = contract.ids(target_interface, release) if target_interface else set()
+    if target_architecture and implementers and target_architecture not in implementers:
+        first = contract.facts.get(f"{target_interface}/{target_architecture}")
+        later = f"; it does from vLLM {first[0]['since']}" if first else ""
+        problems.append(f"vLLM {shown}'s {target_architecture} does not implement {target_interface}, so this drafter cannot attach to it{later}")
+    return problems
+
+
 def validate_spec_config(
     config: dict,
     vllm_version: str | None,
@@ -72,8 +128,13 @@ def validate_spec_config(
     rulebase=None,
     mtp_layers: int | None = None,
     block_size: int | None = None,
+    platform: str | None = None,
+    target_architecture: str | None = None,
 ) -> list[str]:
-    """Problems that would make this vLLM version reject the config or serve it wrongly; [] = valid."""
+    """Problems that would make this vLLM version reject the config or serve it wrongly; [] = valid.
+
+    `platform` (cuda, rocm, cpu) and `target_architecture` (config.json's, when known) add the
+    platform and target checks."""
     rb = rulebase or default_rulebase()
     if not isinstance(config, dict):
         return ["the speculative config must be a JSON object"]
@@ -84,6 +145,14 @@ def validate_spec_config(
     if problem:
         return [problem]
     problems = _key_problems(config, method, vllm_version, rb)
+    spec = registry.by_vllm_name(method, bool(config.get("parallel_drafting")), rb)
+    on_platform = registry.platform_problem(spec, platform, vllm_version) if spec else None
+    if on_platform:
+        problems.append(on_platform)
+    found = contract_problems(
+        config, vllm_version, platform=platform, target_architecture=target_architecture, target_interface=spec.target_interface if spec else ""
+    )
+    problems += [p for p in found if not (on_platform and "CPU build" in p)]
     specs = registry.specs_for_vllm_name(method, rb)
     needs_model = all(m.needs_drafter and not m.model_optional for m in specs)
     if needs_model and not config.get("model"):

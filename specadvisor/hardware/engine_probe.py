@@ -46,8 +46,8 @@ def infer_platform(distribution: str | None, vllm_version: str | None, torch_ver
 
 
 def _method_support(version: str | None, platform: str | None = None) -> tuple[list[str], list[str]]:
-    """vLLM method names and --speculative-config keys `version` accepts on `platform`, from the
-    method registry (the same list advise draws its candidates from).
+    """vLLM method names and --speculative-config keys `version` accepts on `platform`, from the method
+    registry (a CPU build before 0.20 runs none: its runner asserts no speculative config).
 
     A broken user rules file must not stop the probe: it then answers from the shipped rules alone.
     """

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from specadvisor.errors import InputError
+from specadvisor.rulebase.contract import load_contract
 from specadvisor.rulebase.loader import RuleBase, default_rulebase
 from specadvisor.rulebase.schema import MethodSpec
 from specadvisor.rulebase.versions import effective_version, in_range, parse_version
@@ -117,9 +118,16 @@ def vllm_name(spec: MethodSpec, vllm_version: str | None, *, model_type: str | N
     if _name_current(spec, vllm_version):
         return spec.vllm_method
     for older in spec.older_names:
-        if (model_type and model_type in older.model_types) or (family and family in older.families):
+        if ((model_type and model_type in older.model_types) or (family and family in older.families)) and in_range(vllm_version, older.min_version, None):
             return older.name
     return None
+
+
+def _aliases_in(spec: MethodSpec, vllm_version: str | None) -> list[str]:
+    """The deprecated aliases this release's method list has (each family's name arrived in its own
+    release: vllm_contract.json says which)."""
+    listed = load_contract().ids("method", vllm_version)
+    return [alias for alias in spec.accepted_aliases if alias in listed]
 
 
 def vllm_names(vllm_version: str | None, rb: RuleBase | None = None) -> list[str]:
@@ -128,15 +136,15 @@ def vllm_names(vllm_version: str | None, rb: RuleBase | None = None) -> list[str
     for spec in methods_for_version(vllm_version, rb).values():
         if _name_current(spec, vllm_version):
             names.add(spec.vllm_method)
-            names.update(spec.accepted_aliases)
-        names.update(older.name for older in spec.older_names)
+            names.update(_aliases_in(spec, vllm_version))
+        names.update(older.name for older in spec.older_names if in_range(vllm_version, older.min_version, None))
     return sorted(names)
 
 
 def served_methods(vllm_version: str | None, platform: str | None = None, rb: RuleBase | None = None) -> dict[str, MethodSpec]:
     """Methods (by id) this vLLM version serves on the platform (cuda, rocm, cpu; None: any): what
     advise considers and what detect lists, so the two never disagree."""
-    return {key: spec for key, spec in methods_for_version(vllm_version, rb).items() if runs_on(spec, platform)}
+    return {key: spec for key, spec in methods_for_version(vllm_version, rb).items() if runs_on(spec, platform, vllm_version)}
 
 
 def served_names(vllm_version: str | None, rb: RuleBase | None = None, *, platform: str | None = None) -> list[str]:
@@ -147,7 +155,7 @@ def served_names(vllm_version: str | None, rb: RuleBase | None = None, *, platfo
         if _name_current(spec, vllm_version):
             names.add(spec.vllm_method)
         else:
-            names.update(older.name for older in spec.older_names)
+            names.update(older.name for older in spec.older_names if in_range(vllm_version, older.min_version, None))
     return sorted(names)
 
 
@@ -271,9 +279,22 @@ def model_free(platform: str | None = None, rb: RuleBase | None = None) -> Metho
     raise InputError("the rules define no model-free method", hint="restore rules/methods.toml")
 
 
-def runs_on(spec: MethodSpec, platform: str | None) -> bool:
-    """Whether vLLM serves this method on the platform (cuda, rocm, cpu); unknown platforms pass."""
-    return platform not in ("cuda", "rocm", "cpu") or platform in spec.platforms
+def runs_on(spec: MethodSpec, platform: str | None, vllm_version: str | None = None) -> bool:
+    """Whether this vLLM version (None: the newest known) serves the method on the platform (cuda,
+    rocm, cpu); unknown platforms pass. The CPU build speculates only from 0.20 (`platforms_since`)."""
+    if platform not in ("cuda", "rocm", "cpu"):
+        return True
+    return platform in spec.platforms and in_range(vllm_version, spec.platforms_since.get(platform), None)
+
+
+def platform_problem(spec: MethodSpec, platform: str | None, vllm_version: str | None) -> str | None:
+    """Why vLLM does not serve this method on the platform at this version; None when it does."""
+    if runs_on(spec, platform, vllm_version):
+        return None
+    shown = effective_version(vllm_version)
+    if platform in spec.platforms:
+        return f"vLLM serves {spec.label} on {platform} from {spec.platforms_since[platform]} on (target version {shown})"
+    return f"vLLM {shown} does not serve {spec.label} on {platform} (it runs on {', '.join(spec.platforms)})"
 
 
 # ------------------------------------------------------------------ recognising drafter checkpoints

@@ -35,7 +35,10 @@ class OlderName(_Strict):
     name: str
     model_types: list[str] = Field(default_factory=list)  # config.json model_type values it serves
     families: list[str] = Field(default_factory=list)  # [[model]] ids it serves
+    min_version: str | None = None  # first vLLM version accepting it for these models
     source: str = ""
+
+    _v1 = field_validator("min_version")(_check_version)
 
 
 class MethodSpec(_Strict):
@@ -62,6 +65,8 @@ class MethodSpec(_Strict):
     n_multiple_of_layers: bool = False  # N above the head count must be a multiple of it (MTP)
     n_optional: bool = False  # vLLM picks N itself when num_speculative_tokens is absent
     platforms: list[Platform] = Field(default_factory=lambda: list[Platform](["cuda", "rocm"]))
+    platforms_since: dict[Platform, str] = Field(default_factory=dict)  # first vLLM version serving it there (cpu: 0.20.0)
+    target_interface: str = ""  # the interface vLLM's target model class must implement (SupportsEagle3)
     drafter_share: float = Field(0.0, ge=0)  # drafter weights as a share of the target's (memory plan)
     source: str = ""  # where the method and its versions are documented (a URL)
     extra_config: dict[str, Any] = Field(default_factory=dict)  # e.g. P-EAGLE: parallel_drafting = true
@@ -80,6 +85,13 @@ class MethodSpec(_Strict):
     description: str = ""
 
     _v1 = field_validator("min_version", "removed_in", "name_since")(_check_version)
+
+    @field_validator("platforms_since")
+    @classmethod
+    def _platform_versions(cls, since: dict[Platform, str]) -> dict[Platform, str]:
+        for version in since.values():
+            _check_version(version)
+        return since
 
     @property
     def label(self) -> str:

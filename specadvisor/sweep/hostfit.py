@@ -90,7 +90,7 @@ def fit_to_host(
     for cand in advice.candidates:
         spec = _spec(cand)
         missing = [p for p in (spec.requires_packages if spec else []) if installed is not None and _normal(p) not in installed]
-        if fit.cpu_only and (spec is None or not registry.runs_on(spec, "cpu") or cand.parallel_drafting):
+        if fit.cpu_only and (spec is None or not registry.runs_on(spec, "cpu", advice.vllm_version) or cand.parallel_drafting):
             fit.left_out.append((cand, "needs a GPU"))
         elif fit.cpu_only and spec is not None and spec.needs_drafter and size is not None and size > SMALL_MODEL_B:
             fit.left_out.append((cand, f"a draft model on a {size:g}B target is impractical on a CPU"))

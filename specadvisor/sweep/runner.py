@@ -610,8 +610,15 @@ class AttachedServer:
 
 
 async def _default_prefetch(session: Session, emit: Callable[[SweepEvent], None]) -> None:
+    from specadvisor.engine.dry_check import preflight
     from specadvisor.modelinfo.fetch import checkpoints, prefetch
 
+    # The engine's own SpeculativeConfig checks every arm first: seconds, where vLLM refuses a bad
+    # config only after its start-up.
+    configs = {arm.id: arm.speculative_config for arm in session.arms if arm.speculative_config}
+    problem = await asyncio.to_thread(preflight, session.settings.engine_cmd, configs)
+    if problem:
+        raise InputError(problem, hint="fix the arm's speculative config; vLLM would refuse it after start-up")
     await prefetch(checkpoints(session), emit)
 
 

