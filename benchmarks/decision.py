@@ -33,6 +33,7 @@ import argparse
 import asyncio
 import math
 import random
+import statistics
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -157,7 +158,7 @@ def main() -> None:
     parser.add_argument("--cases", default=",".join(c.name for c in CASES))
     args = parser.parse_args()
     chosen = [c for c in CASES if c.name in args.cases.split(",")]
-    print("| case | right answer | design | correct | undecided | wrong | measuring min (mean) |")
+    print("| case | right answer | design | correct | undecided | wrong | measuring min (mean / median / max) |")
     print("|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for case in chosen:
@@ -166,8 +167,9 @@ def main() -> None:
                 correct = sum(d == case.right for d, _ in outcomes)
                 undecided = sum(d == "undecided" for d, _ in outcomes)
                 wrong = len(outcomes) - correct - undecided
-                minutes = sum(m for _, m in outcomes) / len(outcomes)
-                print(f"| {case.name} | {case.right} | {name} | {correct}/{len(outcomes)} | {undecided} | {wrong} | {minutes:.1f} |", flush=True)
+                minutes = [m for _, m in outcomes]
+                spent = f"{statistics.fmean(minutes):.1f} / {statistics.median(minutes):.1f} / {max(minutes):.1f}"
+                print(f"| {case.name} | {case.right} | {name} | {correct}/{len(outcomes)} | {undecided} | {wrong} | {spent} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -62,6 +62,8 @@ PRACTICAL_MARGIN = 0.03  # a speedup within 3% is a tie, and ties go to the simp
 # 2-core CPU shows; worth 4 launches, so that a machine's own repeats dominate after a few.
 LAUNCH_SPREAD_PRIOR = 0.07
 LAUNCH_SPREAD_PRIOR_DF = 4
+MIN_TREND_DF = 2  # repeated launches needed before a drift trend is fitted
+TREND_SHOWN = 2.0  # a trend is fitted when its slope exceeds this many standard errors
 MIN_PAIRED_PROMPTS = 8  # fewer common prompts give no usable prompt-by-prompt spread
 MAX_EXTRA_LAUNCHES = 20  # beyond this, "more measuring" is not an answer worth giving
 _MEASURED = ("ok", "stopped_early")
@@ -156,11 +158,18 @@ def estimate_noise(session: Session, prior_sd: float = LAUNCH_SPREAD_PRIOR, prio
         request_counts += [launch.requests for launch in arm_launches]
     # Drift as a linear trend over the launch order, common to every arm (an analysis of covariance):
     # with interleaved launches it cancels from the comparison instead of inflating the spread.
+    # Fitted only with two or more repeats: one repeat (the bracket alone) would spend its only degree
+    # of freedom on the slope, and with the arm between the two baseline launches nothing would change.
+    # And only when the data show one (|slope| over 2 of its standard errors): fitting a drift that is not
+    # there costs a degree of freedom and widens every comparison whose arms ran at different times.
     sxx = sum(x * x for x, _ in centred)
-    trend = sum(x * y for x, y in centred) / sxx if sxx > 0 and df >= 1 else 0.0
-    if sxx > 0 and df >= 1:
-        squares = max(squares - trend * trend * sxx, 0.0)
-        df -= 1
+    trend = sum(x * y for x, y in centred) / sxx if sxx > 0 and df >= MIN_TREND_DF else 0.0
+    if trend:
+        left = max(squares - trend * trend * sxx, 0.0)
+        if trend * trend * sxx > TREND_SHOWN**2 * left / (df - 1):
+            squares, df = left, df - 1
+        else:
+            trend = 0.0
     request_var = request_squares / request_df if request_df >= 1 else None
     moderated = (prior_df * prior_sd**2 + squares) / (prior_df + df)
     typical_requests = statistics.median(request_counts) if request_counts else 1

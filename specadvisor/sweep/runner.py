@@ -489,7 +489,7 @@ class SweepRunner:
 
 
 MAX_PASSES = 8  # passes over the prompts on one launch in one round of sequential measuring
-MAX_LAUNCHES_PER_ROUND = 3  # launches of each contender between two looks
+MAX_LAUNCHES_PER_ROUND = 1  # launches of each contender between two looks (more: fewer looks, but clear cases overshoot)
 
 
 def _seconds_measured(session: Session) -> float:

@@ -205,3 +205,17 @@ def test_sweep_without_a_baseline_arm_says_none_was_measured():
     plan.session.results.append(spec_result("ngram-n2", 2, 120))
     rec = recommend(plan.session)
     assert "no no-speculation baseline was measured" in rec.reasons[0] and rec.decision == "undecided"
+
+
+def test_a_drift_common_to_all_arms_is_taken_out_of_the_comparison():
+    # the machine gets 6% faster at every launch; interleaved launches of both arms show it as a trend
+    waves = {"baseline": [1, 3, 5, 7], "ngram-n2": [2, 4, 6, 8]}
+    s = session({"baseline": [100 * 1.06**w for w in waves["baseline"]], "ngram-n2": [112 * 1.06**w for w in waves["ngram-n2"]]}, n_values=(2,))
+    for arm_id, ws in waves.items():
+        for run_, wave in zip(s.result_for(arm_id).runs, ws, strict=True):
+            run_.wave = wave
+    noise = estimate_noise(s)
+    assert noise.trend == pytest.approx(math.log(1.06), rel=1e-6)
+    (pick,) = recommend(s).per_concurrency
+    assert pick.speedup == pytest.approx(1.12, rel=1e-6)  # not 1.12 x 1.06: the arm ran one wave later on average
+    assert any("a common drift of +5.8% per wave taken out" in r for r in recommend(s).reasons)
