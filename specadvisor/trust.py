@@ -35,7 +35,7 @@ def serve_command(session: Session, spec_config: dict[str, Any] | None) -> str:
     engine command and server arguments it was measured with; an imported one gets neither (its
     values came from someone else's file), only this machine's default `vllm serve`."""
     if is_imported(session):
-        return vllm_command.serve_command(_model_arg(session.model), spec_config)
+        return vllm_command.serve_command(model_arg(session.model), spec_config)
     return vllm_command.serve_command(
         session.model, spec_config, extra_args=list(session.settings.server_args), engine_cmd=list(session.settings.engine_cmd) or None
     )
@@ -51,6 +51,6 @@ def recommended_command(session: Session, rec: Recommendation | None) -> str | N
     return serve_command(session, rec.speculative_config)
 
 
-def _model_arg(model: str) -> str:
+def model_arg(model: str) -> str:
     """A bundle's model name cannot smuggle a flag into the command (`--trust-remote-code`)."""
     return model if model and not model.startswith("-") else f"./{model}" if model else "MODEL"

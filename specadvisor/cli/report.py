@@ -35,6 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("export-plan", help="export a session's arms as `vllm bench sweep serve` serve-params JSON")
     p.add_argument("session", help="session id or unique prefix")
     p.add_argument("--serve-params", type=Path, required=True, metavar="FILE")
+    p.add_argument("--drafter", default=None, help="drafter model for an imported session's drafter arms (a bundle's own drafter is never exported)")
     p.set_defaults(func=run_export_plan)
 
 
@@ -119,7 +120,11 @@ def run_export_plan(args: argparse.Namespace) -> int:
     from specadvisor.report.serve_params import bench_sweep_command, serve_params
 
     session = _session(args, args.session)
-    write_atomically(args.serve_params, json.dumps(serve_params(session), indent=2) + "\n")
+    notes: list[str] = []
+    params = serve_params(session, drafter=args.drafter, notes=notes)
+    for note in notes:
+        print(f"specadvisor: note: {note}", file=sys.stderr)
+    write_atomically(args.serve_params, json.dumps(params, indent=2) + "\n")
     print(bench_sweep_command(session, str(args.serve_params)))
     return 0
 

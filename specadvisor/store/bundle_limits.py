@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from specadvisor import bounds
 from specadvisor.domain import ArmResult, Session
 from specadvisor.errors import InputError
 
@@ -17,10 +18,10 @@ MAX_ARMS = 100_000
 MAX_RESULTS = 100_000
 MAX_SAMPLES = 200_000
 MAX_POSITIONS = 64
-MAX_N = 64
-MAX_CONCURRENCY = 100_000
-MAX_CONCURRENCY_LEVELS = 64  # the predictor and recommender work per level: levels x arms stays bounded
-MAX_COUNT = 2**63 - 1  # SQLite's INTEGER
+MAX_N = bounds.MAX_N
+MAX_CONCURRENCY = int(bounds.SETTINGS["concurrency"].high)
+MAX_CONCURRENCY_LEVELS = bounds.MAX_CONCURRENCY_LEVELS
+MAX_COUNT = bounds.MAX_INT64  # SQLite's INTEGER
 _HINT = "the bundle was edited or corrupted; ask for a fresh `specadvisor sessions export`"
 
 
@@ -42,22 +43,20 @@ def check_session(session: Session, name: str) -> None:
     levels = {arm.concurrency for arm in session.arms} | set(s.concurrency)
     if len(levels) > MAX_CONCURRENCY_LEVELS:
         fail("session", f"uses {len(levels)} concurrency levels, over the {MAX_CONCURRENCY_LEVELS} limit")
-    for where, value, low, high in (
-        ("settings.num_prompts", s.num_prompts, 1, MAX_COUNT),
-        ("settings.output_len", s.output_len, 1, MAX_COUNT),
-        ("settings.trials", s.trials, 1, MAX_COUNT),
-        ("settings.warmup", s.warmup, 0, MAX_COUNT),
-        ("session.concurrency", session.concurrency, 1, MAX_CONCURRENCY),
-        *((f"settings.concurrency[{i}]", c, 1, MAX_CONCURRENCY) for i, c in enumerate(s.concurrency)),
-    ):
-        if not low <= value <= high:
-            fail(where, f"is {value}, outside {low}..{high}")
-    for where, value in (("settings.temperature", s.temperature), ("session.temperature", session.temperature)):
-        if not (math.isfinite(value) and 0 <= value <= 100):
-            fail(where, f"is {value}, outside 0..100")
-    for where, value in (("settings.request_rate", s.request_rate), ("settings.slo_tpot_ms", s.slo_tpot_ms), ("settings.slo_ttft_ms", s.slo_ttft_ms)):
-        if value is not None and not (math.isfinite(value) and value > 0):
-            fail(where, f"is {value}, not a positive number")
+    # The settings within the CLI's own bounds (one table: specadvisor.bounds), so a file cannot
+    # carry a value the command line would refuse (num_prompts = 2^63-1 grew a rebuild to 6 GB).
+    for setting in ("num_prompts", "output_len", "trials", "warmup", "seed", "temperature"):
+        _check_setting(fail, f"settings.{setting}", setting, getattr(s, setting))
+    for setting in ("request_rate", "slo_tpot_ms", "slo_ttft_ms"):
+        if getattr(s, setting) is not None:
+            _check_setting(fail, f"settings.{setting}", setting, getattr(s, setting))
+    for i, level in enumerate(s.concurrency):
+        _check_setting(fail, f"settings.concurrency[{i}]", "concurrency", level)
+    _check_setting(fail, "session.concurrency", "concurrency", session.concurrency)
+    _check_setting(fail, "session.temperature", "temperature", session.temperature)
+    _check_setting(fail, "settings.drift_threshold", "drift_threshold", s.drift_threshold * 100)
+    if s.ci_target is not None:
+        _check_setting(fail, "settings.ci_target", "ci_target", s.ci_target * 100)
     arm_ids: set[str] = set()
     for i, arm in enumerate(session.arms):
         if arm.id in arm_ids:
@@ -75,6 +74,12 @@ def check_session(session: Session, name: str) -> None:
             fail(f"results[{i}].arm_id", f"{result.arm_id[:40]!r} has two results")
         result_ids.add(result.arm_id)
         _check_result(result, f"results[{i}]", fail)
+
+
+def _check_setting(fail, where: str, name: str, value: object) -> None:
+    problem = bounds.problem(name, value)
+    if problem:
+        fail(where, problem)
 
 
 def _check_result(r: ArmResult, where: str, fail) -> None:
