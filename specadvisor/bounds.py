@@ -16,6 +16,13 @@ MAX_N = 64  # num_speculative_tokens: vLLM's drafters go to ~16; 64 leaves room,
 MAX_CONCURRENCY_LEVELS = 64  # the predictor and recommender work per level: levels x arms stays bounded
 MAX_INT64 = 2**63 - 1  # SQLite's INTEGER
 
+# Measured figures a session may hold (import refuses others; views, the predictor and the charts
+# can then compute with them without overflowing): far beyond any real server, still finite.
+MAX_TOKENS_PER_S = 1e9  # output tok/s (and req/s)
+MAX_LATENCY_MS = 1e10  # about 115 days
+MAX_DURATION_S = 1e8
+MAX_FIGURE = 1e15  # any other number in a bundle (counters sampled from /metrics, telemetry, seconds)
+
 
 @dataclass(frozen=True)
 class Bound:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from specadvisor.errors import InputError
 from specadvisor.fileio import write_atomic
+from specadvisor.textsafe import line
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -16,6 +17,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("session", help="session id or unique prefix")
     p.add_argument("--format", choices=("md", "html"), default=None, help="default: from -o's extension, else md")
     p.add_argument("-o", "--output", type=Path, default=None, help="file to write (default: stdout)")
+    p.add_argument("--force", action="store_true", help="replace the -o file even when it is a symbolic link, device or FIFO")
     p.set_defaults(func=run_report)
 
     p = subparsers.add_parser("snippet", help="print the recommended --speculative-config (exit 1 when the advice is not to speculate)")
@@ -36,6 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("session", help="session id or unique prefix")
     p.add_argument("--serve-params", type=Path, required=True, metavar="FILE")
     p.add_argument("--drafter", default=None, help="drafter model for an imported session's drafter arms (a bundle's own drafter is never exported)")
+    p.add_argument("--force", action="store_true", help="replace FILE even when it is a symbolic link, device or FIFO")
     p.set_defaults(func=run_export_plan)
 
 
@@ -51,9 +54,10 @@ def _session(args: argparse.Namespace, id_or_prefix: str):
         return store.get_session(id_or_prefix)
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """A failed write never leaves half a report (see specadvisor.fileio)."""
-    write_atomic(path, text)
+def write_atomically(path: Path, text: str, *, force: bool = False) -> None:
+    """A failed write never leaves half a report, and only a regular file is replaced unless
+    --force (see specadvisor.fileio)."""
+    write_atomic(path, text, force=force)
 
 
 def run_report(args: argparse.Namespace) -> int:
@@ -63,7 +67,7 @@ def run_report(args: argparse.Namespace) -> int:
     session = _session(args, args.session)
     text = html(session) if fmt == "html" else markdown(session)
     if args.output:
-        write_atomically(args.output, text)
+        write_atomically(args.output, text, force=args.force)
         print(f"wrote {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text)
@@ -79,21 +83,23 @@ def run_snippet(args: argparse.Namespace) -> int:
     if rec.do_not_speculate or not rec.speculative_config:
         print(rec.reasons[0] if rec.reasons else "no recommendation", file=sys.stderr)
         if args.command:
-            print(serve_command(session, None))
+            print(line(serve_command(session, None)))
         return 1
     if args.command:
-        print(recommended_command(session, rec))
+        print(line(recommended_command(session, rec)))  # one terminal line: a bundle's U+2028 or RLM shown escaped
     else:
         print(spec_config_json(rec.speculative_config))
     return 0
 
 
 def run_import_bench(args: argparse.Namespace) -> int:
+    from specadvisor.cli import validate
     from specadvisor.domain import Session, SweepSettings
     from specadvisor.provenance import record_provenance
     from specadvisor.report.bench_import import bench_arm, import_bench_results
     from specadvisor.sweep.recommend import recommend
 
+    validate.setting("concurrency", args.concurrency)
     spec_config = _spec_config(args.spec_config)
     results = import_bench_results(args.files)  # every file validated before anything is written
     with _open_store(args) as store:
@@ -124,7 +130,7 @@ def run_export_plan(args: argparse.Namespace) -> int:
     params = serve_params(session, drafter=args.drafter, notes=notes)
     for note in notes:
         print(f"specadvisor: note: {note}", file=sys.stderr)
-    write_atomically(args.serve_params, json.dumps(params, indent=2) + "\n")
+    write_atomically(args.serve_params, json.dumps(params, indent=2) + "\n", force=args.force)
     print(bench_sweep_command(session, str(args.serve_params)))
     return 0
 

@@ -8,6 +8,7 @@ escaped before rich renders it.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 
@@ -41,6 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("id", help="session id or unique prefix")
     p.add_argument("-o", "--output", type=Path, required=True, metavar="FILE", help="bundle file to write")
     p.add_argument("--redact-paths", action="store_true", help="also replace home-directory paths with ~")
+    p.add_argument("--force", action="store_true", help="replace FILE even when it is a symbolic link, device or FIFO")
     _json_flag(p)
     p.set_defaults(func=run_export)
 
@@ -130,7 +132,7 @@ def run_export(args: argparse.Namespace) -> int:
 
     with _open(args) as store:
         session = store.get_session(args.id)
-    path = export_bundle(session, args.output, redact_paths=args.redact_paths)
+    path = export_bundle(session, args.output, redact_paths=args.redact_paths, force=args.force)
     if args.json:
         print_json({"exported": session.id, "path": str(path), "redact_paths": args.redact_paths})
     else:
@@ -177,7 +179,10 @@ def run_compare(args: argparse.Namespace) -> int:
 
 
 def _fmt(value: float | None, spec: str = ".1f", suffix: str = "") -> str:
-    return "-" if value is None else f"{value:{spec}}{suffix}"
+    """A figure for a table cell: "-" when missing or not finite, and never 300 digits wide."""
+    if value is None or not math.isfinite(value):
+        return "-"
+    return f"{value:.4g}{suffix}" if abs(value) >= 1e9 else f"{value:{spec}}{suffix}"
 
 
 def _speedup_text(speedup) -> str:
@@ -218,7 +223,7 @@ def render_session(session) -> None:
 
     from specadvisor.cli.output import console
     from specadvisor.figures import arm_speedup
-    from specadvisor.textsafe import markup, markup_lines
+    from specadvisor.textsafe import markup
     from specadvisor.textsafe import markup as escape
     from specadvisor.trust import recommended_command
 
@@ -268,7 +273,7 @@ def render_session(session) -> None:
         if command:
             out.print(f"  serve with: {markup(command)}", soft_wrap=True)
     if session.notes:
-        out.print(f"Notes: {markup_lines(session.notes)}")
+        out.print(f"Notes: {markup(session.notes)}", soft_wrap=True)  # one line: a bundle's newlines cannot forge output
     prov = session.provenance
     if prov.origin == "imported":
         out.print(f"Imported from {escape(prov.imported_from or '?')} (sha256 {escape((prov.bundle_sha256 or '')[:12])}) at {prov.imported_at}")

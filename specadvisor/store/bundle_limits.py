@@ -73,7 +73,7 @@ def check_session(session: Session, name: str) -> None:
         if result.arm_id in result_ids:
             fail(f"results[{i}].arm_id", f"{result.arm_id[:40]!r} has two results")
         result_ids.add(result.arm_id)
-        _check_result(result, f"results[{i}]", fail)
+        check_result(result, f"results[{i}]", fail)
 
 
 def _check_setting(fail, where: str, name: str, value: object) -> None:
@@ -82,15 +82,24 @@ def _check_setting(fail, where: str, name: str, value: object) -> None:
         fail(where, problem)
 
 
-def _check_result(r: ArmResult, where: str, fail) -> None:
+def check_result(r: ArmResult, where: str, fail) -> None:
+    """Every figure of one result finite and within what a real server could produce (a bundle's
+    and `import-bench`'s alike): 1e308 tok/s or a [-1e308, 1e308] interval would otherwise reach
+    the predictor, the charts and `sessions show` as overflows and 300-digit numbers."""
     for field in ("completed", "failed", "output_tokens", "input_tokens", "num_drafts", "num_draft_tokens", "num_accepted_tokens"):
         value = getattr(r, field, None)
         if value is not None and not 0 <= value <= MAX_COUNT:
             fail(f"{where}.{field}", f"is {value}, outside 0..{MAX_COUNT}")
-    for field in ("output_throughput", "request_throughput", "achieved_request_rate", "duration_s"):
-        value = getattr(r, field, None)
-        if value is not None and not (math.isfinite(value) and value >= 0):
-            fail(f"{where}.{field}", f"is {value}, not a finite number >= 0")
+    for field, high in (
+        ("output_throughput", bounds.MAX_TOKENS_PER_S),
+        ("request_throughput", bounds.MAX_TOKENS_PER_S),
+        ("achieved_request_rate", bounds.MAX_TOKENS_PER_S),
+        ("goodput_rps", bounds.MAX_TOKENS_PER_S),
+        ("duration_s", bounds.MAX_DURATION_S),
+        ("startup_cold_s", bounds.MAX_DURATION_S),
+        ("startup_warm_s", bounds.MAX_DURATION_S),
+    ):
+        _figure(fail, f"{where}.{field}", getattr(r, field, None), high)
     if r.acceptance_rate is not None and not 0 <= r.acceptance_rate <= 1:
         fail(f"{where}.acceptance_rate", f"is {r.acceptance_rate}, outside 0..1")
     if r.mean_acceptance_length is not None and not 1 <= r.mean_acceptance_length <= MAX_N + 1:
@@ -100,7 +109,25 @@ def _check_result(r: ArmResult, where: str, fail) -> None:
     for j, p in enumerate(r.per_position):
         if not 0 <= p.rate <= 1 or p.accepted < 0 or p.drafts < 0 or p.accepted > p.drafts:
             fail(f"{where}.per_position[{j}]", f"is {p.accepted}/{p.drafts} at rate {p.rate}, not a valid acceptance")
-    if r.output_throughput_ci is not None and not all(math.isfinite(v) for v in r.output_throughput_ci):
-        fail(f"{where}.output_throughput_ci", "is not finite")
-    if any(not math.isfinite(t) for t in r.trials):
-        fail(f"{where}.trials", "holds a non-finite figure")
+    if r.output_throughput_ci is not None:
+        low, high = r.output_throughput_ci
+        _figure(fail, f"{where}.output_throughput_ci[0]", low, bounds.MAX_TOKENS_PER_S)
+        _figure(fail, f"{where}.output_throughput_ci[1]", high, bounds.MAX_TOKENS_PER_S)
+        if low > high:
+            fail(f"{where}.output_throughput_ci", f"is [{low:g}, {high:g}], its low end above its high end")
+    for j, t in enumerate(r.trials):
+        _figure(fail, f"{where}.trials[{j}]", t, bounds.MAX_TOKENS_PER_S)
+    for name in ("ttft_ms", "tpot_ms", "itl_ms", "e2el_ms"):
+        stats = getattr(r, name)
+        for key in ("mean", "median", "p90", "p99", "std"):
+            _figure(fail, f"{where}.{name}.{key}", getattr(stats, key), bounds.MAX_LATENCY_MS)
+    for j, point in enumerate(r.rate_points):
+        for key in ("rate", "achieved_rate", "output_throughput"):
+            _figure(fail, f"{where}.rate_points[{j}].{key}", getattr(point, key), bounds.MAX_TOKENS_PER_S)
+        for key in ("tpot_p50_ms", "tpot_p99_ms", "ttft_p50_ms", "ttft_p99_ms"):
+            _figure(fail, f"{where}.rate_points[{j}].{key}", getattr(point, key), bounds.MAX_LATENCY_MS)
+
+
+def _figure(fail, where: str, value: float | None, high: float) -> None:
+    if value is not None and not (math.isfinite(value) and 0 <= value <= high):
+        fail(where, f"is {value:g}, not a finite number from 0 to {high:g}")

@@ -27,14 +27,20 @@ COLUMNS = ("arm", "status", "tok/s", "speedup [CI]", "AL", "acc.", "TTFT p50/99"
 
 
 def recommendation_text(session: Session, rec: Recommendation | None, command: str) -> str:
+    """The panel's text, one safe line per piece: each piece (labels, reasons, the command, any of
+    them from a bundle) is escaped by `textsafe.line` before the pieces are joined, so a bundle's
+    newline shows as `\\n` instead of forging a line in the panel."""
+    return "\n".join(textsafe.line(piece) for piece in _recommendation_pieces(session, rec, command))
+
+
+def _recommendation_pieces(session: Session, rec: Recommendation | None, command: str) -> list[str]:
     if rec is None:
-        return "No recommendation yet: the sweep has not measured enough arms."
+        return ["No recommendation yet: the sweep has not measured enough arms."]
     capacity = capacity_answer(session) if any(r.rate_points for r in session.results) else None
     if capacity:  # a capacity sweep answers in request rates under the latency target
         head = ("Capacity: " + capacity) if not rec.do_not_speculate else f"Do NOT speculate here: {capacity}"
         rows = [f"• {arm_label(a)}: {_goodput(session.result_for(a.id))}" for a in session.arms if session.result_for(a.id)]
-        lines = [head, *rows, *[f"• {r}" for r in rec.reasons[1:]]]
-        return "\n".join(lines + (["", command] if command else []))
+        return [head, *rows, *[f"• {r}" for r in rec.reasons[1:]], *(["", command] if command else [])]
     if rec.withheld:
         head = "No verdict: the machine drifted more than the difference between the arms (see below)."
     elif rec.do_not_speculate or rec.arm_id is None:
@@ -46,7 +52,7 @@ def recommendation_text(session: Session, rec: Recommendation | None, command: s
     lines = [head, *[f"• {r}" for r in rec.reasons]]
     if command:
         lines += ["", command]
-    return "\n".join(lines)
+    return lines
 
 
 def _goodput(result) -> str:
@@ -96,7 +102,7 @@ class ResultsScreen(AppScreen):
         if self.recommendation is not None and self.recommendation.speculative_config:
             self.command = self.app.services.serve_command(session, self.recommendation)
         self.query_one("#recommendation").border_title = "Recommendation"
-        self.query_one("#recommendation-text", Static).update(textsafe.lines(recommendation_text(session, self.recommendation, self.command)))
+        self.query_one("#recommendation-text", Static).update(recommendation_text(session, self.recommendation, self.command))
         self.show_acceptance()
         table.focus()
 
