@@ -60,6 +60,9 @@ SETTINGS: dict[str, Bound] = {
     "drift_threshold": Bound("--drift-threshold", 0.0, 1_000.0),  # percent on the command line
     "ci_target": Bound("--ci-target", 0.0, 100.0),  # percent on the command line; 0 = off
     "n": Bound("--n", 1, MAX_N, whole=True),
+    # not measurement settings, but flags with the same failure mode (nan, inf, 1e308 accepted)
+    "params_b": Bound("--params-b", 0.001, 100_000.0),  # billions of parameters
+    "timeout": Bound("--timeout", 0.0, 3_600.0, low_open=True),  # seconds per probe
 }
 
 

@@ -124,7 +124,7 @@ def engine_cmd(text: str) -> list[str]:
     return argv
 
 
-def endpoint_url(text: str) -> str:
+def endpoint_url(text: str, flag: str = "--endpoint") -> str:
     """An http(s) URL with a host and a valid port. Credentials in it are never echoed (prefer
     --api-key-env: the stored session keeps the URL with its credentials redacted)."""
     shown = _show(text)
@@ -132,11 +132,11 @@ def endpoint_url(text: str) -> str:
         parts = urlsplit(text.strip())
         port = parts.port
     except ValueError:
-        raise InputError(f"--endpoint {shown} is not a valid URL (bad host or port)", hint="e.g. --endpoint http://127.0.0.1:8000") from None
+        raise InputError(f"{flag} {shown} is not a valid URL (bad host or port)", hint="e.g. http://127.0.0.1:8000") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise InputError(f"--endpoint {shown} is not an http(s) URL with a host", hint="e.g. --endpoint http://127.0.0.1:8000")
+        raise InputError(f"{flag} {shown} is not an http(s) URL with a host", hint="e.g. http://127.0.0.1:8000")
     if port is not None and not 1 <= port <= 65535:
-        raise InputError(f"--endpoint {shown}: port {port} is out of range", hint="use a port from 1 to 65535")
+        raise InputError(f"{flag} {shown}: port {port} is out of range", hint="use a port from 1 to 65535")
     return text.strip()
 
 
@@ -186,3 +186,5 @@ def sweep_args(args: SweepArgs) -> None:
         endpoint_url(args.endpoint)
     env_name(args.api_key_env, "--api-key-env")
     name(args.name)
+    if args.resume is not None and not args.resume.strip():
+        raise InputError("--resume needs a session id", hint="see `specadvisor sessions list` for the ids")
