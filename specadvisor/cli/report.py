@@ -75,20 +75,26 @@ def run_report(args: argparse.Namespace) -> int:
 
 
 def run_snippet(args: argparse.Namespace) -> int:
-    from specadvisor.report.snippet import recommended_command, serve_command, spec_config_json
+    from specadvisor.report.snippet import recommended_config, serve_command, spec_config_json
     from specadvisor.sweep.recommend import recommend
 
     session = _session(args, args.session)
     rec = session.recommendation or recommend(session)
     if rec.do_not_speculate or not rec.speculative_config:
-        print(rec.reasons[0] if rec.reasons else "no recommendation", file=sys.stderr)
+        print(line(rec.reasons[0] if rec.reasons else "no recommendation"), file=sys.stderr)
         if args.command:
             print(line(serve_command(session, None)))
         return 1
+    config = recommended_config(session, rec)  # an imported session's only as the allow-list lets it cross
+    if config is None:
+        raise InputError(
+            f"the recommended config of imported session {session.id[:8]} cannot be re-derived here (unknown method or no drafter for it)",
+            hint="export a plan with `specadvisor export-plan ID --drafter MODEL`, or rebuild it: `specadvisor sweep --resume ID --rebuild --drafter MODEL`",
+        )
     if args.command:
-        print(line(recommended_command(session, rec)))  # one terminal line: a bundle's U+2028 or RLM shown escaped
+        print(line(serve_command(session, config)))  # one terminal line: a bundle's U+2028 or RLM shown escaped
     else:
-        print(spec_config_json(rec.speculative_config))
+        print(spec_config_json(config))
     return 0
 
 

@@ -223,9 +223,9 @@ def render_session(session) -> None:
 
     from specadvisor.cli.output import console
     from specadvisor.figures import arm_speedup
+    from specadvisor.report.snippet import recommended_command
     from specadvisor.textsafe import markup
     from specadvisor.textsafe import markup as escape
-    from specadvisor.trust import recommended_command
 
     out = console()
     out.print(f"[bold]Session {escape(session.id)}[/bold] {escape(session.name)}")

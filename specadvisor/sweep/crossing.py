@@ -85,6 +85,15 @@ def crossing_arms(session: Session, *, target_model: str, drafter: str | None = 
     return out
 
 
+def crossed_config(config: dict[str, Any], *, target_model: str, drafter: str | None = None, rb: RuleBase | None = None) -> dict[str, Any] | None:
+    """One imported speculative config (a recommendation's) as it may be printed to run here; None
+    when it cannot cross (an unknown method, no drafter this machine can name)."""
+    rb = rb or default_rulebase()
+    arm = Arm(id="recommended", label="recommended", speculative_config=config)
+    crossed = _cross_arm(arm, target_model, drafter, rb, [], set())
+    return crossed.speculative_config(rb) if crossed is not None else None
+
+
 def crossing_settings(settings: SweepSettings) -> dict[str, Any]:
     """The bundle's measurement settings that are within the CLI's bounds (import already refuses
     the others; this is the second lock on the same door)."""

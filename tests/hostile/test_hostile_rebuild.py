@@ -298,3 +298,39 @@ def test_only_the_listed_settings_cross():
     crossed = crossing.crossing_settings(hostile)
     assert set(crossed) == CROSSING_SETTINGS
     assert all(crossed[name] == getattr(hostile, name) for name in crossed)
+
+
+def test_printed_commands_of_an_imported_session_carry_only_the_allow_list(tmp_path, cli):
+    """snippet, snippet --command, sessions show and the report print the recommended config to be
+    pasted and run: an imported one goes through the same allow-list as a rebuild."""
+    config = {"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max": 4, "model": "attacker/x", "trust_remote_code": True, "quantization": "$(id)"}
+    session = make_session()
+    session.arms[2].speculative_config = config
+    session.recommendation.speculative_config = config
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps(bundle_document(session)), encoding="utf-8")
+    db = tmp_path / "s.db"
+    assert cli(["--db", str(db), "sessions", "import", str(path)])[0] == 0
+    sid = session.id[:8]
+    code, out, err = cli(["--db", str(db), "snippet", sid])
+    assert code == 0, err
+    assert json.loads(out) == {"method": "ngram", "prompt_lookup_max": 4, "num_speculative_tokens": 4}
+    for argv in (["snippet", sid, "--command"], ["sessions", "show", sid], ["report", sid]):
+        code, out, err = cli(["--db", str(db), *argv])
+        assert code == 0, err
+        assert "attacker" not in out and "trust_remote_code" not in out and "$(id)" not in out, argv
+
+
+def test_an_imported_recommendation_that_cannot_cross_is_one_line(tmp_path, cli):
+    config = {"method": "eagle3", "num_speculative_tokens": 3, "model": "attacker/x"}
+    session = make_session()
+    session.model = "m"  # no catalog drafter
+    session.arms[2].speculative_config = config
+    session.recommendation.speculative_config = config
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps(bundle_document(session)), encoding="utf-8")
+    db = tmp_path / "s.db"
+    assert cli(["--db", str(db), "sessions", "import", str(path)])[0] == 0
+    code, out, err = cli(["--db", str(db), "snippet", session.id[:8], "--command"])
+    assert_one_line_error(code, err, 2)
+    assert out == "" and "attacker" not in err

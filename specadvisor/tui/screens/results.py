@@ -14,7 +14,7 @@ from specadvisor import textsafe
 from specadvisor.domain import Recommendation, Session
 from specadvisor.figures import arm_speedup, speedup_text
 from specadvisor.fileio import write_atomic
-from specadvisor.report.snippet import spec_config_json
+from specadvisor.report.snippet import recommended_config, spec_config_json
 from specadvisor.sweep.arms import arm_label
 from specadvisor.sweep.capacity import capacity_answer
 from specadvisor.sweep.live import short_label
@@ -121,7 +121,8 @@ class ResultsScreen(AppScreen):
     # ------------------------------------------------------------------ take it away
 
     def _config(self) -> dict | None:
-        return self.recommendation.speculative_config if self.recommendation else None
+        """What to copy or save: an imported session's config only as the allow-list lets it cross."""
+        return recommended_config(self.session, self.recommendation)
 
     def action_copy_command(self) -> None:
         if not self.command:
