@@ -73,10 +73,11 @@ def crossing_arms(session: Session, *, target_model: str, drafter: str | None = 
     rb = rb or default_rulebase()
     out = Crossing()
     ignored: set[str] = set()
+    ask = _Lookups(rb, target_model, drafter)
     for arm in session.arms:
         if arm.is_baseline:
             continue
-        crossed = _cross_arm(arm, target_model, drafter, rb, out.notes, ignored)
+        crossed = _cross_arm(arm, target_model, drafter, rb, out.notes, ignored, ask)
         if crossed is not None:
             out.arms.append(crossed)
     if ignored:
@@ -109,20 +110,51 @@ def crossing_settings(settings: SweepSettings) -> dict[str, Any]:
     return out
 
 
-def _cross_arm(arm: Arm, target: str, drafter: str | None, rb: RuleBase, notes: list[str], ignored: set[str]) -> CrossedArm | None:
+class _Lookups:
+    """The registry questions of one crossing, each asked once per method (a 100,000-arm bundle
+    has a handful of methods): the crossing stays linear and cheap in the number of arms."""
+
+    def __init__(self, rb: RuleBase, target: str, drafter: str | None):
+        self.rb, self.target, self.given = rb, target, drafter
+        self._memo: dict[tuple[Any, ...], Any] = {}
+
+    def _ask(self, key: tuple[Any, ...], compute: Any) -> Any:
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
+
+    def method(self, name: object, parallel: bool) -> MethodSpec | None:
+        if not isinstance(name, str):
+            return None
+        return self._ask(("method", name, parallel), lambda: _method(name, parallel, self.rb))
+
+    def limit(self, spec: MethodSpec) -> int:
+        return self._ask(("limit", spec.id), lambda: min(bounds.MAX_N, registry.n_limit(spec.vllm_method, None, self.rb) or bounds.MAX_N))
+
+    def allowed(self, spec: MethodSpec) -> dict[str, Any]:
+        return self._ask(("keys", spec.id), lambda: lookup.config_keys_for(spec.vllm_method, None, self.rb))
+
+    def drafter(self, spec: MethodSpec, n: int) -> tuple[bool, str | None]:
+        """(needs one, the one to use)."""
+        needs = self._ask(("needs", spec.id), lambda: registry.needs_drafter(spec.id, self.rb))
+        return needs, (self._ask(("drafter", spec.id, n), lambda: _drafter(spec, n, self.target, self.given, self.rb)) if needs else None)
+
+
+def _cross_arm(arm: Arm, target: str, drafter: str | None, rb: RuleBase, notes: list[str], ignored: set[str], ask: _Lookups | None = None) -> CrossedArm | None:
+    ask = ask or _Lookups(rb, target, drafter)
     config = arm.speculative_config or {}
     label = textsafe.line(arm.label or arm.id, 60)
     name = config.get("method", arm.method)
-    spec = _method(name, config.get("parallel_drafting") is True, rb)
+    spec = ask.method(name, config.get("parallel_drafting") is True)
     if spec is None:
         notes.append(f"dropped arm {label}: method {textsafe.line(repr(name), 40)} is not a method this machine's registry offers")
         return None
     n = arm.n if arm.n is not None else config.get("num_speculative_tokens")
-    limit = min(bounds.MAX_N, registry.n_limit(spec.vllm_method, None, rb) or bounds.MAX_N)
+    limit = ask.limit(spec)
     if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= limit:
         notes.append(f"dropped arm {label}: N {textsafe.line(repr(n), 30)} is not a whole number from 1 to {limit}")
         return None
-    allowed = lookup.config_keys_for(spec.vllm_method, None, rb)
+    allowed = ask.allowed(spec)
     keys: dict[str, int | float] = {}
     for key, value in config.items():
         if key in REDERIVED_KEYS:
@@ -138,8 +170,8 @@ def _cross_arm(arm: Arm, target: str, drafter: str | None, rb: RuleBase, notes: 
             ignored.add(str(key))
             continue
         keys[key] = value
-    chosen = _drafter(spec, n, target, drafter, rb) if registry.needs_drafter(spec.id, rb) else None
-    if registry.needs_drafter(spec.id, rb) and chosen is None:
+    needs, chosen = ask.drafter(spec, n)
+    if needs and chosen is None:
         notes.append(f"dropped arm {label}: {spec.label} needs a drafter and the bundle's is never used; pass --drafter MODEL")
         return None
     return CrossedArm(method=spec, n=n, keys=keys, concurrency=arm.concurrency, drafter=chosen)
