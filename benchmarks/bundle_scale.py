@@ -4,7 +4,7 @@
 Builds a session with ARMS arms (64 concurrency levels, each a baseline and ngram families at
 N=1..8, a result for every RESULT_EVERY-th arm), writes it as a compact bundle, imports it through the CLI into a
 fresh database, then times `sessions list`, `sessions compare`, `report` (Markdown and HTML) and the
-TUI's sessions listing query. Run: python benchmarks/bundle_scale.py [ARMS] (default 80000).
+TUI's sessions listing query, `sessions show`. Run: python benchmarks/bundle_scale.py [ARMS] (default 80000).
 """
 
 from __future__ import annotations
@@ -84,6 +84,8 @@ def main_(arms: int) -> None:
         timed("sessions list", ["--db", db, "sessions", "list"])
         timed("sessions list --json", ["--db", db, "sessions", "list", "--json"])
         timed("sessions compare", ["--db", db, "sessions", "compare", session.id[:8], other.id[:8], "--json"])
+        timed("sessions compare (table)", ["--db", db, "sessions", "compare", session.id[:8], other.id[:8]])
+        timed("sessions show", ["--db", db, "sessions", "show", session.id[:8]])
         timed("report (markdown)", ["--db", db, "report", session.id[:8], "-o", str(folder / "r.md")])
         timed("report (html)", ["--db", db, "report", session.id[:8], "-o", str(folder / "r.html")])
         start = time.perf_counter()

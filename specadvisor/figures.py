@@ -100,7 +100,9 @@ class Speedup:
 
 def speedup_text(value: float, ci: tuple[float, float] | None) -> str:
     """ "1.42x [1.30-1.55]" or "1.42x (no interval)": the one way every view prints a speedup."""
-    interval = f"[{ci[0]:.2f}-{ci[1]:.2f}]" if ci else "(no interval)"
+    if not math.isfinite(value):
+        return "-"
+    interval = f"[{ci[0]:.2f}-{ci[1]:.2f}]" if ci and all(math.isfinite(v) for v in ci) else "(no interval)"
     return f"{value:.2f}x {interval}"
 
 

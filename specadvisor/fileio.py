@@ -3,18 +3,26 @@
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 
 from specadvisor.errors import InputError
 
 
-def write_atomic(path: Path, data: str | bytes, *, mode: int | None = None) -> Path:
+def write_atomic(path: Path, data: str | bytes, *, mode: int | None = None, force: bool = False) -> Path:
     """Write via a temporary file in the same folder, fsync and rename; a bad target is an InputError.
-    `mode` (e.g. 0o755 for a script) is set before the rename: the file never exists without it."""
+    `mode` (e.g. 0o755 for a script) is set before the rename: the file never exists without it.
+
+    The rename replaces whatever has the name, so only a regular file (or nothing) is replaced
+    unless `force`: `report -o /dev/null` run as root would otherwise swap the device node for a
+    file, and `-o link` would cut a symbolic link (to a file elsewhere) out of its folder."""
     path = Path(path).expanduser()
-    if path.is_dir():
+    if path.is_dir() and not path.is_symlink():
         raise InputError(f"{path} is a folder", hint="give a file name")
+    kind = _special_kind(path)
+    if kind and not force:
+        raise InputError(f"{path} is {kind}; refusing to replace it with a regular file", hint="choose another path, or pass --force to replace it")
     if not path.parent.is_dir():
         raise InputError(f"folder {path.parent} does not exist", hint="create it or choose another path")
     payload = data.encode("utf-8") if isinstance(data, str) else data
@@ -37,3 +45,22 @@ def write_atomic(path: Path, data: str | bytes, *, mode: int | None = None) -> P
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def _special_kind(path: Path) -> str | None:
+    """What the name holds when it is neither absent nor a regular file."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"

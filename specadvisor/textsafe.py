@@ -21,7 +21,7 @@ import re
 
 # C0 (except nothing), DEL, C1, bidi embeddings/overrides/isolates, line and paragraph separators,
 # zero-width and BOM characters that can disguise text.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\x1b": "\\x1b"}
 # Inline constructs (emphasis, code, links, tables, strike-through); `<`, `>` and `&` become entities.
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")

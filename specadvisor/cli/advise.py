@@ -104,6 +104,7 @@ def _local_sessions(db: Path | None, model: ModelProfile, hw: HardwareProfile) -
 
 def run(args: argparse.Namespace) -> int:
     from specadvisor.advisor import advise
+    from specadvisor.cli import validate
     from specadvisor.domain import Workload, WorkloadKind
     from specadvisor.errors import InputError
     from specadvisor.rulebase import load_rulebase, parse_version
@@ -111,12 +112,12 @@ def run(args: argparse.Namespace) -> int:
     _positive(args.concurrency, "--concurrency", 1)
     for flag, value, minimum in (
         ("--output-len", args.output_len, 1),
-        ("--temperature", args.temperature, 0),
         ("--tensor-parallel-size", args.tensor_parallel_size, 1),
-        ("--params-b", args.params_b, 0.001),
     ):
         if value is not None:
             _positive(value, flag, minimum)
+    validate.setting("temperature", args.temperature, optional=True)  # nan, inf and 1e308 are one line too
+    validate.setting("params_b", args.params_b, optional=True)
     if args.vllm_version:
         parse_version(args.vllm_version)
     rulebase = load_rulebase(args.rules)

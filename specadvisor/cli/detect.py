@@ -38,9 +38,9 @@ def parse_engine_cmd(text: str | None) -> list[str] | None:
 
 def run(args: argparse.Namespace) -> int:
     from specadvisor import hardware
+    from specadvisor.cli import validate
 
-    if args.timeout <= 0:
-        raise InputError(f"--timeout {args.timeout:g} must be positive", hint="e.g. --timeout 2")
+    validate.setting("timeout", args.timeout)  # nan reached a lock, 1e308 overflowed time_t
     engine_cmd = parse_engine_cmd(args.engine_cmd)
     if args.gpu:
         profile = hardware.hypothetical(args.gpu)

@@ -69,12 +69,15 @@ def _status(args: argparse.Namespace) -> int:
 def _probe(args: argparse.Namespace) -> int:
     import asyncio
 
+    from specadvisor.cli import validate
     from specadvisor.cli.output import print_json
     from specadvisor.engine.attach import Endpoint
     from specadvisor.redact import redact, redact_text
     from specadvisor.textsafe import line
 
-    info = asyncio.run(Endpoint(args.url, api_key_env=args.api_key_env).info())
+    url = validate.endpoint_url(args.url, "engine probe URL")  # a port of 99999 was a 92-line traceback
+    validate.env_name(args.api_key_env, "--api-key-env")
+    info = asyncio.run(Endpoint(url, api_key_env=args.api_key_env).info())
     if args.json:
         print_json(info)
         return 0

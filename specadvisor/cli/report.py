@@ -9,12 +9,14 @@ from pathlib import Path
 
 from specadvisor.errors import InputError
 from specadvisor.fileio import write_atomic
+from specadvisor.textsafe import line
 
 
 def register_report(p: argparse.ArgumentParser) -> None:
     p.add_argument("session", help="session id or unique prefix")
     p.add_argument("--format", choices=("md", "html"), default=None, help="default: from -o's extension, else md")
     p.add_argument("-o", "--output", type=Path, default=None, help="file to write (default: stdout)")
+    p.add_argument("--force", action="store_true", help="replace the -o file even when it is a symbolic link, device or FIFO")
     p.set_defaults(func=run_report)
 
 
@@ -37,6 +39,8 @@ def register_import_bench(p: argparse.ArgumentParser) -> None:
 def register_export_plan(p: argparse.ArgumentParser) -> None:
     p.add_argument("session", help="session id or unique prefix")
     p.add_argument("--serve-params", type=Path, required=True, metavar="FILE")
+    p.add_argument("--drafter", default=None, help="drafter model for an imported session's drafter arms (a bundle's own drafter is never exported)")
+    p.add_argument("--force", action="store_true", help="replace FILE even when it is a symbolic link, device or FIFO")
     p.set_defaults(func=run_export_plan)
 
 
@@ -52,9 +56,10 @@ def _session(args: argparse.Namespace, id_or_prefix: str):
         return store.get_session(id_or_prefix)
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """A failed write never leaves half a report (see specadvisor.fileio)."""
-    write_atomic(path, text)
+def write_atomically(path: Path, text: str, *, force: bool = False) -> None:
+    """A failed write never leaves half a report, and only a regular file is replaced unless
+    --force (see specadvisor.fileio)."""
+    write_atomic(path, text, force=force)
 
 
 def run_report(args: argparse.Namespace) -> int:
@@ -64,7 +69,7 @@ def run_report(args: argparse.Namespace) -> int:
     session = _session(args, args.session)
     text = html(session) if fmt == "html" else markdown(session)
     if args.output:
-        write_atomically(args.output, text)
+        write_atomically(args.output, text, force=args.force)
         print(f"wrote {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text)
@@ -72,30 +77,38 @@ def run_report(args: argparse.Namespace) -> int:
 
 
 def run_snippet(args: argparse.Namespace) -> int:
-    from specadvisor.report.snippet import recommended_command, serve_command, spec_config_json
+    from specadvisor.report.snippet import recommended_config, serve_command, spec_config_json
     from specadvisor.sweep.recommend import recommend
     from specadvisor.vllm_command import PASTE_WIDTH
 
     session = _session(args, args.session)
     rec = session.recommendation or recommend(session)
     if rec.do_not_speculate or not rec.speculative_config:
-        print(rec.headline + (f": {rec.reasons[0]}" if rec.reasons and not rec.verdict.startswith("undecided") else ""), file=sys.stderr)
+        print(line(rec.headline + (f": {rec.reasons[0]}" if rec.reasons and not rec.verdict.startswith("undecided") else "")), file=sys.stderr)
         if args.command:
             print(serve_command(session, None, width=PASTE_WIDTH))
         return 1
+    config = recommended_config(session, rec)  # an imported session's only as the allow-list lets it cross
+    if config is None:
+        raise InputError(
+            f"the recommended config of imported session {session.id[:8]} cannot be re-derived here (unknown method or no drafter for it)",
+            hint="export a plan with `specadvisor export-plan ID --drafter MODEL`, or rebuild it: `specadvisor sweep --resume ID --rebuild --drafter MODEL`",
+        )
     if args.command:
-        print(recommended_command(session, rec, width=PASTE_WIDTH))
+        print(serve_command(session, config, width=PASTE_WIDTH))  # the shell renderer escapes a bundle's U+2028 or RLM
     else:
-        print(spec_config_json(rec.speculative_config))
+        print(spec_config_json(config))
     return 0
 
 
 def run_import_bench(args: argparse.Namespace) -> int:
+    from specadvisor.cli import validate
     from specadvisor.domain import Session, SweepSettings
     from specadvisor.provenance import record_provenance
     from specadvisor.report.bench_import import bench_arm, import_bench_results
     from specadvisor.sweep.recommend import recommend
 
+    validate.setting("concurrency", args.concurrency)
     spec_config = _spec_config(args.spec_config)
     results = import_bench_results(args.files)  # every file validated before anything is written
     with _open_store(args) as store:
@@ -123,7 +136,11 @@ def run_export_plan(args: argparse.Namespace) -> int:
     from specadvisor.vllm_command import PASTE_WIDTH
 
     session = _session(args, args.session)
-    write_atomically(args.serve_params, json.dumps(serve_params(session), indent=2) + "\n")
+    notes: list[str] = []
+    params = serve_params(session, drafter=args.drafter, notes=notes)
+    for note in notes:
+        print(f"specadvisor: note: {note}", file=sys.stderr)
+    write_atomically(args.serve_params, json.dumps(params, indent=2) + "\n", force=args.force)
     print(bench_sweep_command(session, str(args.serve_params), width=PASTE_WIDTH))
     return 0
 

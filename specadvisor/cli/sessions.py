@@ -8,6 +8,7 @@ escaped before rich renders it.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 
@@ -42,7 +43,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     p.add_argument("id", help="session id or unique prefix")
     p.add_argument("-o", "--output", type=Path, required=True, metavar="FILE", help="bundle file to write")
     p.add_argument("--redact-paths", action="store_true", help="also replace home-directory paths with ~")
-    p.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
+    p.add_argument("--force", action="store_true", help="overwrite FILE if it exists, even a symbolic link, device or FIFO")
     _json_flag(p)
     p.set_defaults(func=run_export)
 
@@ -164,7 +165,7 @@ def run_export(args: argparse.Namespace) -> int:
         raise InputError(f"{args.output} already exists", hint="pass --force to overwrite it, or choose another -o FILE")
     with _open(args) as store:
         session = store.get_session(args.id)
-    path = export_bundle(session, args.output, redact_paths=args.redact_paths)
+    path = export_bundle(session, args.output, redact_paths=args.redact_paths, force=args.force)
     if args.json:
         print_json({"exported": session.id, "path": str(path), "redact_paths": args.redact_paths})
     else:
@@ -211,7 +212,25 @@ def run_compare(args: argparse.Namespace) -> int:
 
 
 def _fmt(value: float | None, spec: str = ".1f", suffix: str = "") -> str:
-    return "-" if value is None else f"{value:{spec}}{suffix}"
+    """A figure for a table cell: "-" when missing or not finite, and never 300 digits wide."""
+    if value is None or not math.isfinite(value):
+        return "-"
+    return f"{value:.4g}{suffix}" if abs(value) >= 1e9 else f"{value:{spec}}{suffix}"
+
+
+def plain_table(columns: list[str], rows: list[list[str]], max_cell: int = 80) -> list[str]:
+    """Aligned text lines, every cell one safe terminal line: linear in the rows, where a rich Table
+    measured and wrapped each cell (47 s for `sessions show` of a 10,000-arm bundle)."""
+    from specadvisor.textsafe import line
+
+    cells = [[line(cell, max_cell) for cell in row] for row in rows]
+    widths = [len(col) for col in columns]
+    for row in cells:
+        for i, cell in enumerate(row):
+            widths[i] = max(widths[i], len(cell))
+    head = "  ".join(col.ljust(w) for col, w in zip(columns, widths, strict=True)).rstrip()
+    rule = "  ".join("-" * w for w in widths)
+    return [head, rule, *("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells)]
 
 
 def _speedup_text(speedup) -> str:
@@ -267,13 +286,12 @@ def render_list(summaries) -> None:
 
 
 def render_session(session) -> None:
-    from rich.table import Table
 
     from specadvisor.cli.output import console
     from specadvisor.figures import arm_speedup
-    from specadvisor.textsafe import markup, markup_lines
+    from specadvisor.report.snippet import recommended_command
+    from specadvisor.textsafe import markup
     from specadvisor.textsafe import markup as escape
-    from specadvisor.trust import recommended_command
 
     out = console()
     out.print(f"[bold]Session {escape(session.id)}[/bold] {escape(session.name)}")
@@ -288,25 +306,25 @@ def render_session(session) -> None:
 
     for key, value in provenance_facts(session):
         out.print(f"  {escape(key)}: {escape(value)}", soft_wrap=True)
-    table = Table(show_edge=False, pad_edge=False)
-    for column in ("arm", "status", "tok/s", "speedup", "mean AL", "accept", "accepted/drafts per position"):
-        table.add_column(column)
+    rows = []
     for arm in session.arms:
         result = session.result_for(arm.id)
         if result is None:
-            table.add_row(escape(arm.label), "not run", "-", "-", "-", "-", "")
+            rows.append([arm.label, "not run", "-", "-", "-", "-", ""])
             continue
-        positions = " ".join(f"{p.accepted}/{p.drafts}" for p in result.per_position)
-        table.add_row(
-            escape(arm.label),
-            escape(result.status.value),
-            _fmt(result.output_throughput),
-            _speedup_text(arm_speedup(session, arm)),
-            _fmt(result.mean_acceptance_length, ".2f"),
-            _fmt(None if result.acceptance_rate is None else result.acceptance_rate * 100, ".0f", "%"),
-            positions,
+        rows.append(
+            [
+                arm.label,
+                result.status.value,
+                _fmt(result.output_throughput),
+                _speedup_text(arm_speedup(session, arm)),
+                _fmt(result.mean_acceptance_length, ".2f"),
+                _fmt(None if result.acceptance_rate is None else result.acceptance_rate * 100, ".0f", "%"),
+                " ".join(f"{p.accepted}/{p.drafts}" for p in result.per_position),
+            ]
         )
-    out.print(table)
+    columns = ["arm", "status", "tok/s", "speedup", "mean AL", "accept", "accepted/drafts per position"]
+    out.print("\n".join(plain_table(columns, rows)), markup=False, highlight=False, soft_wrap=True)
     rec = session.recommendation
     if rec is not None:
         speed = f" ({_fmt(rec.speedup, '.2f', 'x')})" if rec.arm_id and rec.speedup else ""
@@ -319,7 +337,7 @@ def render_session(session) -> None:
         if command:
             out.print(f"  serve with: {markup(command)}", soft_wrap=True)
     if session.notes:
-        out.print(f"Notes: {markup_lines(session.notes)}")
+        out.print(f"Notes: {markup(session.notes)}", soft_wrap=True)  # one line: a bundle's newlines cannot forge output
     prov = session.provenance
     if prov.origin == "imported":
         out.print(f"Imported from {escape(prov.imported_from or '?')} (sha256 {escape((prov.bundle_sha256 or '')[:12])}) at {prov.imported_at}")
@@ -358,16 +376,17 @@ def render_comparison(comparison) -> None:
     for title, values in rows:
         summary.add_row(title, *(escape(v) for v in values))
     out.print(summary)
-    arms = Table(show_edge=False, pad_edge=False, title="per arm: tok/s, speedup, mean acceptance length")
-    arms.add_column("arm")
-    for head in heads:
-        arms.add_column(head)
-    for row in comparison.arms:
-        cells = [
-            "-" if cell.status is None else f"{_fmt(cell.output_throughput)} {_fmt(cell.speedup, '.2f', 'x')} AL {_fmt(cell.mean_acceptance_length, '.2f')}"
-            for cell in row.cells
+    rows = [
+        [
+            row.label,
+            *(
+                "-" if cell.status is None else f"{_fmt(cell.output_throughput)} {_fmt(cell.speedup, '.2f', 'x')} AL {_fmt(cell.mean_acceptance_length, '.2f')}"
+                for cell in row.cells
+            ),
         ]
-        arms.add_row(escape(row.label), *cells)
-    out.print(arms)
+        for row in comparison.arms
+    ]
+    out.print("per arm: tok/s, speedup, mean acceptance length", markup=False, highlight=False)
+    out.print("\n".join(plain_table(["arm", *heads], rows)), markup=False, highlight=False, soft_wrap=True)
     for note in comparison.differences:
         out.print(f"[yellow]note:[/yellow] {escape(note)}")

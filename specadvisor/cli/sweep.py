@@ -316,7 +316,9 @@ def _rebuild(args: SweepArgs, imported):
     engine_cmd = validate.engine_cmd(args.engine_cmd) if args.engine_cmd else (list(cpu.engine_cmd) if cpu else [])
     server_args = (list(cpu.server_args) if cpu else []) + list(args.server_arg)
     model = args.model or (str(cpu.model_dir) if cpu else None)
-    plan = rebuild_plan(imported, model=model, engine_cmd=engine_cmd, server_args=server_args, prompt_source=args.prompts)
+    plan, notes = rebuild_plan(imported, model=model, engine_cmd=engine_cmd, server_args=server_args, prompt_source=args.prompts, drafter=args.drafter)
+    for note in notes:
+        print(f"specadvisor: note: {note}", file=sys.stderr)
     if cpu:
         plan.session.vllm_version = cpu.vllm_version
     record_provenance(plan.session, entry_point="sweep --rebuild")

@@ -1,8 +1,9 @@
 """Up-front checks of command-line values: everything a sweep is given is range-checked here before
 anything is launched, opened or written, and a problem is one InputError (exit 2) naming the flag.
 
-Bounds are generous (far beyond any real sweep) but finite: they keep NaN, infinities, zero rates,
-negative latencies and integers SQLite cannot hold out of the session.
+The bounds themselves are declared once in `specadvisor.bounds` (bundle import and a rebuilt plan
+use the same table): generous but finite, they keep NaN, infinities, zero rates, negative latencies
+and integers SQLite cannot hold out of the session.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import shlex
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from specadvisor import bounds
 from specadvisor.errors import InputError
 from specadvisor.quantities import parse_count, parse_count_list
 from specadvisor.redact import redact_text
@@ -21,16 +23,7 @@ from specadvisor.textsafe import line
 if TYPE_CHECKING:
     from specadvisor.cli.sweep_args import SweepArgs
 
-MAX_N = 64  # num_speculative_tokens: vLLM's drafters go to ~16; 64 leaves room, 10^20 does not
-MAX_CONCURRENCY = 100_000
-MAX_OUTPUT_LEN = 1_048_576
-MAX_NUM_PROMPTS = 1_000_000
-MAX_TRIALS = 1_000
-MAX_WARMUP = 100_000
-MAX_TEMPERATURE = 100.0
-MAX_REQUEST_RATE = 1_000_000.0
-MAX_SLO_MS = 86_400_000.0  # a day
-MAX_SEED = 2**63 - 1
+MAX_N = bounds.MAX_N
 MAX_NAME_CHARS = 200
 
 # Flags specadvisor owns on every server it launches (engine/spec.py enforces them again at launch).
@@ -59,6 +52,14 @@ def finite(value: float | None, flag: str, *, low: float, high: float, low_open:
         lower = f"above {low:g}" if low_open else f"from {low:g}"
         raise InputError(f"{flag} must be a finite number {lower} to {high:g}, got {value!r}", hint=f"e.g. {flag} {max(low, 1):g}")
     return value
+
+
+def setting(name: str, value: float | None, *, optional: bool = False) -> float | None:
+    """A flag's value checked against its declared bound (specadvisor.bounds.SETTINGS[name])."""
+    b = bounds.SETTINGS[name]
+    if b.whole and value is not None:
+        return integer(int(value), b.flag, low=int(b.low), high=int(b.high))
+    return finite(value, b.flag, low=b.low, high=b.high, low_open=b.low_open, optional=optional)
 
 
 def integer(value: int, flag: str, *, low: int, high: int) -> int:
@@ -123,7 +124,7 @@ def engine_cmd(text: str) -> list[str]:
     return argv
 
 
-def endpoint_url(text: str) -> str:
+def endpoint_url(text: str, flag: str = "--endpoint") -> str:
     """An http(s) URL with a host and a valid port. Credentials in it are never echoed (prefer
     --api-key-env: the stored session keeps the URL with its credentials redacted)."""
     shown = _show(text)
@@ -131,11 +132,11 @@ def endpoint_url(text: str) -> str:
         parts = urlsplit(text.strip())
         port = parts.port
     except ValueError:
-        raise InputError(f"--endpoint {shown} is not a valid URL (bad host or port)", hint="e.g. --endpoint http://127.0.0.1:8000") from None
+        raise InputError(f"{flag} {shown} is not a valid URL (bad host or port)", hint="e.g. http://127.0.0.1:8000") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise InputError(f"--endpoint {shown} is not an http(s) URL with a host", hint="e.g. --endpoint http://127.0.0.1:8000")
+        raise InputError(f"{flag} {shown} is not an http(s) URL with a host", hint="e.g. http://127.0.0.1:8000")
     if port is not None and not 1 <= port <= 65535:
-        raise InputError(f"--endpoint {shown}: port {port} is out of range", hint="use a port from 1 to 65535")
+        raise InputError(f"{flag} {shown}: port {port} is out of range", hint="use a port from 1 to 65535")
     return text.strip()
 
 
@@ -153,20 +154,28 @@ def name(text: str) -> str:
 
 def sweep_args(args: SweepArgs) -> None:
     """Every numeric and list flag of `specadvisor sweep`, checked before anything starts."""
-    finite(args.temperature, "--temperature", low=0.0, high=MAX_TEMPERATURE)
-    finite(args.request_rate, "--request-rate", low=0.0, high=MAX_REQUEST_RATE, low_open=True, optional=True)
-    finite(args.slo_tpot_ms, "--slo-tpot-ms", low=0.0, high=MAX_SLO_MS, low_open=True, optional=True)
-    finite(args.slo_ttft_ms, "--slo-ttft-ms", low=0.0, high=MAX_SLO_MS, low_open=True, optional=True)
-    if args.output_len is not None:
-        integer(parse_count(str(args.output_len), "--output-len"), "--output-len", low=1, high=MAX_OUTPUT_LEN)
-    integer(parse_count(str(args.num_prompts), "--num-prompts"), "--num-prompts", low=1, high=MAX_NUM_PROMPTS)
-    integer(args.warmup, "--warmup", low=0, high=MAX_WARMUP)
-    integer(args.trials, "--trials", low=1, high=MAX_TRIALS)
-    integer(args.seed, "--seed", low=0, high=MAX_SEED)
-    for level in parse_count_list(str(args.concurrency), "--concurrency"):
-        integer(level, "--concurrency", low=1, high=MAX_CONCURRENCY)
+    setting("temperature", args.temperature)
+    setting("request_rate", args.request_rate, optional=True)
+    setting("slo_tpot_ms", args.slo_tpot_ms, optional=True)
+    setting("slo_ttft_ms", args.slo_ttft_ms, optional=True)
+    setting("drift_threshold", args.drift_threshold)
+    setting("ci_target", args.ci_target, optional=True)
+    if args.output_len is not None:  # None: the prompt set's own length (bench.prompts.default_output_len)
+        setting("output_len", parse_count(str(args.output_len), "--output-len"))
+    setting("num_prompts", parse_count(str(args.num_prompts), "--num-prompts"))
+    setting("warmup", args.warmup)
+    setting("trials", args.trials)
+    setting("seed", args.seed)
+    levels = parse_count_list(str(args.concurrency), "--concurrency")
+    for level in levels:
+        setting("concurrency", level)
+    if len(set(levels)) > bounds.MAX_CONCURRENCY_LEVELS:
+        raise InputError(
+            f"--concurrency has {len(set(levels))} levels, over the {bounds.MAX_CONCURRENCY_LEVELS} limit",
+            hint="measure fewer levels, e.g. --concurrency 1,8,32",
+        )
     if args.n is not None:
-        int_list(args.n, "--n", low=1, high=MAX_N)
+        int_list(args.n, "--n", low=1, high=bounds.MAX_N)
         if not args.method:
             raise InputError("--n given without --method", hint="name the method(s) to sweep, e.g. --method ngram --n 1,3,5")
     if args.method:
@@ -178,3 +187,5 @@ def sweep_args(args: SweepArgs) -> None:
         endpoint_url(args.endpoint)
     env_name(args.api_key_env, "--api-key-env")
     name(args.name)
+    if args.resume is not None and not args.resume.strip():
+        raise InputError("--resume needs a session id", hint="see `specadvisor sessions list` for the ids")

@@ -5,16 +5,19 @@ Field names follow vLLM's benchmark (contract section 5); acceptance rate there 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from specadvisor.domain import Arm, ArmResult, LatencyStats
 from specadvisor.errors import InputError
 from specadvisor.figures import position_stats
+from specadvisor.store.bundle_limits import check_result
+from specadvisor.store.safe_json import parse_untrusted_json, read_regular_file
 from specadvisor.sweep.arms import slug
+from specadvisor.textsafe import line
 
 SOURCE = "imported:vllm-bench"
+_HINT = "pass the JSON written by vllm bench serve --save-result"
 REQUIRED = ("completed", "output_throughput")
 
 
@@ -29,9 +32,15 @@ def bench_result(path: Path) -> ArmResult:
     if missing:
         raise InputError(f"{path}: not a `vllm bench serve --save-result` file (missing {', '.join(missing)})", hint="pass the JSON written by --save-result")
     try:
-        return _result(f"bench-{slug(path.stem)}", data)
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"{path}: unexpected value in a bench result: {exc}", hint="pass the JSON written by --save-result") from exc
+        result = _result(f"bench-{slug(path.stem)}", data)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise InputError(f"{path}: unexpected value in a bench result: {line(str(exc), 200)}", hint="pass the JSON written by --save-result") from None
+
+    def fail(where: str, problem: str) -> None:
+        raise InputError(f"{line(str(path), 200)}: {where.removeprefix('result.')} {problem}", hint=_HINT)
+
+    check_result(result, "result", fail)  # the figures a bundle may hold, and no others
+    return result
 
 
 def bench_arm(result: ArmResult, spec_config: dict[str, Any] | None, concurrency: int = 1) -> Arm:
@@ -53,12 +62,12 @@ def bench_arm(result: ArmResult, spec_config: dict[str, Any] | None, concurrency
 
 
 def _read(path: Path) -> dict[str, Any]:
+    """The file read and parsed with the bundle's limits (a regular file of at most 20 MB: no
+    /dev/zero, FIFO or symlink; depth, size and finiteness checked), so a hostile file is one line."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise InputError(f"{path}: no such file", hint="check the path") from exc
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: not valid JSON ({exc})", hint="pass the JSON written by vllm bench serve --save-result") from exc
+        data = parse_untrusted_json(read_regular_file(path), str(path))
+    except InputError as exc:
+        raise InputError(exc.message, hint=_HINT if exc.hint and "bundle" in exc.hint else exc.hint) from None
     if not isinstance(data, dict):
         raise InputError(f"{path}: expected a JSON object", hint="pass the JSON written by vllm bench serve --save-result")
     return data

@@ -12,6 +12,7 @@ from specadvisor.provenance import provenance_facts, serve_argv_lines
 from specadvisor.report.serve_params import bench_sweep_command, serve_params
 from specadvisor.report.snippet import (
     recommended_command,
+    recommended_config,
     serve_command,
     spec_config_json,
 )
@@ -118,7 +119,7 @@ def build(session: Session) -> ReportContent:
         facts.append(("latency target", f"p99 TPOT <= {s.slo_tpot_ms} ms; p99 TTFT <= {s.slo_ttft_ms} ms"))
     facts += schedule_facts(session, rec)
     verdict = [f"verdict: {rec.headline}", *rec.reasons]
-    spec_cfg = rec.speculative_config
+    spec_cfg = recommended_config(session, rec)  # an imported session's through the allow-list
     rows, problems = [], []
     for arm in session.arms:
         r = session.result_for(arm.id)

@@ -4,43 +4,85 @@ from __future__ import annotations
 
 from specadvisor.domain import Session
 from specadvisor.report.content import CAPACITY_COLUMNS, build
-from specadvisor.textsafe import markdown as md
-from specadvisor.textsafe import markdown_block
+from specadvisor.report.mddoc import Code, MarkdownDoc
 
 
 def markdown(session: Session) -> str:
-    """Every value drawn from the session (names, models, labels, errors: possibly a teammate's
-    bundle) is escaped, so it can neither forge report lines nor carry raw HTML."""
+    """Every value drawn from the session (names, models, labels, notes, errors: possibly a
+    teammate's bundle) goes through MarkdownDoc, which escapes it for its place: there is no way to
+    append a raw string, so it can neither forge report lines nor carry raw HTML."""
     c = build(session)
-    out = [f"# {md(c.title)}", ""]
-    out += [f"- **{k}**: {md(v, block_start=False)}" for k, v in c.facts]  # after "**k**: ", never a block start
-    out += ["", "## Recommendation", ""]
-    out += [f"- {md(line)}" for line in c.verdict]
+    doc = MarkdownDoc()
+    doc.heading(1, c.title)
+    doc.blank()
+    for key, value in c.facts:
+        doc.fact(key, value)
+    doc.blank()
+    doc.heading(2, "Recommendation")
+    doc.blank()
+    for reason in c.verdict:
+        doc.bullet(reason)
     if c.spec_json:
-        out += ["", *markdown_block(c.spec_json, single_line=True)]
-    if c.command:  # commands may span lines (` \` continuations); each line is made safe by markdown_block
-        out += ["", "Serve it with:", "", *markdown_block(c.command, "sh")]
+        doc.blank()
+        doc.code_block(f"--speculative-config '{c.spec_json}'", single_line=True)
+    if c.command:
+        doc.blank()
+        doc.para("Serve it with:")
+        doc.blank()
+        doc.code_block(c.command, "sh")  # may span lines (` \\` continuations); each line made safe
     if c.schedule:
-        out += ["", f"Batch-size schedule (`num_speculative_tokens_per_batch_size`, [start, end, k], k=0 = off): `{c.schedule}`"]
-    out += ["", "## Results", "", "| " + " | ".join(c.columns) + " |", "|" + "---|" * len(c.columns)]
-    out += ["| " + " | ".join(md(cell, block_start=False) for cell in row) + " |" for row in c.rows]
-    out += ["", f"Prediction: {c.prediction_note}."]
+        doc.blank()
+        doc.para("Batch-size schedule (", Code("num_speculative_tokens_per_batch_size"), ", [start, end, k], k=0 = off): ", Code(c.schedule))
+    doc.blank()
+    doc.heading(2, "Results")
+    doc.blank()
+    doc.table(c.columns, c.rows)
+    doc.blank()
+    doc.para("Prediction: ", c.prediction_note, ".")
     if c.capacity_rows:
-        out += ["", "## Capacity under the latency target", "", md(c.capacity_answer or "no configuration met the target"), ""]
-        out += ["| " + " | ".join(CAPACITY_COLUMNS) + " |", "|" + "---|" * len(CAPACITY_COLUMNS)]
-        out += ["| " + " | ".join(md(cell, block_start=False) for cell in row) + " |" for row in c.capacity_rows]
+        doc.blank()
+        doc.heading(2, "Capacity under the latency target")
+        doc.blank()
+        doc.para(c.capacity_answer or "no configuration met the target")
+        doc.blank()
+        doc.table(CAPACITY_COLUMNS, c.capacity_rows)
     if c.problems:
-        out += ["", "## Warnings and failures", ""] + [f"- {md(p)}" for p in c.problems]
+        doc.blank()
+        doc.heading(2, "Warnings and failures")
+        doc.blank()
+        for problem in c.problems:
+            doc.bullet(problem)
     if c.gpu_rows:
-        out += ["", "## GPU telemetry", "", "| " + " | ".join(c.gpu_columns) + " |", "|" + "---|" * len(c.gpu_columns)]
-        out += ["| " + " | ".join(md(cell, block_start=False) for cell in row) + " |" for row in c.gpu_rows]
-        out += ["", "Energy is the integral of board power over the arm; J per output token = mean power x measured duration / output tokens."]
-    out += ["", "## Where and how it was measured", ""] + [f"- **{md(k)}**: {md(v, block_start=False)}" for k, v in c.provenance]
+        doc.blank()
+        doc.heading(2, "GPU telemetry")
+        doc.blank()
+        doc.table(c.gpu_columns, c.gpu_rows)
+        doc.blank()
+        doc.para("Energy is the integral of board power over the arm; J per output token = mean power x measured duration / output tokens.")
+    doc.blank()
+    doc.heading(2, "Where and how it was measured")
+    doc.blank()
+    for key, value in c.provenance:
+        doc.fact(key, value)
     if c.serve_argv:
-        out += ["", "Server command line of each arm:"]
+        doc.blank()
+        doc.para("Server command line of each arm:")
         for label, argv in c.serve_argv:
-            out += ["", f"- {md(label)}:", "", *markdown_block(argv, "sh")]
-    out += ["", "## Reproduce with vLLM's own tools", "", "serve-params (`vllm bench sweep serve --serve-params`):", ""]
-    out += [*markdown_block(c.serve_params_json, "json"), "", *markdown_block(c.bench_command, "sh")]
-    out += ["", "## How to read this", ""] + [f"- {line}" for line in c.how_to_read]
-    return "\n".join(out) + "\n"
+            doc.blank()
+            doc.bullet(label, ":")
+            doc.blank()
+            doc.code_block(argv, "sh")
+    doc.blank()
+    doc.heading(2, "Reproduce with vLLM's own tools")
+    doc.blank()
+    doc.para("serve-params (", Code("vllm bench sweep serve --serve-params"), "):")
+    doc.blank()
+    doc.code_block(c.serve_params_json, "json")
+    doc.blank()
+    doc.code_block(c.bench_command, "sh")
+    doc.blank()
+    doc.heading(2, "How to read this")
+    doc.blank()
+    for explanation in c.how_to_read:
+        doc.bullet(explanation)
+    return doc.text()

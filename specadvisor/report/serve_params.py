@@ -1,23 +1,28 @@
 """Export a plan as `vllm bench sweep serve --serve-params` JSON: one dict per server configuration.
 
 vLLM turns each key into a `vllm serve` flag and a dict value (speculative_config) into its JSON, so
-the dicts carry only what differs between arms; the common server args go into --serve-cmd.
+the dicts carry only what differs between arms; the common server args go into --serve-cmd. For an
+imported session only what specadvisor.sweep.crossing allows reaches the file (the method from the
+registry, N, declared numbers; the drafter re-derived here): the file is something you run.
 """
 
 from __future__ import annotations
 
 import shlex
 
-from specadvisor.domain import Session
+from specadvisor.domain import Arm, Session
 from specadvisor.sweep.arms import arm_id, family_label, server_key
+from specadvisor.sweep.crossing import crossing_arms
 from specadvisor.trust import is_imported, model_arg
 from specadvisor.vllm_command import shell_command
 
 
-def serve_params(session: Session) -> list[dict]:
+def serve_params(session: Session, *, drafter: str | None = None, notes: list[str] | None = None) -> list[dict]:
+    """One entry per server configuration; `notes` (when given) collects one line per arm an
+    imported session could not export (see specadvisor.sweep.crossing)."""
     seen: set[str] = set()
     out: list[dict] = []
-    for arm in session.arms:
+    for arm in _arms(session, drafter, notes):
         key = server_key(arm)
         if key in seen:
             continue
@@ -28,6 +33,19 @@ def serve_params(session: Session) -> list[dict]:
             entry["speculative_config"] = dict(arm.speculative_config)
         out.append(entry)
     return out
+
+
+def _arms(session: Session, drafter: str | None, notes: list[str] | None) -> list[Arm]:
+    if not is_imported(session):
+        return list(session.arms)  # your own session: its configs are what you ran
+    crossing = crossing_arms(session, target_model=model_arg(session.model), drafter=drafter)
+    if notes is not None:
+        notes.extend(crossing.notes)
+    arms = [Arm(id="baseline", label="baseline")] if any(a.is_baseline for a in session.arms) else []
+    for crossed in crossing.arms:
+        config = crossed.speculative_config()
+        arms.append(Arm(id="x", label="x", method=config["method"], n=crossed.n, speculative_config=config, concurrency=crossed.concurrency))
+    return arms
 
 
 def serve_cmd(session: Session) -> str:

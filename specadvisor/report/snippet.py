@@ -1,14 +1,39 @@
 """The deployable outputs of a session: the `--speculative-config` JSON and the `vllm serve` line.
 
 Re-exported for the report and the front ends; the command line is built by
-specadvisor.vllm_command, fed a session by specadvisor.trust (an imported session gets no bundle args).
+specadvisor.vllm_command, fed a session by specadvisor.trust (an imported session gets no bundle
+args). An imported session's recommended config is printed only as the allow-list of
+specadvisor.sweep.crossing lets it cross: these lines are meant to be pasted and run.
 """
 
 from __future__ import annotations
 
-from specadvisor.trust import recommended_command, serve_command
+from typing import Any
+
+from specadvisor import trust
+from specadvisor.domain import Recommendation, Session
+from specadvisor.sweep.crossing import crossed_config
+from specadvisor.trust import serve_command
 from specadvisor.vllm_command import spec_config_json
 
 # serve_command: the measured server args for a local session; an imported session's are never
 # reused (specadvisor.trust).
-__all__ = ["recommended_command", "serve_command", "spec_config_json"]
+__all__ = ["recommended_command", "recommended_config", "serve_command", "spec_config_json"]
+
+
+def recommended_config(session: Session, rec: Recommendation | None) -> dict[str, Any] | None:
+    """The config to show as the one to run: a local session's own, an imported one's re-derived
+    (registry method, declared numbers, this machine's drafter); None when nothing can be shown."""
+    if rec is None or not rec.speculative_config:
+        return None
+    if not trust.is_imported(session):
+        return rec.speculative_config
+    return crossed_config(rec.speculative_config, target_model=trust.model_arg(session.model))
+
+
+def recommended_command(session: Session, rec: Recommendation | None) -> str | None:
+    """trust.recommended_command, with an imported session's config through the allow-list first."""
+    if rec is None or not trust.is_imported(session) or not rec.speculative_config:
+        return trust.recommended_command(session, rec)
+    config = recommended_config(session, rec)
+    return None if config is None else trust.serve_command(session, config)

@@ -75,13 +75,13 @@ def _without_non_finite(session: Session) -> Session:
         ) from None
 
 
-def export_bundle(session: Session, path: Path, *, redact_paths: bool = False) -> Path:
+def export_bundle(session: Session, path: Path, *, redact_paths: bool = False, force: bool = False) -> Path:
     """Write the bundle to `path` via a temporary file and a rename, so no half-written file remains."""
     text = json.dumps(bundle_document(session, redact_paths=redact_paths), indent=2, ensure_ascii=False, allow_nan=False)
     data = text.encode("utf-8") + b"\n"
     if len(data) > MAX_FILE_BYTES:
         raise InputError(f"session {session.id} makes a {len(data)}-byte bundle, over the import limit", hint="the session holds too many samples to share")
-    return write_atomic(path, data)
+    return write_atomic(path, data, force=force)
 
 
 def read_bundle(path: Path) -> Session:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from specadvisor import bounds
 from specadvisor.domain import ArmResult, Session
 from specadvisor.errors import InputError
 
@@ -17,10 +18,10 @@ MAX_ARMS = 100_000
 MAX_RESULTS = 100_000
 MAX_SAMPLES = 200_000
 MAX_POSITIONS = 64
-MAX_N = 64
-MAX_CONCURRENCY = 100_000
-MAX_CONCURRENCY_LEVELS = 64  # the predictor and recommender work per level: levels x arms stays bounded
-MAX_COUNT = 2**63 - 1  # SQLite's INTEGER
+MAX_N = bounds.MAX_N
+MAX_CONCURRENCY = int(bounds.SETTINGS["concurrency"].high)
+MAX_CONCURRENCY_LEVELS = bounds.MAX_CONCURRENCY_LEVELS
+MAX_COUNT = bounds.MAX_INT64  # SQLite's INTEGER
 MAX_REQUEST_RECORDS = 200_000  # per-request records per result (over all its runs)
 _HINT = "the bundle was edited or corrupted; ask for a fresh `specadvisor sessions export`"
 
@@ -43,22 +44,20 @@ def check_session(session: Session, name: str) -> None:
     levels = {arm.concurrency for arm in session.arms} | set(s.concurrency)
     if len(levels) > MAX_CONCURRENCY_LEVELS:
         fail("session", f"uses {len(levels)} concurrency levels, over the {MAX_CONCURRENCY_LEVELS} limit")
-    for where, value, low, high in (
-        ("settings.num_prompts", s.num_prompts, 1, MAX_COUNT),
-        ("settings.output_len", s.output_len, 1, MAX_COUNT),
-        ("settings.trials", s.trials, 1, MAX_COUNT),
-        ("settings.warmup", s.warmup, 0, MAX_COUNT),
-        ("session.concurrency", session.concurrency, 1, MAX_CONCURRENCY),
-        *((f"settings.concurrency[{i}]", c, 1, MAX_CONCURRENCY) for i, c in enumerate(s.concurrency)),
-    ):
-        if not low <= value <= high:
-            fail(where, f"is {value}, outside {low}..{high}")
-    for where, value in (("settings.temperature", s.temperature), ("session.temperature", session.temperature)):
-        if not (math.isfinite(value) and 0 <= value <= 100):
-            fail(where, f"is {value}, outside 0..100")
-    for where, value in (("settings.request_rate", s.request_rate), ("settings.slo_tpot_ms", s.slo_tpot_ms), ("settings.slo_ttft_ms", s.slo_ttft_ms)):
-        if value is not None and not (math.isfinite(value) and value > 0):
-            fail(where, f"is {value}, not a positive number")
+    # The settings within the CLI's own bounds (one table: specadvisor.bounds), so a file cannot
+    # carry a value the command line would refuse (num_prompts = 2^63-1 grew a rebuild to 6 GB).
+    for setting in ("num_prompts", "output_len", "trials", "warmup", "seed", "temperature"):
+        _check_setting(fail, f"settings.{setting}", setting, getattr(s, setting))
+    for setting in ("request_rate", "slo_tpot_ms", "slo_ttft_ms"):
+        if getattr(s, setting) is not None:
+            _check_setting(fail, f"settings.{setting}", setting, getattr(s, setting))
+    for i, level in enumerate(s.concurrency):
+        _check_setting(fail, f"settings.concurrency[{i}]", "concurrency", level)
+    _check_setting(fail, "session.concurrency", "concurrency", session.concurrency)
+    _check_setting(fail, "session.temperature", "temperature", session.temperature)
+    _check_setting(fail, "settings.drift_threshold", "drift_threshold", s.drift_threshold * 100)
+    if s.ci_target is not None:
+        _check_setting(fail, "settings.ci_target", "ci_target", s.ci_target * 100)
     if not 0.5 <= s.confidence < 1:
         fail("settings.confidence", f"is {s.confidence}, outside 0.5..1")
     if not 1 <= s.looks <= MAX_COUNT:
@@ -81,18 +80,33 @@ def check_session(session: Session, name: str) -> None:
         if result.arm_id in result_ids:
             fail(f"results[{i}].arm_id", f"{result.arm_id[:40]!r} has two results")
         result_ids.add(result.arm_id)
-        _check_result(result, f"results[{i}]", fail)
+        check_result(result, f"results[{i}]", fail)
 
 
-def _check_result(r: ArmResult, where: str, fail) -> None:
+def _check_setting(fail, where: str, name: str, value: object) -> None:
+    problem = bounds.problem(name, value)
+    if problem:
+        fail(where, problem)
+
+
+def check_result(r: ArmResult, where: str, fail) -> None:
+    """Every figure of one result finite and within what a real server could produce (a bundle's
+    and `import-bench`'s alike): 1e308 tok/s or a [-1e308, 1e308] interval would otherwise reach
+    the predictor, the charts and `sessions show` as overflows and 300-digit numbers."""
     for field in ("completed", "failed", "output_tokens", "input_tokens", "num_drafts", "num_draft_tokens", "num_accepted_tokens"):
         value = getattr(r, field, None)
         if value is not None and not 0 <= value <= MAX_COUNT:
             fail(f"{where}.{field}", f"is {value}, outside 0..{MAX_COUNT}")
-    for field in ("output_throughput", "request_throughput", "achieved_request_rate", "duration_s"):
-        value = getattr(r, field, None)
-        if value is not None and not (math.isfinite(value) and value >= 0):
-            fail(f"{where}.{field}", f"is {value}, not a finite number >= 0")
+    for field, high in (
+        ("output_throughput", bounds.MAX_TOKENS_PER_S),
+        ("request_throughput", bounds.MAX_TOKENS_PER_S),
+        ("achieved_request_rate", bounds.MAX_TOKENS_PER_S),
+        ("goodput_rps", bounds.MAX_TOKENS_PER_S),
+        ("duration_s", bounds.MAX_DURATION_S),
+        ("startup_cold_s", bounds.MAX_DURATION_S),
+        ("startup_warm_s", bounds.MAX_DURATION_S),
+    ):
+        _figure(fail, f"{where}.{field}", getattr(r, field, None), high)
     if r.acceptance_rate is not None and not 0 <= r.acceptance_rate <= 1:
         fail(f"{where}.acceptance_rate", f"is {r.acceptance_rate}, outside 0..1")
     if r.mean_acceptance_length is not None and not 1 <= r.mean_acceptance_length <= MAX_N + 1:
@@ -102,15 +116,38 @@ def _check_result(r: ArmResult, where: str, fail) -> None:
     for j, p in enumerate(r.per_position):
         if not 0 <= p.rate <= 1 or p.accepted < 0 or p.drafts < 0 or p.accepted > p.drafts:
             fail(f"{where}.per_position[{j}]", f"is {p.accepted}/{p.drafts} at rate {p.rate}, not a valid acceptance")
-    if r.output_throughput_ci is not None and not all(math.isfinite(v) for v in r.output_throughput_ci):
-        fail(f"{where}.output_throughput_ci", "is not finite")
+    if r.output_throughput_ci is not None:
+        low, high = r.output_throughput_ci
+        _figure(fail, f"{where}.output_throughput_ci[0]", low, bounds.MAX_TOKENS_PER_S)
+        _figure(fail, f"{where}.output_throughput_ci[1]", high, bounds.MAX_TOKENS_PER_S)
+        if low > high:
+            fail(f"{where}.output_throughput_ci", f"is [{low:g}, {high:g}], its low end above its high end")
+    for j, t in enumerate(r.trials):
+        _figure(fail, f"{where}.trials[{j}]", t, bounds.MAX_TOKENS_PER_S)
+    for name in ("ttft_ms", "tpot_ms", "itl_ms", "e2el_ms"):
+        stats = getattr(r, name)
+        for key in ("mean", "median", "p90", "p99", "std"):
+            _figure(fail, f"{where}.{name}.{key}", getattr(stats, key), bounds.MAX_LATENCY_MS)
+    for j, point in enumerate(r.rate_points):
+        for key in ("rate", "achieved_rate", "output_throughput"):
+            _figure(fail, f"{where}.rate_points[{j}].{key}", getattr(point, key), bounds.MAX_TOKENS_PER_S)
+        for key in ("tpot_p50_ms", "tpot_p99_ms", "ttft_p50_ms", "ttft_p99_ms"):
+            _figure(fail, f"{where}.rate_points[{j}].{key}", getattr(point, key), bounds.MAX_LATENCY_MS)
+
     records = [req for run in r.runs for req in run.requests]
     if len(records) > MAX_REQUEST_RECORDS:
         fail(f"{where}.runs", f"hold {len(records)} request records, over {MAX_REQUEST_RECORDS}")
     for req in records:
-        if not (math.isfinite(req.latency_ms) and req.latency_ms >= 0) or req.index > MAX_COUNT or not 0 <= req.output_tokens <= MAX_COUNT:
+        if (
+            not (math.isfinite(req.latency_ms) and 0 <= req.latency_ms <= bounds.MAX_LATENCY_MS)
+            or req.index > MAX_COUNT
+            or not 0 <= req.output_tokens <= MAX_COUNT
+        ):
             fail(f"{where}.runs[].requests", f"hold an invalid request record (index {req.index}, latency {req.latency_ms} ms)")
-        if req.ttft_ms is not None and not (math.isfinite(req.ttft_ms) and req.ttft_ms >= 0):
+        if req.ttft_ms is not None and not (math.isfinite(req.ttft_ms) and 0 <= req.ttft_ms <= bounds.MAX_LATENCY_MS):
             fail(f"{where}.runs[].requests", f"hold an invalid TTFT ({req.ttft_ms} ms)")
-    if any(not math.isfinite(t) for t in r.trials):
-        fail(f"{where}.trials", "holds a non-finite figure")
+
+
+def _figure(fail, where: str, value: float | None, high: float) -> None:
+    if value is not None and not (math.isfinite(value) and 0 <= value <= high):
+        fail(where, f"is {value:g}, not a finite number from 0 to {high:g}")

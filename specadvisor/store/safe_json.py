@@ -14,6 +14,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from specadvisor import bounds
 from specadvisor.errors import InputError
 
 MAX_FILE_BYTES = 20 * 1024 * 1024
@@ -22,6 +23,7 @@ MAX_STRING_CHARS = 200_000
 MAX_ARRAY_ITEMS = 200_000
 MAX_OBJECT_KEYS = 2_000
 MIN_INT, MAX_INT = -(2**63), 2**63 - 1  # what SQLite's INTEGER holds
+MAX_FIGURE = bounds.MAX_FIGURE  # 1e308 is finite, and overflows the first sum it reaches
 # Terminal control characters (and bidi overrides) would let a bundle rewrite or disguise what the
 # screen of whoever lists it shows.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")  # \r too: it hides a line's start
@@ -112,6 +114,10 @@ def _check_value(value: Any, source: str, where: str, depth: int) -> None:
         _check_string(value, source, where)
     elif isinstance(value, float) and not math.isfinite(value):
         raise InputError(f"{source}: non-finite number at {where}", hint="the file is not a specadvisor bundle")
+    elif isinstance(value, float) and abs(value) > MAX_FIGURE:
+        raise InputError(
+            f"{source}: number {value:g} at {where} is beyond any real measurement (limit {MAX_FIGURE:g})", hint="the file was edited or corrupted"
+        )
     elif isinstance(value, int) and not isinstance(value, bool) and not MIN_INT <= value <= MAX_INT:
         raise InputError(f"{source}: integer at {where} does not fit in 64 bits", hint="the file is not a specadvisor bundle")
     elif isinstance(value, list):

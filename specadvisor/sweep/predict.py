@@ -27,12 +27,15 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
+from specadvisor import bounds
 from specadvisor.domain import Arm, ArmResult, ArmStatus, Session
 from specadvisor.sweep.arms import family_key, family_label
 
 USABLE = {ArmStatus.ok}
 DEFAULT_REL_ERROR = 0.05  # a throughput without an interval: assume 5%
 MIN_REL_ERROR = 0.01
+MAX_REL_ERROR = 10.0  # an interval 40x its value says nothing more than a wide one
+MIN_THROUGHPUT, MAX_THROUGHPUT = 1e-6, bounds.MAX_TOKENS_PER_S
 CONTRADICTION_FLOOR = 0.15  # an out-of-sample miss beyond max(15%, 3 x its noise) contradicts the model
 
 
@@ -65,8 +68,13 @@ class _Point:
 
 
 def measured(session: Session) -> dict[str, ArmResult]:
-    """Results usable for prediction and ranking: finished, with a throughput."""
-    return {r.arm_id: r for r in session.results if r.status in USABLE and r.output_throughput is not None and r.output_throughput > 0}
+    """Results usable for prediction and ranking: finished, with a finite positive throughput (import
+    refuses absurd figures; this keeps a fit from dividing by an overflowed weight all the same)."""
+    return {r.arm_id: r for r in session.results if r.status in USABLE and _usable(r.output_throughput)}
+
+
+def _usable(value: float | None) -> bool:
+    return value is not None and math.isfinite(value) and MIN_THROUGHPUT <= value <= MAX_THROUGHPUT
 
 
 def acceptance_length(rates: list[float], n: int) -> float:
@@ -87,20 +95,24 @@ def fit_step_cost(points: list[tuple[int, float, float]], rel_errors: list[float
     rel = rel_errors or [DEFAULT_REL_ERROR] * len(points)
     ws = [1.0 / (y * max(r, MIN_REL_ERROR)) ** 2 for y, r in zip(ys, rel, strict=True)]
     sw = sum(ws)
+    if not math.isfinite(sw) or sw <= 0:
+        return None
     mx = sum(w * x for w, x in zip(ws, xs, strict=True)) / sw
     my = sum(w * y for w, y in zip(ws, ys, strict=True)) / sw
     sxx = sum(w * (x - mx) ** 2 for w, x in zip(ws, xs, strict=True))
+    if not math.isfinite(sxx) or sxx <= 0:
+        return None
     c1 = sum(w * (x - mx) * (y - my) for w, x, y in zip(ws, xs, ys, strict=True)) / sxx
     c0 = my - c1 * mx
-    return c0, c1
+    return (c0, c1) if math.isfinite(c0) and math.isfinite(c1) else None
 
 
 def relative_error(result: ArmResult) -> float:
     """Relative standard error of a measured throughput, from its 95% interval (default 5%)."""
     ci = result.output_throughput_ci
-    if not ci or not result.output_throughput:
+    if not ci or not _usable(result.output_throughput) or not all(math.isfinite(v) for v in ci) or ci[1] < ci[0]:
         return DEFAULT_REL_ERROR
-    return max(MIN_REL_ERROR, (ci[1] - ci[0]) / (2 * 1.96 * result.output_throughput))
+    return min(MAX_REL_ERROR, max(MIN_REL_ERROR, (ci[1] - ci[0]) / (2 * 1.96 * result.output_throughput)))
 
 
 def predict_throughput(session: Session) -> dict[str, Prediction]:

@@ -216,7 +216,7 @@ def default_services(db_path: Path | None = None, runner_kwargs: dict[str, Any] 
         return _recommend(session)
 
     def serve_command(session: Session, rec: Recommendation) -> str:
-        from specadvisor.trust import recommended_command
+        from specadvisor.report.snippet import recommended_command
 
         return recommended_command(session, rec) or ""
 

@@ -66,7 +66,7 @@ def test_detect_hypothetical_gpus():
         (["detect", "--gpu", "Z9000x2"], "unknown GPU"),
         (["detect", "--engine-cmd", ""], "--engine-cmd is empty"),
         (["detect", "--engine-cmd", "'unclosed"], "cannot be parsed"),
-        (["detect", "--timeout", "0"], "must be positive"),
+        (["detect", "--timeout", "0"], "--timeout must be a finite number above 0"),
     ],
 )
 def test_detect_bad_input_is_one_line_and_exit_2(args, words):

@@ -79,8 +79,8 @@ def test_parallel_two_on_a_cpu_host_pins_core_ranges(tmp_path, capsys, fake_engi
     [
         (["--parallel", "lots"], "--parallel 'lots' is neither 'auto' nor a whole number"),
         (["--parallel", "9"], "--parallel 9 needs 9 CPU cores, this host offers 4"),
-        (["--drift-threshold", "-1"], "--drift-threshold must be >= 0"),
-        (["--ci-target", "-3"], "--ci-target must be >= 0"),
+        (["--drift-threshold", "-1"], "--drift-threshold must be a finite number from 0 to"),
+        (["--ci-target", "-3"], "--ci-target must be a finite number from 0 to"),
     ],
 )
 def test_bad_scheduling_input_is_one_line_and_writes_nothing(tmp_path, capsys, fake_engine, flags, message):

@@ -101,7 +101,7 @@ def test_rebuild_takes_engine_and_args_from_this_machine(imported):
     db, session, _ = imported
     with Store.open(db) as store:
         stored = store.get_session(session.id)
-    plan = rebuild_plan(stored, model=None, engine_cmd=["vllm", "serve"], server_args=["--max-model-len", "2048"], prompt_source="humaneval")
+    plan, _ = rebuild_plan(stored, model=None, engine_cmd=["vllm", "serve"], server_args=["--max-model-len", "2048"], prompt_source="humaneval")
     new = plan.session
     assert new.id != stored.id and new.provenance.origin == "local"
     assert new.settings.engine_cmd == ["vllm", "serve"] and new.settings.server_args == ["--max-model-len", "2048"]

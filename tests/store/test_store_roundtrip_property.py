@@ -7,14 +7,16 @@ from datetime import datetime, timedelta, timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from specadvisor import bounds
 from specadvisor.domain import ArmResult, MetricsSample, PositionStats
 from specadvisor.store import Store
 from specadvisor.store.bundle import export_bundle, read_bundle
 from store_samples import make_session
 
 _text = st.text(st.characters(blacklist_categories=("Cc", "Cs", "Cf")), max_size=40)
-_floats = st.floats(allow_nan=False, allow_infinity=False, width=64)
-_positive = st.floats(min_value=0, allow_nan=False, allow_infinity=False, width=64)
+# Within the figures a bundle may hold (specadvisor.bounds): 1e308 is refused at import on purpose.
+_floats = st.floats(min_value=-bounds.MAX_FIGURE, max_value=bounds.MAX_FIGURE, allow_nan=False, allow_infinity=False, width=64)
+_positive = st.floats(min_value=0, max_value=bounds.MAX_TOKENS_PER_S, allow_nan=False, allow_infinity=False, width=64)
 _rates = st.floats(min_value=0, max_value=1, width=64)
 _zones = st.builds(lambda minutes: timezone(timedelta(minutes=minutes)), st.integers(-12 * 60, 14 * 60))
 _moments = st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1), timezones=_zones)

@@ -14,7 +14,7 @@ from specadvisor import textsafe
 from specadvisor.domain import ArmStatus, Recommendation, Session
 from specadvisor.figures import arm_speedup, speedup_text
 from specadvisor.fileio import write_atomic
-from specadvisor.report.snippet import spec_config_json
+from specadvisor.report.snippet import recommended_config, spec_config_json
 from specadvisor.sweep.arms import arm_label
 from specadvisor.sweep.capacity import capacity_answer
 from specadvisor.sweep.live import short_label
@@ -41,24 +41,30 @@ def measured(session: Session) -> bool:
 
 
 def recommendation_text(session: Session, rec: Recommendation | None, command: str) -> str:
+    """The panel's text, one safe line per piece: each piece (labels, reasons, the command, any of
+    them from a bundle) is escaped by `textsafe.line` before the pieces are joined, so a bundle's
+    newline shows as `\\n` instead of forging a line in the panel."""
+    return "\n".join(textsafe.line(piece) for piece in _recommendation_pieces(session, rec, command))
+
+
+def _recommendation_pieces(session: Session, rec: Recommendation | None, command: str) -> list[str]:
     if not measured(session):
         where = f" It was planned for {session.hardware.gpu_label}: run it there." if session.hardware.hypothetical else " r in Sessions runs it."
-        return NOT_MEASURED + where
+        return [NOT_MEASURED + where]
     if rec is None:
-        return "No recommendation yet: the sweep has not measured enough arms."
+        return ["No recommendation yet: the sweep has not measured enough arms."]
     capacity = capacity_answer(session) if any(r.rate_points for r in session.results) else None
     if capacity:  # a capacity sweep answers in request rates under the latency target
         head = ("Capacity: " + capacity) if not rec.do_not_speculate else f"Do NOT speculate here: {capacity}"
         rows = [f"• {arm_label(a)}: {_goodput(session.result_for(a.id))}" for a in session.arms if session.result_for(a.id)]
-        lines = [head, *rows, *[f"• {r}" for r in rec.reasons[1:]]]
-        return "\n".join(lines + (["", command] if command else []))
+        return [head, *rows, *[f"• {r}" for r in rec.reasons[1:]], *(["", command] if command else [])]
     arm = next((a for a in session.arms if a.id == rec.arm_id), None)
     speed = speedup_text(rec.speedup, rec.speedup_ci) if rec.speedup else ""
     head = verdict_headline(rec, short_label(arm) if arm else None, speed)
     lines = [head, *[f"• {r}" for r in rec.reasons]]
     if command:
         lines += ["", command]
-    return "\n".join(lines)
+    return lines
 
 
 def _goodput(result) -> str:
@@ -108,7 +114,7 @@ class ResultsScreen(AppScreen):
         if self.recommendation is not None and self.recommendation.speculative_config:
             self.command = self.app.services.serve_command(session, self.recommendation)
         self.query_one("#recommendation").border_title = "Recommendation"
-        self.query_one("#recommendation-text", Static).update(textsafe.lines(recommendation_text(session, self.recommendation, self.command)))
+        self.query_one("#recommendation-text", Static).update(recommendation_text(session, self.recommendation, self.command))
         self.show_acceptance()
         table.focus()
 
@@ -131,7 +137,8 @@ class ResultsScreen(AppScreen):
     # ------------------------------------------------------------------ take it away
 
     def _config(self) -> dict | None:
-        return self.recommendation.speculative_config if self.recommendation else None
+        """What to copy or save: an imported session's config only as the allow-list lets it cross."""
+        return recommended_config(self.session, self.recommendation)
 
     def action_copy_command(self) -> None:
         if not self.command:
