@@ -31,9 +31,9 @@ def recommended_config(session: Session, rec: Recommendation | None) -> dict[str
     return crossed_config(rec.speculative_config, target_model=trust.model_arg(session.model))
 
 
-def recommended_command(session: Session, rec: Recommendation | None) -> str | None:
+def recommended_command(session: Session, rec: Recommendation | None, *, width: int | None = None) -> str | None:
     """trust.recommended_command, with an imported session's config through the allow-list first."""
     if rec is None or not trust.is_imported(session) or not rec.speculative_config:
-        return trust.recommended_command(session, rec)
+        return trust.recommended_command(session, rec, width=width)
     config = recommended_config(session, rec)
-    return None if config is None else trust.serve_command(session, config)
+    return None if config is None else trust.serve_command(session, config, width=width)
