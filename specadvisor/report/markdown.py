@@ -24,7 +24,7 @@ def markdown(session: Session) -> str:
         doc.bullet(reason)
     if c.spec_json:
         doc.blank()
-        doc.code_block(f"--speculative-config '{c.spec_json}'", single_line=True)
+        doc.code_block(c.spec_json, single_line=True)  # already the whole flag, quoted by the shell renderer
     if c.command:
         doc.blank()
         doc.para("Serve it with:")

@@ -39,6 +39,9 @@ from store_samples import make_session
 
 HOME = "/home/alice"  # the exporting user's home: --redact-paths turns it into `~`
 CONFIG = {"method": "eagle3", "model": "z-lab/it's-{EAGLE3}", "num_speculative_tokens": 3}
+# A bundle's config crosses only through the allow-list (sweep/crossing): its drafter never does, so a
+# teammate's recommendation is printed here when it needs none.
+IMPORTED_CONFIG = {"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max": 4}
 
 
 @dataclass
@@ -92,7 +95,7 @@ def _redacted_bundle(tmp_path: Path, monkeypatch) -> Path:
     monkeypatch.setenv("HOME", HOME)
     session = make_session()
     session.model = f"{HOME}/models/Qwen3 8B"
-    session.recommendation = Recommendation(arm_id=session.arms[-1].id, speculative_config=dict(CONFIG))
+    session.recommendation = Recommendation(arm_id=session.arms[-1].id, speculative_config=dict(IMPORTED_CONFIG))
     path = export_bundle(session, tmp_path / "teammate.json", redact_paths=True)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert "~/models/Qwen3 8B" in path.read_text()
@@ -214,6 +217,7 @@ def test_paths_json_and_docker_mounts_survive_the_shell(printed, tmp_path):
         by_source.setdefault((p.source, p.situation), []).append(bash_words(p.command, home))
     imported = by_source[("snippet --command", "imported, redacted ~ path")][0]
     assert imported[2] == f"{home}/models/Qwen3 8B"  # `~/models/...` expands, not a literal '~' folder
+    assert _spec_configs(imported) == [IMPORTED_CONFIG]
     local = by_source[("snippet --command", "local, engine env vars, TP 2")][0]
     assert local[:5] == ["env", "VLLM_CPU_KVCACHE_SPACE=4", "OMP_NUM_THREADS=2", "/opt/vllm env/bin/vllm", "serve"]
     assert _spec_configs(local) == [CONFIG] and f"--download-dir={home}/hf cache" in local
