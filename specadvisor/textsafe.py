@@ -21,7 +21,8 @@ import re
 
 # C0 (except nothing), DEL, C1, bidi embeddings/overrides/isolates, line and paragraph separators,
 # zero-width and BOM characters that can disguise text.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb]")
+# The one list: the shell renderer (vllm_command.shell_word) escapes the same characters.
+UNSAFE_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\x1b": "\\x1b"}
 # Inline constructs (emphasis, code, links, tables, strike-through); `<`, `>` and `&` become entities.
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
@@ -42,7 +43,7 @@ def _visible(match: re.Match[str]) -> str:
 
 def line(value: object, max_chars: int | None = None) -> str:
     """One safe terminal line: control characters shown as escapes, optionally cut to max_chars."""
-    text = _CONTROL.sub(_visible, "" if value is None else str(value))
+    text = UNSAFE_CHARACTERS.sub(_visible, "" if value is None else str(value))
     if max_chars is not None and len(text) > max_chars:
         text = text[: max(0, max_chars - 1)] + "…"
     return text

