@@ -10,9 +10,10 @@ from pathlib import Path
 
 def session_count(path: Path) -> int | None:
     """How many sessions the database holds: 0 when there is no database, None when it cannot be
-    read this way (no sessions table yet, locked, corrupt): then the store must open it and say why."""
+    read this way (no sessions table yet, locked, corrupt, a symlink to nothing): then the store must
+    open it and say why."""
     if not path.exists():
-        return 0
+        return None if path.is_symlink() else 0
     try:
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=0.5)
     except sqlite3.Error:

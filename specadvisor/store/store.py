@@ -86,6 +86,8 @@ class Store:
         path = path.expanduser()
         if path.exists() and not path.is_file():
             raise StoreError(f"database {path} is not a regular file", hint="pass --db with a file path")
+        if path.is_symlink() and not path.exists():  # creating it would write wherever the link points
+            raise StoreError(f"database {path} is a symbolic link to a file that does not exist", hint="pass --db with a file path")
         try:
             _create_private(path)
         except OSError as exc:
