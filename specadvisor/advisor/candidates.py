@@ -78,7 +78,10 @@ def build_candidates(
         spec = option.method
         grid = _clip_grid(tally.grid, option, facts, rb)
         family_id = facts.family.id if facts.family else None
-        vllm_method = registry.vllm_name(spec, facts.vllm_version, model_type=model.model_type, family=family_id)
+        # a catalog model's config.json facts come from models.toml when it was not inspected
+        architecture = model.architecture or (facts.family.architecture if facts.family else "") or None
+        model_type = model.model_type or (facts.family.model_type if facts.family else "") or None
+        vllm_method = registry.vllm_name(spec, facts.vllm_version, model_type=model_type, family=family_id)
         if vllm_method is None:
             problem = f"{spec.label} has no method name vLLM {facts.vllm_version} accepts for this model (it needs vLLM >= {spec.name_since})"
             advice.warnings.append(f"{spec.label} left out: {problem}")
@@ -101,7 +104,8 @@ def build_candidates(
             mtp_layers=facts.mtp_layers if option.origin == "native" else None,
             block_size=option.block_size,
             platform=facts_platform(facts),
-            target_architecture=model.architecture,
+            target_architecture=architecture,
+            speculators_type=option.speculators_type,
         )
         if problems:
             advice.warnings.append(f"{spec.name} left out: {'; '.join(problems)}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from specadvisor.advisor.facts import Facts
+from specadvisor.advisor.validate import speculators_problem
 from specadvisor.domain import DrafterProfile, DrafterRef, ModelProfile
 from specadvisor.rulebase import DrafterEntry, MethodSpec, registry
 from specadvisor.rulebase.versions import effective_version
@@ -25,6 +26,7 @@ class Option:
     max_n: int | None = None  # the drafter's own limit (a single-token throughput head)
     variant: str = ""
     reviewed: bool = True  # False: a drafter discovered on the Hub that nobody has checked
+    speculators_type: str | None = None  # a Speculators-format checkpoint's speculators_model_type
 
 
 def method_id_for(vllm_method: str, parallel: bool, rb) -> str | None:
@@ -114,6 +116,11 @@ def gather_options(
                 left_out.add(method_id)
                 warnings.append(_unavailable(rb.methods[method_id], version, f"The published drafter {entry.drafter}", facts_platform(facts)))
             continue
+        speculators_type = getattr(entry, "speculators_type", None)
+        unloadable = speculators_problem(speculators_type, version)
+        if unloadable:  # another published drafter for the method may load: keep looking
+            warnings.append(f"The published drafter {entry.drafter} is left out: {unloadable}.")
+            continue
         if method_id in options:
             if entry.drafter not in (options[method_id].drafter, *options[method_id].alternatives):
                 options[method_id].alternatives.append(entry.drafter)
@@ -127,6 +134,7 @@ def gather_options(
             max_n=getattr(entry, "max_n", None),
             variant=getattr(entry, "variant", ""),
             reviewed=getattr(entry, "reviewed", True),
+            speculators_type=speculators_type,
         )
     native = registry.native_heads_method(rb)
     if native is not None and facts.native_mtp and native.id not in options:

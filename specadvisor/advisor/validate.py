@@ -73,6 +73,19 @@ def _where(contract: Contract, fact_id: str) -> str:
     return f"vLLM {spans[0]['since']}, {spans[0]['source']}" if spans else "no vLLM release read"
 
 
+def speculators_problem(speculators_type: str | None, vllm_version: str | None, contract: Contract | None = None) -> str | None:
+    """Why this release cannot load a Speculators-format drafter of this type (its config converter
+    came with vllm#21345: eagle3 from 0.10.1.1), or None. A version older than every release read is
+    not judged."""
+    contract = contract or load_contract()
+    release = contract.release_for(vllm_version)
+    if not speculators_type or release is None or speculators_type in contract.ids("speculators", release):
+        return None
+    first = contract.facts.get(f"speculators/{speculators_type}")
+    later = f"; it can from vLLM {first[0]['since']}" if first else ""
+    return f"vLLM {effective_version(vllm_version)} cannot load a speculators-format '{speculators_type}' drafter{later}"
+
+
 def contract_problems(
     config: dict,
     vllm_version: str | None,
@@ -109,10 +122,9 @@ def contract_problems(
         guard = contract.fact("cpu/refuses_speculation", release)
         where = f" ({guard['source']}: {guard['message']!r})" if guard else ""
         problems.append(f"vLLM {shown}'s CPU build runs no speculative decoding{where}; it does from 0.20.0")
-    if speculators_type and speculators_type not in contract.ids("speculators", release):
-        first = contract.facts.get(f"speculators/{speculators_type}")
-        later = f"; it can from vLLM {first[0]['since']}" if first else ""
-        problems.append(f"vLLM {shown} cannot load a speculators-format '{speculators_type}' drafter{later}")
+    unloadable = speculators_problem(speculators_type, vllm_version, contract)
+    if unloadable:
+        problems.append(unloadable)
     implementers = contract.ids(target_interface, release) if target_interface else set()
     if target_architecture and implementers and target_architecture not in implementers:
         first = contract.facts.get(f"{target_interface}/{target_architecture}")
@@ -130,11 +142,13 @@ def validate_spec_config(
     block_size: int | None = None,
     platform: str | None = None,
     target_architecture: str | None = None,
+    speculators_type: str | None = None,
 ) -> list[str]:
     """Problems that would make this vLLM version reject the config or serve it wrongly; [] = valid.
 
-    `platform` (cuda, rocm, cpu) and `target_architecture` (config.json's, when known) add the
-    platform and target checks."""
+    `platform` (cuda, rocm, cpu), `target_architecture` (config.json's, when known) and
+    `speculators_type` (a Speculators-format drafter's speculators_model_type) add the platform,
+    target and drafter-format checks."""
     rb = rulebase or default_rulebase()
     if not isinstance(config, dict):
         return ["the speculative config must be a JSON object"]
@@ -150,7 +164,12 @@ def validate_spec_config(
     if on_platform:
         problems.append(on_platform)
     found = contract_problems(
-        config, vllm_version, platform=platform, target_architecture=target_architecture, target_interface=spec.target_interface if spec else ""
+        config,
+        vllm_version,
+        platform=platform,
+        target_architecture=target_architecture,
+        target_interface=spec.target_interface if spec else "",
+        speculators_type=speculators_type,
     )
     problems += [p for p in found if not (on_platform and "CPU build" in p)]
     specs = registry.specs_for_vllm_name(method, rb)

@@ -158,6 +158,8 @@ class ModelFamily(_Strict):
     native_dspark: bool = False  # DeepSeek-V4: DSpark stages ship in the target checkpoint (method dspark, no drafter)
     context: int | None = None
     weights_dtype: str = ""  # how the published checkpoint stores weights (fp8, mxfp4); empty = bf16
+    architecture: str = ""  # config.json's architectures[0]: the target-interface check (SupportsEagle3) needs it
+    model_type: str = ""  # config.json's model_type
     temperature: float | None = Field(None, ge=0)  # the model card's recommended sampling temperature
     kv_kib_per_token: float | None = Field(None, gt=0)  # KV cache per token (all layers, bf16), when known
     source: str = ""
@@ -181,6 +183,10 @@ class DrafterEntry(_Strict):
     variant: Literal["", "short-context", "long-context", "throughput"] = ""
     params_b: float | None = Field(None, gt=0)  # the drafter's own parameter count (billions), for the memory plan
     weights_dtype: str = ""  # how the drafter checkpoint stores weights (fp8, ...); empty = bf16
+    # The checkpoint's format: "" for a native vLLM/EAGLE checkpoint, "speculators/<type>" for a
+    # Speculators-format one (its speculators_model_type), which a vLLM release loads only once its
+    # contract lists that fact (speculators/eagle3 from 0.10.1.1).
+    format: str = Field("", pattern=r"^(speculators/[a-z0-9_]+)?$")
     source: str
     date: str = ""
     notes: str = ""
@@ -188,6 +194,10 @@ class DrafterEntry(_Strict):
     @property
     def id(self) -> str:
         return self.drafter
+
+    @property
+    def speculators_type(self) -> str | None:
+        return self.format.removeprefix("speculators/") or None
 
 
 class Evidence(_Strict):

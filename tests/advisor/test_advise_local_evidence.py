@@ -74,7 +74,7 @@ def test_changed_drafter_makes_the_result_stale():
 
 
 def test_local_loss_on_the_top_method_says_speculation_is_unlikely():
-    advice = _advice([_session(0.8, method="suffix"), _session(0.7, method="ngram")])
+    advice = _advice([_session(0.8, method="suffix"), _session(0.7, method="ngram"), _session(0.75, method="ngram_gpu")])
     assert advice.speculation_unlikely
     assert "unlikely" in advice.verdict
 

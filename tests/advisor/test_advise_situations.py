@@ -70,7 +70,7 @@ SITUATIONS = [
         model=model("/models/acme-support-ft", params_b=13.0),
         workload=wl("rag", 4),
         version=None,
-        only={"ngram", "suffix"},
+        only={"ngram", "ngram_gpu", "suffix"},  # ngram_gpu: CUDA, vLLM 0.18+
         top="suffix",
         suggest_training=True,
     ),
@@ -80,7 +80,7 @@ SITUATIONS = [
         model=model("acme/ft-13b", params_b=13.0),
         workload=wl("chat", 2, willing_to_train=True),
         version=None,
-        only={"ngram", "suffix"},
+        only={"ngram", "ngram_gpu", "suffix"},  # ngram_gpu: CUDA, vLLM 0.18+
         warning="Train an EAGLE-3 drafter",
     ),
     dict(
@@ -317,7 +317,7 @@ SITUATIONS = [
         tp_known=False,
         verdict="careful",
         warning="pass --tensor-parallel-size N or --params-b B",
-        only={"ngram", "suffix"},
+        only={"ngram", "ngram_gpu", "suffix"},  # ngram_gpu: CUDA, vLLM 0.18+
     ),
     dict(
         id="unknown-model-with-tensor-parallel-flag",
@@ -464,7 +464,7 @@ SITUATIONS = [
         model=model("meta-llama/Llama-3.1-8B"),
         workload=wl("chat", 1),
         version=None,
-        only={"ngram", "suffix"},
+        only={"ngram", "ngram_gpu", "suffix"},  # ngram_gpu: CUDA, vLLM 0.18+
         trace="model family llama-3.1-8b-base",
     ),
     dict(
@@ -473,7 +473,7 @@ SITUATIONS = [
         model=model("Qwen/Qwen3-30B-A3B-Thinking-2507"),
         workload=wl("math", 1),
         version=None,
-        only={"ngram", "suffix"},
+        only={"ngram", "ngram_gpu", "suffix"},  # ngram_gpu: CUDA, vLLM 0.18+
         trace="model family qwen3-30b-a3b-thinking-2507",
     ),
     dict(
@@ -609,13 +609,13 @@ SITUATIONS = [
         not_fired=["high-concurrency-shrink"],  # 61 GiB bf16 + KV for 16 x 1.8k tokens > 72 GiB usable
     ),
     dict(
-        id="h200-smollm2-edit-ngram-first",
+        id="h200-smollm2-edit-lookup-first",
         hw=gpus("H200"),
         model=model("HuggingFaceTB/SmolLM2-135M-Instruct", params_b=0.135),
         workload=wl("edit", 1),
         version="0.26.0",
-        top="ngram",
-        fired=["editing-lookup-first", "lookup-loses-async-scheduling"],
+        top="ngram_gpu",  # the same lookup, with async scheduling kept (plain ngram turns it off in 0.26)
+        fired=["editing-lookup-first", "lookup-loses-async-scheduling", "ngram-gpu-keeps-async-scheduling"],
         grid={"ngram": [2, 4, 8]},
         expected={"ngram": (1.3, 1.38)},
         evidence={"ngram": "h200-ngram-edit-smollm2"},

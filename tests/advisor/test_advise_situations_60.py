@@ -1,7 +1,7 @@
 """Sixty-odd real situations (model x GPU x vLLM version x workload x concurrency) and what a senior vLLM
 engineer would answer: the first method, its starting N, the verdict, whether the plan fits, and the
-headline. Each row carries its one-line why. Rows marked `c1` depend on a vLLM version bound another
-branch (the vLLM contract, issue 23 items 1-2) corrects: they are expected failures here until it lands.
+headline. Each row carries its one-line why. Version bounds come from the vLLM contract read from
+vLLM's own wheels (rules/vllm_contract.json).
 
 Issue 23 listed nine situations the advice got wrong; rows tagged `issue23-*` are those.
 """
@@ -23,10 +23,10 @@ def rb():
     return load_rulebase(include_user=False)
 
 
-def row(id, hw, model_id, version, kind, concurrency, why, *, c1=False, drafter=None, model_fields=None, output_len=None, temperature=None, **expect):
+def row(id, hw, model_id, version, kind, concurrency, why, *, drafter=None, model_fields=None, output_len=None, temperature=None, **expect):
     given = {"output_len": output_len, "temperature": temperature}
     workload = Workload(kind=WorkloadKind(kind), concurrency=concurrency, **{k: v for k, v in given.items() if v is not None})
-    return dict(id=id, hw=hw, model=model(model_id, **(model_fields or {})), version=version, workload=workload, why=why, c1=c1, drafter=drafter, expect=expect)
+    return dict(id=id, hw=hw, model=model(model_id, **(model_fields or {})), version=version, workload=workload, why=why, drafter=drafter, expect=expect)
 
 
 ROWS = [
@@ -39,7 +39,6 @@ ROWS = [
         "rag",
         4,
         "suffix joins vLLM's method list in 0.11.1, not 0.11.0: only ngram can be offered",
-        c1=True,  # needs C1's bound
         model_fields={"params_b": 13.0},
         only={"ngram"},
     ),
@@ -51,7 +50,6 @@ ROWS = [
         "chat",
         1,
         "arg_utils refuses draft models ('not supported yet') until 0.15.0: your draft model is left out with the version it needs",
-        c1=True,  # needs C1's bound
         drafter=DrafterProfile(id="/models/qwen3-0.6b", path="/models/qwen3-0.6b", method="draft_model"),
         absent={"draft_model"},
         warning="0.15",
@@ -76,7 +74,6 @@ ROWS = [
         "chat",
         4,
         "qwen3_moe implements SupportsEagle3 from 0.11.1; 0.10.2 raises 'Model does not support EAGLE3 interface'",
-        c1=True,  # needs C1's bound
         absent={"eagle3"},
     ),
     row(
@@ -87,7 +84,6 @@ ROWS = [
         "chat",
         1,
         "GLM-4.5's MTP heads already serve in 0.10.2 (glm4_moe_mtp): native MTP first",
-        c1=True,  # needs C1's bound
         top="mtp",
     ),
     row(
@@ -98,7 +94,6 @@ ROWS = [
         "chat",
         1,
         "Speculators-format checkpoints (every RedHatAI drafter) load only from the speculators config support of 0.10 (vllm#21345)",
-        c1=True,  # needs C1's bound
         no_drafter_prefix="RedHatAI/",
     ),
     row(
@@ -109,7 +104,6 @@ ROWS = [
         "code",
         1,
         "vLLM's CPU runner asserts there is no speculative config before 0.20: an ngram command would crash",
-        c1=True,  # needs C1's bound
         top=None,
         verdict="unlikely",
     ),
@@ -121,7 +115,6 @@ ROWS = [
         "code",
         1,
         "from 0.20 the CPU build serves EAGLE, draft models and DFlash (0.32 registers CPU kernels for them)",
-        c1=True,  # needs C1's bound
         has={"eagle3": "RedHatAI/Qwen3-8B-speculator.eagle3"},
     ),
     row(
@@ -223,7 +216,6 @@ ROWS = [
         "code",
         1,
         "ngram_gpu (from 0.18) keeps async scheduling, which plain ngram turns off in 0.26 (-34 to -52% on the H200)",
-        c1=True,  # needs C1's bound
         has={"ngram_gpu": None},
     ),
     row(
@@ -710,7 +702,7 @@ ROWS = [
         "rag",
         8,
         "no drafter is published for Gemma 3: suffix and ngram on repetitive RAG",
-        only={"ngram", "suffix"},
+        only={"ngram", "ngram_gpu", "suffix"},  # ngram_gpu: CUDA from 0.18,
         top="suffix",
         fits=True,
         tp=2,
@@ -747,7 +739,7 @@ ROWS = [
         4,
         "no drafter for a private fine-tune: suffix now, train EAGLE-3 for more",
         model_fields={"params_b": 13.0},
-        only={"ngram", "suffix"},
+        only={"ngram", "ngram_gpu", "suffix"},  # ngram_gpu: CUDA from 0.18,
         top="suffix",
         suggest_training=True,
     ),
@@ -788,8 +780,7 @@ ROWS = [
 
 def _case_params():
     for case in ROWS:
-        marks = [pytest.mark.xfail(reason="needs C1's bound (issue 23: vLLM contract)", strict=False)] if case["c1"] else []
-        yield pytest.param(case, id=case["id"], marks=marks)
+        yield pytest.param(case, id=case["id"])
 
 
 def test_the_table_has_sixty_situations_each_with_a_reason():
