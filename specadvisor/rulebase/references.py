@@ -42,9 +42,20 @@ def check_references(rb: RuleBase) -> None:
             if config_key not in key_ids:
                 _fail(rb, "method", key, config_key, "extra_config", f"unknown config key '{config_key}'", "declare it as a [[config_key]] or fix the spelling")
 
+    speculators_types = {t for spec in rb.methods.values() for t in spec.speculators_types}
     for drafter in rb.drafters:
         if drafter.method not in vllm_methods:
             _fail(rb, "drafter", drafter.id, drafter.method, "method", f"unknown method '{drafter.method}'", _known(vllm_methods, "vLLM methods"))
+        if drafter.speculators_type and drafter.speculators_type not in speculators_types:
+            _fail(
+                rb,
+                "drafter",
+                drafter.id,
+                drafter.format,
+                "format",
+                f"unknown speculators type '{drafter.speculators_type}'",
+                _known(speculators_types, "speculators types"),
+            )
 
     for key, evidence in rb.evidence.items():
         if evidence.method and evidence.method not in method_ids:

@@ -68,6 +68,18 @@ CASES = [
         ["unknown method 'eagle4'"],
     ),
     (
+        "drafter unknown speculators type",
+        '[[drafter]]\ndrafter = "me/d"\ntarget = "me/t"\nmethod = "eagle3"\nformat = "speculators/eagle9"\nsource = "us"\n',
+        5,
+        ["unknown speculators type 'eagle9'"],
+    ),
+    (
+        "drafter format not speculators",
+        '[[drafter]]\ndrafter = "me/d"\ntarget = "me/t"\nmethod = "eagle3"\nformat = "gguf"\nsource = "us"\n',
+        5,
+        ["'format'"],
+    ),
+    (
         "evidence unknown method",
         '[[evidence]]\nid = "e"\nsummary = "s"\nsource = "s"\nmethod = "warp"\n',
         5,
