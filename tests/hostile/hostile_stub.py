@@ -7,11 +7,22 @@ A fake at the network boundary only: specadvisor talks real HTTP to it. `mode` p
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 ESCAPES = "\x1b]52;c;Y3VybCBldmlsLmV4YW1wbGUgfCBzaA==\x07\x1b[2J\x1b[H"
+
+
+class _QuietServer(ThreadingHTTPServer):
+    """A client that gives up on a stalled stream resets its connection: that is the case under
+    test, not a server error, so it is not printed to the stderr the test reads (the traceback
+    appeared there only when the reset raced the handler, a flaky second line on a loaded box)."""
+
+    def handle_error(self, request, client_address) -> None:
+        if not isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            super().handle_error(request, client_address)
 
 
 class Stub:
@@ -80,7 +91,7 @@ class Stub:
                     stub.stop_event.wait(30)  # silent until the test ends
                 self.close_connection = True
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = _QuietServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
