@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 import statistics
 
@@ -10,13 +11,14 @@ import pytest
 from specadvisor.domain import Arm, ArmResult, ArmStatus, Session
 from specadvisor.figures import (
     acceptance,
+    all_speedups,
     arm_speedup,
     baseline_result,
     ratio_interval,
     speedup,
     speedup_text,
 )
-from specadvisor.stats import mean_ci
+from specadvisor.stats import mean_ci, t_quantile
 
 
 def test_acceptance_uses_vllm_formulas_with_wilson_intervals():
@@ -89,21 +91,28 @@ def _session(base_ci=(95.0, 105.0), spec_ci=(140.0, 160.0), base_status=ArmStatu
     return Session(arms=arms, results=results)
 
 
-def test_arm_speedup_is_against_the_baseline_at_the_same_concurrency():
+def test_arm_speedup_is_the_decisions_estimate_against_the_baseline_at_the_same_concurrency():
     session = _session()
     figure = arm_speedup(session, session.arms[2])
     assert figure.value == pytest.approx(1.5) and figure.baseline_throughput == 100.0
-    assert figure.ci == ratio_interval(150.0, (140.0, 160.0), 100.0, (95.0, 105.0))
+    # one launch each, no per-request records: the launch-to-launch prior (7%, worth 4 launches) on both
+    # sides, Student t on 4 df at 95% for the one speculative arm; the run's own CIs play no part
+    half = t_quantile(0.975, 4) * math.sqrt(2 * 0.07**2)
+    assert figure.ci == pytest.approx((1.5 * math.exp(-half), 1.5 * math.exp(half)))
     assert arm_speedup(session, session.arms[0]).text() == "1.00x (baseline)"
     assert baseline_result(session, 8).output_throughput == 400.0
     assert baseline_result(session, 4) is None
 
 
-def test_speedup_without_a_usable_baseline_is_none_and_without_interval_says_so():
+def test_speedup_without_a_usable_baseline_is_none():
     assert arm_speedup(_session(base_status=ArmStatus.failed), _session().arms[2]) is None
-    figure = arm_speedup(_session(base_ci=None), _session().arms[2])
-    assert figure.ci is None and figure.text() == "1.50x (no interval)"
+    alone = Session(
+        arms=[Arm(id="ngram-n4", label="ngram N=4", method="ngram", n=4, speculative_config={"method": "ngram"})],
+        results=[ArmResult(arm_id="ngram-n4", output_throughput=150.0)],
+    )
+    assert all_speedups(alone) == {"ngram-n4": None}
     assert speedup(None, ArmResult(arm_id="b", output_throughput=1.0)) is None
+    assert speedup_text(1.5, None) == "1.50x (no interval)"
 
 
 def test_speedup_text_is_one_format():

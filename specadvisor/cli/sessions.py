@@ -288,7 +288,7 @@ def render_list(summaries) -> None:
 def render_session(session) -> None:
 
     from specadvisor.cli.output import console
-    from specadvisor.figures import arm_speedup
+    from specadvisor.figures import all_speedups
     from specadvisor.report.snippet import recommended_command
     from specadvisor.textsafe import markup
     from specadvisor.textsafe import markup as escape
@@ -307,6 +307,7 @@ def render_session(session) -> None:
     for key, value in provenance_facts(session):
         out.print(f"  {escape(key)}: {escape(value)}", soft_wrap=True)
     rows = []
+    speedups = all_speedups(session)  # the verdict's own figures
     for arm in session.arms:
         result = session.result_for(arm.id)
         if result is None:
@@ -317,7 +318,7 @@ def render_session(session) -> None:
                 arm.label,
                 result.status.value,
                 _fmt(result.output_throughput),
-                _speedup_text(arm_speedup(session, arm)),
+                _speedup_text(speedups.get(arm.id)),
                 _fmt(result.mean_acceptance_length, ".2f"),
                 _fmt(None if result.acceptance_rate is None else result.acceptance_rate * 100, ".0f", "%"),
                 " ".join(f"{p.accepted}/{p.drafts}" for p in result.per_position),

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from specadvisor.domain import Session
-from specadvisor.figures import Speedup, arm_speedup, baseline_result, throughput
+from specadvisor.figures import Speedup, all_speedups, baseline_result, throughput
 from specadvisor.provenance import provenance_facts, serve_argv_lines
 from specadvisor.report.serve_params import bench_sweep_command, serve_params
 from specadvisor.report.snippet import (
@@ -121,10 +121,11 @@ def build(session: Session) -> ReportContent:
     verdict = [f"verdict: {rec.headline}", *rec.reasons]
     spec_cfg = recommended_config(session, rec)  # an imported session's through the allow-list
     rows, problems = [], []
+    speedups = all_speedups(session)  # the verdict's own figures
     for arm in session.arms:
         r = session.result_for(arm.id)
         p = preds.get(arm.id)
-        rows.append(_row(arm.label, r, p, arm_speedup(session, arm)))
+        rows.append(_row(arm.label, r, p, speedups.get(arm.id)))
         if r is not None and r.error:
             problems.append(f"{arm.label}: {r.error}")
         for w in r.warnings if r else []:
