@@ -109,7 +109,14 @@ def run_show(args: argparse.Namespace) -> int:
         capacity = any(r.rate_points for r in session.results)  # a goodput sweep answers in request rates
         session.recommendation = recommend_capacity(session) if capacity else recommend(session)
     if args.json:
+        from specadvisor.figures import all_speedups
+
         document = to_jsonable(session)
+        # each arm's speedup and interval as the verdict computes them: the same figures the tables show
+        document["speedups"] = {
+            arm_id: {"speedup": figure.value, "speedup_ci": list(figure.ci) if figure.ci else None, "baseline": figure.reference} if figure else None
+            for arm_id, figure in all_speedups(session).items()
+        }
         if getattr(args, "recompute", False):
             document["recomputed"] = True
             document["stored_verdict"] = stored.headline if stored is not None else None
