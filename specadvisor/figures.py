@@ -8,9 +8,10 @@ local evidence and the recommendation can never show different numbers for one a
   per-position rate `accepted[i] / drafts` with a Wilson interval. A per-position count above the
   draft count can only come from counters read a moment apart; it is capped at the draft count.
 - Speedup is an arm's output throughput over the no-speculation baseline's at the same
-  concurrency. Its 95% interval is Fieller's for the ratio of two independent means, built from the
-  two throughput intervals; when either side has no interval, or the baseline's interval reaches 0
-  (the ratio is then unbounded), there is no interval, and views say so.
+  concurrency, and its interval is the one the verdict rests on (`all_speedups`, from the same
+  `level_comparisons` the decision calls): one interval per arm in every view, never a narrower one
+  beside the verdict's (the Fieller interval from each run's own within-run CI, used before, was one
+  such narrower one). No baseline at the arm's level: no figure ("-").
 """
 
 from __future__ import annotations
@@ -108,44 +109,11 @@ def speedup_text(value: float, ci: tuple[float, float] | None) -> str:
     return f"{value:.2f}x {interval}"
 
 
-def ratio_interval(a: float, a_ci: tuple[float, float] | None, b: float, b_ci: tuple[float, float] | None) -> tuple[float, float] | None:
-    """Fieller's 95% interval for a/b from each mean's own 95% interval (independent samples).
-
-    With half-widths h_a, h_b, the bounds are the roots r of (a - r*b)^2 = h_a^2 + r^2*h_b^2. Unlike
-    dividing interval ends (lo_a/hi_b, hi_a/lo_b: far too wide, a ~99.9% box) this is a 95% interval,
-    and unlike the delta method it stays right when b's interval is wide. None when either interval
-    is missing or b's interval reaches 0 (then the ratio is unbounded).
-    """
-    if a_ci is None or b_ci is None or b <= 0:
-        return None
-    h_a = max(0.0, (a_ci[1] - a_ci[0]) / 2)
-    h_b = max(0.0, (b_ci[1] - b_ci[0]) / 2)
-    if h_b >= b:
-        return None
-    qa = b * b - h_b * h_b
-    qb = -2.0 * a * b
-    qc = a * a - h_a * h_a
-    disc = qb * qb - 4.0 * qa * qc
-    root = math.sqrt(max(0.0, disc))
-    return ((-qb - root) / (2.0 * qa), (-qb + root) / (2.0 * qa))
-
-
 def throughput(result: ArmResult | None) -> float | None:
     """The result's output throughput if it is a measurement (finished or stopped early), else None."""
     if result is None or result.status not in SPEEDUP_STATUSES or not result.output_throughput:
         return None
     return result.output_throughput
-
-
-def speedup(result: ArmResult | None, baseline: ArmResult | None) -> Speedup | None:
-    """`result` against `baseline`; None when either has no measured throughput."""
-    value, base = throughput(result), throughput(baseline)
-    if value is None or base is None or result is None or baseline is None:
-        return None
-    if result.arm_id == baseline.arm_id:
-        return Speedup(value=1.0, ci=None, baseline_throughput=base, reference=True)
-    ci = ratio_interval(value, result.output_throughput_ci, base, baseline.output_throughput_ci)
-    return Speedup(value=value / base, ci=ci, baseline_throughput=base)
 
 
 def baseline_result(session: Session, concurrency: int) -> ArmResult | None:
