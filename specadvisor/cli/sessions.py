@@ -356,6 +356,7 @@ def render_comparison(comparison) -> None:
     from rich.table import Table
 
     from specadvisor.cli.output import console
+    from specadvisor.figures import speedup_text
     from specadvisor.textsafe import markup as escape
 
     out = console()
@@ -388,13 +389,15 @@ def render_comparison(comparison) -> None:
         [
             row.label,
             *(
-                "-" if cell.status is None else f"{_fmt(cell.output_throughput)} {_fmt(cell.speedup, '.2f', 'x')} AL {_fmt(cell.mean_acceptance_length, '.2f')}"
+                "-"
+                if cell.status is None
+                else f"{_fmt(cell.output_throughput)} {'-' if cell.speedup is None else speedup_text(cell.speedup, cell.speedup_ci)} AL {_fmt(cell.mean_acceptance_length, '.2f')}"
                 for cell in row.cells
             ),
         ]
         for row in comparison.arms
     ]
-    out.print("per arm: tok/s, speedup, mean acceptance length", markup=False, highlight=False)
+    out.print("per arm: tok/s, speedup [the verdict's interval], mean acceptance length", markup=False, highlight=False)
     out.print("\n".join(plain_table(["arm", *heads], rows)), markup=False, highlight=False, soft_wrap=True)
     for note in comparison.differences:
         out.print(f"[yellow]note:[/yellow] {escape(note)}")
