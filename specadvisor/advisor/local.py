@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from specadvisor.advisor.options import method_id_for
 from specadvisor.domain import ArmStatus, EvidenceRef
-from specadvisor.figures import arm_speedup
+from specadvisor.figures import all_speedups
 from specadvisor.rulebase import parse_version
 
 
@@ -35,11 +35,12 @@ def local_results(sessions, rb) -> list[LocalResult]:
     """
     found: dict[tuple[str, str], LocalResult] = {}
     for session in sessions:
+        speedups = all_speedups(session)
         for arm in session.arms:
             result = session.result_for(arm.id)
             if arm.is_baseline or result is None or result.status != ArmStatus.ok:
                 continue
-            figure = arm_speedup(session, arm)
+            figure = speedups.get(arm.id)
             if figure is None:
                 continue
             config = arm.speculative_config or {}

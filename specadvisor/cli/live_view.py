@@ -15,6 +15,7 @@ from rich.text import Text
 
 from specadvisor import charts
 from specadvisor.domain import ArmFinished, ArmStatus, Session
+from specadvisor.figures import speedup_text
 from specadvisor.sweep.live import ArmRow, SweepState, short_label
 from specadvisor.sweep.predict import predict_throughput
 from specadvisor.textsafe import line, markup
@@ -118,6 +119,13 @@ class LiveSweepView:
             self.console.print(f"{markup(shell_command(['--speculative-config', spec_config_json(rec['speculative_config'])]))}")
         if rec.get("batch_size_schedule"):
             self.console.print(f"num_speculative_tokens_per_batch_size: {rec['batch_size_schedule']}")
+        speedups = [
+            f"{markup(arm['label'])} {speedup_text(arm['speedup'], arm.get('speedup_ci'))}"
+            for arm in summary["arms"]
+            if arm.get("speedup") is not None and arm.get("speculative_config")
+        ]
+        if speedups:
+            self.console.print("speedup vs no speculation (the verdict's intervals): " + "; ".join(speedups), soft_wrap=True)
         for arm in summary["arms"]:
             if arm.get("prediction_withheld") and arm.get("output_throughput") is not None:
                 self.console.print(f"no prediction for {arm['label']}: {arm['prediction_withheld']}")

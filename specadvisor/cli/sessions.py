@@ -109,7 +109,14 @@ def run_show(args: argparse.Namespace) -> int:
         capacity = any(r.rate_points for r in session.results)  # a goodput sweep answers in request rates
         session.recommendation = recommend_capacity(session) if capacity else recommend(session)
     if args.json:
+        from specadvisor.figures import all_speedups
+
         document = to_jsonable(session)
+        # each arm's speedup and interval as the verdict computes them: the same figures the tables show
+        document["speedups"] = {
+            arm_id: {"speedup": figure.value, "speedup_ci": list(figure.ci) if figure.ci else None, "baseline": figure.reference} if figure else None
+            for arm_id, figure in all_speedups(session).items()
+        }
         if getattr(args, "recompute", False):
             document["recomputed"] = True
             document["stored_verdict"] = stored.headline if stored is not None else None
@@ -288,7 +295,7 @@ def render_list(summaries) -> None:
 def render_session(session) -> None:
 
     from specadvisor.cli.output import console
-    from specadvisor.figures import arm_speedup
+    from specadvisor.figures import all_speedups
     from specadvisor.report.snippet import recommended_command
     from specadvisor.textsafe import markup
     from specadvisor.textsafe import markup as escape
@@ -307,6 +314,7 @@ def render_session(session) -> None:
     for key, value in provenance_facts(session):
         out.print(f"  {escape(key)}: {escape(value)}", soft_wrap=True)
     rows = []
+    speedups = all_speedups(session)  # the verdict's own figures
     for arm in session.arms:
         result = session.result_for(arm.id)
         if result is None:
@@ -317,7 +325,7 @@ def render_session(session) -> None:
                 arm.label,
                 result.status.value,
                 _fmt(result.output_throughput),
-                _speedup_text(arm_speedup(session, arm)),
+                _speedup_text(speedups.get(arm.id)),
                 _fmt(result.mean_acceptance_length, ".2f"),
                 _fmt(None if result.acceptance_rate is None else result.acceptance_rate * 100, ".0f", "%"),
                 " ".join(f"{p.accepted}/{p.drafts}" for p in result.per_position),
@@ -348,6 +356,7 @@ def render_comparison(comparison) -> None:
     from rich.table import Table
 
     from specadvisor.cli.output import console
+    from specadvisor.figures import speedup_text
     from specadvisor.textsafe import markup as escape
 
     out = console()
@@ -380,13 +389,15 @@ def render_comparison(comparison) -> None:
         [
             row.label,
             *(
-                "-" if cell.status is None else f"{_fmt(cell.output_throughput)} {_fmt(cell.speedup, '.2f', 'x')} AL {_fmt(cell.mean_acceptance_length, '.2f')}"
+                "-"
+                if cell.status is None
+                else f"{_fmt(cell.output_throughput)} {'-' if cell.speedup is None else speedup_text(cell.speedup, cell.speedup_ci)} AL {_fmt(cell.mean_acceptance_length, '.2f')}"
                 for cell in row.cells
             ),
         ]
         for row in comparison.arms
     ]
-    out.print("per arm: tok/s, speedup, mean acceptance length", markup=False, highlight=False)
+    out.print("per arm: tok/s, speedup [the verdict's interval], mean acceptance length", markup=False, highlight=False)
     out.print("\n".join(plain_table(["arm", *heads], rows)), markup=False, highlight=False, soft_wrap=True)
     for note in comparison.differences:
         out.print(f"[yellow]note:[/yellow] {escape(note)}")

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from specadvisor.domain import Session
-from specadvisor.figures import Speedup, arm_speedup, baseline_result, throughput
+from specadvisor.figures import Speedup, all_speedups, baseline_result, throughput
 from specadvisor.provenance import provenance_facts, serve_argv_lines
 from specadvisor.report.serve_params import bench_sweep_command, serve_params
 from specadvisor.report.snippet import (
@@ -26,7 +26,7 @@ COLUMNS = [
     "arm",
     "status",
     "output tok/s (95% CI)",
-    "speedup (95% CI)",
+    "speedup (verdict's interval)",
     "predicted",
     "pred. error",
     "load achieved/asked",
@@ -45,8 +45,9 @@ HOW_TO_READ = [
     "Load achieved/asked: the mean number of requests in flight (sum of request times / duration) against the concurrency asked, "
     "or the request rate really sent against the Poisson rate asked; a trial more than 10% below its ask is flagged under problems.",
     "Per-position acceptance i = drafts whose first i tokens were all accepted / drafts, on an absolute 0-100% scale.",
-    "Speedup = output tok/s / the no-speculation baseline's at the same concurrency; its 95% interval is Fieller's for a "
-    'ratio of two independent means, from the two throughput intervals ("no interval" when either side has none).',
+    "Speedup = the arm's output tok/s over the no-speculation baseline's at the same concurrency (geometric means over launches); "
+    "its interval is the one the verdict rests on (the decision rule below: launch-to-launch and within-run noise, the confidence "
+    'shared by the arms and looks), so the table and the verdict give one interval per arm; "-" where there is no baseline to compare with.',
     "Predicted throughput: AL(N) = 1 + the first N per-position rates measured at the largest N, divided by a per-step cost "
     "c0 + c1*N fitted by weighted least squares on the measured speculative arms of the same family and concurrency (a measured arm's "
     "prediction leaves that arm out). The baseline is never in the fit: speculation may run vLLM's scheduler differently. A prediction "
@@ -121,10 +122,11 @@ def build(session: Session) -> ReportContent:
     verdict = [f"verdict: {rec.headline}", *rec.reasons]
     spec_cfg = recommended_config(session, rec)  # an imported session's through the allow-list
     rows, problems = [], []
+    speedups = all_speedups(session)  # the verdict's own figures
     for arm in session.arms:
         r = session.result_for(arm.id)
         p = preds.get(arm.id)
-        rows.append(_row(arm.label, r, p, arm_speedup(session, arm)))
+        rows.append(_row(arm.label, r, p, speedups.get(arm.id)))
         if r is not None and r.error:
             problems.append(f"{arm.label}: {r.error}")
         for w in r.warnings if r else []:

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from specadvisor.domain import Session
 from specadvisor.figures import all_speedups, results_by_arm
-from specadvisor.store.summary import best_arm
+from specadvisor.store.summary import best_arm, best_label
 from specadvisor.trust import measured_on
 
 
@@ -118,7 +118,7 @@ def _column(session: Session) -> SessionColumn:
         output_len=session.settings.output_len,
         origin=session.provenance.origin,
         **_machine(session),
-        best_arm=arm.label if arm else None,
+        best_arm=best_label(session, arm),
         best_speedup=speedup,
         best_throughput=result.output_throughput if result else None,
     )

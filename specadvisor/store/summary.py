@@ -39,11 +39,14 @@ def _speedup(session: Session, arm: Arm) -> float | None:
 def best_arm(session: Session) -> tuple[Arm | None, float | None]:
     """The recommended arm if there is a recommendation, else the fastest measured speculative arm.
 
-    Returns (arm, speedup); (None, None) when nothing usable was measured. "Do not speculate"
-    resolves to the baseline arm with speedup 1.0.
+    Returns (arm, speedup); (None, None) when nothing usable was measured or the verdict is
+    undecided (the fastest arm is then not "best": its win is not established; `best_label` says
+    "undecided"). "Do not speculate" resolves to the baseline arm with speedup 1.0.
     """
     rec = session.recommendation
     arms = {a.id: a for a in session.arms}
+    if rec is not None and rec.decision == "undecided":
+        return None, None
     if rec is not None:
         if rec.arm_id in arms:
             arm = arms[rec.arm_id]
@@ -63,6 +66,14 @@ def best_arm(session: Session) -> tuple[Arm | None, float | None]:
     return None, None
 
 
+def best_label(session: Session, arm: Arm | None) -> str | None:
+    """What a listing names as the best config: the arm's label, or "undecided" for a session whose
+    verdict is undecided."""
+    if session.recommendation is not None and session.recommendation.decision == "undecided":
+        return "undecided"
+    return arm.label if arm else None
+
+
 def summarize(session: Session) -> SessionSummary:
     arm, speedup = best_arm(session)
     return SessionSummary(
@@ -76,7 +87,7 @@ def summarize(session: Session) -> SessionSummary:
         gpu=session.hardware.gpu_label,
         vllm_version=session.vllm_version,
         arms=len(session.arms),
-        best_arm=arm.label if arm else None,
+        best_arm=best_label(session, arm),
         best_speedup=speedup,
         origin=session.provenance.origin,
     )

@@ -49,244 +49,49 @@ import math
 import statistics
 from dataclasses import dataclass, field
 
-from specadvisor import stats
-from specadvisor.domain import Arm, ArmResult, ArmStatus, ConcurrencyPick, RequestRecord, RunRecord, Session
+from specadvisor.domain import Arm, ArmResult, ConcurrencyPick, Session
+from specadvisor.figures import (  # the comparison's arithmetic: one home, shared with every view's speedup
+    _MEASURED,
+    DEFAULT_CONFIDENCE,
+    LAUNCH_SPREAD_PRIOR,
+    LAUNCH_SPREAD_PRIOR_DF,
+    MIN_PAIRED_PROMPTS,
+    PRACTICAL_MARGIN,
+    Comparison,
+    Launch,
+    Noise,
+    alpha_for_look,
+    compare,
+    comparison_quantile,
+    estimate_noise,
+    launches,
+    level_comparisons,
+    measured_results,
+)
 from specadvisor.sweep.arms import family_label
 from specadvisor.sweep.drift import gpu_change
 
-DEFAULT_CONFIDENCE = 0.95
-PRACTICAL_MARGIN = 0.03  # a speedup within 3% is a tie, and ties go to the simpler configuration
-# Prior for the launch-to-launch spread (sd of log throughput) and its weight in launches. 7%: the
-# pooled spread of repeated launches of the real H200 sessions at concurrency 1 (2026-12-01: baseline
-# 3 launches, n-gram 2, the editing workload's baseline 2; 4 degrees of freedom), inside the 4-13% a
-# 2-core CPU shows; worth 4 launches, so that a machine's own repeats dominate after a few.
-LAUNCH_SPREAD_PRIOR = 0.07
-LAUNCH_SPREAD_PRIOR_DF = 4
-MIN_TREND_DF = 2  # repeated launches needed before a drift trend is fitted
-TREND_SHOWN = 2.0  # a trend is fitted when its slope exceeds this many standard errors
-MIN_PAIRED_PROMPTS = 8  # fewer common prompts give no usable prompt-by-prompt spread
+__all__ = [
+    "DEFAULT_CONFIDENCE",
+    "LAUNCH_SPREAD_PRIOR",
+    "LAUNCH_SPREAD_PRIOR_DF",
+    "MAX_EXTRA_LAUNCHES",
+    "PRACTICAL_MARGIN",
+    "Comparison",
+    "Launch",
+    "LevelDecision",
+    "NextStep",
+    "Noise",
+    "alpha_for_look",
+    "compare",
+    "decide_level",
+    "estimate_noise",
+    "launches",
+    "next_step",
+    "simplicity",
+]
+
 MAX_EXTRA_LAUNCHES = 20  # beyond this, "more measuring" is not an answer worth giving
-_MEASURED = ("ok", "stopped_early")
-
-
-# ---------------------------------------------------------------------- the measurements
-
-
-@dataclass(frozen=True)
-class Launch:
-    """One server launch of an arm: its passes over the prompt set (1, or more with more requests)."""
-
-    log_throughput: float  # mean over passes of log(tok/s)
-    passes: int
-    requests: int  # per pass
-    measure_s: float  # measuring time over its passes
-    startup_s: float | None
-    records: tuple[tuple[RequestRecord, ...], ...]  # per pass (empty: none stored)
-    wave: int | None = None  # launch order in the sweep (drift is a trend over it)
-
-
-def launches(result: ArmResult) -> list[Launch]:
-    """The arm's measured launches: runs grouped by server launch (a repeat on the same server
-    shares its trial, role and wave)."""
-    groups: dict[tuple[int, str, int | None, str], list[RunRecord]] = {}
-    for run in result.runs:
-        if run.status in _MEASURED and run.output_throughput and run.output_throughput > 0:
-            groups.setdefault((run.trial, run.role, run.wave, run.placement), []).append(run)
-    if not groups and result.output_throughput and result.status in (ArmStatus.ok, ArmStatus.stopped_early):
-        # measured before runs were recorded (or imported from vllm bench): one launch
-        return [Launch(math.log(result.output_throughput), 1, result.completed, result.duration_s or 0.0, None, (), result.wave)]
-    out = []
-    for runs in groups.values():
-        out.append(
-            Launch(
-                log_throughput=statistics.fmean(math.log(r.output_throughput or 1.0) for r in runs),
-                passes=len(runs),
-                requests=max(1, round(statistics.fmean(r.completed for r in runs))),
-                measure_s=sum(r.duration_s or 0.0 for r in runs),
-                startup_s=runs[0].startup_s,
-                records=tuple(tuple(r.requests) for r in runs if r.requests),
-                wave=runs[0].wave,
-            )
-        )
-    return out
-
-
-# ---------------------------------------------------------------------- the noise
-
-
-@dataclass(frozen=True)
-class Noise:
-    """The two variance components on the log-throughput scale."""
-
-    launch_var: float  # launch-to-launch, one launch (moderated by the prior)
-    launch_df: int  # degrees of freedom: the prior's plus the observed repeats'
-    observed_df: int  # repeats actually measured
-    observed_sd: float | None  # their spread alone
-    request_var: float | None  # within-run, one request; None: no per-request records to tell it apart
-    request_df: int = 0
-    trend: float = 0.0  # drift: change of log throughput per wave, common to all arms (0: not estimable)
-    trend_var: float = 0.0  # its variance
-
-    def within_var(self, requests: int, passes: int = 1) -> float:
-        """One launch's within-run variance (its requests over `passes` passes)."""
-        if self.request_var is None:
-            return 0.0
-        return self.request_var / max(1, requests * passes)
-
-
-def estimate_noise(session: Session, prior_sd: float = LAUNCH_SPREAD_PRIOR, prior_df: int = LAUNCH_SPREAD_PRIOR_DF) -> Noise:
-    """Both components from every measured arm of the session (the same machine, the same prompts)."""
-    squares, df = 0.0, 0
-    request_squares, request_df = 0.0, 0
-    request_counts: list[int] = []
-    centred: list[tuple[float, float]] = []  # (wave - arm's mean wave, log tok/s - arm's mean) for a common drift slope
-    for result in session.results:
-        arm_launches = launches(result)
-        values = [launch.log_throughput for launch in arm_launches]
-        if len(values) >= 2:
-            mean = statistics.fmean(values)
-            squares += sum((v - mean) ** 2 for v in values)
-            df += len(values) - 1
-            waves = [launch.wave for launch in arm_launches]
-            if all(w is not None for w in waves):
-                mean_wave = statistics.fmean(float(w or 0) for w in waves)
-                centred += [(float(w or 0) - mean_wave, v - mean) for w, v in zip(waves, values, strict=True)]
-        passes = [p for launch in arm_launches for p in launch.records]
-        ss, sdf = _two_way_residual(passes)
-        request_squares += ss
-        request_df += sdf
-        request_counts += [launch.requests for launch in arm_launches]
-    # Drift as a linear trend over the launch order, common to every arm (an analysis of covariance):
-    # with interleaved launches it cancels from the comparison instead of inflating the spread.
-    # Fitted only with two or more repeats: one repeat (the bracket alone) would spend its only degree
-    # of freedom on the slope, and with the arm between the two baseline launches nothing would change.
-    # And only when the data show one (|slope| over 2 of its standard errors): fitting a drift that is not
-    # there costs a degree of freedom and widens every comparison whose arms ran at different times.
-    sxx = sum(x * x for x, _ in centred)
-    trend = sum(x * y for x, y in centred) / sxx if sxx > 0 and df >= MIN_TREND_DF else 0.0
-    if trend:
-        left = max(squares - trend * trend * sxx, 0.0)
-        if trend * trend * sxx > TREND_SHOWN**2 * left / (df - 1):
-            squares, df = left, df - 1
-        else:
-            trend = 0.0
-    request_var = request_squares / request_df if request_df >= 1 else None
-    moderated = (prior_df * prior_sd**2 + squares) / (prior_df + df)
-    typical_requests = statistics.median(request_counts) if request_counts else 1
-    # run totals carry their own within-run noise: the launch component is what is left of it
-    within_one = request_var / typical_requests if request_var is not None else 0.0
-    launch_var = max(moderated - within_one, 0.0)
-    return Noise(
-        launch_var=launch_var,
-        launch_df=prior_df + df,
-        observed_df=df,
-        observed_sd=math.sqrt(squares / df) if df else None,
-        request_var=request_var,
-        request_df=request_df,
-        trend=trend,
-        trend_var=moderated / sxx if sxx > 0 and trend else 0.0,
-    )
-
-
-def _two_way_residual(passes: list[tuple[RequestRecord, ...]]) -> tuple[float, int]:
-    """(residual sum of squares, df) of log request latency in a prompts x passes layout over the
-    prompts every pass served: pass shifts (a launch's speed) and prompt effects (lengths) removed."""
-    if len(passes) < 2:
-        return 0.0, 0
-    tables = [{r.index: r.latency_ms for r in p if r.latency_ms > 0} for p in passes]
-    common = sorted(set.intersection(*(set(t) for t in tables)))
-    if len(common) < MIN_PAIRED_PROMPTS:
-        return 0.0, 0
-    y = [[math.log(t[i]) for i in common] for t in tables]
-    grand = statistics.fmean(v for row in y for v in row)
-    row_means = [statistics.fmean(row) for row in y]
-    col_means = [statistics.fmean(row[j] for row in y) for j in range(len(common))]
-    ss = sum((y[p][j] - row_means[p] - col_means[j] + grand) ** 2 for p in range(len(y)) for j in range(len(common)))
-    return ss, (len(y) - 1) * (len(common) - 1)
-
-
-# ---------------------------------------------------------------------- one comparison
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """A speculative arm against the baseline at one level."""
-
-    arm: Arm
-    log_ratio: float
-    launch_var: float
-    within_var: float
-    df: int
-    quantile: float  # the t value for this comparison's share of the error
-    paired: bool
-    launches: tuple[int, int]  # (arm's, baseline's)
-    prompt_wins: tuple[int, int] | None = None  # (prompts where the arm was faster, prompts compared)
-    prompt_median: float | None = None  # median per-prompt speedup (baseline latency / arm latency)
-
-    @property
-    def se(self) -> float:
-        return math.sqrt(self.launch_var + self.within_var)
-
-    @property
-    def speedup(self) -> float:
-        return math.exp(self.log_ratio)
-
-    @property
-    def interval(self) -> tuple[float, float]:
-        half = self.quantile * self.se
-        return math.exp(self.log_ratio - half), math.exp(self.log_ratio + half)
-
-    @property
-    def status(self) -> str:
-        """better | not better | open, against the practical margin."""
-        low, high = self.interval
-        if low > 1 + PRACTICAL_MARGIN:
-            return "better"
-        if high < 1 + PRACTICAL_MARGIN:
-            return "not better"
-        return "open"
-
-    @property
-    def limited_by(self) -> str:
-        return "within-run" if self.within_var > self.launch_var else "launch-to-launch"
-
-
-def compare(arm: Arm, arm_result: ArmResult, base_result: ArmResult, noise: Noise, quantile: float) -> Comparison | None:
-    a, b = launches(arm_result), launches(base_result)
-    if not a or not b:
-        return None
-    d = statistics.fmean(x.log_throughput for x in a) - statistics.fmean(x.log_throughput for x in b)
-    launch_var = noise.launch_var * (1 / len(a) + 1 / len(b))
-    if noise.trend and all(x.wave is not None for x in (*a, *b)):  # the arms ran at different points of a drift
-        apart = statistics.fmean(float(x.wave or 0) for x in a) - statistics.fmean(float(x.wave or 0) for x in b)
-        d -= noise.trend * apart
-        launch_var += noise.trend_var * apart * apart
-    within_var = sum(noise.within_var(x.requests, x.passes) for x in a) / len(a) ** 2 + sum(noise.within_var(x.requests, x.passes) for x in b) / len(b) ** 2
-    wins, median = _prompt_by_prompt(a, b)
-    paired = wins is not None and noise.request_var is not None
-    return Comparison(arm, d, launch_var, within_var, noise.launch_df, quantile, paired, (len(a), len(b)), wins, median)
-
-
-def _prompt_by_prompt(a: list[Launch], b: list[Launch]) -> tuple[tuple[int, int] | None, float | None]:
-    """Per-prompt speedups (baseline latency / arm latency, each averaged over the arm's passes on the
-    log scale): how many prompts got faster, and the median speedup."""
-
-    def per_prompt(launches_: list[Launch]) -> dict[int, float]:
-        logs: dict[int, list[float]] = {}
-        for launch in launches_:
-            for passed in launch.records:
-                for r in passed:
-                    if r.latency_ms > 0:
-                        logs.setdefault(r.index, []).append(math.log(r.latency_ms))
-        return {i: statistics.fmean(v) for i, v in logs.items()}
-
-    pa, pb = per_prompt(a), per_prompt(b)
-    common = sorted(set(pa) & set(pb))
-    if len(common) < MIN_PAIRED_PROMPTS:
-        return None, None
-    ratios = [pb[i] - pa[i] for i in common]
-    return (sum(1 for r in ratios if r > 0), len(common)), math.exp(statistics.median(ratios))
-
 
 # ---------------------------------------------------------------------- the level's answer
 
@@ -343,13 +148,6 @@ class NextStep:
         return f"{what} for about {_minutes(self.seconds)} more"
 
 
-def alpha_for_look(confidence: float, look: int, sequential: bool) -> float:
-    """This look's share of the error: alpha * 6 / (pi^2 look^2) when measuring sequentially (sums to
-    alpha over any number of looks); the whole alpha for a fixed design's one look."""
-    alpha = 1 - confidence
-    return alpha * 6 / (math.pi**2 * max(1, look) ** 2) if sequential else alpha
-
-
 def simplicity(arm: Arm) -> tuple[int, int]:
     """Simpler first: no speculation, then methods without a drafter model, then the smaller N."""
     if arm.is_baseline:
@@ -371,7 +169,7 @@ def decide_level(
 ) -> LevelDecision:
     """The answer at concurrency `conc`. `eligible`: the speculative arms allowed to compete (a latency
     target may leave some out; `notes` say so); by default every measured speculative arm."""
-    results = {r.arm_id: r for r in session.results if r.output_throughput and r.status in (ArmStatus.ok, ArmStatus.stopped_early)}
+    results = measured_results(session)
     base = next((a for a in session.arms if a.is_baseline and a.concurrency == conc and a.id in results), None)
     spec = eligible if eligible is not None else [a for a in session.arms if not a.is_baseline and a.concurrency == conc and a.id in results]
     spec = [a for a in spec if a.id in results]
@@ -385,10 +183,8 @@ def decide_level(
     if not spec:
         why = "no speculative configuration finished" if not extra else "no speculative configuration meets the latency target"
         return LevelDecision(conc, "do not speculate", "do not speculate", reasons=[f"do not speculate here: {why}", *extra, head])
-    alpha = alpha_for_look(confidence, looks, sequential) / len(spec)
-    q = stats.t_quantile(1 - alpha / 2, noise.launch_df)
-    comparisons = [c for a in spec if (c := compare(a, results[a.id], results[base.id], noise, q)) is not None]
-    comparisons.sort(key=lambda c: -c.log_ratio)
+    q = comparison_quantile(confidence, looks, sequential, len(spec), noise.launch_df)
+    comparisons = level_comparisons(base, spec, noise, q, results)
     better = [c for c in comparisons if c.status == "better"]
     lines = [_comparison_line(c, results[c.arm.id]) for c in comparisons]
     basis = _basis_line(comparisons, noise, confidence, looks if sequential else 0, len(spec))

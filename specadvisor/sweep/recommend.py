@@ -19,6 +19,7 @@ import math
 from typing import Any
 
 from specadvisor.domain import Arm, ArmResult, Recommendation, Session
+from specadvisor.figures import meets_slo
 from specadvisor.sweep.arms import family_key
 from specadvisor.sweep.decision import DEFAULT_CONFIDENCE, LevelDecision, decide_level, estimate_noise
 from specadvisor.sweep.drift import baseline_drift
@@ -143,20 +144,11 @@ def batch_size_schedule(session: Session, decisions: list[LevelDecision] | None 
 def _eligible(session: Session, results: dict[str, ArmResult], conc: int) -> tuple[list[Arm], list[str]]:
     """The speculative arms that may compete at `conc` (a latency target leaves some out), and notes."""
     arms = [a for a in session.arms if a.concurrency == conc and a.id in results and not a.is_baseline]
-    eligible = [a for a in arms if meets_slo(session, results[a.id])]
+    eligible = [a for a in arms if meets_slo(session.settings, results[a.id])]
     notes = []
     if len(eligible) < len(arms):
         notes.append(f"{len(arms) - len(eligible)} configuration(s) left out for missing the latency target (p99)")
     return eligible, notes
-
-
-def meets_slo(session: Session, result: ArmResult) -> bool:
-    s = session.settings
-    if s.slo_tpot_ms is not None and (result.tpot_ms.p99 is None or result.tpot_ms.p99 > s.slo_tpot_ms):
-        return False
-    if s.slo_ttft_ms is not None and (result.ttft_ms.p99 is None or result.ttft_ms.p99 > s.slo_ttft_ms):
-        return False
-    return True
 
 
 def serve_command(session: Session, spec_config: dict[str, Any] | None) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from specadvisor.domain import Session
-from specadvisor.figures import arm_speedup
+from specadvisor.figures import all_speedups
 from specadvisor.sweep.arms import server_key
 from specadvisor.sweep.predict import mean_abs_error_pct, predict_throughput
 
@@ -16,6 +16,7 @@ from specadvisor.sweep.predict import mean_abs_error_pct, predict_throughput
 def session_summary(session: Session, *, launches_used: int | None = None, launches_full_grid: int | None = None) -> dict[str, Any]:
     predictions = predict_throughput(session)
     arms = []
+    speedups = all_speedups(session)  # the verdict's own figures
     for arm in session.arms:
         result = session.result_for(arm.id)
         pred = predictions.get(arm.id)
@@ -33,7 +34,7 @@ def session_summary(session: Session, *, launches_used: int | None = None, launc
             "prediction_withheld": pred.withheld if pred else None,
         }
         if result is not None:
-            speedup = arm_speedup(session, arm)
+            speedup = speedups.get(arm.id)
             row.update(
                 speedup=speedup.value if speedup else None,
                 speedup_ci=speedup.ci if speedup else None,

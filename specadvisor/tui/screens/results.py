@@ -12,7 +12,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from specadvisor import textsafe
 from specadvisor.domain import ArmStatus, Recommendation, Session
-from specadvisor.figures import arm_speedup, speedup_text
+from specadvisor.figures import all_speedups, speedup_text
 from specadvisor.fileio import write_atomic
 from specadvisor.report.snippet import recommended_config, spec_config_json
 from specadvisor.sweep.arms import arm_label
@@ -108,9 +108,10 @@ class ResultsScreen(AppScreen):
         table.add_columns(*COLUMNS)
         self.recommendation = self.app.services.recommend(session) if measured(session) else None  # a plan has no verdict
         chosen = self.recommendation.arm_id if self.recommendation else None
+        speedups = all_speedups(session)  # the verdict's own figures: one interval per arm, everywhere
         for arm in session.arms:
             label = ("★ " if arm.id == chosen else "  ") + short_label(arm)
-            table.add_row(*(textsafe.markup(cell) for cell in result_row(label, session.result_for(arm.id), arm_speedup(session, arm))), key=arm.id)
+            table.add_row(*(textsafe.markup(cell) for cell in result_row(label, session.result_for(arm.id), speedups.get(arm.id))), key=arm.id)
         if self.recommendation is not None and self.recommendation.speculative_config:
             self.command = self.app.services.serve_command(session, self.recommendation)
         self.query_one("#recommendation").border_title = "Recommendation"

@@ -253,7 +253,10 @@ class CompareScreen(AppScreen):
         comparison = compare_sessions(list(self.pair))
         lines = []
         for tag, col in zip("AB", comparison.sessions, strict=False):
-            best = f"best {col.best_arm} {col.best_speedup:.2f}x" if col.best_arm and col.best_speedup else "no speculative win"
+            if col.best_arm == "undecided":
+                best = "undecided"
+            else:
+                best = f"best {col.best_arm} {col.best_speedup:.2f}x" if col.best_arm and col.best_speedup else "no speculative win"
             lines.append(line(f"{tag}  {col.name or col.short_id} · {col.model} · {col.gpu} · vLLM {col.vllm_version or '?'} · {col.workload} · {best}"))
         panel = self.query_one("#compare-sessions", Static)
         panel.border_title = "Sessions compared"
