@@ -56,3 +56,32 @@ def test_noise_components_come_from_the_sessions_own_repeats():
     assert noise.trend == 0  # the c=8 baseline fell 2957 -> 2670 -> 2405 tok/s, but n-gram rose: no common drift shown
     assert noise.request_var is None  # no per-request records: within-run is not separable
     assert 0.05 < noise.observed_sd < 0.15
+
+
+# The live sweeps of 2026-12-01, measured with the decision rule itself (schema 1.2: per-request records).
+
+
+def test_live_builtin_edit_set_is_a_paired_loss():
+    rec = recommend(stripped("live-edit-c1.bundle.json"))
+    (pick,) = rec.per_concurrency
+    assert pick.verdict == "do not speculate" and pick.comparison == "paired"
+    assert pick.speedup_ci[1] < 1  # slower with its whole interval, not a tie
+    assert not any(word in reason for reason in rec.reasons for word in CONTRADICTIONS)
+
+
+def test_live_humaneval_c8_is_a_loss():
+    rec = recommend(stripped("live-humaneval-c8.bundle.json"))
+    (pick,) = rec.per_concurrency
+    assert pick.concurrency == 8 and pick.verdict == "do not speculate" and pick.speedup_ci[1] < 1
+
+
+def test_live_rename_is_undecided_by_launch_noise_and_says_what_would_decide_it():
+    """A 31% gain over a baseline whose own launches spread 535-385 tok/s: neither answer can be given
+    at 95% after 5 launches, and the tool says so, names the limit and the next step, and never
+    contradicts itself by also saying 'do not speculate'."""
+    rec = recommend(stripped("live-rename-c1.bundle.json"))
+    (pick,) = rec.per_concurrency
+    assert pick.decision == "undecided" and pick.limited_by == "launch-to-launch"
+    assert pick.speedup == pytest.approx(1.31, abs=0.01) and pick.speedup_ci[0] < 1.03 < pick.speedup_ci[1]
+    assert "more would decide it" in rec.verdict and rec.arm_id is None and not rec.do_not_speculate
+    assert not any(r.startswith("do not speculate") for r in rec.reasons)
