@@ -64,3 +64,15 @@ def _special_kind(path: Path) -> str | None:
     if stat.S_ISSOCK(mode):
         return "a socket"
     return "not a regular file"
+
+
+def make_private_dirs(folder: Path) -> None:
+    """Create `folder` and its missing parents 0700 (only the owner can list them: they will hold a
+    database or server logs). Folders that already exist are the user's and keep their modes."""
+    missing = []
+    while not folder.exists():
+        missing.append(folder)
+        folder = folder.parent
+    for created in reversed(missing):
+        created.mkdir(mode=0o700, exist_ok=True)
+        os.chmod(created, 0o700)  # mkdir's mode passes through the umask

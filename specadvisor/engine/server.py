@@ -25,6 +25,7 @@ from specadvisor.engine.spec import (
     server_env,
 )
 from specadvisor.errors import EngineError
+from specadvisor.fileio import make_private_dirs
 from specadvisor.redact import LogRedactor, redact_argv, redact_text
 
 log = logging.getLogger(__name__)
@@ -37,14 +38,8 @@ _TAIL_KEPT = 2000
 def open_private_log(path: Path) -> IO[str]:
     """A server log only its owner can read (0600), in folders only its owner can list (0700):
     logs hold prompts, paths and whatever vLLM prints. A symlink planted at the path is refused."""
-    missing = []
-    parent = path.parent
-    while not parent.exists():
-        missing.append(parent)
-        parent = parent.parent
-    for folder in reversed(missing):
-        folder.mkdir(mode=0o700, exist_ok=True)
-    os.chmod(path.parent, 0o700)
+    make_private_dirs(path.parent)
+    os.chmod(path.parent, 0o700)  # the arm's own log folder, even one an older version made
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
     os.fchmod(fd, 0o600)
     return os.fdopen(fd, "w", encoding="utf-8", buffering=1)

@@ -29,6 +29,7 @@ from sqlite_utils import Database
 from specadvisor import settings
 from specadvisor.domain import Arm, ArmResult, MetricsSample, Provenance, Recommendation, Session, utcnow
 from specadvisor.errors import InputError, StoreError
+from specadvisor.fileio import make_private_dirs
 from specadvisor.store import rows
 from specadvisor.store.migrations import MIGRATION_SET, known_migration_names, migrations
 from specadvisor.store.redact import redact_session, scrub
@@ -383,14 +384,7 @@ def _create_private(path: Path) -> None:
     """A new database only its owner can read (0600; SQLite gives its -wal and -shm files the same
     mode) in folders only its owner can list (0700): it holds endpoints, prompts and server logs.
     Folders and files that already exist are the user's and keep their modes."""
-    missing = []
-    parent = path.parent
-    while not parent.exists():
-        missing.append(parent)
-        parent = parent.parent
-    for folder in reversed(missing):
-        folder.mkdir(mode=0o700, exist_ok=True)
-        os.chmod(folder, 0o700)  # mkdir's mode passes through the umask
+    make_private_dirs(path.parent)
     if not path.exists():
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
         os.close(fd)
