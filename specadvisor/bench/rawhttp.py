@@ -95,21 +95,11 @@ class RawConnection:
                     if size == 0:
                         await reader.readline()  # trailer end
                         break
-                    remaining = size  # read in pieces: a chunk header may announce gigabytes
-                    while remaining > 0:
-                        data = await reader.read(min(remaining, 1 << 16))
-                        if not data:
-                            raise RawHTTPError("body ended early")
-                        remaining -= len(data)
+                    async for data in _exactly(reader, size):  # in pieces: a chunk header may announce gigabytes
                         yield data
                     await reader.readexactly(2)  # the CRLF after the chunk
             elif length is not None:
-                remaining = length
-                while remaining > 0:
-                    data = await reader.read(min(remaining, 1 << 16))
-                    if not data:
-                        raise RawHTTPError("body ended early")
-                    remaining -= len(data)
+                async for data in _exactly(reader, length):
                     yield data
             else:
                 close = True
@@ -120,3 +110,14 @@ class RawConnection:
             raise
         if close:
             self.close()
+
+
+async def _exactly(reader: asyncio.StreamReader, size: int) -> AsyncIterator[bytes]:
+    """`size` bytes of the body in pieces of at most 64 KiB; a body that ends early is an error."""
+    remaining = size
+    while remaining > 0:
+        data = await reader.read(min(remaining, 1 << 16))
+        if not data:
+            raise RawHTTPError("body ended early")
+        remaining -= len(data)
+        yield data
