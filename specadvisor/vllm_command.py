@@ -40,7 +40,7 @@ def shell_word(arg: str) -> str:
 
 def _bash_escape(match: re.Match[str]) -> str:
     """A character inside `$'...'`: C0 and DEL as `\\xHH`, everything above (C1 included, which
-    `\\xHH` would write as a raw byte) as `\\uXXXX`."""
+    `\\xHH` would write as a raw byte) as `\\u` and four hex digits."""
     char = match.group()
     code = ord(char)
     return _NAMED_ESCAPES.get(char) or (f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}")
