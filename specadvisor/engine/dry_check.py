@@ -71,18 +71,29 @@ def dry_check(python: str, configs: list[dict], timeout_s: float = 300) -> list[
     """Per config, what this engine's SpeculativeConfig rejects ([] = accepted); None when the
     engine's Python could not answer (no vLLM there, a timeout): the launch then proceeds and vLLM
     reports for itself."""
-    try:
-        done = subprocess.run(
+    from specadvisor.engine import reaper
+
+    try:  # its own process group, known to the reaper: quitting mid-check leaves no vLLM import behind
+        proc = subprocess.Popen(
             [python, "-c", SCRIPT],
-            input=json.dumps(configs),
-            capture_output=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             text=True,
-            timeout=timeout_s,
             env=_env(),
+            start_new_session=True,
         )
-    except (OSError, subprocess.TimeoutExpired):
+    except OSError:
         return None
-    line = next((raw[len(_MARK) :] for raw in reversed(done.stdout.splitlines()) if raw.startswith(_MARK)), None)
+    reaper.register(proc.pid)
+    try:
+        stdout, _ = proc.communicate(json.dumps(configs), timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        reaper.kill_groups({proc.pid}, grace_s=1)
+        return None
+    finally:
+        reaper.unregister(proc.pid)
+    line = next((raw[len(_MARK) :] for raw in reversed(stdout.splitlines()) if raw.startswith(_MARK)), None)
     if line is None:
         return None
     answer = json.loads(line)
