@@ -567,35 +567,113 @@ class Provenance(Model):
     notes: list[str] = Field(default_factory=list)  # e.g. resumed on other hardware, prompt file changed
 
 
+def setting(
+    default: Any, help: str, *, flag: str, unit: str = "", cli_scale: float = 1.0, counts: bool = False, cli_default: Any = ..., **bounds: Any
+) -> Any:
+    """A sweep setting declared once: default, bounds (`ge`/`gt`/`le`/`lt`, enforced by the model),
+    help text, unit and the command-line flag it is read from. The CLI's flags and checks, bundle
+    import and the TUI form's bounds are derived from these (`specadvisor.setting_specs`).
+    `cli_scale`: the flag's value is the field's times this (percent on the command line, a fraction
+    here); `counts`: the flag reads counts as people type them ("1k"); `cli_default`: the flag's
+    default when it differs from the model's (None: decided later, e.g. by the prompt set)."""
+    extra: dict[str, Any] = {"flag": flag, "unit": unit, "cli_scale": cli_scale, "counts": counts}
+    if cli_default is not ...:
+        extra["cli_default"] = cli_default
+    return Field(default, description=help, json_schema_extra=extra, **bounds)
+
+
+MAX_INT64 = 2**63 - 1  # SQLite's INTEGER
+# One concurrency level (each level of `concurrency`, and the level a recommendation is for).
+ConcurrencyLevel = Annotated[int, Field(ge=1, le=100_000, description="client concurrency level", json_schema_extra={"unit": "streams"})]
+
+
 class SweepSettings(Model):
-    """How the arms are measured: shared by every arm of a session."""
+    """How the arms are measured: shared by every arm of a session.
+
+    The measurement settings are declared once here (`setting`): generous but finite bounds keep NaN,
+    infinities, zero rates and integers SQLite cannot hold out of a session, whether it comes from the
+    CLI, the TUI or a bundle. Temperature follows vLLM's own SamplingParams check, [0, 2]."""
 
     prompt_source: str = "humaneval"
-    num_prompts: int = 32
-    output_len: int = 256
-    temperature: float = 0.0
-    seed: int = 0
-    warmup: int = 2
-    trials: int = 1
-    concurrency: list[int] = Field(default_factory=lambda: [1])
-    request_rate: float | None = None  # Poisson rate, None = as fast as concurrency allows
+    num_prompts: int = setting(32, "measured requests per arm, e.g. 32 or 1k", flag="--num-prompts", unit="requests", counts=True, ge=1, le=1_000_000)
+    output_len: int = setting(
+        256,
+        "output tokens per request, fixed (ignore_eos), e.g. 256 or 2k (default: 256; 128 for --prompts edit)",
+        flag="--output-len",
+        unit="tokens",
+        counts=True,
+        cli_default=None,  # the prompt set's own (bench.prompts.default_output_len)
+        ge=1,
+        le=1_048_576,
+    )
+    temperature: float = setting(
+        0.0, "sampling temperature of every request; acceptance drops as it rises", flag="--temperature", ge=0.0, le=2.0, allow_inf_nan=False
+    )
+    seed: int = setting(0, "seed of every request and of the prompt sample, so runs repeat", flag="--seed", ge=0, le=MAX_INT64)
+    warmup: int = setting(2, "warmup requests per arm, excluded from results", flag="--warmup", unit="requests", ge=0, le=100_000)
+    trials: int = setting(
+        1,
+        "measured trials per arm, each on a fresh server; trial k of every arm runs before trial k+1 of any",
+        flag="--trials",
+        ge=1,
+        le=1_000,
+    )
+    concurrency: list[ConcurrencyLevel] = setting([1], "client concurrency level(s), e.g. 1 or 1,8", flag="--concurrency", unit="streams", counts=True)
+    request_rate: float | None = setting(
+        None, "Poisson request rate (default: as fast as concurrency allows)", flag="--request-rate", unit="req/s", gt=0.0, le=1_000_000.0, allow_inf_nan=False
+    )
     endpoint: str | None = None  # attach mode: measure a server someone else runs
     engine_cmd: list[str] = Field(default_factory=list)
     server_args: list[str] = Field(default_factory=list)
     max_model_len: int | None = None
     adaptive: bool = False
-    slo_tpot_ms: float | None = None
-    slo_ttft_ms: float | None = None
+    slo_tpot_ms: float | None = setting(None, "latency target on p99 TPOT (ms)", flag="--slo-tpot-ms", unit="ms", gt=0.0, le=86_400_000.0, allow_inf_nan=False)
+    slo_ttft_ms: float | None = setting(None, "latency target on p99 TTFT (ms)", flag="--slo-ttft-ms", unit="ms", gt=0.0, le=86_400_000.0, allow_inf_nan=False)
     goodput: bool = False  # measure capacity: a rate sweep per arm against the latency target
     # scheduling (specadvisor.sweep.scheduler)
     bracket: bool = True  # re-measure the baseline at the end (and, in parallel, the top arms with it)
-    drift_threshold: float = 0.05  # above this baseline drift the verdict is widened or withheld
+    drift_threshold: float = setting(
+        0.05,
+        "baseline drift (%) flagged in the output; the verdict counts drift as launch-to-launch spread",
+        flag="--drift-threshold",
+        unit="%",
+        cli_scale=100,
+        ge=0.0,
+        le=10.0,
+        allow_inf_nan=False,
+    )  # above this baseline drift the verdict is widened or withheld
     parallel: int = 1  # server slots used at once (1 = serial)
     parallel_choice: str = "auto"  # what was asked: auto (one per free GPU group, serial without GPUs) or K
-    ci_target: float | None = None  # stop an arm once its throughput interval's relative half-width is below this
-    confidence: float = 0.95  # asked of the decision (sweep.decision)
-    budget_s: float | None = None  # sequential measuring: extra measuring time allowed to reach a decision (None: fixed design)
-    looks: int = 1  # times the runner checked the decision (sequential measuring); recompute uses the same count
+    ci_target: float | None = setting(
+        None,
+        "stop an arm once its throughput interval is within +/-PCT% (default 3 with --adaptive, else off; 0 = off)",
+        flag="--ci-target",
+        unit="%",
+        cli_scale=100,
+        ge=0.0,
+        le=1.0,
+        allow_inf_nan=False,
+    )  # stop an arm once its throughput interval's relative half-width is below this
+    confidence: float = setting(
+        0.95,
+        "confidence asked of the verdict: speculate only when the whole interval is 3% or more faster",
+        flag="--confidence",
+        unit="%",
+        cli_scale=100,
+        ge=0.5,
+        lt=1.0,
+    )  # asked of the decision (sweep.decision)
+    budget_s: float | None = setting(
+        None,
+        "measure until decided: while a level is undecided, add launches (and requests on them) for up to MIN more minutes (default: off, the fixed design)",
+        flag="--budget",
+        unit="min",
+        cli_scale=1 / 60,
+        ge=0.0,
+        le=7 * 86_400.0,
+        allow_inf_nan=False,
+    )  # sequential measuring: extra measuring time allowed to reach a decision (None: fixed design)
+    looks: int = Field(1, ge=1, le=MAX_INT64)  # times the runner checked the decision (sequential measuring); recompute uses the same count
 
 
 class Session(Model):
@@ -607,7 +685,7 @@ class Session(Model):
     model: str = ""
     drafter: str | None = None
     workload: WorkloadKind = WorkloadKind.chat
-    concurrency: int = 1  # the level the recommendation is for: one of settings.concurrency
+    concurrency: ConcurrencyLevel = 1  # the level the recommendation is for: one of settings.concurrency
     hardware: HardwareProfile = Field(default_factory=HardwareProfile)
     hardware_fingerprint: str = ""
     vllm_version: str | None = None

@@ -1,6 +1,7 @@
-"""Generated documentation that cannot drift: the README's CLI table and docs/schema.md.
+"""Generated documentation that cannot drift: the README's CLI table, docs/schema.md and the sweep
+settings' flag table (`cli/setting_flags.py`, read from `domain.SweepSettings`).
 
-    python -m specadvisor.cli.doc --write    # regenerate both after changing a flag or a migration
+    python -m specadvisor.cli.doc --write    # regenerate them after changing a flag, a setting or a migration
     python -m specadvisor.cli.doc --check    # exit 1 naming the stale file (what the tests run)
 
 The CLI table is read from the argparse parser itself (every command, subcommand and option with its
@@ -16,12 +17,14 @@ from pathlib import Path
 
 from sqlite_utils import Database
 
+from specadvisor import setting_specs
 from specadvisor.cli.main import build_parser
 from specadvisor.store.migrations import migrations
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 SCHEMA_PAGE = ROOT / "docs" / "schema.md"
+SETTING_FLAGS = ROOT / "specadvisor" / "cli" / "setting_flags.py"
 WRITE_COMMAND = "python -m specadvisor.cli.doc --write"
 START = f"<!-- cli-table: generated from argparse by `{WRITE_COMMAND}`; do not edit by hand -->"
 END = "<!-- /cli-table -->"
@@ -136,7 +139,11 @@ def schema_page() -> str:
 
 
 def generated() -> dict[Path, str]:
-    return {README: readme_with_table(README.read_text(encoding="utf-8")), SCHEMA_PAGE: schema_page()}
+    return {
+        SETTING_FLAGS: setting_specs.flag_table(),  # first: the parser (and so the README table) is built from it
+        README: readme_with_table(README.read_text(encoding="utf-8")),
+        SCHEMA_PAGE: schema_page(),
+    }
 
 
 def stale() -> list[Path]:
@@ -148,6 +155,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write", action="store_true", help="rewrite the generated parts")
     args = parser.parse_args(argv)
     if args.write:
+        if SETTING_FLAGS.read_text(encoding="utf-8") != setting_specs.flag_table():
+            SETTING_FLAGS.write_text(setting_specs.flag_table(), encoding="utf-8")
+            # the parser already imported the old table: build the README from the new one in a fresh process
+            import subprocess
+
+            return subprocess.call([sys.executable, "-m", "specadvisor.cli.doc", "--write"])
         for path, text in generated().items():
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -37,40 +36,9 @@ def register(p: argparse.ArgumentParser) -> None:
     p.add_argument("--baseline", action=argparse.BooleanOptionalAction, default=True, help="also measure no speculation (default: yes)")
     p.add_argument("--adaptive", action="store_true", help="measure the largest N first, predict the rest, launch only promising N")
     p.add_argument("--prompts", default="humaneval", help="prompt source: humaneval, sharegpt, math, rag, edit, or a file (default: %(default)s)")
-    p.add_argument("--num-prompts", default="32", help="measured requests per arm, e.g. 32 or 1k (default: %(default)s)")
-    p.add_argument("--output-len", default=None, help="output tokens per request, fixed (ignore_eos), e.g. 256 or 2k (default: 256; 128 for --prompts edit)")
-    p.add_argument("--concurrency", default="1", help="client concurrency level(s), e.g. 1 or 1,8 (default: %(default)s)")
-    p.add_argument("--temperature", type=float, default=0.0, help="sampling temperature of every request; acceptance drops as it rises (default: %(default)s)")
-    p.add_argument("--warmup", type=int, default=2, help="warmup requests per arm, excluded from results (default: %(default)s)")
-    p.add_argument(
-        "--trials",
-        type=int,
-        default=1,
-        help="measured trials per arm, each on a fresh server; trial k of every arm runs before trial k+1 of any (default: %(default)s)",
-    )
+    add_setting_flags(p)
     p.add_argument(
         "--bracket", action=argparse.BooleanOptionalAction, default=True, help="measure the baseline again at the end to measure drift (default: yes)"
-    )
-    p.add_argument(
-        "--drift-threshold",
-        type=float,
-        default=5.0,
-        metavar="PCT",
-        help="baseline drift (%%) flagged in the output (default 5); the verdict counts drift as launch-to-launch spread",
-    )
-    p.add_argument(
-        "--confidence",
-        type=float,
-        default=95.0,
-        metavar="PCT",
-        help="confidence asked of the verdict (default 95): speculate only when the whole interval is 3%% or more faster",
-    )
-    p.add_argument(
-        "--budget",
-        type=float,
-        default=None,
-        metavar="MIN",
-        help="measure until decided: while a level is undecided, add launches (and requests on them) for up to MIN more minutes (default: off, the fixed design)",
     )
     p.add_argument(
         "--parallel",
@@ -87,23 +55,12 @@ def register(p: argparse.ArgumentParser) -> None:
         help=f"run the arms on a Ray cluster (ADDRESS, else the local one), one actor per server beside its load generator; needs {_RAY_EXTRA}",
     )
     p.add_argument(
-        "--ci-target",
-        type=float,
-        default=None,
-        metavar="PCT",
-        help="stop an arm once its throughput interval is within +/-PCT%% (default 3 with --adaptive, else off; 0 = off)",
-    )
-    p.add_argument("--seed", type=int, default=0, help="seed of every request and of the prompt sample, so runs repeat (default: %(default)s)")
-    p.add_argument("--request-rate", type=float, default=None, help="Poisson request rate (default: as fast as concurrency allows)")
-    p.add_argument(
         "--spec-extra",
         action="append",
         default=[],
         metavar="[METHOD:]JSON",
         help="extra speculative-config keys, e.g. '{\"prompt_lookup_min\":2}' or 'ngram:{\"prompt_lookup_max\":4}'",
     )
-    p.add_argument("--slo-tpot-ms", type=float, default=None, help="latency target on p99 TPOT (ms)")
-    p.add_argument("--slo-ttft-ms", type=float, default=None, help="latency target on p99 TTFT (ms)")
     p.add_argument(
         "--goodput",
         action="store_true",
@@ -133,6 +90,18 @@ def register(p: argparse.ArgumentParser) -> None:
     p.set_defaults(func=run)
 
 
+def add_setting_flags(p: argparse.ArgumentParser) -> None:
+    """One flag per measurement setting, derived from its declaration on `domain.SweepSettings`
+    (through the generated `cli/setting_flags.py`): name, help, default and unit are not restated
+    here. Counts stay text ("1k", "1,8") for `cli.validate.measurement`, which parses each once."""
+    from specadvisor.cli.setting_flags import FLAGS
+
+    types = {"int": int, "float": float}
+    for f in FLAGS:
+        shown = "" if f.default is None or "default" in f.help else " (default: %(default)s)"
+        p.add_argument(f.flag, dest=f.name, type=types.get(f.kind), default=f.default, metavar=f.metavar, help=f.help.replace("%", "%%") + shown)
+
+
 def run(namespace: argparse.Namespace) -> int:
     from specadvisor.cli import validate
     from specadvisor.settings import paths
@@ -140,12 +109,12 @@ def run(namespace: argparse.Namespace) -> int:
 
     # A new sweep is fully validated before the database is opened: bad input writes nothing.
     args = SweepArgs.from_namespace(namespace)
-    validate.sweep_args(args)
+    values = validate.sweep_args(args)
     if args.rebuild and not args.resume:
         raise InputError("--rebuild needs --resume SESSION", hint="e.g. specadvisor sweep --resume 3f2a --rebuild")
-    if args.goodput and args.slo_tpot_ms is None and args.slo_ttft_ms is None:
+    if args.goodput and values.get("slo_tpot_ms") is None and values.get("slo_ttft_ms") is None:
         raise InputError("--goodput needs a latency target", hint="pass --slo-tpot-ms (and/or --slo-ttft-ms), e.g. --slo-tpot-ms 30")
-    built = None if args.resume else _new(args)
+    built = None if args.resume else _new(args, values)
     db_path = args.db or paths().database
     if args.resume and not db_path.expanduser().exists():
         raise InputError(
@@ -170,7 +139,7 @@ def run(namespace: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------- building the session
 
 
-def _new(args: SweepArgs):
+def _new(args: SweepArgs, values: dict[str, Any]):
     from specadvisor.bench.prompts import BUILTIN_SOURCES, load_prompts
     from specadvisor.cli import validate
     from specadvisor.provenance import record_provenance
@@ -181,7 +150,7 @@ def _new(args: SweepArgs):
     methods = _methods(args)
     n_values = validate.int_list(args.n, "--n", low=1, high=validate.MAX_N) if args.n else []
     if args.endpoint:
-        return _endpoint_session(args, model)
+        return _endpoint_session(args, model, values)
     if not model:
         raise InputError("no model given", hint="pass --model MODEL (or --cpu for the CPU engine's SmolLM2)")
     if methods and not n_values:
@@ -203,12 +172,12 @@ def _new(args: SweepArgs):
             )
     settings = _measurement_settings(
         args,
-        _ints(args.concurrency, "--concurrency"),
+        values,
         engine_cmd=engine_cmd,
         server_args=server_args,
         adaptive=args.adaptive,
         goodput=args.goodput,
-        **_scheduling(args),
+        **_scheduling(args, values),
     )
     plan = plan_from_methods(model, methods, n_values, settings, baseline=args.baseline, drafter=args.drafter)
     plan.session.name = args.name
@@ -231,7 +200,7 @@ def _cpu_build_defaults(engine_cmd: list[str], server_args: list[str]) -> tuple[
     return cpu_build_defaults(server_args, dict(os.environ))
 
 
-def _endpoint_session(args: SweepArgs, model: str | None):
+def _endpoint_session(args: SweepArgs, model: str | None, values: dict[str, Any]):
     """Attach mode: the running server is one configuration, measured at every requested concurrency
     level; its config is read from /server_info when exposed."""
     import asyncio
@@ -240,11 +209,13 @@ def _endpoint_session(args: SweepArgs, model: str | None):
     from specadvisor.engine import Endpoint
     from specadvisor.provenance import record_provenance
 
-    levels = _ints(args.concurrency, "--concurrency")
+    levels = values["concurrency"]
     endpoint = Endpoint(args.endpoint, api_key_env=args.api_key_env)
     info = asyncio.run(endpoint.info())
     spec = info.speculative_config
-    settings = _measurement_settings(args, levels, endpoint=endpoint.url)
+    # attach mode keeps the fixed design: the scheduling settings (drift, early stop, confidence, budget) are not its own
+    measured = {k: v for k, v in values.items() if k not in ("drift_threshold", "ci_target", "confidence", "budget_s")}
+    settings = _measurement_settings(args, measured, endpoint=endpoint.url)
     session = Session(
         model=model or info.served_model or "",
         settings=settings,
@@ -379,25 +350,10 @@ def _split_extra(raw: str) -> tuple[str | None, str]:
     return head.strip(), rest
 
 
-def _scheduling(args: SweepArgs) -> dict[str, Any]:
-    """Bracketing, drift threshold and the early-stop target as SweepSettings fields."""
-    if args.drift_threshold < 0:
-        raise InputError(f"--drift-threshold must be >= 0, got {args.drift_threshold}", hint="e.g. --drift-threshold 5")
-    target = args.ci_target if args.ci_target is not None else (3.0 if args.adaptive else 0.0)
-    if target < 0:
-        raise InputError(f"--ci-target must be >= 0, got {target}", hint="e.g. --ci-target 3 (percent), 0 = off")
-    if not 50 <= args.confidence < 100:
-        raise InputError(f"--confidence must be within 50..99.99 (percent), got {args.confidence:g}", hint="e.g. --confidence 95")
-    if args.budget is not None and not (math.isfinite(args.budget) and args.budget >= 0):
-        raise InputError(f"--budget must be a number of minutes >= 0, got {args.budget:g}", hint="e.g. --budget 20")
-    budget = args.budget * 60 if args.budget is not None else None
-    return {
-        "bracket": args.bracket,
-        "drift_threshold": args.drift_threshold / 100,
-        "ci_target": target / 100 or None,
-        "confidence": args.confidence / 100,
-        "budget_s": budget,
-    }
+def _scheduling(args: SweepArgs, values: dict[str, Any]) -> dict[str, Any]:
+    """Bracketing and the early-stop target (3 % with --adaptive unless given; 0 = off)."""
+    target = values.get("ci_target", 0.03 if args.adaptive else 0.0)
+    return {"bracket": args.bracket, "ci_target": target or None}
 
 
 def _slots(args: SweepArgs, session) -> list:
@@ -415,46 +371,15 @@ def _slots(args: SweepArgs, session) -> list:
     return slots
 
 
-def _ints(text: str, flag: str) -> list[int]:
-    """Comma-separated positive counts as people type them (`1,8`, `1 8`, `2k`): one parser with the TUI."""
-    from specadvisor.quantities import parse_count_list
-
-    return parse_count_list(str(text), flag)
-
-
-def _measurement_settings(args: SweepArgs, concurrency: list[int], **mode: Any) -> SweepSettings:
-    """What every sweep measures with (prompts, lengths, sampling, trials, load, SLOs), whatever
-    launches the servers; `mode` adds the launch- or endpoint-specific fields."""
+def _measurement_settings(args: SweepArgs, values: dict[str, Any], **mode: Any) -> SweepSettings:
+    """What every sweep measures with (the settings parsed once by `cli.validate.measurement`),
+    whatever launches the servers; `mode` adds the launch- or endpoint-specific fields."""
     from specadvisor.bench.prompts import default_output_len
     from specadvisor.domain import SweepSettings
 
-    return SweepSettings(
-        prompt_source=args.prompts,
-        num_prompts=_count(args.num_prompts, "--num-prompts"),
-        output_len=_count(args.output_len, "--output-len") if args.output_len is not None else default_output_len(args.prompts),
-        temperature=args.temperature,
-        seed=args.seed,
-        warmup=max(0, args.warmup),
-        trials=_positive(args.trials, "--trials"),
-        concurrency=concurrency,
-        request_rate=args.request_rate,
-        slo_tpot_ms=args.slo_tpot_ms,
-        slo_ttft_ms=args.slo_ttft_ms,
-        **mode,
-    )
-
-
-def _count(text: str | int, flag: str) -> int:
-    """A positive count as people type it (`256`, `2k`), parsed by the TUI's parser."""
-    from specadvisor.quantities import parse_count
-
-    return parse_count(str(text), flag)
-
-
-def _positive(value: int, flag: str) -> int:
-    if value < 1:
-        raise InputError(f"{flag} must be at least 1, got {value}", hint=f"pass {flag} 1 or more")
-    return value
+    measured = {k: v for k, v in values.items() if k not in mode}
+    measured.setdefault("output_len", default_output_len(args.prompts))
+    return SweepSettings(prompt_source=args.prompts, **measured, **mode)
 
 
 # ---------------------------------------------------------------------- running and rendering

@@ -1,15 +1,21 @@
 """The sweep command's arguments as one typed, immutable object (as vLLM's SweepServeArgs is).
 
 argparse hands back a Namespace whose attributes nothing checks; the sweep's helpers take this
-instead, so a renamed or mistyped option is a type error, not an AttributeError mid-sweep. Counts
-stay text here ("1k", "1,8"): they are parsed, with their one-line errors, where they are used.
+instead, so a renamed or mistyped option is a type error, not an AttributeError mid-sweep. The
+measurement settings (the flags declared on `domain.SweepSettings`) travel together in `settings`,
+as typed on the command line ("1k", "1,8"); `cli.validate.measurement` parses them once.
 """
 
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass, fields
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from specadvisor.cli.setting_flags import FLAGS
 
 
 @dataclass(frozen=True)
@@ -21,23 +27,9 @@ class SweepArgs:
     baseline: bool = True
     adaptive: bool = False
     prompts: str = "humaneval"
-    num_prompts: str = "32"
-    output_len: str | None = None  # None: the prompt source's own (bench.prompts.default_output_len)
-    concurrency: str = "1"
-    temperature: float = 0.0
-    warmup: int = 2
-    trials: int = 1
     bracket: bool = True
-    drift_threshold: float = 5.0
-    confidence: float = 95.0
-    budget: float | None = None
     parallel: str = "auto"
-    ci_target: float | None = None
-    seed: int = 0
-    request_rate: float | None = None
     spec_extra: tuple[str, ...] = ()
-    slo_tpot_ms: float | None = None
-    slo_ttft_ms: float | None = None
     goodput: bool = False
     engine_cmd: str | None = None
     endpoint: str | None = None
@@ -51,20 +43,24 @@ class SweepArgs:
     rebuild: bool = False
     entry_point: str | None = None  # hidden: the demo says it started the session (provenance)
     db: Path | None = None  # the global --db option
+    # the measurement settings' flags as typed, by SweepSettings field name (`cli.validate.measurement` parses them)
+    settings: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
     @classmethod
     def from_namespace(cls, ns: argparse.Namespace) -> SweepArgs:
         """Every field from the parsed arguments. A new `sweep` flag needs a field here: until it has
         one, every sweep run stops with this error (and so do the sweep CLI tests)."""
-        known = {f.name for f in fields(cls)}
-        missing = sorted(set(vars(ns)) - known - _NOT_SWEEP_OPTIONS)
+        known = {f.name for f in fields(cls)} - {"settings"}
+        missing = sorted(set(vars(ns)) - known - _SETTINGS - _NOT_SWEEP_OPTIONS)
         if missing:
             raise TypeError(f"sweep option(s) {', '.join(missing)} have no field in SweepArgs (specadvisor/cli/sweep_args.py)")
         values = {}
         for name in known:
             value = getattr(ns, name)
             values[name] = tuple(value) if isinstance(value, list) else value
-        return cls(**values)
+        settings = {name: getattr(ns, name) for name in _SETTINGS if hasattr(ns, name)}
+        return cls(**values, settings=MappingProxyType(settings))
 
 
 _NOT_SWEEP_OPTIONS = {"command", "func"}  # set by the top-level parser
+_SETTINGS = {f.name for f in FLAGS}  # the measurement settings' flags (declared on domain.SweepSettings)

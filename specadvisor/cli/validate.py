@@ -1,9 +1,10 @@
 """Up-front checks of command-line values: everything a sweep is given is range-checked here before
 anything is launched, opened or written, and a problem is one InputError (exit 2) naming the flag.
 
-The bounds themselves are declared once in `specadvisor.bounds` (bundle import and a rebuilt plan
-use the same table): generous but finite, they keep NaN, infinities, zero rates, negative latencies
-and integers SQLite cannot hold out of the session.
+The sweep settings' bounds are declared once, on `domain.SweepSettings` (read through
+`specadvisor.setting_specs`; bundle import and a rebuilt plan use the same declaration); the other
+flags' in `specadvisor.bounds.FLAGS`. Each flag is parsed once, here: `sweep_args` returns the
+settings in the model's units, ready for `SweepSettings`.
 """
 
 from __future__ import annotations
@@ -11,10 +12,10 @@ from __future__ import annotations
 import math
 import re
 import shlex
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from specadvisor import bounds
+from specadvisor import bounds, setting_specs
 from specadvisor.errors import InputError
 from specadvisor.quantities import parse_count, parse_count_list
 from specadvisor.redact import redact_text
@@ -42,24 +43,30 @@ def _show(text: object, limit: int = 60) -> str:
     return repr(line(redact_text(str(text)), limit))
 
 
-def finite(value: float | None, flag: str, *, low: float, high: float, low_open: bool = False, optional: bool = False) -> float | None:
-    """`value` when it is a finite number in [low, high] ((low, high] with low_open)."""
+def finite(value: float | None, b: bounds.Bound, *, optional: bool = False) -> float | None:
+    """`value` when it is a finite number within the bound."""
     if value is None:
         if optional:
             return None
-        raise InputError(f"{flag} needs a number", hint=f"pass {flag} with a value")
-    if not math.isfinite(value) or value > high or value < low or (low_open and value == low):
-        lower = f"above {low:g}" if low_open else f"from {low:g}"
-        raise InputError(f"{flag} must be a finite number {lower} to {high:g}, got {value!r}", hint=f"e.g. {flag} {max(low, 1):g}")
+        raise InputError(f"{b.flag} needs a number", hint=f"pass {b.flag} with a value")
+    if not b.contains(value):
+        example = min(max(b.low, 1), b.high) if math.isfinite(b.high) else max(b.low, 1)
+        raise InputError(f"{b.flag} must be a finite number {b.range_text()}, got {value!r}", hint=f"e.g. {b.flag} {example:g}")
     return value
 
 
+def flag_bound(name: str) -> bounds.Bound:
+    """A flag's bound in its own unit: a sweep setting's from its declaration on the model, else bounds.FLAGS."""
+    spec = setting_specs.SPECS.get(name)
+    return spec.cli_bound if spec else bounds.FLAGS[name]
+
+
 def setting(name: str, value: float | None, *, optional: bool = False) -> float | None:
-    """A flag's value checked against its declared bound (specadvisor.bounds.SETTINGS[name])."""
-    b = bounds.SETTINGS[name]
+    """A flag's value checked against its declared bound (`flag_bound`)."""
+    b = flag_bound(name)
     if b.whole and value is not None:
         return integer(int(value), b.flag, low=int(b.low), high=int(b.high))
-    return finite(value, b.flag, low=b.low, high=b.high, low_open=b.low_open, optional=optional)
+    return finite(value, b, optional=optional)
 
 
 def integer(value: int, flag: str, *, low: int, high: int) -> int:
@@ -152,28 +159,38 @@ def name(text: str) -> str:
     return text
 
 
-def sweep_args(args: SweepArgs) -> None:
-    """Every numeric and list flag of `specadvisor sweep`, checked before anything starts."""
-    setting("temperature", args.temperature)
-    setting("request_rate", args.request_rate, optional=True)
-    setting("slo_tpot_ms", args.slo_tpot_ms, optional=True)
-    setting("slo_ttft_ms", args.slo_ttft_ms, optional=True)
-    setting("drift_threshold", args.drift_threshold)
-    setting("ci_target", args.ci_target, optional=True)
-    if args.output_len is not None:  # None: the prompt set's own length (bench.prompts.default_output_len)
-        setting("output_len", parse_count(str(args.output_len), "--output-len"))
-    setting("num_prompts", parse_count(str(args.num_prompts), "--num-prompts"))
-    setting("warmup", args.warmup)
-    setting("trials", args.trials)
-    setting("seed", args.seed)
-    levels = parse_count_list(str(args.concurrency), "--concurrency")
-    for level in levels:
-        setting("concurrency", level)
-    if len(set(levels)) > bounds.MAX_CONCURRENCY_LEVELS:
-        raise InputError(
-            f"--concurrency has {len(set(levels))} levels, over the {bounds.MAX_CONCURRENCY_LEVELS} limit",
-            hint="measure fewer levels, e.g. --concurrency 1,8,32",
-        )
+def measurement(args: SweepArgs) -> dict[str, Any]:
+    """Every sweep setting's flag (those declared on `domain.SweepSettings`), parsed and range-checked
+    once, in the model's units (percent -> fraction, minutes -> seconds). An unset optional flag is
+    absent; `output_len` is absent when not given (the prompt set's own length then)."""
+    values: dict[str, Any] = {}
+    for name, spec in setting_specs.SPECS.items():
+        raw = args.settings.get(name)
+        if raw is None:
+            if not spec.optional and name != "output_len":
+                raise InputError(f"{spec.flag} needs a value", hint=f"pass {spec.flag} with a value")
+            continue
+        if name == "concurrency":
+            levels = parse_count_list(str(raw), spec.flag)
+            for level in levels:
+                setting(name, level)
+            if len(set(levels)) > bounds.MAX_CONCURRENCY_LEVELS:
+                raise InputError(
+                    f"--concurrency has {len(set(levels))} levels, over the {bounds.MAX_CONCURRENCY_LEVELS} limit",
+                    hint="measure fewer levels, e.g. --concurrency 1,8,32",
+                )
+            values[name] = levels
+            continue
+        value = parse_count(str(raw), spec.flag) if spec.whole and isinstance(raw, str) else raw
+        setting(name, value, optional=spec.optional)
+        values[name] = spec.to_model(value)
+    return values
+
+
+def sweep_args(args: SweepArgs) -> dict[str, Any]:
+    """Every numeric and list flag of `specadvisor sweep`, checked before anything starts; returns the
+    measurement settings parsed once (`measurement`)."""
+    values = measurement(args)
     if args.n is not None:
         int_list(args.n, "--n", low=1, high=bounds.MAX_N)
         if not args.method:
@@ -189,3 +206,4 @@ def sweep_args(args: SweepArgs) -> None:
     name(args.name)
     if args.resume is not None and not args.resume.strip():
         raise InputError("--resume needs a session id", hint="see `specadvisor sessions list` for the ids")
+    return values

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from specadvisor import bounds
+from specadvisor import bounds, setting_specs
 from specadvisor.domain import ArmResult, Session
 from specadvisor.errors import InputError
 
@@ -19,7 +19,7 @@ MAX_RESULTS = 100_000
 MAX_SAMPLES = 200_000
 MAX_POSITIONS = 64
 MAX_N = bounds.MAX_N
-MAX_CONCURRENCY = int(bounds.SETTINGS["concurrency"].high)
+MAX_CONCURRENCY = int(setting_specs.bound("concurrency").high)
 MAX_CONCURRENCY_LEVELS = bounds.MAX_CONCURRENCY_LEVELS
 MAX_COUNT = bounds.MAX_INT64  # SQLite's INTEGER
 MAX_REQUEST_RECORDS = 200_000  # per-request records per result (over all its runs)
@@ -44,26 +44,19 @@ def check_session(session: Session, name: str) -> None:
     levels = {arm.concurrency for arm in session.arms} | set(s.concurrency)
     if len(levels) > MAX_CONCURRENCY_LEVELS:
         fail("session", f"uses {len(levels)} concurrency levels, over the {MAX_CONCURRENCY_LEVELS} limit")
-    # The settings within the CLI's own bounds (one table: specadvisor.bounds), so a file cannot
-    # carry a value the command line would refuse (num_prompts = 2^63-1 grew a rebuild to 6 GB).
-    for setting in ("num_prompts", "output_len", "trials", "warmup", "seed", "temperature"):
-        _check_setting(fail, f"settings.{setting}", setting, getattr(s, setting))
-    for setting in ("request_rate", "slo_tpot_ms", "slo_ttft_ms"):
-        if getattr(s, setting) is not None:
-            _check_setting(fail, f"settings.{setting}", setting, getattr(s, setting))
-    for i, level in enumerate(s.concurrency):
-        _check_setting(fail, f"settings.concurrency[{i}]", "concurrency", level)
+    # Every setting within its bound as declared on SweepSettings (the CLI's and the TUI's too), so a
+    # file cannot carry a value the command line would refuse (num_prompts = 2^63-1 grew a rebuild to
+    # 6 GB). The schema enforces the same bounds; this names the field when a session is edited in memory.
+    for setting, spec in setting_specs.SPECS.items():
+        value = getattr(s, setting)
+        if setting == "concurrency":
+            for i, level in enumerate(value):
+                _check_setting(fail, f"settings.concurrency[{i}]", setting, level)
+        elif value is not None or not spec.optional:
+            _check_setting(fail, f"settings.{setting}", setting, value)
     _check_setting(fail, "session.concurrency", "concurrency", session.concurrency)
-    _check_setting(fail, "session.temperature", "temperature", session.temperature)
-    _check_setting(fail, "settings.drift_threshold", "drift_threshold", s.drift_threshold * 100)
-    if s.ci_target is not None:
-        _check_setting(fail, "settings.ci_target", "ci_target", s.ci_target * 100)
-    if not 0.5 <= s.confidence < 1:
-        fail("settings.confidence", f"is {s.confidence}, outside 0.5..1")
     if not 1 <= s.looks <= MAX_COUNT:
         fail("settings.looks", f"is {s.looks}, outside 1..{MAX_COUNT}")
-    if s.budget_s is not None and not (math.isfinite(s.budget_s) and s.budget_s >= 0):
-        fail("settings.budget_s", f"is {s.budget_s}, not a finite number >= 0")
     arm_ids: set[str] = set()
     for i, arm in enumerate(session.arms):
         if arm.id in arm_ids:
@@ -84,7 +77,7 @@ def check_session(session: Session, name: str) -> None:
 
 
 def _check_setting(fail, where: str, name: str, value: object) -> None:
-    problem = bounds.problem(name, value)
+    problem = setting_specs.problem(name, value)
     if problem:
         fail(where, problem)
 

@@ -26,13 +26,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from specadvisor import bounds, textsafe
+from specadvisor import bounds, setting_specs, textsafe
 from specadvisor.domain import Arm, Session, SweepSettings
 from specadvisor.rulebase import lookup, registry
 from specadvisor.rulebase.loader import RuleBase, default_rulebase
 from specadvisor.rulebase.schema import MethodSpec
 
-# Settings a rebuilt plan takes from the bundle, each within bounds.SETTINGS; the rest of
+# Settings a rebuilt plan takes from the bundle, each within its bound on SweepSettings; the rest of
 # SweepSettings (engine command, server args, endpoint, prompt file, scheduling) comes from here.
 CROSSING_SETTINGS = ("num_prompts", "output_len", "temperature", "seed", "warmup", "trials", "concurrency", "request_rate", "slo_tpot_ms", "slo_ttft_ms")
 # Speculative-config keys whose bundle value never crosses but which are re-derived here.
@@ -102,10 +102,10 @@ def crossing_settings(settings: SweepSettings) -> dict[str, Any]:
     for name in CROSSING_SETTINGS:
         value = getattr(settings, name)
         if name == "concurrency":
-            levels = [c for c in value if bounds.problem("concurrency", c) is None]
+            levels = [c for c in value if setting_specs.problem("concurrency", c) is None]
             if levels and len(set(levels)) <= bounds.MAX_CONCURRENCY_LEVELS:
                 out[name] = sorted(set(levels))
-        elif value is None or bounds.problem(name, value) is None:
+        elif value is None or setting_specs.problem(name, value) is None:
             out[name] = value
     return out
 

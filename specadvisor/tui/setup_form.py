@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from specadvisor import setting_specs
 from specadvisor.bench.prompts import BUILTIN_SOURCES
 from specadvisor.domain import Workload, WorkloadKind
 from specadvisor.errors import InputError
@@ -33,16 +34,25 @@ class Field:
         return f"{self.default} (default)" if self.default else self.placeholder
 
 
-def _count(text: str, label: str, default: str) -> int:
-    return parse_count(text, label, default=int(default))
+def _within(setting: str, value: int, label: str) -> int:
+    """A count within its bound as declared on SweepSettings (the CLI's and a bundle's too)."""
+    high = int(setting_specs.bound(setting).high)
+    if value > high:
+        raise InputError(f"{label}: {value} is over the {high:,} limit", hint=f"enter at most {high:,}")
+    return value
+
+
+def _count(setting: str) -> Callable[[str, str, str], int]:
+    return lambda text, label, default: _within(setting, parse_count(text, label, default=int(default)), label)
 
 
 def _levels(text: str, label: str, default: str) -> list[int]:
-    return parse_count_list(text, label, default=[int(default)])
+    return [_within("concurrency", level, label) for level in parse_count_list(text, label, default=[int(default)])]
 
 
 def _temperature(text: str, label: str, default: str) -> float:
-    return parse_number(text, label, default=float(default), minimum=0.0, maximum=2.0)
+    b = setting_specs.bound("temperature")  # vLLM's own [0, 2], declared on SweepSettings
+    return parse_number(text, label, default=float(default), minimum=b.low, maximum=b.high)
 
 
 def _budget(text: str, label: str, default: str) -> float | None:
@@ -81,9 +91,9 @@ FIELDS: tuple[Field, ...] = (
     Field("gpu", "Plan for GPU", "", _gpu, "this machine (or a GPU to plan for, e.g. H100x8)"),
     Field("prompt_file", "Prompt file", "", _prompt_file, "optional: your own prompts"),
     Field("concurrency", "Concurrency", "1", _levels),
-    Field("output_len", "Output tokens", "256", _count),
+    Field("output_len", "Output tokens", "256", _count("output_len")),
     Field("temperature", "Temperature", "0", _temperature),
-    Field("num_prompts", "Requests", "32", _count),
+    Field("num_prompts", "Requests", "32", _count("num_prompts")),
     Field("budget", "Time budget", DEFAULT_BUDGET, _budget),
 )
 BY_ID = {f.id: f for f in FIELDS}

@@ -111,8 +111,8 @@ def test_import_bench_creates_a_session_with_imported_arms(tmp_path, capsys):
         (["--model", "m", "--method", "ngram", "--n", "2", "--spec-extra", "{bad"], "is not valid JSON"),
         (["--method", "ngram", "--n", "2"], "no model given"),
         (["--model", "m", "--method", "ngram", "--n", "2", "--output-len", "lots"], "--output-len: 'lots' is not a whole number"),
-        (["--model", "m", "--method", "ngram", "--n", "2", "--confidence", "100"], "--confidence must be within 50..99.99"),
-        (["--model", "m", "--method", "ngram", "--n", "2", "--budget", "-5"], "--budget must be a number of minutes >= 0"),
+        (["--model", "m", "--method", "ngram", "--n", "2", "--confidence", "100"], "--confidence must be a finite number from 50 to below 100"),
+        (["--model", "m", "--method", "ngram", "--n", "2", "--budget", "-5"], "--budget must be a finite number from 0 to 10080"),
     ],
 )
 def test_bad_sweep_input_is_one_line_and_writes_nothing(tmp_path, capsys, argv, message):

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from hostile_helpers import assert_one_line_error
 
-from specadvisor import bounds
+from specadvisor import setting_specs
 from specadvisor.domain import Arm, SweepSettings
 from specadvisor.engine import server as server_module
 from specadvisor.engine.spec import build_command
@@ -176,7 +176,7 @@ def test_nothing_left_to_rebuild_is_one_line_and_nothing_launched(tmp_path, cli,
         ("trials", 10**6),
         ("warmup", 10**9),
         ("seed", -1),
-        ("temperature", 101.0),
+        ("temperature", 2.5),
         ("request_rate", 1e300),
         ("slo_tpot_ms", 1e300),
         ("concurrency", [200_000]),
@@ -281,7 +281,10 @@ def test_every_key_offered_by_the_rules_crosses_only_if_listed():
 
 def test_only_the_listed_settings_cross():
     assert set(crossing.CROSSING_SETTINGS) == CROSSING_SETTINGS
-    assert set(crossing.CROSSING_SETTINGS) <= set(bounds.SETTINGS)
+    # the allow-list stays an explicit list (a security decision), but every name on it is a declared
+    # setting of the model, with a bound the crossing value is checked against
+    assert set(crossing.CROSSING_SETTINGS) <= set(SweepSettings.model_fields)
+    assert set(crossing.CROSSING_SETTINGS) <= set(setting_specs.SPECS)
     hostile = SweepSettings(
         prompt_source="/etc/shadow",
         endpoint="http://evil.example",
