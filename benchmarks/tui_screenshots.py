@@ -36,7 +36,7 @@ def main() -> int:
     width, height = (int(v) for v in args.size.split("x"))
     args.out.mkdir(parents=True, exist_ok=True)
 
-    from specadvisor.cli.demo import demo_session
+    from specadvisor.app.demo import demo
     from specadvisor.tui.app import create_app
     from specadvisor.tui.services import default_services
 
@@ -53,7 +53,7 @@ def main() -> int:
         engine = ensure_cpu_engine(lambda line: print(line, file=sys.stderr))
         services = default_services(db, runner_kwargs={"server_env": dict(engine.env)})
         model_ref = str(engine.model_dir)
-        session = demo_session(engine, [2, 4], num_prompts=6, output_len=64)
+        session = demo(engine, [2, 4], num_prompts=6, output_len=64).session
     app = create_app(services, cursor_blink=False)
 
     def save(name: str) -> None:

@@ -53,14 +53,14 @@ def setup_and_plan(out: Path, model: str) -> None:
 
 
 def startup(out: Path) -> None:
-    from specadvisor.cli.demo import demo_session
+    from specadvisor.app.demo import demo
     from specadvisor.engine.cpu import ensure_cpu_engine
     from specadvisor.tui.app import create_app
     from specadvisor.tui.services import default_services
 
     engine = ensure_cpu_engine(lambda line: print(line, file=sys.stderr))
     services = default_services(Path(tempfile.mkdtemp()) / "s.db", runner_kwargs={"server_env": dict(engine.env)})
-    app = create_app(services, cursor_blink=False, sweep=demo_session(engine, [2, 4], num_prompts=4, output_len=16))
+    app = create_app(services, cursor_blink=False, sweep=demo(engine, [2, 4], num_prompts=4, output_len=16).session)
 
     async def tour(pilot) -> None:
         state = app.sweep_state

@@ -81,13 +81,13 @@ def test_sweep_with_engine_cmd_records_machine_engine_times_and_argv(tmp_path, c
 
 
 def test_sweep_cpu_records_the_cpu_engine(tmp_path, capsys, fake_runs, monkeypatch):
-    from specadvisor.cli import sweep as sweep_cli
+    from specadvisor.app import engine_env
     from specadvisor.engine.cpu import CpuEngine
 
     python = fake_engine_python(tmp_path)
     cpu = CpuEngine(venv=python.parents[1], python=python, engine_cmd=[str(python), "-m", "vllm.entrypoints.openai.api_server"],
                     model_dir=tmp_path / "model", env={}, server_args=["--dtype", "float32"])  # fmt: skip
-    monkeypatch.setattr(sweep_cli, "_cpu_engine", lambda: cpu)
+    monkeypatch.setattr(engine_env, "ensure_cpu", lambda progress: cpu)
     db = tmp_path / "s.db"
     assert main(["--db", str(db), "sweep", "--cpu", "--method", "ngram", "--n", "2", "--num-prompts", "4", "--json"]) == 0
     session = stored(db)
@@ -99,18 +99,15 @@ def test_demo_headless_and_tui_sessions_say_demo(tmp_path):
     sys.path.insert(0, str(Path(__file__).resolve().parent / "tui"))
     from test_demo_cli import fake_engine
 
-    from specadvisor.cli.demo import _sweep_argv, demo_session
+    from specadvisor.app.demo import demo, demo_request
 
     engine = fake_engine(tmp_path)
     python = fake_engine_python(tmp_path)
     engine = engine.model_copy(update={"engine_cmd": [str(python), "-m", "vllm.entrypoints.openai.api_server"]})
-    session = demo_session(engine, [2], num_prompts=3, output_len=8)
+    session = demo(engine, [2], num_prompts=3, output_len=8).session
     assert_machine_facts(session)
     assert session.provenance.entry_point == "demo" and session.hardware.engine.version == "0.32.0"
-    import argparse
-
-    argv = _sweep_argv(argparse.Namespace(db=None, n="2", num_prompts=3, output_len=8))
-    assert argv[argv.index("--entry-point") + 1] == "demo"
+    assert demo_request([2], 3, 8).entry_point == "demo"  # headless and TUI plan the same request
 
 
 def test_resume_notes_the_run_and_fills_what_an_old_session_lacked(tmp_path, capsys, fake_runs):

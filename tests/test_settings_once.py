@@ -46,7 +46,7 @@ def test_the_flag_the_check_the_model_and_a_bundle_share_one_bound(name):
 
 def test_parsed_once_in_the_models_units():
     argv = ["sweep", "--model", "m", "--num-prompts", "1k", "--concurrency", "1,8", "--drift-threshold", "7", "--confidence", "90", "--budget", "20"]
-    values = validate.sweep_args(SweepArgs.from_namespace(build_parser().parse_args(argv)))
+    values = validate.sweep_args(SweepArgs.from_namespace(build_parser().parse_args(argv))).measurement
     assert values["num_prompts"] == 1000 and values["concurrency"] == [1, 8]
     assert values["drift_threshold"] == pytest.approx(0.07) and values["confidence"] == pytest.approx(0.9) and values["budget_s"] == 1200
     assert "output_len" not in values and "request_rate" not in values  # unset: the prompt set's length, as fast as possible

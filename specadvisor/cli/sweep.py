@@ -1,7 +1,8 @@
 """`specadvisor sweep`: measure a grid of speculative configs headlessly, with a live rich display.
 
-Argument parsing and rendering only: the plan, runner, predictor and recommendation live in
-specadvisor.sweep, shared with the TUI.
+Argument parsing and rendering only: the flags become an `app.sweeps.SweepRequest`, the app layer
+(`specadvisor.app`, shared with the TUI and the demo) plans, resumes or rebuilds the session and
+picks its runner; this module shows it.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from specadvisor.cli.sweep_args import SweepArgs
 from specadvisor.errors import InputError
 
 if TYPE_CHECKING:  # imported inside the command: `specadvisor sweep --help` imports no model or store
-    from specadvisor.domain import Session, SweepSettings
+    from specadvisor.app.sweeps import Prepared, SweepRequest
     from specadvisor.store import Store
 
 _RAY_EXTRA = "pip install 'specadvisor[ray]'"
@@ -103,18 +104,14 @@ def add_setting_flags(p: argparse.ArgumentParser) -> None:
 
 
 def run(namespace: argparse.Namespace) -> int:
-    from specadvisor.cli import validate
+    from specadvisor.app import sweeps
     from specadvisor.settings import paths
     from specadvisor.store import Store
 
     # A new sweep is fully validated before the database is opened: bad input writes nothing.
     args = SweepArgs.from_namespace(namespace)
-    values = validate.sweep_args(args)
-    if args.rebuild and not args.resume:
-        raise InputError("--rebuild needs --resume SESSION", hint="e.g. specadvisor sweep --resume 3f2a --rebuild")
-    if args.goodput and values.get("slo_tpot_ms") is None and values.get("slo_ttft_ms") is None:
-        raise InputError("--goodput needs a latency target", hint="pass --slo-tpot-ms (and/or --slo-ttft-ms), e.g. --slo-tpot-ms 30")
-    built = None if args.resume else _new(args, values)
+    request = _request(args)
+    prepared = None if args.resume else sweeps.start_sweep(request, progress=_progress)
     db_path = args.db or paths().database
     if args.resume and not db_path.expanduser().exists():
         raise InputError(
@@ -122,198 +119,64 @@ def run(namespace: argparse.Namespace) -> int:
         )
     store = Store.open(db_path)
     try:
-        session, runner_kwargs = built or _resume(args, store)
-        if args.goodput or session.settings.goodput:
-            return _execute_capacity(args, store, session, runner_kwargs)
-        if args.ray is not None:
-            from specadvisor.sweep.ray_cluster import ray_runner
-
-            runner_kwargs.update(ray_runner(args.ray or None, args.parallel, session, runner_kwargs.pop("server_env", {})))
-        else:
-            runner_kwargs["slots"] = _slots(args, session)
-        return _execute(args, store, session, runner_kwargs)
+        if prepared is None:
+            assert args.resume is not None
+            prepared = sweeps.resume(request, args.resume, store, rebuild_asked=args.rebuild, note=_note, progress=_progress)
+        if args.goodput or prepared.session.settings.goodput:
+            return _execute_capacity(args, store, prepared)
+        return execute(store, prepared, json_out=args.json, parallel=args.parallel, ray=args.ray, cpu=args.cpu)
     finally:
         store.close()
 
 
-# ---------------------------------------------------------------------- building the session
+# ---------------------------------------------------------------------- parsing into a request
 
 
-def _new(args: SweepArgs, values: dict[str, Any]):
-    from specadvisor.bench.prompts import BUILTIN_SOURCES, load_prompts
+def _request(args: SweepArgs) -> SweepRequest:
+    """The flags as the app layer's typed request, each parsed and checked once (`cli.validate`)."""
+    from specadvisor.app.sweeps import SweepRequest
     from specadvisor.cli import validate
-    from specadvisor.provenance import record_provenance
-    from specadvisor.sweep.plan import plan_from_methods
 
-    cpu = _cpu_engine() if args.cpu else None
-    model = args.model or (str(cpu.model_dir) if cpu else None)
-    methods = _methods(args)
-    n_values = validate.int_list(args.n, "--n", low=1, high=validate.MAX_N) if args.n else []
-    if args.endpoint:
-        return _endpoint_session(args, model, values)
-    if not model:
-        raise InputError("no model given", hint="pass --model MODEL (or --cpu for the CPU engine's SmolLM2)")
-    if methods and not n_values:
-        raise InputError("--method given without --n", hint="pass the N values to try, e.g. --n 1,3,5")
-    if args.prompts.strip().lower() not in BUILTIN_SOURCES:
-        load_prompts(args.prompts, 1)  # a bad prompt file fails here, before the database is opened
-    engine_cmd = validate.engine_cmd(args.engine_cmd) if args.engine_cmd else (list(cpu.engine_cmd) if cpu else [])
-    server_args = (list(cpu.server_args) if cpu else []) + list(args.server_arg)
-    server_env = dict(cpu.env) if cpu else {}
-    notes: list[str] = []
-    if args.engine_cmd and not cpu:
-        extra_args, extra_env, said = _cpu_build_defaults(engine_cmd, server_args)
-        server_args += extra_args
-        server_env.update(extra_env)
-        if said:
-            notes.append(
-                f"the engine behind --engine-cmd is a CPU build: using the --cpu defaults {', '.join(said)} "
-                "(pass them yourself with --server-arg or the environment to override)"
-            )
-    settings = _measurement_settings(
-        args,
-        values,
-        engine_cmd=engine_cmd,
-        server_args=server_args,
+    checked = validate.sweep_args(args)
+    if args.rebuild and not args.resume:
+        raise InputError("--rebuild needs --resume SESSION", hint="e.g. specadvisor sweep --resume 3f2a --rebuild")
+    if args.goodput and checked.measurement.get("slo_tpot_ms") is None and checked.measurement.get("slo_ttft_ms") is None:
+        raise InputError("--goodput needs a latency target", hint="pass --slo-tpot-ms (and/or --slo-ttft-ms), e.g. --slo-tpot-ms 30")
+    return SweepRequest(
+        model=args.model,
+        drafter=args.drafter,
+        methods=tuple(_methods(args, checked.methods)) if not args.resume else (),
+        n_values=tuple(checked.n_values),
+        baseline=args.baseline,
         adaptive=args.adaptive,
+        prompts=args.prompts,
+        measurement=checked.measurement,
+        bracket=args.bracket,
         goodput=args.goodput,
-        **_scheduling(args, values),
-    )
-    plan = plan_from_methods(model, methods, n_values, settings, baseline=args.baseline, drafter=args.drafter)
-    plan.session.name = args.name
-    if cpu:
-        plan.session.vllm_version = cpu.vllm_version
-    record_provenance(plan.session, entry_point=args.entry_point or ("sweep --cpu" if cpu else "sweep"))
-    return plan.session, {"server_env": server_env, "plan_notes": notes}
-
-
-def _cpu_build_defaults(engine_cmd: list[str], server_args: list[str]) -> tuple[list[str], dict[str, str], list[str]]:
-    """The --cpu server defaults when the engine behind --engine-cmd reports the CPU platform
-    (nothing for a GPU build, or an engine the probe cannot read)."""
-    import os
-
-    from specadvisor.engine.cpu import cpu_build_defaults
-    from specadvisor.hardware.engine_probe import probe_engine
-
-    if probe_engine(engine_cmd).platform != "cpu":
-        return [], {}, []
-    return cpu_build_defaults(server_args, dict(os.environ))
-
-
-def _endpoint_session(args: SweepArgs, model: str | None, values: dict[str, Any]):
-    """Attach mode: the running server is one configuration, measured at every requested concurrency
-    level; its config is read from /server_info when exposed."""
-    import asyncio
-
-    from specadvisor.domain import Session
-    from specadvisor.engine import Endpoint
-    from specadvisor.provenance import record_provenance
-
-    levels = values["concurrency"]
-    endpoint = Endpoint(args.endpoint, api_key_env=args.api_key_env)
-    info = asyncio.run(endpoint.info())
-    spec = info.speculative_config
-    # attach mode keeps the fixed design: the scheduling settings (drift, early stop, confidence, budget) are not its own
-    measured = {k: v for k, v in values.items() if k not in ("drift_threshold", "ci_target", "confidence", "budget_s")}
-    settings = _measurement_settings(args, measured, endpoint=endpoint.url)
-    session = Session(
-        model=model or info.served_model or "",
-        settings=settings,
-        arms=endpoint_arms(endpoint.url, spec, levels),
-        vllm_version=info.version,
+        engine_cmd=tuple(checked.engine_cmd) if checked.engine_cmd else None,
+        endpoint=args.endpoint,
+        api_key_env=args.api_key_env,
+        server_args=tuple(args.server_arg),
+        cpu=args.cpu,
         name=args.name,
-        concurrency=levels[0],
+        entry_point=args.entry_point,
     )
-    record_provenance(session, entry_point="sweep --endpoint", endpoint_info=info)
-    return session, {"api_key_env": args.api_key_env, "model_name": info.served_model}
 
 
-def endpoint_arms(url: str, spec: dict | None, levels: list[int]) -> list:
-    """One arm per requested concurrency level on the running server (they share it: nothing is relaunched)."""
-    from specadvisor.domain import Arm
-    from specadvisor.redact import redact_text
-
-    multi = len(levels) > 1
-    what = f"{spec.get('method')} N={spec.get('num_speculative_tokens')}" if spec else "running server"
-    arms = []
-    for level in levels:
-        arms.append(
-            Arm(
-                id=f"endpoint-c{level}" if multi else "endpoint",
-                label=f"{what} at {redact_text(url)}" + (f" @c{level}" if multi else ""),  # shown and stored: no password
-                method=spec.get("method") if spec else None,
-                n=spec.get("num_speculative_tokens") if spec else None,
-                speculative_config=spec,
-                concurrency=level,
-            )
-        )
-    return arms
+def _progress(line: str) -> None:
+    """The CPU engine's provisioning lines, as they come."""
+    print(line, file=sys.stderr)
 
 
-def _resume(args: SweepArgs, store: Store):
-    from specadvisor.provenance import record_provenance
-    from specadvisor.trust import is_imported, refuse_imported
-
-    session = store.get_session(args.resume)
-    if is_imported(session):
-        if not args.rebuild:
-            refuse_imported(session)
-        return _rebuild(args, session)
-    if args.rebuild:
-        raise InputError(
-            f"session {session.id[:8]} is local; --rebuild is for imported sessions", hint=f"resume it with: specadvisor sweep --resume {session.id[:8]}"
-        )
-    record_provenance(session, entry_point="resume")
-    env: dict[str, str] = {}
-    cpu = _find_cpu()
-    if args.cpu or (cpu is not None and session.settings.engine_cmd == list(cpu.engine_cmd)):
-        cpu = cpu or _cpu_engine()
-        env = dict(cpu.env)
-    if not env and session.settings.engine_cmd and not session.settings.endpoint:
-        env = _cpu_build_defaults(session.settings.engine_cmd, session.settings.server_args)[1]  # args were stored
-    kwargs: dict[str, Any] = {"server_env": env}
-    if session.settings.endpoint:
-        kwargs = {"api_key_env": args.api_key_env}
-    return session, kwargs
+def _note(line: str) -> None:
+    print(f"specadvisor: {line}" if line.startswith("note:") else line, file=sys.stderr)
 
 
-def _rebuild(args: SweepArgs, imported):
-    """A NEW local session with the imported one's arms, on this machine's engine (never the bundle's)."""
-    from specadvisor.cli import validate
-    from specadvisor.provenance import record_provenance
-    from specadvisor.sweep.rebuild import rebuild_plan
-
-    cpu = _cpu_engine() if args.cpu else None
-    engine_cmd = validate.engine_cmd(args.engine_cmd) if args.engine_cmd else (list(cpu.engine_cmd) if cpu else [])
-    server_args = (list(cpu.server_args) if cpu else []) + list(args.server_arg)
-    model = args.model or (str(cpu.model_dir) if cpu else None)
-    plan, notes = rebuild_plan(imported, model=model, engine_cmd=engine_cmd, server_args=server_args, prompt_source=args.prompts, drafter=args.drafter)
-    for note in notes:
-        print(f"specadvisor: note: {note}", file=sys.stderr)
-    if cpu:
-        plan.session.vllm_version = cpu.vllm_version
-    record_provenance(plan.session, entry_point="sweep --rebuild")
-    print(f"rebuilt {len(plan.session.arms)} arms of imported session {imported.id[:8]} as new local session {plan.session.id[:8]}", file=sys.stderr)
-    return plan.session, {"server_env": dict(cpu.env) if cpu else {}}
-
-
-def _cpu_engine():
-    from specadvisor.engine.cpu import ensure_cpu_engine
-
-    return ensure_cpu_engine(lambda line: print(line, file=sys.stderr))
-
-
-def _find_cpu():
-    from specadvisor.engine.cpu import find_cpu_engine
-
-    return find_cpu_engine()
-
-
-def _methods(args: SweepArgs) -> list[tuple[str, dict]]:
+def _methods(args: SweepArgs, names: list[str]) -> list[tuple[str, dict]]:
+    """`--method` names (checked) with their `--spec-extra` keys, and the drafter where one is needed."""
     from specadvisor.cli import validate
     from specadvisor.rulebase import registry
 
-    names = validate.method_names(args.method) if args.method else []
     common: dict[str, Any] = {}
     per_method: dict[str, dict[str, Any]] = {}
     for raw in args.spec_extra:
@@ -350,90 +213,58 @@ def _split_extra(raw: str) -> tuple[str | None, str]:
     return head.strip(), rest
 
 
-def _scheduling(args: SweepArgs, values: dict[str, Any]) -> dict[str, Any]:
-    """Bracketing and the early-stop target (3 % with --adaptive unless given; 0 = off)."""
-    target = values.get("ci_target", 0.03 if args.adaptive else 0.0)
-    return {"bracket": args.bracket, "ci_target": target or None}
-
-
-def _slots(args: SweepArgs, session) -> list:
-    """Where arms run (`--parallel`): GPU groups of the arm's tensor-parallel size, or core ranges."""
-    from specadvisor.sweep.host import slots_for
-
-    session.settings.parallel_choice = str(args.parallel).strip().lower()
-    slots = slots_for(args.parallel, session)
-    if any(s.shared for s in slots):
-        if not any("gpu-memory-utilization" in a for a in session.settings.server_args):
-            print("specadvisor: note: several servers share a GPU; pass --server-arg=--gpu-memory-utilization=0.3 so that they fit", file=sys.stderr)
-        # Measured on an H200 (vLLM 0.26, SmolLM2, c=8): ngram N=4 over the baseline read 0.46x side by
-        # side on one GPU and 0.55x alone. The ranking held; the ratio did not.
-        print("specadvisor: note: servers sharing a GPU contend for its compute: trust the ranking, confirm the speedup with --parallel 1", file=sys.stderr)
-    return slots
-
-
-def _measurement_settings(args: SweepArgs, values: dict[str, Any], **mode: Any) -> SweepSettings:
-    """What every sweep measures with (the settings parsed once by `cli.validate.measurement`),
-    whatever launches the servers; `mode` adds the launch- or endpoint-specific fields."""
-    from specadvisor.bench.prompts import default_output_len
-    from specadvisor.domain import SweepSettings
-
-    measured = {k: v for k, v in values.items() if k not in mode}
-    measured.setdefault("output_len", default_output_len(args.prompts))
-    return SweepSettings(prompt_source=args.prompts, **measured, **mode)
-
-
 # ---------------------------------------------------------------------- running and rendering
 
 
-def _execute(args: SweepArgs, store: Store, session: Session, runner_kwargs: dict[str, Any]) -> int:
+def execute(store: Store, prepared: Prepared, *, json_out: bool, parallel: str, ray: str | None, cpu: bool) -> int:
+    """Run a prepared session with the live view (or quietly, `json_out`), then print its summary;
+    the exit code says whether any arm measured. The demo's headless run shows its session here too."""
+    from specadvisor.app import running
     from specadvisor.cli.live_view import LiveSweepView
     from specadvisor.cli.output import console, print_json
-    from specadvisor.sweep.runner import run_sweep_blocking
+    from specadvisor.sweep.runner import SweepRunner
     from specadvisor.sweep.summary import session_summary
 
-    notes = runner_kwargs.pop("plan_notes", [])
-    view = None if args.json else LiveSweepView(session, console())
+    session = prepared.session
+    options = running.runner_options(prepared, parallel=parallel, ray=ray, note=_note)
+    view = None if json_out else LiveSweepView(session, console())
     if view:
-        view.console.print(_plan_line(session, cpu=bool(args.cpu)))
-        for note in notes:
+        view.console.print(_plan_line(session, cpu=cpu))
+        for note in prepared.notes:
             view.console.print(f"plan: {note}")
     else:
-        for note in notes:
+        for note in prepared.notes:
             print(f"specadvisor: plan: {note}", file=sys.stderr)
+    runner = SweepRunner(session, store, **options)
     try:
         if view:
             with view:
-                runner = run_sweep_blocking(session, store, view.on_event, **runner_kwargs)
+                running.drive(runner, view.on_event)
         else:
-            runner = run_sweep_blocking(session, store, lambda e: None, **runner_kwargs)
+            running.drive(runner, lambda e: None)
     except KeyboardInterrupt:
         print(f"specadvisor: sweep interrupted; resume with: specadvisor sweep --resume {session.id[:8]}", file=sys.stderr)
         return 130
     summary = session_summary(runner.session, launches_used=runner.launches_used, launches_full_grid=runner.launches_full_grid)
-    if args.json:
+    if json_out:
         print_json(summary)
     else:
         view.print_summary(summary)
     return _exit_code(runner.session)
 
 
-def _execute_capacity(args: SweepArgs, store: Store, session: Session, runner_kwargs: dict[str, Any]) -> int:
-    """`--goodput`: each configuration once, its goodput under the latency target (sweep.capacity)."""
-    import asyncio
-
+def _execute_capacity(args: SweepArgs, store: Store, prepared: Prepared) -> int:
+    """`--goodput`: each configuration once, its goodput under the latency target (app.running.run_capacity)."""
+    from specadvisor.app import running
     from specadvisor.cli.output import console, print_json
-    from specadvisor.sweep.capacity import capacity_answer, run_capacity, slo_of
-    from specadvisor.sweep.runner import VllmServerFactory
+    from specadvisor.sweep.capacity import capacity_answer
 
-    slo_of(session)  # a missing target is bad input before anything launches
-    session.settings.goodput = True
     out = None if args.json else console()
     note = (lambda line: out.print(line, markup=False, highlight=False)) if out else (lambda line: None)
-    factory = VllmServerFactory(runner_kwargs.get("server_env") or {})
     try:
-        session = asyncio.run(run_capacity(session, store, server_factory=factory, note=note))
+        session = running.run_capacity(prepared, store, note=note)
     except KeyboardInterrupt:
-        print(f"specadvisor: capacity sweep interrupted; resume with: specadvisor sweep --resume {session.id[:8]}", file=sys.stderr)
+        print(f"specadvisor: capacity sweep interrupted; resume with: specadvisor sweep --resume {prepared.session.id[:8]}", file=sys.stderr)
         return 130
     answer = capacity_answer(session)
     if args.json:

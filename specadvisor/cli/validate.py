@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import re
 import shlex
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -187,23 +188,29 @@ def measurement(args: SweepArgs) -> dict[str, Any]:
     return values
 
 
-def sweep_args(args: SweepArgs) -> dict[str, Any]:
-    """Every numeric and list flag of `specadvisor sweep`, checked before anything starts; returns the
-    measurement settings parsed once (`measurement`)."""
+@dataclass(frozen=True)
+class CheckedSweep:
+    """The sweep flags that needed parsing, parsed once: the front end builds its request from these."""
+
+    measurement: dict[str, Any]  # SweepSettings fields in the model's units (`measurement`)
+    n_values: list[int]
+    methods: list[str]  # known to the method registry
+    engine_cmd: list[str] | None  # --engine-cmd split like a shell would
+
+
+def sweep_args(args: SweepArgs) -> CheckedSweep:
+    """Every numeric and list flag of `specadvisor sweep`, checked before anything starts, and parsed once."""
     values = measurement(args)
-    if args.n is not None:
-        int_list(args.n, "--n", low=1, high=bounds.MAX_N)
-        if not args.method:
-            raise InputError("--n given without --method", hint="name the method(s) to sweep, e.g. --method ngram --n 1,3,5")
-    if args.method:
-        method_names(args.method)
-    server_args(args.server_arg)
-    if args.engine_cmd is not None:
-        engine_cmd(args.engine_cmd)
+    n_values = int_list(args.n, "--n", low=1, high=bounds.MAX_N) if args.n is not None else []
+    if args.n is not None and not args.method:
+        raise InputError("--n given without --method", hint="name the method(s) to sweep, e.g. --method ngram --n 1,3,5")
+    methods = method_names(list(args.method)) if args.method else []
+    server_args(list(args.server_arg))
+    argv = engine_cmd(args.engine_cmd) if args.engine_cmd is not None else None
     if args.endpoint is not None:
         endpoint_url(args.endpoint)
     env_name(args.api_key_env, "--api-key-env")
     name(args.name)
     if args.resume is not None and not args.resume.strip():
         raise InputError("--resume needs a session id", hint="see `specadvisor sessions list` for the ids")
-    return values
+    return CheckedSweep(values, n_values, methods, argv)

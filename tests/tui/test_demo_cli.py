@@ -1,13 +1,20 @@
-"""`specadvisor demo`: input errors, the planned session, and --headless delegating to `sweep`."""
+"""`specadvisor demo`: input errors, the planned session (the app layer's `demo`), and --headless
+running it with the sweep command's view."""
 
 from __future__ import annotations
 
-import argparse
+import sys
 from pathlib import Path
 
-from specadvisor.cli.demo import _sweep_argv, demo_session
-from specadvisor.cli.main import build_parser, main
+from specadvisor.app import engine_env
+from specadvisor.app.demo import demo
+from specadvisor.cli.main import main
 from specadvisor.engine.cpu import CpuEngine
+from specadvisor.store import Store
+from specadvisor.sweep import runner as runner_module
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sweep"))
+from sweep_fakes import FakeMeasure, FakeServer
 
 
 def fake_engine(tmp_path: Path) -> CpuEngine:
@@ -24,7 +31,7 @@ def fake_engine(tmp_path: Path) -> CpuEngine:
 
 def test_demo_session_is_baseline_plus_ngram_on_the_cpu_engine(tmp_path):
     engine = fake_engine(tmp_path)
-    session = demo_session(engine, [2, 4], num_prompts=6, output_len=64)
+    session = demo(engine, [2, 4], num_prompts=6, output_len=64).session
     assert [a.id for a in session.arms] == ["baseline", "ngram-n2", "ngram-n4"]
     assert session.arms[2].speculative_config == {"method": "ngram", "prompt_lookup_min": 2, "prompt_lookup_max": 4, "num_speculative_tokens": 4}
     assert session.model == str(engine.model_dir) and session.name == "demo" and session.workload.value == "code"
@@ -32,13 +39,22 @@ def test_demo_session_is_baseline_plus_ngram_on_the_cpu_engine(tmp_path):
     assert session.settings.prompt_source == "humaneval" and session.settings.num_prompts == 6
 
 
-def test_headless_builds_a_valid_sweep_command(tmp_path):
-    args = argparse.Namespace(db=tmp_path / "x.db", n="2,4", num_prompts=6, output_len=64)
-    parsed = build_parser().parse_args(_sweep_argv(args))
-    assert parsed.command == "sweep" and parsed.cpu and parsed.db == tmp_path / "x.db"
-    assert parsed.method == ["ngram"] and parsed.n == "2,4" and parsed.prompts == "humaneval"
-    assert parsed.num_prompts == "6" and parsed.output_len == "64"  # read by the shared count parser in sweep
-    assert parsed.spec_extra == ['ngram:{"prompt_lookup_min": 2, "prompt_lookup_max": 4}']
+def test_headless_runs_the_same_session_through_the_sweep_view(tmp_path, monkeypatch, capsys):
+    engine = fake_engine(tmp_path)
+    launched_env = []
+    monkeypatch.setattr(engine_env, "ensure_cpu", lambda progress: engine)
+    monkeypatch.setattr(runner_module, "VllmServerFactory", lambda env=None: launched_env.append(dict(env or {})) or (lambda arm, session: FakeServer(arm)))
+    monkeypatch.setattr(runner_module, "_default_measure", FakeMeasure(lambda arm: {None: 100.0, 2: 150.0}[arm.n]))
+    monkeypatch.setattr(runner_module, "_default_prompt_loader", lambda session: None)
+    db = tmp_path / "x.db"
+    assert main(["--db", str(db), "demo", "--headless", "--n", "2", "--num-prompts", "3", "--output-len", "8"]) == 0
+    with Store.open(db) as store:
+        (summary,) = store.list_sessions()
+        session = store.get_session(summary.id)
+    assert [a.id for a in session.arms] == ["baseline", "ngram-n2"] and session.name == "demo" and session.workload.value == "code"
+    assert (session.settings.num_prompts, session.settings.output_len) == (3, 8) and session.provenance.entry_point == "demo"
+    assert launched_env == [engine.env]
+    assert "plan: 2 arms" in capsys.readouterr().out
 
 
 def test_bad_numbers_fail_with_one_line_and_exit_2(capsys, tmp_path):

@@ -1,0 +1,67 @@
+"""Use case `plan`: the default sweep plan for this host (or for a GPU machine planned for) from
+the advice, checked against what the host can serve and sized to a time budget."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from specadvisor.app import engine_env
+
+if TYPE_CHECKING:
+    from specadvisor.domain import Advice, HardwareProfile, ModelProfile, Session, Workload
+    from specadvisor.sweep.plan import SweepPlan
+
+
+def plan(
+    advice: Advice,
+    model: ModelProfile,
+    hardware: HardwareProfile,
+    workload: Workload,
+    *,
+    budget_s: float | None = None,
+    host_only: bool = True,
+    history: Callable[[], list[Session]] = list,
+) -> SweepPlan:
+    """The plan for this host (a CPU-only host measures what it can), sized to the budget with costs
+    measured here when `history` (sessions measured here) has them; host_only=False plans for a GPU machine."""
+    from specadvisor.domain import SweepSettings
+    from specadvisor.engine.extras import installed_distributions
+    from specadvisor.sweep.costs import measured_costs
+    from specadvisor.sweep.hostfit import fit_to_host
+    from specadvisor.sweep.plan import plan_from_advice
+
+    cpu = engine_env.cpu_engine_for(hardware) if host_only else None
+    settings = SweepSettings(
+        prompt_source=workload.prompt_source or "humaneval",
+        num_prompts=workload.num_prompts,
+        output_len=workload.output_len,
+        temperature=workload.temperature,
+        concurrency=list(workload.concurrency_levels or [workload.concurrency]),
+        engine_cmd=(list(cpu.engine_cmd) if cpu else list(hardware.engine.command)) if host_only else [],
+        server_args=list(cpu.server_args) if cpu else [],
+    )
+    fit = fit_to_host(
+        advice, hardware, model,
+        installed=installed_distributions(settings.engine_cmd) if host_only else None,
+        server_args=settings.server_args, server_env=dict(cpu.env) if cpu else {},
+        output_len=workload.output_len, concurrency=max(settings.concurrency),
+    )  # fmt: skip
+    try:
+        measured = history() if host_only else []
+    except Exception:  # noqa: BLE001 - no history is no reason to refuse a plan
+        measured = []
+    costs = measured_costs(measured, cpu_only=fit.cpu_only and host_only)
+    result = plan_from_advice(
+        advice, model=model.path or model.id, settings=settings, budget_s=budget_s,
+        candidates=fit.measurable if host_only else None, costs=costs,
+    )  # fmt: skip
+    result.host_note = fit.note() if host_only else ""
+    result.host_warnings = fit.memory_warnings
+    result.planned_for = hardware.gpu_label if hardware.hypothetical else ""
+    session = result.session
+    session.hardware = hardware
+    session.hardware_fingerprint = hardware.fingerprint()
+    session.model_profile = model
+    session.workload = workload.kind
+    return result

@@ -1,0 +1,214 @@
+"""Use cases that put a sweep together: `start_sweep` (a new one), `attach_endpoint` (a running
+server as its arms), `resume` (an interrupted local one) and `rebuild` (an imported one as a new
+local session). Each takes a typed request and returns a `Prepared` session for `app.running`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from specadvisor.app import engine_env
+from specadvisor.errors import InputError
+
+if TYPE_CHECKING:
+    from specadvisor.domain import Arm, Session, SweepSettings
+    from specadvisor.engine.cpu import CpuEngine
+    from specadvisor.store import Store
+
+Note = Callable[[str], None]
+# attach mode keeps the fixed design: these settings are about launches it does not make
+_SCHEDULING = ("drift_threshold", "ci_target", "confidence", "budget_s")
+
+
+@dataclass(frozen=True)
+class SweepRequest:
+    """What a front end asks of a sweep, parsed and range-checked (`cli.validate` for the CLI)."""
+
+    model: str | None = None
+    drafter: str | None = None
+    methods: tuple[tuple[str, dict[str, Any]], ...] = ()  # (method, its extra speculative-config keys)
+    n_values: tuple[int, ...] = ()
+    baseline: bool = True
+    adaptive: bool = False
+    prompts: str = "humaneval"
+    measurement: Mapping[str, Any] = field(default_factory=dict)  # SweepSettings fields, in its units
+    bracket: bool = True
+    goodput: bool = False
+    engine_cmd: tuple[str, ...] | None = None  # None: the CPU engine's with cpu, else `vllm serve`
+    endpoint: str | None = None
+    api_key_env: str | None = None
+    server_args: tuple[str, ...] = ()
+    cpu: bool = False
+    name: str = ""
+    entry_point: str | None = None  # who started it, for provenance (the demo says so)
+
+
+@dataclass
+class Prepared:
+    """A session ready to run and what its launches need (never stored: the environment holds secrets' names only)."""
+
+    session: Session
+    server_env: dict[str, str] = field(default_factory=dict)
+    api_key_env: str | None = None  # attach mode: the variable holding the endpoint's key
+    model_name: str | None = None  # attach mode: the name the server serves the model under
+    notes: list[str] = field(default_factory=list)  # about the plan, shown before it runs
+    cpu: bool = False  # measured on the CPU engine (the plan's time estimate differs)
+
+
+def start_sweep(request: SweepRequest, *, progress: Note) -> Prepared:
+    """A new session planned from the request: baseline + methods x N on the engine asked for (or an
+    endpoint's arms). `progress` receives the CPU engine's provisioning lines."""
+    cpu = engine_env.ensure_cpu(progress) if request.cpu else None
+    return plan_sweep(request, cpu)
+
+
+def plan_sweep(request: SweepRequest, cpu: CpuEngine | None) -> Prepared:
+    """`start_sweep` once the engine is known (`cpu`: the provisioned CPU engine, or None)."""
+    from specadvisor.bench.prompts import BUILTIN_SOURCES, load_prompts
+    from specadvisor.provenance import record_provenance
+    from specadvisor.sweep.plan import plan_from_methods
+
+    model = request.model or (str(cpu.model_dir) if cpu else None)
+    if request.endpoint:
+        return attach_endpoint(request, model)
+    if not model:
+        raise InputError("no model given", hint="pass --model MODEL (or --cpu for the CPU engine's SmolLM2)")
+    if request.methods and not request.n_values:
+        raise InputError("--method given without --n", hint="pass the N values to try, e.g. --n 1,3,5")
+    if request.prompts.strip().lower() not in BUILTIN_SOURCES:
+        load_prompts(request.prompts, 1)  # a bad prompt file fails here, before the database is opened
+    engine_cmd, server_args, server_env = _engine(request, cpu)
+    notes: list[str] = []
+    if request.engine_cmd and not cpu:
+        extra_args, extra_env, said = engine_env.cpu_build_defaults(engine_cmd, server_args)
+        server_args += extra_args
+        server_env.update(extra_env)
+        if said:
+            notes.append(
+                f"the engine behind --engine-cmd is a CPU build: using the --cpu defaults {', '.join(said)} "
+                "(pass them yourself with --server-arg or the environment to override)"
+            )
+    target = request.measurement.get("ci_target", 0.03 if request.adaptive else 0.0)  # 3 % with --adaptive unless given
+    settings = measurement_settings(
+        request,
+        {**request.measurement, "ci_target": target or None},
+        engine_cmd=engine_cmd,
+        server_args=server_args,
+        adaptive=request.adaptive,
+        goodput=request.goodput,
+        bracket=request.bracket,
+    )
+    plan = plan_from_methods(
+        model, [(m, dict(extra)) for m, extra in request.methods], list(request.n_values), settings, baseline=request.baseline, drafter=request.drafter
+    )
+    plan.session.name = request.name
+    if cpu:
+        plan.session.vllm_version = cpu.vllm_version
+    record_provenance(plan.session, entry_point=request.entry_point or ("sweep --cpu" if cpu else "sweep"))
+    return Prepared(plan.session, server_env=server_env, notes=notes, cpu=cpu is not None)
+
+
+def attach_endpoint(request: SweepRequest, model: str | None = None) -> Prepared:
+    """Attach mode: the running server is one configuration, measured at every requested concurrency
+    level; its config is read from /server_info when exposed."""
+    import asyncio
+
+    from specadvisor.domain import Session
+    from specadvisor.engine import Endpoint
+    from specadvisor.provenance import record_provenance
+
+    assert request.endpoint is not None
+    levels = list(request.measurement.get("concurrency", [1]))
+    endpoint = Endpoint(request.endpoint, api_key_env=request.api_key_env)
+    info = asyncio.run(endpoint.info())
+    spec = info.speculative_config
+    measured = {k: v for k, v in request.measurement.items() if k not in _SCHEDULING}
+    settings = measurement_settings(request, measured, endpoint=endpoint.url)
+    session = Session(
+        model=model or request.model or info.served_model or "",
+        settings=settings,
+        arms=endpoint_arms(endpoint.url, spec, levels),
+        vllm_version=info.version,
+        name=request.name,
+        concurrency=levels[0],
+    )
+    record_provenance(session, entry_point="sweep --endpoint", endpoint_info=info)
+    return Prepared(session, api_key_env=request.api_key_env, model_name=info.served_model)
+
+
+def endpoint_arms(url: str, spec: dict[str, Any] | None, levels: list[int]) -> list[Arm]:
+    """One arm per requested concurrency level on the running server (they share it: nothing is relaunched)."""
+    from specadvisor.domain import Arm
+    from specadvisor.redact import redact_text
+
+    multi = len(levels) > 1
+    what = f"{spec.get('method')} N={spec.get('num_speculative_tokens')}" if spec else "running server"
+    return [
+        Arm(
+            id=f"endpoint-c{level}" if multi else "endpoint",
+            label=f"{what} at {redact_text(url)}" + (f" @c{level}" if multi else ""),  # shown and stored: no password
+            method=spec.get("method") if spec else None,
+            n=spec.get("num_speculative_tokens") if spec else None,
+            speculative_config=spec,
+            concurrency=level,
+        )
+        for level in levels
+    ]
+
+
+def resume(request: SweepRequest, session_id: str, store: Store, *, rebuild_asked: bool, note: Note, progress: Note) -> Prepared:
+    """An interrupted local session, to continue without redoing finished arms; an imported one only
+    as a rebuild (`rebuild_asked`), never run as it came."""
+    from specadvisor.provenance import record_provenance
+    from specadvisor.trust import is_imported, refuse_imported
+
+    session = store.get_session(session_id)
+    if is_imported(session):
+        if not rebuild_asked:
+            refuse_imported(session)
+        return rebuild(request, session, note=note, progress=progress)
+    if rebuild_asked:
+        raise InputError(
+            f"session {session.id[:8]} is local; --rebuild is for imported sessions", hint=f"resume it with: specadvisor sweep --resume {session.id[:8]}"
+        )
+    record_provenance(session, entry_point="resume")
+    if session.settings.endpoint:
+        return Prepared(session, api_key_env=request.api_key_env)
+    return Prepared(session, server_env=engine_env.stored_session_env(session, cpu_asked=request.cpu, progress=progress))
+
+
+def rebuild(request: SweepRequest, imported: Session, *, note: Note, progress: Note) -> Prepared:
+    """A NEW local session with the imported one's arms, on this machine's engine (never the bundle's)."""
+    from specadvisor.provenance import record_provenance
+    from specadvisor.sweep.rebuild import rebuild_plan
+
+    cpu = engine_env.ensure_cpu(progress) if request.cpu else None
+    engine_cmd, server_args, server_env = _engine(request, cpu)
+    model = request.model or (str(cpu.model_dir) if cpu else None)
+    plan, notes = rebuild_plan(imported, model=model, engine_cmd=engine_cmd, server_args=server_args, prompt_source=request.prompts, drafter=request.drafter)
+    for line in notes:
+        note(f"note: {line}")
+    if cpu:
+        plan.session.vllm_version = cpu.vllm_version
+    record_provenance(plan.session, entry_point="sweep --rebuild")
+    note(f"rebuilt {len(plan.session.arms)} arms of imported session {imported.id[:8]} as new local session {plan.session.id[:8]}")
+    return Prepared(plan.session, server_env=server_env, cpu=cpu is not None)
+
+
+def _engine(request: SweepRequest, cpu: CpuEngine | None) -> tuple[list[str], list[str], dict[str, str]]:
+    """(engine command, server args, environment): the request's command, else the CPU engine's."""
+    engine_cmd = list(request.engine_cmd) if request.engine_cmd else (list(cpu.engine_cmd) if cpu else [])
+    server_args = (list(cpu.server_args) if cpu else []) + list(request.server_args)
+    return engine_cmd, server_args, dict(cpu.env) if cpu else {}
+
+
+def measurement_settings(request: SweepRequest, measured: Mapping[str, Any], **mode: Any) -> SweepSettings:
+    """What every sweep measures with (the settings as parsed once), whatever launches the servers;
+    `mode` adds the launch- or endpoint-specific fields."""
+    from specadvisor.bench.prompts import default_output_len
+    from specadvisor.domain import SweepSettings
+
+    values = {k: v for k, v in measured.items() if k not in mode}
+    values.setdefault("output_len", default_output_len(request.prompts))
+    return SweepSettings(prompt_source=request.prompts, **values, **mode)

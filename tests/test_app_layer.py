@@ -1,0 +1,78 @@
+"""The application layer decides once what both front ends ask: the session a request plans, the CPU
+engine's environment, and which runner a session gets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from specadvisor.app import engine_env, running
+from specadvisor.app.demo import demo
+from specadvisor.app.sweeps import SweepRequest, plan_sweep
+from specadvisor.domain import EngineInfo, HardwareProfile, Session, SweepSettings
+from specadvisor.engine.cpu import CpuEngine
+from specadvisor.errors import InputError
+from specadvisor.store import Store
+
+
+def _engine(tmp_path: Path) -> CpuEngine:
+    python = tmp_path / "venv" / "bin" / "python"
+    return CpuEngine(
+        venv=tmp_path / "venv", python=python, engine_cmd=[str(python), "-m", "vllm.entrypoints.openai.api_server"],
+        model_dir=tmp_path / "SmolLM2", env={"VLLM_CPU_KVCACHE_SPACE": "2"}, server_args=["--dtype", "float32"],
+    )  # fmt: skip
+
+
+def test_a_request_becomes_the_session_it_asks_for(tmp_path):
+    request = SweepRequest(
+        model="m", methods=(("ngram", {"prompt_lookup_max": 4}),), n_values=(2, 4), adaptive=True, name="x",
+        measurement={"num_prompts": 8, "concurrency": [1, 8], "temperature": 0.5, "drift_threshold": 0.07},
+    )  # fmt: skip
+    prepared = plan_sweep(request, None)
+    s = prepared.session.settings
+    assert [a.id for a in prepared.session.arms if a.concurrency == 1] == ["baseline-c1", "ngram-n2-c1", "ngram-n4-c1"]
+    assert (s.num_prompts, s.concurrency, s.temperature, s.drift_threshold, s.adaptive) == (8, [1, 8], 0.5, 0.07, True)
+    assert s.ci_target == pytest.approx(0.03), "--adaptive stops an arm at +/-3 % unless told otherwise"
+    assert s.output_len == 256 and prepared.session.name == "x" and prepared.server_env == {}
+    assert prepared.session.provenance.entry_point == "sweep"
+
+
+def test_a_request_without_a_model_or_n_is_refused():
+    with pytest.raises(InputError, match="no model given"):
+        plan_sweep(SweepRequest(), None)
+    with pytest.raises(InputError, match="--method given without --n"):
+        plan_sweep(SweepRequest(model="m", methods=(("ngram", {}),)), None)
+
+
+def test_the_cpu_engine_gives_its_command_args_env_and_model(tmp_path):
+    cpu = _engine(tmp_path)
+    prepared = plan_sweep(SweepRequest(cpu=True, server_args=("--x",)), cpu)
+    s = prepared.session.settings
+    assert prepared.session.model == str(cpu.model_dir) and s.engine_cmd == cpu.engine_cmd
+    assert s.server_args == ["--dtype", "float32", "--x"] and prepared.server_env == cpu.env and prepared.cpu
+
+
+def test_the_demo_is_a_caller_like_any_other(tmp_path):
+    cpu = _engine(tmp_path)
+    prepared = demo(cpu, [2, 4], 6, 64)
+    session = prepared.session
+    assert [a.id for a in session.arms] == ["baseline", "ngram-n2", "ngram-n4"] and session.workload.value == "code"
+    assert (session.settings.num_prompts, session.settings.output_len, session.name) == (6, 64, "demo")
+    assert session.provenance.entry_point == "demo" and prepared.server_env == cpu.env
+
+
+def test_the_cpu_environment_is_given_only_to_the_cpu_engines_command(tmp_path):
+    cpu = _engine(tmp_path)
+    on_cpu = Session(settings=SweepSettings(engine_cmd=list(cpu.engine_cmd)))
+    elsewhere = Session(settings=SweepSettings(engine_cmd=["vllm", "serve"]))
+    assert engine_env.cpu_env(on_cpu, cpu) == cpu.env
+    assert engine_env.cpu_env(elsewhere, cpu) == {} and engine_env.cpu_env(on_cpu, None) == {}
+
+
+@pytest.mark.parametrize("goodput, kind", [(True, "CapacityRunner"), (False, "SweepRunner")])
+def test_one_place_chooses_the_runner(tmp_path, goodput, kind):
+    session = Session(model="m", settings=SweepSettings(goodput=goodput, slo_tpot_ms=30.0), hardware=HardwareProfile(engine=EngineInfo()))
+    with Store.open(tmp_path / "s.db") as store:
+        runner = running.tui_runner(session, store)
+        assert type(runner).__name__ == kind
