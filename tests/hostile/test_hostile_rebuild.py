@@ -183,10 +183,10 @@ def test_nothing_left_to_rebuild_is_one_line_and_nothing_launched(tmp_path, cli,
     ],
 )
 def test_settings_beyond_the_cli_bounds_are_refused_at_import(tmp_path, cli, field, value):
-    session = make_session()
-    setattr(session.settings, field, value)
+    document = bundle_document(make_session())  # the model itself refuses the value: the file carries it
+    document["session"]["settings"][field] = value
     path = tmp_path / "b.json"
-    path.write_text(json.dumps(bundle_document(session)), encoding="utf-8")
+    path.write_text(json.dumps(document), encoding="utf-8")
     db = tmp_path / "s.db"
     code, _, err = cli(["--db", str(db), "sessions", "import", str(path)])
     assert_one_line_error(code, err, 2)
