@@ -87,13 +87,19 @@ def _gpu(text: str, label: str, default: str) -> str | None:
     return text
 
 
+def _default(setting: str) -> str:
+    """A setting's default as the form shows it, from its declaration on SweepSettings."""
+    value = setting_specs.SPECS[setting].default
+    return ",".join(map(str, value)) if isinstance(value, list) else f"{value:g}"
+
+
 FIELDS: tuple[Field, ...] = (
     Field("gpu", "Plan for GPU", "", _gpu, "this machine (or a GPU to plan for, e.g. H100x8)"),
     Field("prompt_file", "Prompt file", "", _prompt_file, "optional: your own prompts"),
-    Field("concurrency", "Concurrency", "1", _levels),
-    Field("output_len", "Output tokens", "256", _count("output_len")),
-    Field("temperature", "Temperature", "0", _temperature),
-    Field("num_prompts", "Requests", "32", _count("num_prompts")),
+    Field("concurrency", "Concurrency", _default("concurrency"), _levels),
+    Field("output_len", "Output tokens", _default("output_len"), _count("output_len")),
+    Field("temperature", "Temperature", _default("temperature"), _temperature),
+    Field("num_prompts", "Requests", _default("num_prompts"), _count("num_prompts")),
     Field("budget", "Time budget", DEFAULT_BUDGET, _budget),
 )
 BY_ID = {f.id: f for f in FIELDS}
