@@ -23,8 +23,14 @@ Cases (H200 figures: vLLM 0.26.0, SmolLM2-135M bf16, 2026-12-01; `tests/fixtures
   loss-0.7x       synthetic: 0.7x, launch spread 5%; do not speculate
   near-tie        synthetic: 1.01x, launch spread 5%; do not speculate (a tie goes to the baseline)
   high-drift      synthetic: 1.15x, launch spread 5% and the machine 4% faster at every launch; speculate
+  h200-rename-live  the live rename sweep (`live-rename-c1.bundle.json`, `--budget 3`, left undecided):
+                  ngram N=4 at 1.31x (paired), launch spread 15.9% (measured, 3 df), within-run 13.6%
+                  per request, start-up 57 s, runs of 23 s; right answer: speculate. Not in the default
+                  list: it asks whether the tool's own "about 10 min more would decide it" holds, with
+                  the designs seq-3 (the live budget), seq-13 (3 + the 10 minutes it named) and fixed-6.
 
-Usage: .venv/bin/python benchmarks/decision.py [--seeds 20] [--cases h200-rename,win-1.3x]
+Usage: .venv/bin/python benchmarks/decision.py [--seeds 20] [--cases h200-rename,win-1.3x] [--designs fixed-2,seq]
+       .venv/bin/python benchmarks/decision.py --cases h200-rename-live --designs fixed-2,fixed-4,fixed-6,seq-3,seq-13,seq --seeds 40
 """
 
 from __future__ import annotations
@@ -74,7 +80,16 @@ CASES = [
     Case("near-tie", 1.01, 0.05, 60.0, 20.0),
     Case("high-drift", 1.15, 0.05, 60.0, 20.0, drift=0.04),
 ]
-DESIGNS = {"fixed-2": {"trials": 2}, "fixed-4": {"trials": 4}, "seq": {"trials": 1, "budget_s": 20 * 60.0}}
+EXTRA_CASES = [Case("h200-rename-live", 1.308, 0.159, 57.0, 23.0, request_sd=0.136)]
+DESIGNS = {
+    "fixed-2": {"trials": 2},
+    "fixed-4": {"trials": 4},
+    "fixed-6": {"trials": 6},
+    "seq": {"trials": 1, "budget_s": 20 * 60.0},
+    "seq-3": {"trials": 1, "budget_s": 3 * 60.0},
+    "seq-13": {"trials": 1, "budget_s": 13 * 60.0},
+}
+DEFAULT_DESIGNS = ("fixed-2", "fixed-4", "seq")
 
 
 class StandInServer:
@@ -156,13 +171,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--cases", default=",".join(c.name for c in CASES))
+    parser.add_argument("--designs", default=",".join(DEFAULT_DESIGNS))
     args = parser.parse_args()
-    chosen = [c for c in CASES if c.name in args.cases.split(",")]
+    chosen = [c for c in CASES + EXTRA_CASES if c.name in args.cases.split(",")]
+    designs = {name: DESIGNS[name] for name in args.designs.split(",") if name in DESIGNS}
+    if not chosen or not designs:
+        parser.error(f"no known case or design chosen (cases: {', '.join(c.name for c in CASES + EXTRA_CASES)}; designs: {', '.join(DESIGNS)})")
     print("| case | right answer | design | correct | undecided | wrong | measuring min (mean / median / max) |")
     print("|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for case in chosen:
-            for name, design in DESIGNS.items():
+            for name, design in designs.items():
                 outcomes = [asyncio.run(one_sweep(case, design, seed, Path(tmp) / f"{case.name}-{name}-{seed}.db")) for seed in range(args.seeds)]
                 correct = sum(d == case.right for d, _ in outcomes)
                 undecided = sum(d == "undecided" for d, _ in outcomes)

@@ -13,15 +13,28 @@ def _label(candidate: Candidate, rb: RuleBase) -> str:
     return f"{name} with {candidate.drafter}" if candidate.drafter else name
 
 
+def _published_slowdown(top: Candidate) -> str | None:
+    """`0.48-0.66x` when every published run of this model with the top method was slower than no
+    speculation: the sentence must not promise what the shown estimate denies."""
+    if top.expected_speedup is None or top.expected_speedup[1] >= 1.0:
+        return None
+    low, high = top.expected_speedup
+    return f"{low:.2f}-{high:.2f}x"
+
+
 def set_verdict(advice: Advice, rule_verdicts: list[str], rb: RuleBase) -> None:
     top = advice.candidates[0] if advice.candidates else None
     computed = "unlikely" if top is None or top.score < 1.0 else "careful" if top.score < 2.0 else "speculate"
     level = max([computed, *rule_verdicts], key=_PESSIMISM.__getitem__)
     fresh = [e for e in (top.evidence if top else []) if e.local and not e.stale and e.speedup_high is not None]
+    slowdown = _published_slowdown(top) if top and not fresh else None
     if fresh:
         best = max(e.speedup_high for e in fresh)
         level = "speculate" if best >= 1.1 else "unlikely" if best < 1.0 else "careful"
         advice.trace.append(f"= verdict from local measurement: {best:.2f}x -> {level}")
+    elif slowdown and level == "speculate":  # the rules' optimism never outvotes runs of this very model
+        level = "careful"
+        advice.trace.append(f"= every published run of this model with the top method was a slowdown ({slowdown}) -> careful")
     advice.verdict_level = level
     advice.speculation_unlikely = level == "unlikely"
     if top is None:
@@ -30,6 +43,10 @@ def set_verdict(advice: Advice, rule_verdicts: list[str], rb: RuleBase) -> None:
     label = _label(top, rb)
     if level == "speculate":
         advice.verdict = f"Speculation is likely to pay: start with {label} and sweep N over {top.n_grid} against the no-speculation baseline."
+    elif level == "careful" and slowdown:
+        advice.verdict = (
+            f"Speculation may not pay here: {label} measured {slowdown} on this model family elsewhere; measure it against the baseline here first."
+        )
     elif level == "careful":
         advice.verdict = f"Speculation may help modestly: measure {label} against the no-speculation baseline before adopting it."
     else:

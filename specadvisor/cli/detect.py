@@ -61,14 +61,14 @@ def _gib(mib: int | None) -> str:
 
 
 def render_profile(profile: HardwareProfile) -> None:
-    from rich.table import Table
-
     from specadvisor.cli.output import console
 
     out = console()
     title = "Planned hardware (hypothetical, from the GPU catalog)" if profile.hypothetical else "This machine"
     out.print(f"[bold]{title}[/bold]: {profile.gpu_label}")
     if profile.gpus:
+        from rich.table import Table  # a CPU-only machine prints no table: it does not pay for one
+
         table = Table(show_edge=False, pad_edge=False)
         for column in ("#", "GPU", "memory", "free", "arch", "driver", "source"):
             table.add_column(column)

@@ -50,9 +50,16 @@ def _method_support(version: str | None, platform: str | None = None) -> tuple[l
     registry (a CPU build before 0.20 runs none: its runner asserts no speculative config).
 
     A broken user rules file must not stop the probe: it then answers from the shipped rules alone.
+    The answer is remembered between runs (served_cache): loading the rule base is most of `detect`.
     """
     if version is None:
         return [], []
+    from specadvisor.hardware import served_cache
+
+    return served_cache.served(version, platform, lambda: _method_support_from_rules(version, platform))
+
+
+def _method_support_from_rules(version: str, platform: str | None) -> tuple[list[str], list[str]]:
     from specadvisor.errors import InputError
     from specadvisor.rulebase import config_keys_for, default_rulebase, load_rulebase, registry
 

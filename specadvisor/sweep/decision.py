@@ -92,6 +92,12 @@ __all__ = [
 ]
 
 MAX_EXTRA_LAUNCHES = 20  # beyond this, "more measuring" is not an answer worth giving
+# The step to an open level is sized so that, if the measured gain is the true one, the next look
+# decides it with this probability (the usual sample-size rule: gap / se >= z_(1-alpha/2) + z_power).
+# Sized to merely reach the interval's edge (power one half), the step decided about half the replayed
+# H200 rename sweeps that it promised to decide (benchmarks/decision.py, h200-rename-live).
+STEP_POWER = 0.8
+_Z_POWER = 0.8416  # the standard normal quantile at STEP_POWER
 
 # ---------------------------------------------------------------------- the level's answer
 
@@ -139,13 +145,14 @@ class NextStep:
     seconds: float | None  # None: more than MAX_EXTRA_LAUNCHES launches would be needed
 
     def text(self, names: str) -> str:
+        """The tail of an undecided verdict: what to measure, for how long, and how sure that is."""
         if self.kind == "requests":
             what = f"about {self.amount} more requests on each of {names}'s servers"
         else:
             what = f"{self.amount} more launch{'es' if self.amount > 1 else ''} of each of {names}"
         if self.seconds is None:
-            return f"{what} might not be enough: the gain sits at the {PRACTICAL_MARGIN * 100:.0f}% margin"
-        return f"{what} for about {_minutes(self.seconds)} more"
+            return f"even {what} might not decide it: the gain sits too close to the {PRACTICAL_MARGIN * 100:.0f}% margin"
+        return f"measuring {what} for about {_minutes(self.seconds)} more would likely decide it ({STEP_POWER:.0%} power if the gain holds)"
 
 
 def simplicity(arm: Arm) -> tuple[int, int]:
@@ -210,10 +217,12 @@ def decide_level(
         reasons = [f"do not speculate here: the best speculative arm, {lines[0]}: {cause}", *(f"also measured: {line}" for line in lines[1:])]
         return LevelDecision(conc, "do not speculate", "do not speculate", None, top, comparisons, [*reasons, *extra, head, basis, *drift])
     open_ = [c for c in comparisons if c.status == "open"]
-    step = next_step(session, base, open_, noise, q, results)
+    # the step is sized for the look that would follow it (a smaller share of the error), with power
+    q_next = comparison_quantile(confidence, looks + 1, True, len(spec), noise.launch_df)
+    step = next_step(session, base, open_, noise, q_next, results)
     names = ", ".join(["no speculation", *(name(c.arm) for c in open_)])
     measured = _measured_text(session, conc, results)
-    verdict = f"undecided after {measured}: measuring {step.text(names)} would decide it"
+    verdict = f"undecided after {measured}: {step.text(names)}"
     limited = open_[0].limited_by
     reasons = [
         f"undecided: {lines[comparisons.index(open_[0])]}; the interval still holds the {PRACTICAL_MARGIN * 100:.0f}% tie margin, "
@@ -229,13 +238,13 @@ def decide_level(
 def next_step(session: Session, base: Arm, open_: list[Comparison], noise: Noise, q: float, results: dict[str, ArmResult]) -> NextStep:
     """The cheapest step that most reduces the uncertainty of the open comparison closest to being
     decided: more requests on running servers when within-run noise dominates (no start-up to pay),
-    another launch of the contenders when launch-to-launch spread does. The amount is what would
-    decide it if the estimate stayed where it is."""
+    another launch of the contenders when launch-to-launch spread does. The amount gives the next
+    look (quantile `q`) STEP_POWER power if the measured gain is the true one."""
     target = min(open_, key=lambda c: abs(c.log_ratio - math.log(1 + PRACTICAL_MARGIN)) / max(c.se, 1e-12))
     contenders = [base, *(c.arm for c in open_)]
     ids = tuple(a.id for a in contenders)
     gap = abs(target.log_ratio - math.log(1 + PRACTICAL_MARGIN))
-    needed = (gap / q) ** 2  # the variance that would decide it
+    needed = (gap / (q + _Z_POWER)) ** 2  # the variance that decides it with STEP_POWER power
     per_launch = [launches(results[a.id]) for a in contenders]
     measure_s = sum(statistics.fmean(x.measure_s / x.passes for x in ls) for ls in per_launch)
     startup_s = sum(statistics.fmean([x.startup_s for x in ls if x.startup_s] or [60.0]) for ls in per_launch)

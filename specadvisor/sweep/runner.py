@@ -154,6 +154,7 @@ class SweepRunner:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task | None = None
         self._cancel_requested = threading.Event()
+        self._saved = False  # the session is in the store (set once the first launch is near)
 
     # ------------------------------------------------------------------ public
 
@@ -202,6 +203,7 @@ class SweepRunner:
             await self._run(emit)
         except asyncio.CancelledError:
             self._mark("interrupted")
+            self._keep_unsaved_plan()
         except BaseException as exc:  # noqa: BLE001 - reaches the consumer as the same exception
             self._mark("interrupted")
             put(exc)
@@ -222,6 +224,7 @@ class SweepRunner:
         mark_sweep_started(session)
         session.status = "running"
         self.store.save_session(session)
+        self._saved = True
         done = {r.arm_id for r in session.results if r.status in DONE_STATUSES and not r.runs}
         for arm in session.arms:
             if arm.id not in done:
@@ -472,6 +475,14 @@ class SweepRunner:
         if samples:
             session.samples.extend(samples)
             self.store.add_samples(session.id, samples)
+
+    def _keep_unsaved_plan(self) -> None:
+        """Quit during the checks before the first launch: the plan is stored as interrupted (nothing
+        measured, resumable from Sessions) instead of being lost with the window."""
+        if self._saved or self.store.has_session(self.session.id):  # a resumed session is there already
+            return
+        with contextlib.suppress(SpecAdvisorError):
+            self.store.save_session(self.session)
 
     def _mark(self, status: str) -> None:
         self.session.status = status

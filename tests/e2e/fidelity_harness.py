@@ -18,8 +18,11 @@ import statistics
 import subprocess
 import tempfile
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import psutil
 
 from specadvisor.bench.loadgen import run_load
 from specadvisor.bench.measure import measure_arm
@@ -78,6 +81,10 @@ class Comparison:
     count_checks: list[tuple[dict, dict]] = field(default_factory=list)  # (reported, server delta) per run of ours
     bench_al: list[float] = field(default_factory=list)
     our_al: list[float] = field(default_factory=list)
+    # each client's own CPU share while it measured (CPU seconds / wall seconds): on a 2-core machine the
+    # client shares the CPU with a CPU-bound server, so a costlier client measures a slower server
+    ours_cpu: list[float] = field(default_factory=list)
+    bench_cpu: list[float] = field(default_factory=list)
 
     @property
     def ratio(self) -> float:
@@ -97,10 +104,32 @@ class Comparison:
 
     def row(self) -> str:
         low, high = self.paired_ratio_interval()
+        cpu = f" {statistics.median(self.ours_cpu):.0%} / {statistics.median(self.bench_cpu):.0%} |" if self.ours_cpu and self.bench_cpu else " - |"
         return (
             f"| {self.mode} | {self.concurrency} | {statistics.median(self.ours):.2f} | {statistics.median(self.bench):.2f} | "
-            f"{self.ratio:.3f} | {low:.3f}-{high:.3f} | {self.spread(self.ours):.1%} / {self.spread(self.bench):.1%} |"
+            f"{self.ratio:.3f} | {low:.3f}-{high:.3f} | {self.spread(self.ours):.1%} / {self.spread(self.bench):.1%} |{cpu}"
         )
+
+
+HEADER = (
+    "| mode | c | specadvisor median tok/s | vllm bench serve median tok/s | ratio of medians | paired 95% interval "
+    "| spread (ours / bench) | client CPU (ours / bench) |\n|---|---|---|---|---|---|---|---|"
+)
+
+
+class CpuShare:
+    """CPU seconds a process spent per wall second between start() and stop()."""
+
+    def __init__(self, pid: int):
+        self.proc = psutil.Process(pid)
+
+    def start(self) -> None:
+        t = self.proc.cpu_times()
+        self.cpu, self.wall = t.user + t.system, time.perf_counter()
+
+    def stop(self) -> float:
+        t = self.proc.cpu_times()
+        return (t.user + t.system - self.cpu) / max(time.perf_counter() - self.wall, 1e-9)
 
 
 def _counts(r: ArmResult) -> dict:
@@ -191,16 +220,22 @@ class FidelityMeasure:
             for tool in ("ours", "bench") if i % 2 == 0 else ("bench", "ours"):
                 await reset_prefix_cache(base_url)  # the same cold prefix cache for both tools
                 if tool == "bench":
+                    share = CpuShare(self.worker.proc.pid)
+                    share.start()
                     data = await asyncio.to_thread(self._bench, base_url, kw["model_name"], settings, arm.concurrency, dataset, len(prompts.prompts))
+                    cmp.bench_cpu.append(share.stop())
                     assert data["completed"] == len(prompts.prompts), data
                     cmp.bench.append(data["output_throughput"])
                     if data.get("spec_decode_acceptance_length") is not None:
                         cmp.bench_al.append(data["spec_decode_acceptance_length"])
                     continue
                 before = await scrape(base_url)
+                share = CpuShare(os.getpid())  # this process: specadvisor's client and the harness, nothing else runs here then
+                share.start()
                 async for event in measure_arm(**kw):
                     if isinstance(event, ArmFinished):
                         last = event.result
+                cmp.ours_cpu.append(share.stop())
                 after = await scrape(base_url)
                 cmp.ours.append(last.output_throughput)
                 cmp.count_checks.append((_counts(last), _delta_counts(delta(before, after))))

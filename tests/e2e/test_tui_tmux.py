@@ -67,7 +67,14 @@ class Tmux:
 
     def right_column(self) -> str:
         """The right-hand panel's words, in reading order (two side-by-side panels interleave by line)."""
-        parts = [line.split("││", 1)[1] for line in self.screen().splitlines() if "││" in line]
+        return self._column(1)
+
+    def left_column(self) -> str:
+        """The left-hand panel's words, in reading order."""
+        return self._column(0)
+
+    def _column(self, side: int) -> str:
+        parts = [line.split("││", 1)[side] for line in self.screen().splitlines() if "││" in line]
         return re.sub(r"\s+", " ", re.sub(r"[│╭╮╰╯─▔▁▏]", " ", " ".join(parts)))
 
     def wait_for(self, pattern: str, timeout_s: float, what: str) -> str:
@@ -141,9 +148,6 @@ def footer(term: Tmux, wanted: str, timeout_s: float = 20) -> str:
         time.sleep(0.5)
 
 
-@pytest.mark.xfail(
-    strict=False, reason="failed in the last fresh-clone run after this stop's merges (not diagnosed before the session ended); see the stop-19 closing note"
-)
 def test_at_80x24_the_keys_the_plan_and_its_checks_stay_readable(cpu_engine, tmp_path):
     term = launch(tmp_path, 80, 24)
     try:
@@ -171,7 +175,9 @@ def test_at_80x24_the_keys_the_plan_and_its_checks_stay_readable(cpu_engine, tmp
         term.wait_for(r"over the budget by", 20, "the budget warning")
         keys = footer(term, "^s Start sweep")
         assert "^s Start sweep" in keys and "g Capacity" in keys and "x Export plan" in keys, keys
-        assert plan_rows(term.screen())[:2] == ["baseline", "n-gram N=2"], term.screen()  # the advised start N is kept
+        advised = re.search(r'"num_speculative_tokens":\s*(\d+)', term.left_column())  # the top candidate's config, as shown
+        assert advised, term.screen()
+        assert plan_rows(term.screen())[:2] == ["baseline", f"n-gram N={advised.group(1)}"], term.screen()  # the advised start N is kept
         term.keys("C-s")
         term.wait_for(r"Start anyway\?", 20, "Start asking about the budget")
         assert "over the budget" in term.flat()
@@ -260,14 +266,20 @@ def test_setup_advice_sweep_results_in_a_real_terminal(cpu_engine, tmp_path):
         term.wait_for(r"Running: 1 arm", 300, "the live view of a running arm")
         live = term.wait_for(r"TTFT p50/p99 \d+/\d+ ms", 600, "live latency percentiles")
         assert "tok/s" in live
-        finished = term.wait_for(r"finished · recommended", 900, "the end of the sweep")
-        assert re.search(r"recommended: (n-gram N=\d|no speculation)", re.sub(r"\s+", " ", finished)), finished  # labels, not ids
+        finished = re.sub(r"\s+", " ", term.wait_for(r"finished ·", 900, "the end of the sweep"))
+        # the one verdict (sweep.decision), whichever way these few requests decide it: labels, not ids
+        said = re.search(r"finished · (recommended: n-gram N=\d|do not speculate|undecided after)", finished)
+        assert said, finished
         term.keys("r")
         results = term.wait_for(r"Recommendation", 60, "the Results screen")
         words = term.flat()
         assert "baseline" in results and re.search(r"n-gram N=\d", results)
         assert re.search(r"\d+\.\d+ ±\d+\.\d+|\d+\.\d+", results)
-        assert "api_server" in words or "vllm serve" in words or "Do NOT speculate" in words or "No verdict" in words
+        # the Results screen gives the same answer as the live view, never another one
+        same = {"recommended": r"Speculate: n-gram N=\d", "do not speculate": r"Do NOT speculate here", "undecided after": r"Undecided: after"}
+        assert re.search(same[said.group(1).split(":")[0]], words), (said.group(1), words)
+        if said.group(1).startswith("recommended"):
+            assert "api_server" in words or "vllm serve" in words, words  # the command to paste comes with it
         term.keys("C-q")
         time.sleep(2)
     finally:

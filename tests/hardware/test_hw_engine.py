@@ -6,6 +6,7 @@ import pytest
 
 from hw_fakes import ScriptedRunner, ok
 from specadvisor.errors import InputError
+from specadvisor.hardware import served_cache
 from specadvisor.hardware.commands import CommandResult
 from specadvisor.hardware.engine_probe import _method_support, infer_platform, probe_engine
 
@@ -142,6 +143,7 @@ def test_methods_come_from_the_rule_base_and_survive_its_failure(monkeypatch):
         raise InputError("~/.config/specadvisor/rules/mine.toml:3: bad entry")
 
     monkeypatch.setattr(rulebase, "default_rulebase", broken)
+    served_cache._cache_path().unlink()  # answered afresh, not from the first probe's cache
     fallback = probe_engine(["python"], runner=runner)
     assert fallback.methods == expected and "dflash" in fallback.methods
 

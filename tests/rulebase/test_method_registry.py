@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -151,3 +153,12 @@ def test_every_shipped_drafter_evidence_and_model_source_can_be_opened(rb):
     for path in sorted((ROOT.parent / "rules").glob("*")):
         text = path.read_text(encoding="utf-8")
         assert "shared/" not in text and "/work/" not in text, path
+
+
+def test_no_evidence_cites_a_site_or_blog_index(rb):
+    """A citation names the article: `https://vllm.ai/blog` is a list of posts that changes every week,
+    so every URL in a source has at least two path segments (a post, a file, a PR, a model card)."""
+    for evidence in rb.evidence.values():
+        for url in re.findall(r"https://[^\s,;)'\"]+", evidence.source):
+            segments = [part for part in urlsplit(url).path.split("/") if part]
+            assert len(segments) >= 2, f"{evidence.id}: {url} is an index, not the article"

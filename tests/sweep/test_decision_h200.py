@@ -83,5 +83,5 @@ def test_live_rename_is_undecided_by_launch_noise_and_says_what_would_decide_it(
     (pick,) = rec.per_concurrency
     assert pick.decision == "undecided" and pick.limited_by == "launch-to-launch"
     assert pick.speedup == pytest.approx(1.31, abs=0.01) and pick.speedup_ci[0] < 1.03 < pick.speedup_ci[1]
-    assert "more would decide it" in rec.verdict and rec.arm_id is None and not rec.do_not_speculate
+    assert "more would likely decide it" in rec.verdict and rec.arm_id is None and not rec.do_not_speculate
     assert not any(r.startswith("do not speculate") for r in rec.reasons)

@@ -74,14 +74,23 @@ def test_a_gain_inside_the_margin_is_a_tie_that_goes_to_the_baseline():
 
 
 def test_too_little_data_is_undecided_and_says_what_to_measure():
-    rec = recommend(session({"baseline": 100, "ngram-n2": 112}, n_values=(2,)))
+    rec = recommend(session({"baseline": 100, "ngram-n2": 125}, n_values=(2,)))
     (pick,) = rec.per_concurrency
     assert rec.decision == "undecided" and pick.decision == "undecided" and not rec.do_not_speculate and rec.arm_id is None
     assert rec.verdict.startswith("undecided after 2 launches over 2 arm(s)")
     assert "measuring 1 more launch of each of no speculation, ngram N=2" in rec.verdict or "more launches of each" in rec.verdict
-    assert rec.verdict.endswith("would decide it") and "min more" in rec.verdict
+    assert "would likely decide it (80% power" in rec.verdict and "min more" in rec.verdict
     assert pick.limited_by == "launch-to-launch"
     assert not any(r.startswith(("do not speculate", "speculate with")) for r in rec.reasons)
+
+
+def test_a_gain_at_the_margin_says_more_measuring_might_not_decide_it():
+    """One launch each, 12% apart, against a 7% launch-to-launch prior: 80% power needs more than the
+    20 launches worth advising, and the sentence says so in plain words (no dangling clause)."""
+    rec = recommend(session({"baseline": 100, "ngram-n2": 112}, n_values=(2,)))
+    assert rec.decision == "undecided"
+    assert rec.verdict.endswith("might not decide it: the gain sits too close to the 3% margin"), rec.verdict
+    assert "even 20 more launches of each of no speculation, ngram N=2" in rec.verdict
 
 
 def records(latencies, noise=0.0, seed=0):
@@ -110,10 +119,10 @@ def test_paired_records_separate_within_run_noise_and_compare_prompt_by_prompt()
 
 def test_within_run_noise_that_dominates_asks_for_more_requests_not_launches():
     prompts = [200.0] * 8
-    s = session({"baseline": [100, 100.2], "ngram-n2": [108, 108.2]}, n_values=(2,))
+    s = session({"baseline": [100, 100.2], "ngram-n2": [115, 115.2]}, n_values=(2,))
     base, ngram = s.result_for("baseline"), s.result_for("ngram-n2")
     base.runs = [run(100, 1, records(prompts, 0.6, 1), completed=8), run(100.2, 2, records(prompts, 0.6, 2), completed=8)]
-    ngram.runs = [run(108, 1, records(prompts, 0.6, 3), completed=8), run(108.2, 2, records(prompts, 0.6, 4), completed=8)]
+    ngram.runs = [run(115, 1, records(prompts, 0.6, 3), completed=8), run(115.2, 2, records(prompts, 0.6, 4), completed=8)]
     level = decide_level(s, 1, estimate_noise(s))
     assert level.decision == "undecided" and level.limited_by == "within-run"
     assert level.next_step is not None and level.next_step.kind == "requests"

@@ -72,7 +72,7 @@ async def test_a_clear_case_stops_after_the_first_look(store):
 
 
 async def test_within_run_noise_is_answered_with_more_requests_on_each_launch(store):
-    measure = Launches(1.08, jitter=0.5)
+    measure = Launches(1.2, jitter=0.5)  # 50% per-request noise on 8 prompts: a 20% gain is what a few passes can decide
     session, _ = await sweep(store, measure, budget_s=400)  # a round or two
     repeats = [run.repeat for r in session.results for run in r.runs]
     assert max(repeats) > 1  # passes over the prompts on one running server

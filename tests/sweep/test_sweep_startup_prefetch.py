@@ -3,6 +3,8 @@ runner and SQLite store, fakes only at the process boundary."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from specadvisor.domain import DownloadProgress, ServerStarting, SweepSettings
@@ -39,6 +41,46 @@ async def test_a_full_disk_stops_the_sweep_before_any_launch(store):
     with pytest.raises(InputError, match="not enough disk space"):
         [e async for e in runner.events()]
     assert FakeServer.instances == []
+
+
+async def test_quitting_during_the_checks_before_the_first_launch_keeps_the_plan(store):
+    """Quit (cancel) while the pre-launch checks run: nothing was measured, but the plan is stored as
+    interrupted, resumable from Sessions, instead of being lost with the window."""
+    checking = asyncio.Event()
+
+    async def prefetch(session, emit):
+        checking.set()
+        await asyncio.sleep(3600)
+
+    plan = make_plan()
+    runner = SweepRunner(
+        plan, store, server_factory=lambda a, s: FakeServer(a), measure=FakeMeasure(lambda a: 100.0), prompt_loader=no_prompts, prefetch=prefetch
+    )
+
+    async def consume():
+        return [e async for e in runner.events()]
+
+    task = asyncio.create_task(consume())
+    await asyncio.wait_for(checking.wait(), 10)
+    runner.cancel()
+    await asyncio.wait_for(task, 10)
+    stored = store.get_session(plan.session.id)
+    assert stored.status == "interrupted" and not stored.results
+    assert [a.id for a in stored.arms] == [a.id for a in plan.session.arms]
+    assert FakeServer.instances == []
+
+
+async def test_a_failed_check_before_the_first_launch_stores_nothing(store):
+    async def prefetch(session, emit):
+        raise InputError("arm ngram-n2: bad config", hint="fix it")
+
+    plan = make_plan()
+    runner = SweepRunner(
+        plan, store, server_factory=lambda a, s: FakeServer(a), measure=FakeMeasure(lambda a: 100.0), prompt_loader=no_prompts, prefetch=prefetch
+    )
+    with pytest.raises(InputError):
+        [e async for e in runner.events()]
+    assert not store.has_session(plan.session.id)
 
 
 async def test_first_launch_of_a_configuration_is_cold_later_ones_warm(store):
