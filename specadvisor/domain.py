@@ -567,9 +567,7 @@ class Provenance(Model):
     notes: list[str] = Field(default_factory=list)  # e.g. resumed on other hardware, prompt file changed
 
 
-def setting(
-    default: Any, help: str, *, flag: str, unit: str = "", cli_scale: float = 1.0, counts: bool = False, cli_default: Any = ..., **bounds: Any
-) -> Any:
+def setting(default: Any, help: str, *, flag: str, unit: str = "", cli_scale: float = 1.0, counts: bool = False, cli_default: Any = ..., **bounds: Any) -> Any:
     """A sweep setting declared once: default, bounds (`ge`/`gt`/`le`/`lt`, enforced by the model),
     help text, unit and the command-line flag it is read from. The CLI's flags and checks, bundle
     import and the TUI form's bounds are derived from these (`specadvisor.setting_specs`).

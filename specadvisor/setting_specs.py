@@ -103,9 +103,7 @@ def _specs() -> dict[str, SettingSpec]:
             flag_default = ",".join(map(str, default)) if isinstance(default, list) else str(default) if counts else default
         else:
             flag_default = float(round(default * scale, 10))
-        specs[name] = SettingSpec(
-            name, flag, info.description or "", str(extra.get("unit", "")), default, scale, whole, bound, optional, counts, flag_default
-        )
+        specs[name] = SettingSpec(name, flag, info.description or "", str(extra.get("unit", "")), default, scale, whole, bound, optional, counts, flag_default)
     return specs
 
 
@@ -120,9 +118,7 @@ def bound(name: str) -> Bound:
 def flag_table() -> str:
     """The flags as a Python module of plain data (`cli/setting_flags.py`, written by
     `python -m specadvisor.cli.doc --write`): building the parser then imports no pydantic."""
-    rows = "\n".join(
-        f"    SettingFlag({s.name!r}, {s.flag!r}, {s.help!r}, {s.flag_default!r}, {s.kind!r}, {s.metavar!r})," for s in SPECS.values()
-    )
+    rows = "\n".join(f"    SettingFlag({s.name!r}, {s.flag!r}, {s.help!r}, {s.flag_default!r}, {s.kind!r}, {s.metavar!r})," for s in SPECS.values())
     return (
         '"""The sweep settings\' flags, GENERATED from `domain.SweepSettings` by `python -m specadvisor.cli.doc --write`:\n'
         "do not edit by hand (a test fails when this differs from the model). Plain data, so that building the\n"
