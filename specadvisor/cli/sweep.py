@@ -461,10 +461,10 @@ def _positive(value: int, flag: str) -> int:
 
 
 def _execute(args: SweepArgs, store: Store, session: Session, runner_kwargs: dict[str, Any]) -> int:
+    from specadvisor.analysis.summary import session_summary
     from specadvisor.cli.live_view import LiveSweepView
     from specadvisor.cli.output import console, print_json
     from specadvisor.sweep.runner import run_sweep_blocking
-    from specadvisor.sweep.summary import session_summary
 
     notes = runner_kwargs.pop("plan_notes", [])
     view = None if args.json else LiveSweepView(session, console())

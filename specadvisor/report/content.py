@@ -6,6 +6,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from specadvisor.analysis.arms import arm_label, family_key, family_label, server_key
+from specadvisor.analysis.predict import confident_predictions, mean_abs_error_pct, measured, withheld_predictions
+from specadvisor.analysis.recommend import recommend
 from specadvisor.domain import Session
 from specadvisor.figures import Speedup, all_speedups, baseline_result, throughput
 from specadvisor.provenance import provenance_facts, serve_argv_lines
@@ -16,10 +19,7 @@ from specadvisor.report.snippet import (
     serve_command,
     spec_config_json,
 )
-from specadvisor.sweep.arms import arm_label, family_key, family_label, server_key
 from specadvisor.sweep.monitor import shown_mean_power_w
-from specadvisor.sweep.predict import confident_predictions, mean_abs_error_pct, measured, withheld_predictions
-from specadvisor.sweep.recommend import recommend
 from specadvisor.vllm_command import PASTE_WIDTH, shell_command
 
 COLUMNS = [

@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from specadvisor.analysis.arms import arm_label, server_key
+from specadvisor.analysis.recommend import serve_command
 from specadvisor.bench.goodput import Slo, measure_at_rate, search_goodput
 from specadvisor.bench.loadgen import run_load
 from specadvisor.domain import ArmResult, ArmStatus, LatencyStats, RatePoint, Recommendation, Session, utcnow
 from specadvisor.errors import InputError, SpecAdvisorError
 from specadvisor.store import Store
-from specadvisor.sweep.arms import arm_label, server_key
-from specadvisor.sweep.recommend import serve_command
 
 Note = Callable[[str], None]
 

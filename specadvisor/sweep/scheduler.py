@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from specadvisor.analysis.arms import server_key
 from specadvisor.domain import Arm, ArmStatus, Session
 from specadvisor.sweep.adaptive import AdaptivePolicy
-from specadvisor.sweep.arms import server_key
 from specadvisor.sweep.slots import Slot
 
 DONE_STATUSES = {ArmStatus.ok, ArmStatus.stopped_early, ArmStatus.skipped}

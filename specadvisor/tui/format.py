@@ -96,8 +96,8 @@ def speedup_range(rng: tuple[float, float] | None) -> str:
 
 def candidate_title(rank: int, c: Candidate, model: str | None = None) -> str:
     """Short enough for a narrow panel: rank, display name, short drafter, expected speedup."""
+    from specadvisor.analysis.arms import method_display_name, short_drafter
     from specadvisor.rulebase import registry
-    from specadvisor.sweep.arms import method_display_name, short_drafter
 
     drafter = short_drafter(c.drafter, model)
     name = method_display_name(c.id if registry.get(c.id) else c.method)
@@ -201,8 +201,8 @@ def summary_cells(summary: Any) -> dict[str, str]:
 def live_arm_lines(row: Any, width: int = 60, now: float | None = None) -> list[str]:
     """What one running arm shows in the live view: phase and throughput with its sparkline, latency
     percentiles so far, acceptance per position with its 95% interval, GPU readings when recorded."""
+    from specadvisor.analysis.arms import arm_label
     from specadvisor.charts import sparkline
-    from specadvisor.sweep.arms import arm_label
 
     phase = row.phase_text(now) if hasattr(row, "phase_text") else row.phase
     head = f"{arm_label(row.arm)} · {phase}"

@@ -49,6 +49,8 @@ import math
 import statistics
 from dataclasses import dataclass, field
 
+from specadvisor.analysis.arms import family_label
+from specadvisor.analysis.drift import gpu_change
 from specadvisor.domain import Arm, ArmResult, ConcurrencyPick, Session
 from specadvisor.figures import (  # the comparison's arithmetic: one home, shared with every view's speedup
     _MEASURED,
@@ -68,8 +70,6 @@ from specadvisor.figures import (  # the comparison's arithmetic: one home, shar
     level_comparisons,
     measured_results,
 )
-from specadvisor.sweep.arms import family_label
-from specadvisor.sweep.drift import gpu_change
 
 __all__ = [
     "DEFAULT_CONFIDENCE",
