@@ -191,7 +191,7 @@ def _latency(session: Session, results) -> dict[str, list[tuple[str, dict[str, f
 
 def _capacity(session: Session) -> dict[str, Any]:
     """The goodput answer, its chart series and a table of every rate measured (capacity sweeps)."""
-    from specadvisor.sweep.capacity import capacity_answer
+    from specadvisor.analysis.capacity import capacity_answer
 
     measured = [(a, session.result_for(a.id)) for a in session.arms]
     measured = [(a, r) for a, r in measured if r is not None and r.rate_points]
