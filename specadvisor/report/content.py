@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from specadvisor.analysis.arms import arm_label, family_key, family_label, server_key
+from specadvisor.analysis.power import shown_mean_power_w
 from specadvisor.analysis.predict import confident_predictions, mean_abs_error_pct, measured, withheld_predictions
 from specadvisor.analysis.recommend import recommend
 from specadvisor.domain import Session
@@ -19,7 +20,6 @@ from specadvisor.report.snippet import (
     serve_command,
     spec_config_json,
 )
-from specadvisor.sweep.monitor import shown_mean_power_w
 from specadvisor.vllm_command import PASTE_WIDTH, shell_command
 
 COLUMNS = [
