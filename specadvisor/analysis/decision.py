@@ -39,7 +39,7 @@ The noise: two components, estimated from the data
   residual is the noise of one request); one launch's share is that over its requests. Without
   per-request records (sessions before schema 1.2) it cannot be told apart: it is inside the
   launch-to-launch spread of run totals, and the comparison is "unpaired".
-An undecided level names the component that limits it and what to measure next (sweep.decision
+An undecided level names the component that limits it and what to measure next (analysis.decision
 `next_step`, which the runner's sequential measuring follows).
 """
 

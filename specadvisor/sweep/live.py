@@ -294,7 +294,7 @@ class SweepState:
         rec = self.recommendation
         if rec is None:
             return ""
-        if not rec.arm_id:  # do not speculate, or undecided: the verdict's own headline (sweep.decision)
+        if not rec.arm_id:  # do not speculate, or undecided: the verdict's own headline (analysis.decision)
             return rec.headline or "no speculation"
         row = self.arms.get(rec.arm_id)
         return "recommended: " + (arm_label(row.arm) if row else rec.arm_id)

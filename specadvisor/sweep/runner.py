@@ -252,7 +252,7 @@ class SweepRunner:
         emit(SweepFinished(recommendation=rec, launches_used=self._launches, launches_full_grid=self.launches_full_grid))
 
     async def _measure_until_decided(self, scheduler: Scheduler, emit, policy: AdaptivePolicy | None) -> None:
-        """Sequential measuring (sweep.decision): look at the decision after each round; while a level
+        """Sequential measuring (analysis.decision): look at the decision after each round; while a level
         is undecided and the budget (settings.budget_s of extra measuring) allows, run the step it
         names in one block: the launches of each contender it asks for (as many as the budget pays
         for), with more passes over the prompts on each when within-run noise limits it. Every look

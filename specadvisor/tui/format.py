@@ -256,7 +256,7 @@ def gpu_line(telemetry: Any) -> str:
 
 
 def verdict_headline(rec: Any, arm_label: str | None, speedup: str = "") -> str:
-    """The first line of the Results panel: the one verdict (sweep.decision), in the TUI's words."""
+    """The first line of the Results panel: the one verdict (analysis.decision), in the TUI's words."""
     decision = getattr(rec, "decision", "")
     if decision in ("speculate", "depends on concurrency") or (not decision and rec.arm_id and not rec.do_not_speculate):
         head = f"Speculate: {arm_label or rec.arm_id}{f' ({speedup})' if speedup else ''}"
