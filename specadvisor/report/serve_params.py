@@ -11,8 +11,8 @@ from __future__ import annotations
 import shlex
 
 from specadvisor.analysis.arms import arm_id, family_label, server_key
-from specadvisor.domain import Arm, Session
 from specadvisor.crossing import crossing_arms
+from specadvisor.domain import Arm, Session
 from specadvisor.trust import is_imported, model_arg
 from specadvisor.vllm_command import shell_command
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from specadvisor import trust
-from specadvisor.domain import Recommendation, Session
 from specadvisor.crossing import crossed_config
+from specadvisor.domain import Recommendation, Session
 from specadvisor.trust import serve_command
 from specadvisor.vllm_command import spec_config_json
 

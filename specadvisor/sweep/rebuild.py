@@ -9,9 +9,9 @@ serve commands come from this machine and the user's flags, never from the bundl
 from __future__ import annotations
 
 from specadvisor.bench.prompts import BUILTIN_SOURCES
+from specadvisor.crossing import crossing_arms, crossing_settings
 from specadvisor.domain import Session, SweepSettings
 from specadvisor.errors import InputError
-from specadvisor.crossing import crossing_arms, crossing_settings
 from specadvisor.sweep.plan import SweepPlan, plan_from_methods
 
 

@@ -15,13 +15,12 @@ from pathlib import Path
 import pytest
 from hostile_helpers import assert_one_line_error
 
-from specadvisor import bounds
+from specadvisor import bounds, crossing
 from specadvisor.domain import Arm, SweepSettings
 from specadvisor.engine import server as server_module
 from specadvisor.engine.spec import build_command
 from specadvisor.rulebase import default_rulebase
 from specadvisor.store.bundle import bundle_document
-from specadvisor import crossing
 from specadvisor.sweep import runner as runner_module
 from store_samples import make_session
 
