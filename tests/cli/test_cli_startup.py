@@ -24,7 +24,18 @@ except SystemExit as done:  # --help, --version
 print("\\nMODULES " + json.dumps(sorted(sys.modules)))
 """
 
-HEAVY = {"numpy", "sqlite_utils", "textual", "httpx", "pydantic", "rich", "specadvisor.domain", "specadvisor.sweep", "specadvisor.analysis", "specadvisor.store.store"}
+HEAVY = {
+    "numpy",
+    "sqlite_utils",
+    "textual",
+    "httpx",
+    "pydantic",
+    "rich",
+    "specadvisor.domain",
+    "specadvisor.sweep",
+    "specadvisor.analysis",
+    "specadvisor.store.store",
+}
 COMMAND_MODULES = {c.module for c in COMMANDS}
 
 
