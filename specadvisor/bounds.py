@@ -2,7 +2,7 @@
 
 The CLI checks its flags against them (`cli/validate.py`), bundle import checks an imported
 session's settings against them (`store/bundle_limits.py`), and a rebuilt plan takes a bundle's
-settings only within them (`sweep/crossing.py`): a value the CLI would refuse cannot arrive by a
+settings only within them (`specadvisor/crossing.py`): a value the CLI would refuse cannot arrive by a
 file instead. The bounds are generous (far beyond a real sweep) but finite, so NaN, infinities,
 zero rates and integers SQLite cannot hold stay out.
 """

@@ -461,10 +461,10 @@ def _positive(value: int, flag: str) -> int:
 
 
 def _execute(args: SweepArgs, store: Store, session: Session, runner_kwargs: dict[str, Any]) -> int:
+    from specadvisor.analysis.summary import session_summary
     from specadvisor.cli.live_view import LiveSweepView
     from specadvisor.cli.output import console, print_json
     from specadvisor.sweep.runner import run_sweep_blocking
-    from specadvisor.sweep.summary import session_summary
 
     notes = runner_kwargs.pop("plan_notes", [])
     view = None if args.json else LiveSweepView(session, console())
@@ -496,8 +496,9 @@ def _execute_capacity(args: SweepArgs, store: Store, session: Session, runner_kw
     """`--goodput`: each configuration once, its goodput under the latency target (sweep.capacity)."""
     import asyncio
 
+    from specadvisor.analysis.capacity import capacity_answer, slo_of
     from specadvisor.cli.output import console, print_json
-    from specadvisor.sweep.capacity import capacity_answer, run_capacity, slo_of
+    from specadvisor.sweep.capacity import run_capacity
     from specadvisor.sweep.runner import VllmServerFactory
 
     slo_of(session)  # a missing target is bad input before anything launches

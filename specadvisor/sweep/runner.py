@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from specadvisor.analysis.arms import family_label, server_key
+from specadvisor.analysis.recommend import level_decisions, recommend
 from specadvisor.domain import (
     Arm,
     ArmFailed,
@@ -45,10 +47,8 @@ from specadvisor.provenance import mark_sweep_finished, mark_sweep_started, serv
 from specadvisor.redact import remember_secret
 from specadvisor.store import Store
 from specadvisor.sweep.adaptive import AdaptivePolicy
-from specadvisor.sweep.arms import family_label, server_key
 from specadvisor.sweep.monitor import GpuMonitor, NoMonitor
 from specadvisor.sweep.plan import SweepPlan
-from specadvisor.sweep.recommend import level_decisions, recommend
 from specadvisor.sweep.runs import fold_startup, merge, run_record
 from specadvisor.sweep.scheduler import DONE_STATUSES, Job, Scheduler
 from specadvisor.sweep.slots import Slot
@@ -252,7 +252,7 @@ class SweepRunner:
         emit(SweepFinished(recommendation=rec, launches_used=self._launches, launches_full_grid=self.launches_full_grid))
 
     async def _measure_until_decided(self, scheduler: Scheduler, emit, policy: AdaptivePolicy | None) -> None:
-        """Sequential measuring (sweep.decision): look at the decision after each round; while a level
+        """Sequential measuring (analysis.decision): look at the decision after each round; while a level
         is undecided and the budget (settings.budget_s of extra measuring) allows, run the step it
         names in one block: the launches of each contender it asks for (as many as the budget pays
         for), with more passes over the prompts on each when within-run noise limits it. Every look

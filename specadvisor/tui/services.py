@@ -128,9 +128,9 @@ def default_services(db_path: Path | None = None, runner_kwargs: dict[str, Any] 
     ) -> PlanLike:
         """The default plan for this host (a CPU-only host measures what it can), sized to the budget
         with costs measured here when the store has them; host_only=False plans for a GPU machine."""
+        from specadvisor.analysis.costs import measured_costs
         from specadvisor.domain import SweepSettings
         from specadvisor.engine.extras import installed_distributions
-        from specadvisor.sweep.costs import measured_costs
         from specadvisor.sweep.hostfit import fit_to_host
         from specadvisor.sweep.plan import plan_from_advice
 
@@ -170,7 +170,7 @@ def default_services(db_path: Path | None = None, runner_kwargs: dict[str, Any] 
         return plan
 
     def predict(session: Session) -> dict[str, float]:
-        from specadvisor.sweep.predict import confident_predictions
+        from specadvisor.analysis.predict import confident_predictions
 
         return {key: p.predicted_throughput for key, p in confident_predictions(session).items() if p.arm_id}
 
@@ -211,7 +211,7 @@ def default_services(db_path: Path | None = None, runner_kwargs: dict[str, Any] 
     def recommend(session: Session) -> Recommendation | None:
         if session.recommendation is not None:
             return session.recommendation
-        from specadvisor.sweep.recommend import recommend as _recommend
+        from specadvisor.analysis.recommend import recommend as _recommend
 
         return _recommend(session)
 
