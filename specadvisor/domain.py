@@ -660,7 +660,7 @@ class SweepSettings(Model):
         cli_scale=100,
         ge=0.5,
         lt=1.0,
-    )  # asked of the decision (sweep.decision)
+    )  # asked of the decision (analysis.decision)
     budget_s: float | None = setting(
         None,
         "measure until decided: while a level is undecided, add launches (and requests on them) for up to MIN more minutes (default: off, the fixed design)",

@@ -161,7 +161,7 @@ def arm_speedup(session: Session, arm: Arm) -> Speedup | None:
 
 
 # --------------------------------------------------------------------------- the decision's speedup
-# The speedup every view shows is the one the verdict rests on (specadvisor.sweep.decision states the
+# The speedup every view shows is the one the verdict rests on (specadvisor.analysis.decision states the
 # rule): log-scale, launch-to-launch + within-run noise, paired where per-request records exist, at
 # the decision's confidence (its arms and looks share the error). One computation: the decision takes
 # its comparisons from `level_comparisons`, the views from `all_speedups`, which calls it.

@@ -15,15 +15,15 @@ from pathlib import Path
 
 import pytest
 
+from specadvisor.analysis.decision import name
+from specadvisor.analysis.recommend import recommend
+from specadvisor.analysis.summary import session_summary
 from specadvisor.cli.main import main
 from specadvisor.figures import all_speedups, speedup_text
 from specadvisor.report.content import build
 from specadvisor.store import Store
 from specadvisor.store.compare import compare_sessions
 from specadvisor.store.summary import summarize
-from specadvisor.sweep.decision import name
-from specadvisor.sweep.recommend import recommend
-from specadvisor.sweep.summary import session_summary
 from specadvisor.tui.format import result_row
 
 H200 = Path(__file__).parent / "fixtures" / "h200"

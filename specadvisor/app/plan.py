@@ -25,9 +25,9 @@ def plan(
 ) -> SweepPlan:
     """The plan for this host (a CPU-only host measures what it can), sized to the budget with costs
     measured here when `history` (sessions measured here) has them; host_only=False plans for a GPU machine."""
+    from specadvisor.analysis.costs import measured_costs
     from specadvisor.domain import SweepSettings
     from specadvisor.engine.extras import installed_distributions
-    from specadvisor.sweep.costs import measured_costs
     from specadvisor.sweep.hostfit import fit_to_host
     from specadvisor.sweep.plan import plan_from_advice
 

@@ -88,8 +88,8 @@ def run_capacity(prepared: Prepared, store: Any, *, note: Note) -> Session:
     missing target is bad input before anything launches."""
     import asyncio
 
+    from specadvisor.analysis.capacity import slo_of
     from specadvisor.sweep.capacity import run_capacity as run
-    from specadvisor.sweep.capacity import slo_of
     from specadvisor.sweep.runner import VllmServerFactory
 
     session = prepared.session

@@ -14,10 +14,10 @@ from rich.table import Table
 from rich.text import Text
 
 from specadvisor import charts
+from specadvisor.analysis.predict import predict_throughput
 from specadvisor.domain import ArmFinished, ArmStatus, Session
 from specadvisor.figures import speedup_text
 from specadvisor.sweep.live import ArmRow, SweepState, short_label
-from specadvisor.sweep.predict import predict_throughput
 from specadvisor.textsafe import line, markup
 from specadvisor.vllm_command import shell_command, spec_config_json
 

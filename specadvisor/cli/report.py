@@ -77,8 +77,8 @@ def run_report(args: argparse.Namespace) -> int:
 
 
 def run_snippet(args: argparse.Namespace) -> int:
+    from specadvisor.analysis.recommend import recommend
     from specadvisor.report.snippet import recommended_config, serve_command, spec_config_json
-    from specadvisor.sweep.recommend import recommend
     from specadvisor.vllm_command import PASTE_WIDTH
 
     session = _session(args, args.session)
@@ -102,11 +102,11 @@ def run_snippet(args: argparse.Namespace) -> int:
 
 
 def run_import_bench(args: argparse.Namespace) -> int:
+    from specadvisor.analysis.recommend import recommend
     from specadvisor.cli import validate
     from specadvisor.domain import Session, SweepSettings
     from specadvisor.provenance import record_provenance
     from specadvisor.report.bench_import import bench_arm, import_bench_results
-    from specadvisor.sweep.recommend import recommend
 
     validate.setting("concurrency", args.concurrency)
     spec_config = _spec_config(args.spec_config)

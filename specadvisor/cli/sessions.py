@@ -103,8 +103,8 @@ def run_show(args: argparse.Namespace) -> int:
         session = store.get_session(args.id)
     stored = session.recommendation
     if getattr(args, "recompute", False):
-        from specadvisor.sweep.capacity import recommend_capacity
-        from specadvisor.sweep.recommend import recommend
+        from specadvisor.analysis.capacity import recommend_capacity
+        from specadvisor.analysis.recommend import recommend
 
         capacity = any(r.rate_points for r in session.results)  # a goodput sweep answers in request rates
         session.recommendation = recommend_capacity(session) if capacity else recommend(session)

@@ -219,11 +219,11 @@ def _split_extra(raw: str) -> tuple[str | None, str]:
 def execute(store: Store, prepared: Prepared, *, json_out: bool, parallel: str, ray: str | None, cpu: bool) -> int:
     """Run a prepared session with the live view (or quietly, `json_out`), then print its summary;
     the exit code says whether any arm measured. The demo's headless run shows its session here too."""
+    from specadvisor.analysis.summary import session_summary
     from specadvisor.app import running
     from specadvisor.cli.live_view import LiveSweepView
     from specadvisor.cli.output import console, print_json
     from specadvisor.sweep.runner import SweepRunner
-    from specadvisor.sweep.summary import session_summary
 
     session = prepared.session
     options = running.runner_options(prepared, parallel=parallel, ray=ray, note=_note)
@@ -255,9 +255,9 @@ def execute(store: Store, prepared: Prepared, *, json_out: bool, parallel: str, 
 
 def _execute_capacity(args: SweepArgs, store: Store, prepared: Prepared) -> int:
     """`--goodput`: each configuration once, its goodput under the latency target (app.running.run_capacity)."""
+    from specadvisor.analysis.capacity import capacity_answer
     from specadvisor.app import running
     from specadvisor.cli.output import console, print_json
-    from specadvisor.sweep.capacity import capacity_answer
 
     out = None if args.json else console()
     note = (lambda line: out.print(line, markup=False, highlight=False)) if out else (lambda line: None)

@@ -8,12 +8,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from specadvisor.analysis.arms import slug
 from specadvisor.domain import Arm, ArmResult, LatencyStats
 from specadvisor.errors import InputError
 from specadvisor.figures import position_stats
 from specadvisor.store.bundle_limits import check_result
 from specadvisor.store.safe_json import parse_untrusted_json, read_regular_file
-from specadvisor.sweep.arms import slug
 from specadvisor.textsafe import line
 
 SOURCE = "imported:vllm-bench"

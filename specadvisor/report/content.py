@@ -6,6 +6,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from specadvisor.analysis.arms import arm_label, family_key, family_label, server_key
+from specadvisor.analysis.power import shown_mean_power_w
+from specadvisor.analysis.predict import confident_predictions, mean_abs_error_pct, measured, withheld_predictions
+from specadvisor.analysis.recommend import recommend
 from specadvisor.domain import Session
 from specadvisor.figures import Speedup, all_speedups, baseline_result, throughput
 from specadvisor.provenance import provenance_facts, serve_argv_lines
@@ -16,10 +20,6 @@ from specadvisor.report.snippet import (
     serve_command,
     spec_config_json,
 )
-from specadvisor.sweep.arms import arm_label, family_key, family_label, server_key
-from specadvisor.sweep.monitor import shown_mean_power_w
-from specadvisor.sweep.predict import confident_predictions, mean_abs_error_pct, measured, withheld_predictions
-from specadvisor.sweep.recommend import recommend
 from specadvisor.vllm_command import PASTE_WIDTH, shell_command
 
 COLUMNS = [
@@ -191,7 +191,7 @@ def _latency(session: Session, results) -> dict[str, list[tuple[str, dict[str, f
 
 def _capacity(session: Session) -> dict[str, Any]:
     """The goodput answer, its chart series and a table of every rate measured (capacity sweeps)."""
-    from specadvisor.sweep.capacity import capacity_answer
+    from specadvisor.analysis.capacity import capacity_answer
 
     measured = [(a, session.result_for(a.id)) for a in session.arms]
     measured = [(a, r) for a, r in measured if r is not None and r.rate_points]

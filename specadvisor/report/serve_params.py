@@ -2,7 +2,7 @@
 
 vLLM turns each key into a `vllm serve` flag and a dict value (speculative_config) into its JSON, so
 the dicts carry only what differs between arms; the common server args go into --serve-cmd. For an
-imported session only what specadvisor.sweep.crossing allows reaches the file (the method from the
+imported session only what specadvisor.crossing allows reaches the file (the method from the
 registry, N, declared numbers; the drafter re-derived here): the file is something you run.
 """
 
@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import shlex
 
+from specadvisor.analysis.arms import arm_id, family_label, server_key
+from specadvisor.crossing import crossing_arms
 from specadvisor.domain import Arm, Session
-from specadvisor.sweep.arms import arm_id, family_label, server_key
-from specadvisor.sweep.crossing import crossing_arms
 from specadvisor.trust import is_imported, model_arg
 from specadvisor.vllm_command import shell_command
 
 
 def serve_params(session: Session, *, drafter: str | None = None, notes: list[str] | None = None) -> list[dict]:
     """One entry per server configuration; `notes` (when given) collects one line per arm an
-    imported session could not export (see specadvisor.sweep.crossing)."""
+    imported session could not export (see specadvisor.crossing)."""
     seen: set[str] = set()
     out: list[dict] = []
     for arm in _arms(session, drafter, notes):

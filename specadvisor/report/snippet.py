@@ -3,7 +3,7 @@
 Re-exported for the report and the front ends; the command line is built by
 specadvisor.vllm_command, fed a session by specadvisor.trust (an imported session gets no bundle
 args). An imported session's recommended config is printed only as the allow-list of
-specadvisor.sweep.crossing lets it cross: these lines are meant to be pasted and run.
+specadvisor.crossing lets it cross: these lines are meant to be pasted and run.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from specadvisor import trust
+from specadvisor.crossing import crossed_config
 from specadvisor.domain import Recommendation, Session
-from specadvisor.sweep.crossing import crossed_config
 from specadvisor.trust import serve_command
 from specadvisor.vllm_command import spec_config_json
 

@@ -113,7 +113,7 @@ class ConfigKeySpec(_Strict):
     methods: list[str] = Field(default_factory=list)  # vLLM method names; empty = every method
     choices: list[str] = Field(default_factory=list)
     min_value: float | None = None
-    max_value: float | None = None  # with min_value: the bounds within which an imported value may cross (sweep/crossing.py)
+    max_value: float | None = None  # with min_value: the bounds within which an imported value may cross (specadvisor/crossing.py)
     min_version: str | None = None
     removed_in: str | None = None
     note: str = ""

@@ -9,9 +9,9 @@ measurement stops early once the arm is clearly behind the leader.
 
 from __future__ import annotations
 
+from specadvisor.analysis.arms import family_key
+from specadvisor.analysis.predict import mean_abs_error_pct, measured, predict_throughput
 from specadvisor.domain import Arm, ArmResult, Progress, Session
-from specadvisor.sweep.arms import family_key
-from specadvisor.sweep.predict import mean_abs_error_pct, measured, predict_throughput
 
 BASE_TOLERANCE = 0.03  # launch an N predicted within 3% (+ the observed prediction error) of the leader
 EARLY_STOP_MIN_FRACTION = 0.5  # judge a running arm only after half of its requests

@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from specadvisor.advisor.sizing import bytes_per_param, plan_memory, weights_gib
+from specadvisor.analysis.arms import method_display_name
 from specadvisor.domain import Advice, Candidate, HardwareProfile, ModelProfile
 from specadvisor.rulebase import registry
-from specadvisor.sweep.arms import method_display_name
 
 SMALL_MODEL_B = 2.0  # a draft model on a CPU only pays, and only finishes, on a small target
 CPU_RUNTIME_GIB = 3.0  # the API server, engine core and torch runtime of one CPU `vllm serve`

@@ -13,6 +13,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from specadvisor.analysis.arms import arm_label, server_key
 from specadvisor.charts import ThroughputPoint
 from specadvisor.domain import (
     Arm,
@@ -35,7 +36,6 @@ from specadvisor.domain import (
     WarmupStarted,
 )
 from specadvisor.figures import Acceptance, acceptance
-from specadvisor.sweep.arms import arm_label, server_key
 
 LOG_LINES_KEPT = 2000
 HISTORY_KEPT = 120  # throughput readings per arm for its sparkline (about two minutes at one a second)
@@ -294,7 +294,7 @@ class SweepState:
         rec = self.recommendation
         if rec is None:
             return ""
-        if not rec.arm_id:  # do not speculate, or undecided: the verdict's own headline (sweep.decision)
+        if not rec.arm_id:  # do not speculate, or undecided: the verdict's own headline (analysis.decision)
             return rec.headline or "no speculation"
         row = self.arms.get(rec.arm_id)
         return "recommended: " + (arm_label(row.arm) if row else rec.arm_id)
@@ -329,5 +329,5 @@ def _mb(n: int) -> str:
 
 
 def short_label(arm: Arm) -> str:
-    """The arm's one label (specadvisor.sweep.arms.arm_label)."""
+    """The arm's one label (specadvisor.analysis.arms.arm_label)."""
     return arm_label(arm)

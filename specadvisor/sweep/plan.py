@@ -11,10 +11,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from specadvisor.analysis.arms import arm_id, arm_label, family_key, family_label, server_key
+from specadvisor.analysis.costs import Costs
 from specadvisor.domain import Advice, Arm, Candidate, Session, SweepSettings
 from specadvisor.errors import InputError
-from specadvisor.sweep.arms import arm_id, arm_label, family_key, family_label, is_parallel, resolve_method, server_key
-from specadvisor.sweep.costs import Costs
+from specadvisor.rulebase import registry
 
 # Rough costs for the time estimate; overridable per plan because a GPU and a CPU differ by 100x.
 DEFAULT_STARTUP_S = 90.0
@@ -272,7 +273,7 @@ def trim_order(ns: set[int], starts: list[int]) -> list[int]:
 
 def candidate_config(cand: Candidate) -> tuple[str, dict[str, Any]]:
     """(vLLM method, extra speculative-config keys) of an advised candidate, N left out."""
-    method, extra = resolve_method(cand.method, {k: v for k, v in cand.speculative_config.items() if k not in ("method", "num_speculative_tokens")})
+    method, extra = registry.resolve(cand.method, {k: v for k, v in cand.speculative_config.items() if k not in ("method", "num_speculative_tokens")})
     if cand.parallel_drafting:
         extra.setdefault("parallel_drafting", True)
     return method, extra
@@ -299,9 +300,9 @@ def _arm_template(method: str | None, n: int | None, extra: dict[str, Any]) -> A
         return Arm(id="baseline", label="baseline (no speculation)")
     if n is None or n < 1:
         raise InputError(f"{method}: N must be >= 1", hint="num_speculative_tokens counts draft tokens per step")
-    vllm_method, keys = resolve_method(method, extra)
+    vllm_method, keys = registry.resolve(method, extra)
     config = {"method": vllm_method, **keys, "num_speculative_tokens": n}
-    return Arm(id="", label="", method=vllm_method, n=n, speculative_config=config, parallel_drafting=is_parallel(vllm_method, config))
+    return Arm(id="", label="", method=vllm_method, n=n, speculative_config=config, parallel_drafting=registry.is_parallel(vllm_method, config))
 
 
 def _family_name(arm: Arm) -> str:

@@ -1,7 +1,7 @@
 """A new local sweep planned from an imported session: the same arms, this machine's engine.
 
 Used by `sweep --resume ID --rebuild`. What crosses from the bundle is decided in one place,
-specadvisor.sweep.crossing (the method from the registry, N, declared numeric keys and settings
+specadvisor.crossing (the method from the registry, N, declared numeric keys and settings
 within the CLI's bounds); the engine command, server arguments, prompt file paths, the drafter and
 serve commands come from this machine and the user's flags, never from the bundle.
 """
@@ -9,9 +9,9 @@ serve commands come from this machine and the user's flags, never from the bundl
 from __future__ import annotations
 
 from specadvisor.bench.prompts import BUILTIN_SOURCES
+from specadvisor.crossing import crossing_arms, crossing_settings
 from specadvisor.domain import Session, SweepSettings
 from specadvisor.errors import InputError
-from specadvisor.sweep.crossing import crossing_arms, crossing_settings
 from specadvisor.sweep.plan import SweepPlan, plan_from_methods
 
 

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from specadvisor.analysis.arms import family_label, server_key
+from specadvisor.analysis.recommend import level_decisions, recommend
 from specadvisor.domain import (
     Arm,
     ArmFailed,
@@ -45,10 +47,8 @@ from specadvisor.provenance import mark_sweep_finished, mark_sweep_started, serv
 from specadvisor.redact import remember_secret
 from specadvisor.store import Store
 from specadvisor.sweep.adaptive import AdaptivePolicy
-from specadvisor.sweep.arms import family_label, server_key
 from specadvisor.sweep.monitor import GpuMonitor, NoMonitor
 from specadvisor.sweep.plan import SweepPlan
-from specadvisor.sweep.recommend import level_decisions, recommend
 from specadvisor.sweep.runs import fold_startup, merge, run_record
 from specadvisor.sweep.scheduler import DONE_STATUSES, Job, Scheduler
 from specadvisor.sweep.slots import Slot
@@ -252,11 +252,11 @@ class SweepRunner:
         emit(SweepFinished(recommendation=rec, launches_used=self._launches, launches_full_grid=self.launches_full_grid))
 
     async def _measure_until_decided(self, scheduler: Scheduler, emit, policy: AdaptivePolicy | None) -> None:
-        """Sequential measuring (sweep.decision): look at the decision after each round; while a level
+        """Sequential measuring (analysis.decision): look at the decision after each round; while a level
         is undecided and the budget (settings.budget_s of extra measuring) allows, run the step it
-        names: one more launch of each contender, with more passes over the prompts on each when
-        within-run noise limits it. Every look spends its share of the error (alpha * 6/(pi^2 j^2)),
-        so looking after every round does not inflate it."""
+        names in one block: the launches of each contender it asks for (as many as the budget pays
+        for), with more passes over the prompts on each when within-run noise limits it. Every look
+        spends its share of the error (alpha * 6/(pi^2 j^2)), so looking again does not inflate it."""
         settings = self.session.settings
         spent, budget = 0.0, settings.budget_s or 0.0
         settings.looks = 0
@@ -273,8 +273,12 @@ class SweepRunner:
             if step.kind == "requests":
                 per_pass = max(1, len(getattr(self._prompts, "prompts", None) or []) or settings.num_prompts)
                 passes = min(MAX_PASSES, 1 + math.ceil(step.amount / per_pass))
-            rounds = min(step.amount, MAX_LAUNCHES_PER_ROUND) if step.kind == "launch" else 1  # fewer looks: each costs error
-            estimate = _round_seconds(self.session, step.arm_ids, passes) * rounds
+            # The launches the step asks for are measured before the next look (each look spends error:
+            # one launch per look decided half as many replayed cases), as many as the budget still pays for.
+            per_round = _round_seconds(self.session, step.arm_ids, passes)
+            affordable = int((budget - spent) // per_round) if per_round > 0 else 1
+            rounds = max(1, min(step.amount, affordable)) if step.kind == "launch" else 1
+            estimate = per_round * rounds
             if spent + estimate > budget:
                 emit(MeasurementWarning(arm_id=None, message=f"measuring budget spent ({spent / 60:.1f} of {budget / 60:.1f} min): {level.verdict}"))
                 break
@@ -500,7 +504,6 @@ class SweepRunner:
 
 
 MAX_PASSES = 8  # passes over the prompts on one launch in one round of sequential measuring
-MAX_LAUNCHES_PER_ROUND = 1  # launches of each contender between two looks (more: fewer looks, but clear cases overshoot)
 
 
 def _seconds_measured(session: Session) -> float:

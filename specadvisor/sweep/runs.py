@@ -13,8 +13,8 @@ import math
 import statistics
 
 from specadvisor import stats
+from specadvisor.analysis.power import merge_telemetry
 from specadvisor.domain import ArmResult, ArmStatus, LatencyStats, PositionStats, RunRecord
-from specadvisor.sweep.monitor import merge_telemetry
 
 _MEASURED = (ArmStatus.ok, ArmStatus.stopped_early)
 

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from specadvisor.analysis.arms import server_key
 from specadvisor.domain import Arm, ArmStatus, Session
 from specadvisor.sweep.adaptive import AdaptivePolicy
-from specadvisor.sweep.arms import server_key
 from specadvisor.sweep.slots import Slot
 
 DONE_STATUSES = {ArmStatus.ok, ArmStatus.stopped_early, ArmStatus.skipped}
@@ -76,7 +76,7 @@ class Scheduler:
 
     def extra_launches(self, arm_ids: set[str] | tuple[str, ...], passes: int = 1) -> list[list[Job]]:
         """Waves for one more launch of each configuration that holds one of `arm_ids` (sequential
-        measuring, sweep.decision), each measuring `passes` passes over the prompts."""
+        measuring, analysis.decision), each measuring `passes` passes over the prompts."""
         groups = [g for g in self.groups if any(a.id in arm_ids for a in g)]
         jobs = [Job(g, _last_trial(self.session, g) + 1, "trial", passes=passes) for g in groups]
         return [self._place(jobs[i : i + len(self.slots)]) for i in range(0, len(jobs), len(self.slots))]

@@ -96,8 +96,8 @@ def speedup_range(rng: tuple[float, float] | None) -> str:
 
 def candidate_title(rank: int, c: Candidate, model: str | None = None) -> str:
     """Short enough for a narrow panel: rank, display name, short drafter, expected speedup."""
+    from specadvisor.analysis.arms import method_display_name, short_drafter
     from specadvisor.rulebase import registry
-    from specadvisor.sweep.arms import method_display_name, short_drafter
 
     drafter = short_drafter(c.drafter, model)
     name = method_display_name(c.id if registry.get(c.id) else c.method)
@@ -201,8 +201,8 @@ def summary_cells(summary: Any) -> dict[str, str]:
 def live_arm_lines(row: Any, width: int = 60, now: float | None = None) -> list[str]:
     """What one running arm shows in the live view: phase and throughput with its sparkline, latency
     percentiles so far, acceptance per position with its 95% interval, GPU readings when recorded."""
+    from specadvisor.analysis.arms import arm_label
     from specadvisor.charts import sparkline
-    from specadvisor.sweep.arms import arm_label
 
     phase = row.phase_text(now) if hasattr(row, "phase_text") else row.phase
     head = f"{arm_label(row.arm)} · {phase}"
@@ -256,7 +256,7 @@ def gpu_line(telemetry: Any) -> str:
 
 
 def verdict_headline(rec: Any, arm_label: str | None, speedup: str = "") -> str:
-    """The first line of the Results panel: the one verdict (sweep.decision), in the TUI's words."""
+    """The first line of the Results panel: the one verdict (analysis.decision), in the TUI's words."""
     decision = getattr(rec, "decision", "")
     if decision in ("speculate", "depends on concurrency") or (not decision and rec.arm_id and not rec.do_not_speculate):
         head = f"Speculate: {arm_label or rec.arm_id}{f' ({speedup})' if speedup else ''}"

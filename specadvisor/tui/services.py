@@ -116,7 +116,7 @@ def default_services(db_path: Path | None = None, runner_kwargs: dict[str, Any] 
         return _plan(advice, model, hardware, workload, budget_s=budget_s, host_only=host_only, history=lambda: local_sessions(model, hardware))
 
     def predict(session: Session) -> dict[str, float]:
-        from specadvisor.sweep.predict import confident_predictions
+        from specadvisor.analysis.predict import confident_predictions
 
         return {key: p.predicted_throughput for key, p in confident_predictions(session).items() if p.arm_id}
 
@@ -139,7 +139,7 @@ def default_services(db_path: Path | None = None, runner_kwargs: dict[str, Any] 
     def recommend(session: Session) -> Recommendation | None:
         if session.recommendation is not None:
             return session.recommendation
-        from specadvisor.sweep.recommend import recommend as _recommend
+        from specadvisor.analysis.recommend import recommend as _recommend
 
         return _recommend(session)
 

@@ -24,7 +24,18 @@ except SystemExit as done:  # --help, --version
 print("\\nMODULES " + json.dumps(sorted(sys.modules)))
 """
 
-HEAVY = {"numpy", "sqlite_utils", "textual", "httpx", "pydantic", "rich", "specadvisor.domain", "specadvisor.sweep", "specadvisor.store.store"}
+HEAVY = {
+    "numpy",
+    "sqlite_utils",
+    "textual",
+    "httpx",
+    "pydantic",
+    "rich",
+    "specadvisor.domain",
+    "specadvisor.sweep",
+    "specadvisor.analysis",
+    "specadvisor.store.store",
+}
 COMMAND_MODULES = {c.module for c in COMMANDS}
 
 
@@ -64,7 +75,7 @@ def test_sessions_list_on_an_empty_database_imports_no_store(tmp_path):
 
 def test_detect_imports_neither_the_store_nor_the_ui(tmp_path):
     modules = imported(tmp_path, "detect")
-    assert not {"numpy", "sqlite_utils", "textual", "httpx", "specadvisor.sweep", "specadvisor.store.store"} & modules
+    assert not {"numpy", "sqlite_utils", "textual", "httpx", "specadvisor.sweep", "specadvisor.analysis", "specadvisor.store.store"} & modules
     assert COMMAND_MODULES & modules == {"specadvisor.cli.detect"}
 
 

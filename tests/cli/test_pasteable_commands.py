@@ -39,7 +39,7 @@ from store_samples import make_session
 
 HOME = "/home/alice"  # the exporting user's home: --redact-paths turns it into `~`
 CONFIG = {"method": "eagle3", "model": "z-lab/it's-{EAGLE3}", "num_speculative_tokens": 3}
-# A bundle's config crosses only through the allow-list (sweep/crossing): its drafter never does, so a
+# A bundle's config crosses only through the allow-list (crossing): its drafter never does, so a
 # teammate's recommendation is printed here when it needs none.
 IMPORTED_CONFIG = {"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max": 4}
 

@@ -50,7 +50,7 @@ def test_recompute_gives_the_edit_rename_verdict_in_json_text_report_and_tui(tmp
     assert session.recommendation is None  # recompute wrote nothing
     report = build(session)  # the report recomputes a missing verdict the same way
     assert report.verdict[0] == "verdict: speculate: ngram N=4"
-    from specadvisor.sweep.recommend import recommend
+    from specadvisor.analysis.recommend import recommend
 
     assert verdict_headline(recommend(session), "n-gram N=4", "1.34x").startswith("Speculate: n-gram N=4")
 

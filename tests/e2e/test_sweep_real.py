@@ -10,11 +10,11 @@ import math
 
 import pytest
 
+from specadvisor.analysis.predict import predict_throughput
 from specadvisor.domain import ArmStatus, SweepFinished, SweepSettings
 from specadvisor.report import html, markdown, serve_params
 from specadvisor.store import Store
 from specadvisor.sweep.plan import plan_from_methods
-from specadvisor.sweep.predict import predict_throughput
 from specadvisor.sweep.runner import SweepRunner, VllmServerFactory
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.timeout(1500)]

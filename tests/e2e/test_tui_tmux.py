@@ -267,7 +267,7 @@ def test_setup_advice_sweep_results_in_a_real_terminal(cpu_engine, tmp_path):
         live = term.wait_for(r"TTFT p50/p99 \d+/\d+ ms", 600, "live latency percentiles")
         assert "tok/s" in live
         finished = re.sub(r"\s+", " ", term.wait_for(r"finished ·", 900, "the end of the sweep"))
-        # the one verdict (sweep.decision), whichever way these few requests decide it: labels, not ids
+        # the one verdict (analysis.decision), whichever way these few requests decide it: labels, not ids
         said = re.search(r"finished · (recommended: n-gram N=\d|do not speculate|undecided after)", finished)
         assert said, finished
         term.keys("r")

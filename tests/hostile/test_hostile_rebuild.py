@@ -1,5 +1,5 @@
 """What crosses from a bundle into a command run here (`sweep --resume ID --rebuild`, `export-plan`,
-the report's serve-params): only the allow-list of specadvisor.sweep.crossing.
+the report's serve-params): only the allow-list of specadvisor.crossing.
 
 The sweep runs through main() with the real plan, runner, VllmServerFactory, ServerSpec and
 build_command; only the process is replaced (a recorder at specadvisor.engine.server.VllmServer)
@@ -15,13 +15,12 @@ from pathlib import Path
 import pytest
 from hostile_helpers import assert_one_line_error
 
-from specadvisor import setting_specs
+from specadvisor import crossing, setting_specs
 from specadvisor.domain import Arm, SweepSettings
 from specadvisor.engine import server as server_module
 from specadvisor.engine.spec import build_command
 from specadvisor.rulebase import default_rulebase
 from specadvisor.store.bundle import bundle_document
-from specadvisor.sweep import crossing
 from specadvisor.sweep import runner as runner_module
 from store_samples import make_session
 

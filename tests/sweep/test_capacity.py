@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from specadvisor.analysis.capacity import capacity_answer, recommend_capacity
 from specadvisor.domain import ArmResult, RatePoint, SweepSettings
-from specadvisor.sweep.capacity import capacity_answer, recommend_capacity
 from specadvisor.sweep.plan import plan_from_methods
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from specadvisor.analysis.decision import estimate_noise
+from specadvisor.analysis.recommend import recommend
 from specadvisor.store.bundle import read_bundle
-from specadvisor.sweep.decision import estimate_noise
-from specadvisor.sweep.recommend import recommend
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "h200"
 CONTRADICTIONS = ("WITHHELD", "wins the tie", "not clearly better")

@@ -202,8 +202,8 @@ def test_a_pinned_slot_is_sampled_and_checked_on_its_own_gpus():
 def test_runs_of_one_arm_share_a_timeline_and_their_energy():
     from datetime import datetime, timedelta
 
+    from specadvisor.analysis.power import merge_telemetry
     from specadvisor.domain import ArmResult, GpuReading, GpuTelemetry
-    from specadvisor.sweep.monitor import merge_telemetry
 
     t0 = datetime(2026, 12, 1, 6, 0, tzinfo=UTC)
 
@@ -222,8 +222,8 @@ def test_mean_power_of_three_runs_ignores_the_pauses_between_them():
     runs, the merged record's sample span (minutes of other arms in between) divided its energy."""
     from datetime import datetime, timedelta
 
+    from specadvisor.analysis.power import merge_telemetry
     from specadvisor.domain import ArmResult, GpuReading, GpuTelemetry
-    from specadvisor.sweep.monitor import merge_telemetry
 
     t0 = datetime(2026, 12, 1, 6, 0, tzinfo=UTC)
 

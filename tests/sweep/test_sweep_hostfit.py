@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from specadvisor.analysis.costs import Costs
 from specadvisor.domain import Advice, Candidate, CpuInfo, GpuInfo, HardwareProfile, ModelProfile, SweepSettings
-from specadvisor.sweep.costs import Costs
 from specadvisor.sweep.hostfit import fit_to_host
 from specadvisor.sweep.plan import plan_from_advice, trim_order
 

@@ -88,7 +88,7 @@ def _qwen_like_advice() -> Advice:
 
 
 def test_no_duplicate_arms_and_one_readable_label_each():
-    from specadvisor.sweep.arms import arm_label
+    from specadvisor.analysis.arms import arm_label
 
     plan = plan_from_advice(_qwen_like_advice(), model="Qwen/Qwen3-8B", settings=SweepSettings())
     configs = [json.dumps(a.speculative_config, sort_keys=True) for a in plan.arms]
@@ -107,7 +107,7 @@ def test_no_duplicate_arms_and_one_readable_label_each():
 
 
 def test_a_time_budget_sizes_the_default_plan():
-    from specadvisor.sweep.costs import Costs
+    from specadvisor.analysis.costs import Costs
 
     costs = Costs(startup_s=60, tokens_per_s=50, source="measured: test")
     settings = SweepSettings(num_prompts=10, output_len=100, warmup=0)  # 20 s of requests + 60 s start-up per arm
@@ -151,8 +151,8 @@ def test_a_cpu_only_host_plans_what_it_can_measure():
 def test_costs_come_from_measured_sessions_when_present():
     from datetime import datetime, timedelta
 
+    from specadvisor.analysis.costs import default_costs, measured_costs
     from specadvisor.domain import ArmResult
-    from specadvisor.sweep.costs import default_costs, measured_costs
 
     assert measured_costs([], cpu_only=True) == default_costs(True)
     plan = plan_from_methods("m", [("ngram", {})], [2], SweepSettings(num_prompts=4, output_len=50))

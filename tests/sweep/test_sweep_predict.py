@@ -6,9 +6,9 @@ import math
 
 import pytest
 
+from specadvisor.analysis.predict import acceptance_length, fit_step_cost, mean_abs_error_pct, predict_throughput, prediction_errors
 from specadvisor.domain import SweepSettings
 from specadvisor.sweep.plan import plan_from_methods
-from specadvisor.sweep.predict import acceptance_length, fit_step_cost, mean_abs_error_pct, predict_throughput, prediction_errors
 from sweep_fakes import RATES, spec_result
 
 
@@ -130,8 +130,8 @@ def test_h200_ngram_n2_is_not_predicted_from_the_baselines_regime():
         assert rough.error_pct == pytest.approx(old_miss, abs=3)  # what used to be printed as a prediction
         assert not rough.confident and "mix regimes" in rough.withheld
     assert prediction_errors(s) == {} and mean_abs_error_pct(s) is None
-    from specadvisor.sweep.predict import confident_predictions
-    from specadvisor.sweep.summary import session_summary
+    from specadvisor.analysis.predict import confident_predictions
+    from specadvisor.analysis.summary import session_summary
 
     shown = confident_predictions(s)
     assert "ngram-n2-c1" not in shown and "ngram-n2-c8" not in shown

@@ -8,10 +8,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from specadvisor.analysis.decision import PRACTICAL_MARGIN, decide_level, estimate_noise
+from specadvisor.analysis.recommend import recommend
 from specadvisor.domain import LatencyStats, RequestRecord, RunRecord, SweepSettings
-from specadvisor.sweep.decision import PRACTICAL_MARGIN, decide_level, estimate_noise
 from specadvisor.sweep.plan import plan_from_methods
-from specadvisor.sweep.recommend import recommend
 from sweep_fakes import spec_result
 
 T0 = datetime(2026, 12, 1, tzinfo=UTC)

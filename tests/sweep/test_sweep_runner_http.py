@@ -68,7 +68,7 @@ async def test_runner_with_real_measurement_over_http(store):
 
 
 async def test_ci_target_stops_the_real_load_early_and_counts_the_savings(store):
-    from specadvisor.sweep.summary import session_summary
+    from specadvisor.analysis.summary import session_summary
 
     settings = SweepSettings(prompt_source="humaneval", num_prompts=40, output_len=16, warmup=0, ci_target=0.5, bracket=False)
     plan = plan_from_methods("fake-model", [("ngram", {})], [2], settings)

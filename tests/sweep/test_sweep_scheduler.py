@@ -195,7 +195,7 @@ async def test_two_slots_fill_waves_with_arms_and_confirm_beside_the_baseline(st
 
 
 async def test_ci_target_is_handed_to_the_measurement_and_savings_are_reported(store):
-    from specadvisor.sweep.summary import session_summary
+    from specadvisor.analysis.summary import session_summary
 
     plan = make_plan(ci_target=0.03, bracket=False)
     stops = []
@@ -233,7 +233,7 @@ async def test_the_drift_line_names_what_the_baseline_gpus_did(store):
         start=[GpuState(gpu=0, sm_clock_mhz=1980, temperature_c=41)],
         end=[GpuState(gpu=0, sm_clock_mhz=1740, temperature_c=83, throttle=["sw_thermal_slowdown"])],
     )
-    from specadvisor.sweep.recommend import recommend
+    from specadvisor.analysis.recommend import recommend
 
     rec = recommend(session)
     assert rec.drift.exceeded and abs(rec.drift.change + 0.15) < 1e-9

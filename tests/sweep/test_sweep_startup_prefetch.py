@@ -105,8 +105,8 @@ async def test_the_vllm_log_decides_cold_or_warm_when_it_says(store):
 
 
 async def test_cold_and_warm_start_up_reach_json_and_the_report(store):
+    from specadvisor.analysis.summary import session_summary
     from specadvisor.report.content import schedule_facts
-    from specadvisor.sweep.summary import session_summary
 
     plan = make_plan(trials=2)
     runner = SweepRunner(plan, store, server_factory=lambda a, s: FakeServer(a), measure=FakeMeasure(lambda a: 100.0), prompt_loader=no_prompts)

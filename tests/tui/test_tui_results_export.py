@@ -92,8 +92,8 @@ async def test_resume_shows_stored_arms_done_and_runs_the_rest(make_app, db_path
 
 
 def test_a_capacity_session_answers_in_request_rates():
+    from specadvisor.analysis.capacity import recommend_capacity
     from specadvisor.domain import ArmResult, RatePoint, SweepSettings
-    from specadvisor.sweep.capacity import recommend_capacity
     from specadvisor.sweep.plan import plan_from_methods
     from specadvisor.tui.screens.results import recommendation_text
 

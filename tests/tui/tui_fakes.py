@@ -200,7 +200,7 @@ class FakeRunner:
             result = arm_result(arm.id, self.requests)
             self.store.save_arm_result(sid, result)
             yield ArmFinished(session_id=sid, result=result)
-        from specadvisor.sweep.recommend import recommend
+        from specadvisor.analysis.recommend import recommend
 
         rec = recommend(self.store.get_session(sid))
         self.store.set_recommendation(sid, rec)
@@ -246,9 +246,9 @@ def fake_services(db_path: Path, calls: Calls | None = None, **runner_kwargs) ->
 def finished_session(store, name: str = "smollm2-code", model: str = MODEL.id, created: datetime = FIXED_TIME, session_id: str | None = None) -> Session:
     """A finished session saved in the real store (plan from the real planner); a fixed id where a
     screen shows ids (snapshots)."""
+    from specadvisor.analysis.recommend import recommend
     from specadvisor.domain import SweepSettings
     from specadvisor.sweep.plan import plan_from_advice
-    from specadvisor.sweep.recommend import recommend
 
     plan = plan_from_advice(ADVICE, model=model, settings=SweepSettings(num_prompts=8, output_len=64))
     session = plan.session

@@ -17,10 +17,10 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Collapsible, DataTable, Footer, Header, Static
 
 from specadvisor import textsafe
+from specadvisor.analysis.arms import arm_label, family_key
 from specadvisor.errors import InputError
 from specadvisor.fileio import write_atomic
 from specadvisor.quantities import parse_count_list, parse_duration, parse_number
-from specadvisor.sweep.arms import arm_label, family_key
 from specadvisor.sweep.plan import candidate_family
 from specadvisor.sweep.slots import parallel_count
 from specadvisor.tui.format import candidate_details, candidate_title, plan_estimate_lines, plan_warnings

@@ -11,12 +11,12 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Static
 
 from specadvisor import textsafe
+from specadvisor.analysis.arms import arm_label
+from specadvisor.analysis.capacity import capacity_answer
 from specadvisor.domain import ArmStatus, Recommendation, Session
 from specadvisor.figures import all_speedups, speedup_text
 from specadvisor.fileio import write_atomic
 from specadvisor.report.snippet import recommended_config, spec_config_json
-from specadvisor.sweep.arms import arm_label
-from specadvisor.sweep.capacity import capacity_answer
 from specadvisor.sweep.live import short_label
 from specadvisor.tui.format import result_row, verdict_headline
 from specadvisor.tui.screens.base import AppScreen

@@ -1,5 +1,5 @@
 """The recommendation: the one verdict object every view shows, built from the decision rule
-(specadvisor.sweep.decision) at every measured concurrency level.
+(specadvisor.analysis.decision) at every measured concurrency level.
 
 - Rank by measured output throughput, never by acceptance rate (it falls with N by arithmetic).
 - With a latency target, only arms whose p99 TPOT (--slo-tpot-ms) and p99 TTFT (--slo-ttft-ms) meet it
@@ -18,12 +18,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from specadvisor.analysis.arms import family_key
+from specadvisor.analysis.decision import DEFAULT_CONFIDENCE, LevelDecision, decide_level, estimate_noise
+from specadvisor.analysis.drift import baseline_drift
+from specadvisor.analysis.predict import measured
 from specadvisor.domain import Arm, ArmResult, Recommendation, Session
 from specadvisor.figures import meets_slo
-from specadvisor.sweep.arms import family_key
-from specadvisor.sweep.decision import DEFAULT_CONFIDENCE, LevelDecision, decide_level, estimate_noise
-from specadvisor.sweep.drift import baseline_drift
-from specadvisor.sweep.predict import measured
 from specadvisor.trust import serve_command as trusted_serve_command
 
 SCHEDULE_MAX_BATCH = 1024  # last range's end; vLLM caps it at max_num_seqs

@@ -13,8 +13,8 @@ import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from specadvisor.analysis.arms import server_key
 from specadvisor.domain import ArmStatus, Session
-from specadvisor.sweep.arms import server_key
 
 GPU_DEFAULTS = (90.0, 50.0)  # start-up seconds, output tokens/s of one request stream
 CPU_DEFAULTS = (70.0, 10.0)

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from pydantic import BaseModel
 
 from specadvisor import bounds
+from specadvisor.analysis.arms import family_key, family_label
 from specadvisor.domain import Arm, ArmResult, ArmStatus, Session
-from specadvisor.sweep.arms import family_key, family_label
 
 USABLE = {ArmStatus.ok}
 DEFAULT_REL_ERROR = 0.05  # a throughput without an interval: assume 5%

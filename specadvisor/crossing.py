@@ -10,8 +10,8 @@ this machine, so they take from the bundle exactly this and nothing else:
 - **N**: a whole number from 1 to `bounds.MAX_N` and within the method's own limit.
 - **numeric speculative-config keys** the registry declares for that method with both `min_value`
   and `max_value` (`NUMERIC_KEY_TYPES`), as finite numbers within them.
-- **measurement settings** named in `CROSSING_SETTINGS`, within the CLI's own bounds
-  (`specadvisor.bounds`, the table `--num-prompts` and friends are checked against).
+- **measurement settings** named in `CROSSING_SETTINGS`, within the bounds declared on
+  `domain.SweepSettings` (read through `specadvisor.setting_specs`; the CLI checks its flags against them too).
 
 Never: strings (`"quantization": "$(touch x)"`, a revision, an attention backend), booleans
 (`trust_remote_code`, `enforce_eager`), lists, dicts, and the drafter `model` (with a Hub id that

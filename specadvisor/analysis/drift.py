@@ -6,7 +6,7 @@ sweep gave a baseline 21% apart on two leases); a 2-core CPU moves 4-13% run to 
 minutes after the baseline can therefore look faster or slower than it is. The sweep measures the
 baseline again at the end (bracketing); here the two ends give the drift, reported with what the
 GPUs' own readings say changed. Above the threshold it is flagged. It does not decide anything by
-itself: the decision (sweep.decision) counts the baseline's launches as launch-to-launch spread, and
+itself: the decision (analysis.decision) counts the baseline's launches as launch-to-launch spread, and
 names drift as a cause only when it is as large as the gap being judged, with the arithmetic.
 """
 

@@ -39,7 +39,7 @@ The noise: two components, estimated from the data
   residual is the noise of one request); one launch's share is that over its requests. Without
   per-request records (sessions before schema 1.2) it cannot be told apart: it is inside the
   launch-to-launch spread of run totals, and the comparison is "unpaired".
-An undecided level names the component that limits it and what to measure next (sweep.decision
+An undecided level names the component that limits it and what to measure next (analysis.decision
 `next_step`, which the runner's sequential measuring follows).
 """
 
@@ -49,6 +49,8 @@ import math
 import statistics
 from dataclasses import dataclass, field
 
+from specadvisor.analysis.arms import family_label
+from specadvisor.analysis.drift import gpu_change
 from specadvisor.domain import Arm, ArmResult, ConcurrencyPick, Session
 from specadvisor.figures import (  # the comparison's arithmetic: one home, shared with every view's speedup
     _MEASURED,
@@ -68,8 +70,6 @@ from specadvisor.figures import (  # the comparison's arithmetic: one home, shar
     level_comparisons,
     measured_results,
 )
-from specadvisor.sweep.arms import family_label
-from specadvisor.sweep.drift import gpu_change
 
 __all__ = [
     "DEFAULT_CONFIDENCE",

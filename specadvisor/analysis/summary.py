@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from specadvisor.analysis.arms import server_key
+from specadvisor.analysis.predict import mean_abs_error_pct, predict_throughput
 from specadvisor.domain import Session
 from specadvisor.figures import all_speedups
-from specadvisor.sweep.arms import server_key
-from specadvisor.sweep.predict import mean_abs_error_pct, predict_throughput
 
 
 def session_summary(session: Session, *, launches_used: int | None = None, launches_full_grid: int | None = None) -> dict[str, Any]:

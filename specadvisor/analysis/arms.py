@@ -54,15 +54,6 @@ def _method_slug(cfg: dict[str, Any]) -> str:
     return method
 
 
-def is_parallel(method: str, config: dict[str, Any]) -> bool:
-    return registry.is_parallel(method, config)
-
-
-def resolve_method(method_id: str, extra: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """The vLLM method and extra keys for a method id ("peagle" -> eagle3 + parallel_drafting)."""
-    return registry.resolve(method_id, extra)
-
-
 # ---------------------------------------------------------------------- how an arm reads to a person
 
 
