@@ -103,6 +103,10 @@ def main_(arms: int) -> None:
         print(
             f"{len(session.arms)} arms, {len(session.results)} results, bundle {big.stat().st_size / 1e6:.1f} MB (export {time.perf_counter() - start:.2f} s)"
         )
+        calibration = time.perf_counter()
+        sum(range(10**7))
+        # On a shared box the figures scale with its load: this says how busy it was.
+        print(f"load gauge: sum(range(10**7)) took {time.perf_counter() - calibration:.2f} s (about 0.15 s on an idle core)")
         db = str(folder / "s.db")
         big_id, small_id = session.id[:8], other.id[:8]
         rows = [

@@ -148,6 +148,8 @@ def redact(value: Any, *, redact_paths: bool = False) -> Any:
     point for logs, stdout, `--json`, errors, the store and exports."""
     if isinstance(value, str):
         return redact_text(value, redact_paths=redact_paths)
+    if not redact_paths and not needs_redaction(value):
+        return value  # a 100,000-arm `--json` need not rebuild every string to find nothing
     return redact_value(value, redact_paths=redact_paths)
 
 
