@@ -11,6 +11,7 @@ import math
 from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
+from pydantic_core import to_json
 
 from specadvisor.domain import Arm, ArmResult, GpuReading, MetricsSample, Session
 
@@ -66,7 +67,7 @@ def arm_rows(session_id: str, arms: list[Arm]) -> list[dict[str, Any]]:
             "method": arm.method,
             "n": arm.n,
             "concurrency": arm.concurrency,
-            "arm_json": json.dumps(data),
+            "arm_json": to_json(data, inf_nan_mode="constants").decode("utf-8"),  # NaN kept, as dump() keeps it
         }
         for position, (arm, data) in enumerate(zip(arms, dumped, strict=True))
     ]

@@ -120,7 +120,7 @@ def _within_limits(document: Any) -> bool:
                 stack.append((item, depth + 1))
             elif item_kind is not bool and item is not None:
                 return False  # not a JSON value: let the walk say so
-    if any(len(text) > MAX_STRING_CHARS for text in strings) or _CONTROL.search("".join(strings)):
+    if max(map(len, strings), default=0) > MAX_STRING_CHARS or _CONTROL.search("".join(strings)):
         return False
     if floats and not (all(map(math.isfinite, floats)) and max(map(abs, floats)) <= MAX_FIGURE):
         return False
