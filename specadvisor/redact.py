@@ -110,11 +110,46 @@ _CONTROL = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|[\x00-\x08\x0b-\x1f\x7f-\x9f\u
 _HOME_PATTERNS = [re.compile(r"/home/[^/\s\"']+"), re.compile(r"/Users/[^/\s\"']+"), re.compile(r"(?i)[A-Z]:\\Users\\[^\\\s\"']+")]
 
 
+# Every text rule, secret flag and secret environment name needs one of these words (lowercased): a
+# value none of whose strings holds one has nothing for the rules to find.
+_NEEDLES = re.compile(r"key|token|secret|pass|pwd|cred|auth|cookie|bearer|-----|://|hf_|sk-|gh|github|glpat|xox|akia|aiza|npm_|eyj|sig")
+
+
+def needs_redaction(value: Any) -> bool:
+    """False only when redact_value() (without redact_paths) would return `value` unchanged: one
+    search over all its strings at once instead of every rule on each of a 100,000-arm session's
+    strings. True means "maybe": redact_value() then decides."""
+    strings: list[str] = []
+    keys: set[Any] = set()
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is str:
+            strings.append(item)
+        elif kind is dict:
+            keys.update(item)
+            stack.extend(item.values())
+        elif kind is list or kind is tuple:
+            stack.extend(item)
+        elif not (item is None or kind is bool or kind is int or kind is float):
+            return True  # not a JSON-like value: leave it to redact_value
+    if any(_secret_key(key) for key in keys):
+        return True
+    text = "\n".join(strings)
+    if _CONTROL.search(text) or _NEEDLES.search(text.lower()):
+        return True
+    known = _known_values
+    return known is not None and known.search(text) is not None
+
+
 def redact(value: Any, *, redact_paths: bool = False) -> Any:
     """Secrets removed from a string, an argv (list of strings) or any JSON-like value; the one entry
     point for logs, stdout, `--json`, errors, the store and exports."""
     if isinstance(value, str):
         return redact_text(value, redact_paths=redact_paths)
+    if not redact_paths and not needs_redaction(value):
+        return value  # a 100,000-arm `--json` need not rebuild every string to find nothing
     return redact_value(value, redact_paths=redact_paths)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
@@ -21,9 +20,12 @@ def to_jsonable(obj: Any) -> Any:
 
 def print_json(obj: Any) -> None:
     """JSON for scripts, with secrets redacted (an engine command or endpoint URL may carry one)."""
+    from pydantic_core import to_json
+
     from specadvisor.redact import redact
 
-    json.dump(redact(to_jsonable(obj)), sys.stdout, indent=2, default=str)
+    # pydantic-core's encoder: json.dump with an indent runs in Python (minutes for a 100,000-arm session)
+    sys.stdout.write(to_json(redact(to_jsonable(obj)), indent=2, ensure_ascii=True, fallback=str).decode("ascii"))
     sys.stdout.write("\n")
 
 

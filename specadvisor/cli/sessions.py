@@ -228,9 +228,12 @@ def _fmt(value: float | None, spec: str = ".1f", suffix: str = "") -> str:
 def plain_table(columns: list[str], rows: list[list[str]], max_cell: int = 80) -> list[str]:
     """Aligned text lines, every cell one safe terminal line: linear in the rows, where a rich Table
     measured and wrapped each cell (47 s for `sessions show` of a 10,000-arm bundle)."""
-    from specadvisor.textsafe import line
+    from specadvisor.textsafe import UNSAFE_CHARACTERS, line
 
-    cells = [[line(cell, max_cell) for cell in row] for row in rows]
+    if UNSAFE_CHARACTERS.search("".join(cell for row in rows for cell in row)) or any(len(cell) > max_cell for row in rows for cell in row):
+        cells = [[line(cell, max_cell) for cell in row] for row in rows]
+    else:
+        cells = rows  # already safe lines (one search over the table, not one per cell of 100,000 rows)
     widths = [len(col) for col in columns]
     for row in cells:
         for i, cell in enumerate(row):
@@ -332,7 +335,7 @@ def render_session(session) -> None:
             ]
         )
     columns = ["arm", "status", "tok/s", "speedup", "mean AL", "accept", "accepted/drafts per position"]
-    out.print("\n".join(plain_table(columns, rows)), markup=False, highlight=False, soft_wrap=True)
+    out.file.write("\n".join(plain_table(columns, rows)) + "\n")  # plain lines: rich would measure and wrap each
     rec = session.recommendation
     if rec is not None:
         speed = f" ({_fmt(rec.speedup, '.2f', 'x')})" if rec.arm_id and rec.speedup else ""
@@ -398,6 +401,6 @@ def render_comparison(comparison) -> None:
         for row in comparison.arms
     ]
     out.print("per arm: tok/s, speedup [the verdict's interval], mean acceptance length", markup=False, highlight=False)
-    out.print("\n".join(plain_table(["arm", *heads], rows)), markup=False, highlight=False, soft_wrap=True)
+    out.file.write("\n".join(plain_table(["arm", *heads], rows)) + "\n")  # plain lines: rich would measure and wrap each
     for note in comparison.differences:
         out.print(f"[yellow]note:[/yellow] {escape(note)}")

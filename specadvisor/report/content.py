@@ -93,9 +93,54 @@ class ReportContent:
     gpu_columns: list[str] = field(default_factory=lambda: list(GPU_COLUMNS))
     gpu_rows: list[list[str]] = field(default_factory=list)  # one per arm with GPU telemetry
     gpu_series: list[tuple[str, list]] = field(default_factory=list)  # (arm label, readings) for the charts
+    left_out: str = ""  # a summarised report (over MAX_REPORT_ARMS arms): what the results table leaves out
+
+
+# A report of more arms than this summarises: every measured arm is analysed (verdict, predictions,
+# serve-params), and the results table keeps the baselines, the fastest arms at each concurrency and
+# the recommended arm, saying how many it left out. 100,000 table rows help no reader.
+MAX_REPORT_ARMS = 1_000
+TOP_ARMS_PER_CONCURRENCY = 10
+MAX_PROBLEMS = 200
 
 
 def build(session: Session) -> ReportContent:
+    if len(session.arms) <= MAX_REPORT_ARMS:
+        return _build(session, shown=None)
+    measured_ids = {r.arm_id for r in session.results}
+    rec_id = session.recommendation.arm_id if session.recommendation else None
+    analysed = session.model_copy(update={"arms": [a for a in session.arms if a.id in measured_ids or a.is_baseline or a.id == rec_id]})
+    shown = top_arms(analysed, TOP_ARMS_PER_CONCURRENCY)
+    content = _build(analysed, shown=shown)
+    never_run = len(session.arms) - len(analysed.arms)
+    content.left_out = (
+        f"This session holds {len(session.arms)} arms; the table shows {len(shown)}: the baselines, the {TOP_ARMS_PER_CONCURRENCY} "
+        f"fastest measured arms at each concurrency and the recommended arm. Left out: {len(analysed.arms) - len(shown)} other measured "
+        f"arm(s) and {never_run} arm(s) never run (not analysed, no prediction drawn). The verdict, predictions and serve-params cover "
+        f"every measured arm; `specadvisor sessions show {session.id[:8]} --json` lists every arm."
+    )
+    return content
+
+
+def top_arms(session: Session, per_concurrency: int) -> set[str]:
+    """Ids of the baselines, the `per_concurrency` measured speculative arms with the highest output
+    tok/s at each concurrency, and the recommended arm: what a summarised report tabulates."""
+    results = measured(session)
+    by_level: dict[int, list[tuple[float, int, str]]] = {}
+    for position, arm in enumerate(session.arms):
+        tps = throughput(results.get(arm.id))
+        if not arm.is_baseline and tps is not None:
+            by_level.setdefault(arm.concurrency, []).append((-tps, position, arm.id))
+    shown = {a.id for a in session.arms if a.is_baseline}
+    for ranked in by_level.values():
+        shown.update(arm_id for _, _, arm_id in sorted(ranked)[:per_concurrency])
+    if session.recommendation is not None and session.recommendation.arm_id:
+        shown.add(session.recommendation.arm_id)
+    return shown
+
+
+def _build(session: Session, shown: set[str] | None) -> ReportContent:
+    """The report of `session`; with `shown`, the per-arm tables and charts keep only those arms."""
     rec = session.recommendation or recommend(session)
     preds = confident_predictions(session)
     results = measured(session)
@@ -123,14 +168,19 @@ def build(session: Session) -> ReportContent:
     spec_cfg = recommended_config(session, rec)  # an imported session's through the allow-list
     rows, problems = [], []
     speedups = all_speedups(session)  # the verdict's own figures
-    for arm in session.arms:
+    tabled = [a for a in session.arms if shown is None or a.id in shown]
+    for arm in tabled:
         r = session.result_for(arm.id)
         p = preds.get(arm.id)
         rows.append(_row(arm.label, r, p, speedups.get(arm.id)))
+    for arm in session.arms:
+        r = session.result_for(arm.id)
         if r is not None and r.error:
             problems.append(f"{arm.label}: {r.error}")
         for w in r.warnings if r else []:
             problems.append(f"{arm.label}: {w}")
+    if len(problems) > MAX_PROBLEMS:
+        problems = [*problems[:MAX_PROBLEMS], f"... and {len(problems) - MAX_PROBLEMS} more (see `specadvisor sessions show {session.id[:8]} --json`)"]
     mae = mean_abs_error_pct(session)
     note = "no arm has both a prediction and a measurement yet" if mae is None else f"mean absolute prediction error over measured arms: {mae:.1f}%"
     withheld = withheld_predictions(session)
@@ -149,16 +199,16 @@ def build(session: Session) -> ReportContent:
         prediction_note=note,
         throughput_series=_series(session, preds, results),
         baseline_tps=_baseline(session),
-        acceptance=[(a.label, results[a.id].per_position_acceptance) for a in session.arms if a.id in results and results[a.id].per_position],
+        acceptance=[(a.label, results[a.id].per_position_acceptance) for a in tabled if a.id in results and results[a.id].per_position],
         problems=problems,
         serve_params_json=json.dumps(serve_params(session), indent=2),
         bench_command=bench_sweep_command(session, "serve_params.json", width=PASTE_WIDTH),
         pareto_series=_pareto(session, results),
-        latency=_latency(session, results),
+        latency=_latency(session, results, tabled),
         provenance=provenance_facts(session),
         serve_argv=serve_argv_lines(session),
-        gpu_rows=[_gpu_row(a.label, session.result_for(a.id).telemetry) for a in session.arms if _telemetry(session, a.id)],
-        gpu_series=[(a.label, session.result_for(a.id).telemetry.samples) for a in session.arms if _telemetry(session, a.id)],
+        gpu_rows=[_gpu_row(a.label, session.result_for(a.id).telemetry) for a in tabled if _telemetry(session, a.id)],
+        gpu_series=[(a.label, session.result_for(a.id).telemetry.samples) for a in tabled if _telemetry(session, a.id)],
         **_capacity(session),
     )
 
@@ -177,9 +227,9 @@ def _pareto(session: Session, results) -> list[dict]:
     return list(families.values())
 
 
-def _latency(session: Session, results) -> dict[str, list[tuple[str, dict[str, float]]]]:
+def _latency(session: Session, results, arms) -> dict[str, list[tuple[str, dict[str, float]]]]:
     out: dict[str, list[tuple[str, dict[str, float]]]] = {"TTFT": [], "TPOT": []}
-    for arm in session.arms:
+    for arm in arms:
         r = results.get(arm.id)
         if r is None:
             continue

@@ -37,6 +37,9 @@ def markdown(session: Session) -> str:
     doc.heading(2, "Results")
     doc.blank()
     doc.table(c.columns, c.rows)
+    if c.left_out:
+        doc.blank()
+        doc.para(c.left_out)
     doc.blank()
     doc.para("Prediction: ", c.prediction_note, ".")
     if c.capacity_rows:

@@ -10,7 +10,8 @@ import json
 import math
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter
+from pydantic_core import to_json
 
 from specadvisor.domain import Arm, ArmResult, GpuReading, MetricsSample, Session
 
@@ -51,17 +52,25 @@ def session_row(session: Session) -> dict[str, Any]:
     }
 
 
-def arm_row(session_id: str, position: int, arm: Arm) -> dict[str, Any]:
-    return {
-        "session_id": session_id,
-        "arm_id": arm.id,
-        "position": position,
-        "label": arm.label,
-        "method": arm.method,
-        "n": arm.n,
-        "concurrency": arm.concurrency,
-        "arm_json": dump(arm),
-    }
+_ARM_LIST = TypeAdapter(list[Arm])
+
+
+def arm_rows(session_id: str, arms: list[Arm]) -> list[dict[str, Any]]:
+    """A row per arm, in order; the models dumped in one call (a bundle may hold 100,000 arms)."""
+    dumped = _ARM_LIST.dump_python(arms, mode="json")
+    return [
+        {
+            "session_id": session_id,
+            "arm_id": arm.id,
+            "position": position,
+            "label": arm.label,
+            "method": arm.method,
+            "n": arm.n,
+            "concurrency": arm.concurrency,
+            "arm_json": to_json(data, inf_nan_mode="constants").decode("utf-8"),  # NaN kept, as dump() keeps it
+        }
+        for position, (arm, data) in enumerate(zip(arms, dumped, strict=True))
+    ]
 
 
 def result_row(session_id: str, result: ArmResult) -> dict[str, Any]:

@@ -68,14 +68,63 @@ def parse_untrusted_json(data: bytes, source: str) -> Any:
         raise InputError(
             f"{source} is not UTF-8 text (bad byte at offset {exc.start})", hint="pass a bundle written by `specadvisor sessions export`"
         ) from None
-    if _bracket_depth(text) > MAX_DEPTH:
-        raise InputError(f"{source}: JSON nested deeper than {MAX_DEPTH} levels", hint="the file is not a specadvisor bundle")
     try:
         value = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_no_duplicate_keys)
-    except (ValueError, RecursionError) as exc:
+    except RecursionError:
+        # json's C scanner stops itself at the interpreter's recursion limit (about 1,000 levels);
+        # anything shallower is parsed and then measured against MAX_DEPTH below.
+        raise InputError(f"{source}: JSON nested deeper than {MAX_DEPTH} levels", hint="the file is not a specadvisor bundle") from None
+    except ValueError as exc:
         raise InputError(f"{source} is not valid JSON: {_one_line(str(exc))}", hint="pass a bundle written by `specadvisor sessions export`") from None
-    _check_value(value, source, "$", 0)
+    if not _within_limits(value):
+        _check_value(value, source, "$", 0)  # walks again, tracking where, to name the first problem
     return value
+
+
+def _within_limits(document: Any) -> bool:
+    """The same limits as _check_value, decided in one pass without building a path per value: a
+    20 MB bundle holds about a million values, and naming where each one sits cost seconds. Strings
+    and numbers are gathered and checked in bulk."""
+    strings: list[str] = []
+    floats: list[float] = []
+    ints: list[int] = []
+    stack = [(document, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return False
+        kind = type(value)
+        if kind is dict:
+            if len(value) > MAX_OBJECT_KEYS:
+                return False
+            strings.extend(value)
+            items = value.values()
+        elif kind is list:
+            if len(value) > MAX_ARRAY_ITEMS:
+                return False
+            items = value
+        else:
+            items = (value,)
+            depth -= 1  # a scalar at the top: checked at its own depth below
+        if depth >= MAX_DEPTH and items:
+            return False  # its children would sit deeper than the limit
+        for item in items:
+            item_kind = type(item)
+            if item_kind is str:
+                strings.append(item)
+            elif item_kind is float:
+                floats.append(item)
+            elif item_kind is int:
+                ints.append(item)
+            elif item_kind is dict or item_kind is list:
+                stack.append((item, depth + 1))
+            elif item_kind is not bool and item is not None:
+                return False  # not a JSON value: let the walk say so
+    if max(map(len, strings), default=0) > MAX_STRING_CHARS or _CONTROL.search("".join(strings)):
+        return False
+    if floats and not (all(map(math.isfinite, floats)) and max(map(abs, floats)) <= MAX_FIGURE):
+        return False
+    return not ints or (min(ints) >= MIN_INT and max(ints) <= MAX_INT)
 
 
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -85,26 +134,6 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
             raise ValueError(f"duplicate key {key[:40]!r}")
         result[key] = val
     return result
-
-
-_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.S)
-
-
-def _bracket_depth(text: str) -> int:
-    """Deepest nesting of [ and { outside strings; checked before json.loads can recurse. Strings
-    are skipped by the regex engine, so a 20 MB bundle is scanned in a fraction of a second."""
-    depth = deepest = 0
-    for match in _TOKENS.finditer(text):
-        token = match.group()
-        if token in "[{":
-            depth += 1
-            if depth > deepest:
-                deepest = depth
-                if deepest > MAX_DEPTH:
-                    return deepest
-        elif token in "]}":
-            depth -= 1
-    return deepest
 
 
 def _check_value(value: Any, source: str, where: str, depth: int) -> None:

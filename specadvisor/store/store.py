@@ -12,18 +12,19 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import json
 import math
 import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 from sqlite_utils import Database
 
 from specadvisor import settings
@@ -36,6 +37,7 @@ from specadvisor.store.redact import redact_session, scrub
 from specadvisor.store.summary import SessionSummary, summarize
 
 _T = TypeVar("_T")
+_ARM_LIST = TypeAdapter(list[Arm])
 SESSION_STATUSES = ("planned", "running", "interrupted", "finished")
 _MIGRATIONS_TABLE = "_sqlite_migrations"
 
@@ -170,13 +172,11 @@ class Store:
             if only_if_new and self._already_stored(session):
                 return False
             self._upsert("sessions", rows.session_row(session), ("id",))
-            # In batches: an imported bundle may hold 100,000 arms.
-            self.db.table("arms").upsert_all(
-                (rows.arm_row(session.id, position, arm) for position, arm in enumerate(session.arms)), pk=("session_id", "arm_id")
-            )
+            # One statement for all rows: an imported bundle may hold 100,000 arms.
+            self._upsert_many("arms", rows.arm_rows(session.id, session.arms), ("session_id", "arm_id"))
             for result in session.results:
                 self._write_result(session.id, result)
-            self.db.table("samples").upsert_all((rows.sample_row(session.id, sample) for sample in session.samples), pk=("session_id", "arm_id", "t"))
+            self._upsert_many("samples", (rows.sample_row(session.id, sample) for sample in session.samples), ("session_id", "arm_id", "t"))
         return True
 
     @_guarded
@@ -264,7 +264,7 @@ class Store:
         summaries = []
         for row in self._query(_SUMMARY_SQL, []):
             try:
-                summaries.append(summarize(_summary_session(row)))
+                summaries.append(summarize(_summary_session(row)).model_copy(update={"arms": row["arm_count"]}))
             except (ValidationError, ValueError, TypeError):
                 summaries.append(_unreadable_summary(row["id"], row["created_at"]))
         return sorted(summaries, key=lambda s: _aware(s.created_at), reverse=True)
@@ -301,9 +301,22 @@ class Store:
         self.db.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", [utcnow().isoformat(), session_id])
 
     def _upsert(self, table: str, row: dict[str, Any], key: tuple[str, ...]) -> None:
-        """sqlite-utils' upsert is INSERT ... ON CONFLICT DO UPDATE: it keeps the rowid, hence the
-        insertion order we list by."""
-        self.db.table(table).upsert(row, pk=key)
+        self._upsert_many(table, [row], key)
+
+    def _upsert_many(self, table: str, table_rows: Iterable[dict[str, Any]], key: tuple[str, ...]) -> None:
+        """INSERT ... ON CONFLICT DO UPDATE, one executemany for rows of the same columns: it keeps the
+        rowid (hence the insertion order we list by), and asks nothing of the schema per row as
+        sqlite-utils' upsert did (most of a 100,000-arm import). Table and column names are ours."""
+        table_rows = iter(table_rows)
+        first = next(table_rows, None)
+        if first is None:
+            return
+        columns = list(first)
+        updates = ", ".join(f"{c} = excluded.{c}" for c in columns if c not in key)
+        sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))}) ON CONFLICT ({', '.join(key)}) DO " + (
+            f"UPDATE SET {updates}" if updates else "NOTHING"
+        )
+        self.db.conn.executemany(sql, ([row[c] for c in columns] for row in itertools.chain([first], table_rows)))
 
     def _write_result(self, session_id: str, result: ArmResult) -> None:
         self._upsert("arm_results", rows.result_row(session_id, result), ("session_id", "arm_id"))
@@ -333,10 +346,7 @@ class Store:
         found = self._query("SELECT * FROM sessions WHERE id = ?", [session_id])
         if not found:
             raise InputError(f"no session {session_id!r} in {self.path}", hint="see `specadvisor sessions list` for the ids")
-        arms = [
-            Arm.model_validate(json.loads(r["arm_json"]))
-            for r in self._query("SELECT arm_json FROM arms WHERE session_id = ? ORDER BY position, rowid", [session_id])
-        ]
+        arms = self._load_arms(session_id)
         readings: dict[str, list[str]] = {}
         if with_samples:
             for r in self._query("SELECT arm_id, sample_json FROM gpu_samples WHERE session_id = ? ORDER BY t, gpu", [session_id]):
@@ -353,14 +363,29 @@ class Store:
             ]
         return rows.session_from_rows(found[0], arms, results, samples)
 
+    def _load_arms(self, session_id: str) -> list[Arm]:
+        """The session's arms in order, validated as one JSON array in one call: an imported bundle may
+        hold 100,000, and a json.loads plus a model_validate per arm took most of a load's time."""
+        text = self.db.execute(
+            "SELECT '[' || coalesce(group_concat(arm_json, ','), '') || ']' FROM (SELECT arm_json FROM arms WHERE session_id = ? ORDER BY position, rowid)",
+            [session_id],
+        ).fetchone()[0]
+        return _ARM_LIST.validate_json(text)
 
-# One row per session with its arms and results as a JSON array; no samples, advice or settings.
+
+# One row per session with the arms a summary can pick (those with a result, the baselines and the
+# recommended arm) and their results as a JSON array, plus the count of all arms; no samples, advice
+# or settings. An arm never run cannot be the best one, and a 100,000-arm bundle may hold 98,000 of them.
 _SUMMARY_SQL = """
 SELECT s.id, s.name, s.created_at, s.updated_at, s.status, s.model, s.drafter, s.workload, s.temperature,
        s.concurrency, s.vllm_version, s.hardware_json, s.recommendation_json, s.provenance_json,
+       (SELECT count(*) FROM arms WHERE session_id = s.id) AS arm_count,
        (SELECT json_group_array(json_object('arm', a.arm_json, 'result', r.result_json))
           FROM (SELECT * FROM arms WHERE session_id = s.id ORDER BY position, rowid) AS a
-          LEFT JOIN arm_results AS r ON r.session_id = a.session_id AND r.arm_id = a.arm_id) AS arms
+          LEFT JOIN arm_results AS r ON r.session_id = a.session_id AND r.arm_id = a.arm_id
+         WHERE r.arm_id IS NOT NULL
+            OR (a.method IS NULL AND CASE WHEN json_valid(a.arm_json) THEN json_extract(a.arm_json, '$.speculative_config') IS NULL ELSE 1 END)
+            OR a.arm_id = CASE WHEN json_valid(s.recommendation_json) THEN json_extract(s.recommendation_json, '$.arm_id') END) AS arms
   FROM sessions AS s
 """
 
@@ -374,7 +399,7 @@ def _summary_session(row: dict[str, Any]) -> Session:
             "hardware": rows.load(row["hardware_json"]),
             "recommendation": rows.load(row["recommendation_json"]),
             "provenance": rows.load(row["provenance_json"]),
-            "arms": [Arm.model_validate(json.loads(p["arm"])) for p in pairs],
+            "arms": _ARM_LIST.validate_json("[" + ",".join(p["arm"] for p in pairs) + "]"),
             "results": [rows.result_from_row(p["result"]) for p in pairs if p["result"] is not None],
         }
     )

@@ -28,8 +28,7 @@ def _write_v1_file(path, *sessions) -> None:
         row = rows.session_row(session)
         del row["origin"], row["bundle_sha256"]
         db["sessions"].insert(row)
-        for position, arm in enumerate(session.arms):
-            db["arms"].insert(rows.arm_row(session.id, position, arm))
+        db["arms"].insert_all(rows.arm_rows(session.id, session.arms))
         for result in session.results:
             row = rows.result_row(session.id, result)
             del row["wave"], row["placement"], row["runs"], row["energy_per_output_token_j"], row["request_records"]
@@ -227,8 +226,7 @@ def test_v2_file_gets_wave_placement_and_run_count_columns_backfilled(tmp_path):
     db = Database(sqlite3.connect(path))
     migrations.apply(db, stop_before=V3)
     db["sessions"].insert(rows.session_row(session))
-    for position, arm in enumerate(session.arms):
-        db["arms"].insert(rows.arm_row(session.id, position, arm))
+    db["arms"].insert_all(rows.arm_rows(session.id, session.arms))
     row = rows.result_row(session.id, session.results[0])
     del row["wave"], row["placement"], row["runs"], row["energy_per_output_token_j"], row["request_records"]
     db["arm_results"].insert(row)
