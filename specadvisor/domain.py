@@ -507,7 +507,7 @@ class ConcurrencyPick(Model):
     speedup: float | None = None  # the chosen arm's; not speculating: the best speculative arm's (what the verdict rests on)
     speedup_ci: tuple[float, float] | None = None
     summary: str = ""  # one line: the pick and its figures, or why not to speculate
-    # the decision (sweep.decision); empty on answers stored before it existed
+    # the decision (analysis.decision); empty on answers stored before it existed
     decision: Literal["speculate", "do not speculate", "undecided", ""] = ""
     verdict: str = ""  # "speculate: n-gram N=4" | "do not speculate" | "undecided after ...: measuring ... would decide it"
     comparison: Literal["paired", "unpaired", ""] = ""  # prompt by prompt, or by run totals (no per-request records)
@@ -527,7 +527,7 @@ class Recommendation(Model):
     drift: DriftReport | None = None
     withheld: bool = False  # answers stored before the decision rule: "no verdict" (drift); never set now (undecided says why)
     per_concurrency: list[ConcurrencyPick] = Field(default_factory=list)  # one per measured level
-    # the one verdict (sweep.decision), derived from per_concurrency; empty on answers stored before it
+    # the one verdict (analysis.decision), derived from per_concurrency; empty on answers stored before it
     decision: Literal["speculate", "do not speculate", "undecided", "depends on concurrency", ""] = ""
     verdict: str = ""
     confidence: float | None = None

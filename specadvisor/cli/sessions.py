@@ -103,11 +103,9 @@ def run_show(args: argparse.Namespace) -> int:
         session = store.get_session(args.id)
     stored = session.recommendation
     if getattr(args, "recompute", False):
-        from specadvisor.analysis.capacity import recommend_capacity
-        from specadvisor.analysis.recommend import recommend
+        from specadvisor.analysis.rejudge import rejudge
 
-        capacity = any(r.rate_points for r in session.results)  # a goodput sweep answers in request rates
-        session.recommendation = recommend_capacity(session) if capacity else recommend(session)
+        session.recommendation = rejudge(session)
     if args.json:
         from specadvisor.figures import all_speedups
 

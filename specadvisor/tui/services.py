@@ -66,6 +66,7 @@ class Services:
     make_runner: Callable[[Session, SessionStore], Runner]
     stop_servers: Callable[[], None]
     recommend: Callable[[Session], Recommendation | None]
+    rejudge: Callable[[Session], Recommendation]  # the current code's verdict on stored measurements (runs nothing)
     serve_command: Callable[[Session, Recommendation], str]
     report_markdown: Callable[[Session], str]
     report_html: Callable[[Session], str]
@@ -143,6 +144,11 @@ def default_services(db_path: Path | None = None, runner_kwargs: dict[str, Any] 
 
         return _recommend(session)
 
+    def rejudge(session: Session) -> Recommendation:
+        from specadvisor.analysis.rejudge import rejudge as _rejudge
+
+        return _rejudge(session)
+
     def serve_command(session: Session, rec: Recommendation) -> str:
         from specadvisor.report.snippet import recommended_command
 
@@ -184,6 +190,7 @@ def default_services(db_path: Path | None = None, runner_kwargs: dict[str, Any] 
         make_runner=make_runner,
         stop_servers=stop_servers,
         recommend=recommend,
+        rejudge=rejudge,
         serve_command=serve_command,
         report_markdown=report_markdown,
         report_html=report_html,

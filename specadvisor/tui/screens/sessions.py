@@ -1,4 +1,5 @@
-"""Sessions: browse saved sessions, open one, compare two, import/export bundles, delete (confirmed).
+"""Sessions: browse saved sessions, open one, compare two, import/export bundles, delete (confirmed),
+re-judge one (the current decision rule on its stored measurements, beside the stored verdict).
 
 The list loads in a worker with its own store connection (one SQL query, no samples); opening or
 deleting one session stays on the UI thread's connection (a millisecond query).
@@ -14,7 +15,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import DataTable, Footer, Header, Static
 
-from specadvisor.domain import Session
+from specadvisor.domain import Recommendation, Session
 from specadvisor.errors import InputError
 from specadvisor.textsafe import line, markup
 from specadvisor.trust import is_imported, refuse_imported
@@ -32,6 +33,7 @@ class SessionsScreen(AppScreen):
         Binding("space", "mark", "Mark"),
         Binding("c", "compare", "Compare 2"),
         Binding("r", "resume", "Resume"),
+        Binding("v", "rejudge", "Re-judge"),
         Binding("i", "import_bundle", "Import"),
         Binding("e", "export_bundle", "Export"),
         Binding("delete,d", "delete", "Delete"),
@@ -49,6 +51,7 @@ class SessionsScreen(AppScreen):
         with Vertical(id="sessions-body"):
             yield DataTable(id="sessions", cursor_type="row", zebra_stripes=True, classes="panel")
             yield Static("", id="sessions-hint", markup=False)
+            yield Static("", id="sessions-verdict", classes="panel", markup=False)
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
@@ -107,7 +110,7 @@ class SessionsScreen(AppScreen):
             return
         if table.row_count and self._cursor.row < table.row_count:
             table.cursor_coordinate = self._cursor
-        hint = "Enter opens · space marks two to compare · i imports a bundle · d deletes"
+        hint = "Enter opens · space marks two to compare · v re-judges · i imports a bundle · d deletes"
         if not summaries:
             hint = "No saved sessions yet: run a sweep from Setup (F2), or import a bundle with i."
         self.query_one("#sessions-hint", Static).update(hint)
@@ -164,6 +167,34 @@ class SessionsScreen(AppScreen):
             self.notify("A sweep is already running.", severity="warning")
             return
         self.app.start_sweep(session)
+
+    def action_rejudge(self) -> None:
+        """Re-derive the selected session's verdict with this version's code (what `sessions show
+        --recompute` prints); it computes on the stored data, runs nothing and stores nothing."""
+        session_id = self.selected_id()
+        session = self.load(session_id) if session_id else None
+        if session is None:
+            return
+        panel = self.query_one("#sessions-verdict", Static)
+        panel.border_title = f"Re-judging {session.id[:8]}…"
+        panel.update("")
+        panel.add_class("shown")
+        self.rejudge(session)
+
+    @work(thread=True, exclusive=True, group="rejudge", exit_on_error=False)
+    def rejudge(self, session: Session) -> None:
+        try:
+            rec = self.app.services.rejudge(session)
+        except Exception as err:  # noqa: BLE001
+            self.app.call_from_thread(self.app.show_error, "Cannot re-judge the session", err)
+            return
+        self.app.call_from_thread(self.show_rejudged, session, rec)
+
+    def show_rejudged(self, session: Session, rec: Recommendation) -> None:
+        stored = session.recommendation.headline if session.recommendation is not None else "none"
+        panel = self.query_one("#sessions-verdict", Static)
+        panel.border_title = f"Verdict of {session.id[:8]}"
+        panel.update(f"re-judged now: {line(rejudged_text(rec))}\nstored:        {line(stored)}")
 
     def action_compare(self) -> None:
         if len(self.marked) != 2:
@@ -227,6 +258,14 @@ class SessionsScreen(AppScreen):
             self.notify(f"Wrote {line(written)}", markup=False)
 
         self.app.push_screen(PromptModal("Write the bundle to:", value=f"specadvisor-{session.id[:8]}.json"), answered)
+
+
+def rejudged_text(rec: Recommendation) -> str:
+    """The verdict with the speedup it rests on (only a speculating verdict has one)."""
+    if rec.speedup is None:
+        return rec.headline
+    interval = f", interval {rec.speedup_ci[0]:.2f}-{rec.speedup_ci[1]:.2f}x" if rec.speedup_ci else ""
+    return f"{rec.headline} ({rec.speedup:.2f}x{interval})"
 
 
 class CompareScreen(AppScreen):
