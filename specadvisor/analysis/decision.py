@@ -192,7 +192,8 @@ def decide_level(
         return LevelDecision(conc, "do not speculate", "do not speculate", reasons=[f"do not speculate here: {why}", *extra, head])
     q = comparison_quantile(confidence, looks, sequential, len(spec), noise.launch_df)
     comparisons = level_comparisons(base, spec, noise, q, results)
-    better = [c for c in comparisons if c.status == "better"]
+    impossible = _beyond_acceptance(comparisons, results)
+    better = [c for c in comparisons if c.status == "better" and c.arm.id not in impossible]
     lines = [_comparison_line(c, results[c.arm.id]) for c in comparisons]
     basis = _basis_line(comparisons, noise, confidence, looks if sequential else 0, len(spec))
     drift = _drift_line(session, conc, comparisons)
@@ -216,7 +217,7 @@ def decide_level(
         )
         reasons = [f"do not speculate here: the best speculative arm, {lines[0]}: {cause}", *(f"also measured: {line}" for line in lines[1:])]
         return LevelDecision(conc, "do not speculate", "do not speculate", None, top, comparisons, [*reasons, *extra, head, basis, *drift])
-    open_ = [c for c in comparisons if c.status == "open"]
+    open_ = [c for c in comparisons if c.status == "open" or c.arm.id in impossible]
     # the step is sized for the look that would follow it (a smaller share of the error), with power
     q_next = comparison_quantile(confidence, looks + 1, True, len(spec), noise.launch_df)
     step = next_step(session, base, open_, noise, q_next, results)
@@ -224,12 +225,34 @@ def decide_level(
     measured = _measured_text(session, conc, results)
     verdict = f"undecided after {measured}: {step.text(names)}"
     limited = open_[0].limited_by
+    first = (
+        f"undecided: {impossible[open_[0].arm.id]}"
+        if open_[0].arm.id in impossible
+        else f"undecided: {lines[comparisons.index(open_[0])]}; the interval still holds the {PRACTICAL_MARGIN * 100:.0f}% tie margin, "
+        f"limited by the {limited} noise"
+    )
     reasons = [
-        f"undecided: {lines[comparisons.index(open_[0])]}; the interval still holds the {PRACTICAL_MARGIN * 100:.0f}% tie margin, "
-        f"limited by the {limited} noise",
+        first,
         *(f"also measured: {line}" for c, line in zip(comparisons, lines, strict=True) if c is not open_[0]),
     ]
     return LevelDecision(conc, "undecided", verdict, None, open_[0], comparisons, [*reasons, *extra, head, basis, *drift], limited, step)
+
+
+def _beyond_acceptance(comparisons: list[Comparison], results: dict[str, ArmResult]) -> dict[str, str]:
+    """The "better" arms whose measured speedup physics rules out: a step of speculation yields the
+    mean acceptance length (AL) in tokens and costs at least one target forward pass, so no arm can
+    be more than AL times faster than no speculation. A gain above AL (beyond the tie margin) is the
+    machine's noise between launches, not speculation, and must not become "speculate" (seen on a
+    loaded 2-core box: n-gram at 1.52x with AL 1.00). Returns arm id -> the reason."""
+    found: dict[str, str] = {}
+    for c in comparisons:
+        al = results[c.arm.id].mean_acceptance_length
+        if c.status == "better" and al is not None and al > 0 and c.speedup > al * (1 + PRACTICAL_MARGIN):
+            found[c.arm.id] = (
+                f"{name(c.arm)} measured {c.speedup:.2f}x, but its drafts gave {al:.2f} tokens per step (mean acceptance length), "
+                f"so no more than {al:.2f}x is possible: the gain is noise between launches, not speculation"
+            )
+    return found
 
 
 # ---------------------------------------------------------------------- what to measure next

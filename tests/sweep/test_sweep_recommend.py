@@ -228,3 +228,19 @@ def test_a_drift_common_to_all_arms_is_taken_out_of_the_comparison():
     (pick,) = recommend(s).per_concurrency
     assert pick.speedup == pytest.approx(1.12, rel=1e-6)  # not 1.12 x 1.06: the arm ran one wave later on average
     assert any("a common drift of +5.8% per wave taken out" in r for r in recommend(s).reasons)
+
+
+def test_a_gain_beyond_what_acceptance_allows_is_never_speculate():
+    """Nothing accepted (mean acceptance length 1.00) yet 1.5x faster, over three launches each: no
+    step of speculation yields more than AL tokens for at least one forward pass, so the gain is the
+    machine's noise between launches (seen on a loaded 2-core box) and the verdict must not follow it."""
+    s = session({"baseline": [100, 101, 99], "ngram-n2": [150, 152, 151]}, n_values=(2,))
+    ngram = s.result_for("ngram-n2")
+    ngram.per_position = [p.model_copy(update={"accepted": 0, "rate": 0.0}) for p in ngram.per_position]
+    ngram.mean_acceptance_length = 1.0
+    rec = recommend(s)
+    assert rec.decision == "undecided" and rec.arm_id is None and not rec.serve_command, rec.verdict
+    assert "no more than 1.00x is possible" in rec.reasons[0], rec.reasons
+    # the same figures with drafts accepted (AL 2.5) are a clear win
+    ngram.mean_acceptance_length = 2.5
+    assert recommend(s).verdict == "speculate: ngram N=2"
