@@ -7,7 +7,10 @@ bracket); the verdict is checked in the sweep's --json, `sessions show` (text an
   concurrency 1: n-gram N=4 drafts the copy from the prompt and must be recommended;
 - negative: HumanEval at temperature 1, concurrency 8, n-gram N=8: no draft is accepted (mean
   acceptance length 1.0), so n-gram must not be recommended ("do not speculate" or "undecided": a
-  tie cannot be told from a small loss with one launch per arm).
+  tie cannot be told from a small loss with one launch per arm). Since the decision refuses any gain
+  beyond the arm's mean acceptance length (analysis.decision._beyond_acceptance), the load-driven
+  "1.52x with AL 1.0" below can no longer become "speculate".
+The positive control measures until decided (`--budget 5`), as a user on a noisy machine would.
 
 Why side by side: on the shared 2-core box (SmolLM2-135M, vLLM CPU 0.32.0, load average 8-15) the
 other users' load moves throughput by up to ~50% between launches minutes apart, far past the
@@ -58,7 +61,7 @@ def sweep_and_views(db, capsys, *args) -> tuple[dict, dict, dict, str]:
                 {"verdict": rec["verdict"], "speedup": rec["speedup"], "per_concurrency": [[p["speedup"], p["speedup_ci"]] for p in rec["per_concurrency"]]}
             )
         )
-    assert swept["launches_used"] == 2
+    assert swept["launches_used"] >= 2
     session_id = swept["session_id"]
     stored = json.loads(cli(db, capsys, "sessions", "show", session_id, "--json"))["recommendation"]
     recomputed = json.loads(cli(db, capsys, "sessions", "show", session_id, "--json", "--recompute"))
@@ -67,7 +70,9 @@ def sweep_and_views(db, capsys, *args) -> tuple[dict, dict, dict, str]:
 
 
 def test_ngram_is_recommended_on_the_editing_workload_at_concurrency_1(cpu_engine, tmp_path, capsys):
-    views = sweep_and_views(tmp_path / "edit.db", capsys, "--prompts", "edit", "--n", "4", "--concurrency", "1")
+    # --budget: the product's own answer to a noisy box, measuring until decided (a 1.3x win with one
+    # launch per arm can stay undecided against the 7% launch-spread prior)
+    views = sweep_and_views(tmp_path / "edit.db", capsys, "--prompts", "edit", "--n", "4", "--concurrency", "1", "--budget", "5")
     for rec in views[:3]:
         assert (rec["decision"], rec["verdict"], rec["arm_id"]) == ("speculate", "speculate: ngram N=4", "ngram-n4"), rec["reasons"]
         assert rec["speculative_config"]["method"] == "ngram" and not rec["do_not_speculate"]
