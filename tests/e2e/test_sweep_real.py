@@ -69,7 +69,15 @@ async def test_real_sweep_stores_recommends_exports_and_predicts(cpu_engine, tmp
     rec = session.recommendation
     assert rec is not None and rec.reasons
     assert rec.drift is not None and rec.drift.measurements == 2 and rec.drift.first > 0 and rec.drift.last > 0
-    assert rec.do_not_speculate or rec.arm_id in {"ngram-n2", "ngram-n4"}
+    # one of the three answers, each whole: a chosen arm with its command, or none with the reason
+    assert rec.decision in ("speculate", "do not speculate", "undecided"), rec.verdict
+    if rec.decision == "speculate":
+        assert rec.arm_id in {"ngram-n2", "ngram-n4"} and rec.serve_command
+    else:
+        assert rec.arm_id is None and rec.speculative_config is None
+        assert rec.do_not_speculate == (rec.decision == "do not speculate")
+        if rec.decision == "undecided":  # says what measuring would decide it
+            assert "would likely decide it" in rec.verdict or "might not decide it" in rec.verdict, rec.verdict
 
     pred = predict_throughput(session)["ngram-n2"]
     assert pred.measured_throughput == results["ngram-n2"].output_throughput
