@@ -263,10 +263,15 @@ def next_step(session: Session, base: Arm, open_: list[Comparison], noise: Noise
     decided: more requests on running servers when within-run noise dominates (no start-up to pay),
     another launch of the contenders when launch-to-launch spread does. The amount gives the next
     look (quantile `q`) STEP_POWER power if the measured gain is the true one."""
-    target = min(open_, key=lambda c: abs(c.log_ratio - math.log(1 + PRACTICAL_MARGIN)) / max(c.se, 1e-12))
+    margin = math.log(1 + PRACTICAL_MARGIN)
+    distance = lambda c: abs(c.log_ratio - margin) / max(c.se, 1e-12)  # noqa: E731 - standard errors from the margin
+    # One arm shown past the margin decides "speculate": aim at the open arm above it that is easiest
+    # to confirm. Below it, "do not speculate" needs every arm shown under: the hardest one binds.
+    above = [c for c in open_ if c.log_ratio > margin]
+    target = max(above, key=distance) if above else min(open_, key=distance)
     contenders = [base, *(c.arm for c in open_)]
     ids = tuple(a.id for a in contenders)
-    gap = abs(target.log_ratio - math.log(1 + PRACTICAL_MARGIN))
+    gap = abs(target.log_ratio - margin)
     needed = (gap / (q + _Z_POWER)) ** 2  # the variance that decides it with STEP_POWER power
     per_launch = [launches(results[a.id]) for a in contenders]
     measure_s = sum(statistics.fmean(x.measure_s / x.passes for x in ls) for ls in per_launch)

@@ -244,3 +244,13 @@ def test_a_gain_beyond_what_acceptance_allows_is_never_speculate():
     # the same figures with drafts accepted (AL 2.5) are a clear win
     ngram.mean_acceptance_length = 2.5
     assert recommend(s).verdict == "speculate: ngram N=2"
+
+
+def test_the_next_step_aims_at_the_arm_that_can_decide_the_level():
+    """The demo's figures: N=2 at 1.36x and N=4 at 1.13x, one launch each, the baseline twice. One arm
+    shown past the margin decides "speculate", so the step is sized for N=2; sized for N=4 (the arm
+    nearest the margin) it read "even 20 more launches might not decide it: the gain sits too close
+    to the 3% margin", which is not true of a 1.36x gain."""
+    rec = recommend(session({"baseline": [112, 129], "ngram-n2": [163.9], "ngram-n4": [136.2]}, n_values=(2, 4)))
+    assert rec.decision == "undecided", rec.verdict
+    assert "would likely decide it" in rec.verdict and "might not decide it" not in rec.verdict, rec.verdict
