@@ -154,7 +154,6 @@ class SweepRunner:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task | None = None
         self._cancel_requested = threading.Event()
-        self._saved = False  # the session is in the store (set once the first launch is near)
 
     # ------------------------------------------------------------------ public
 
@@ -224,7 +223,6 @@ class SweepRunner:
         mark_sweep_started(session)
         session.status = "running"
         self.store.save_session(session)
-        self._saved = True
         done = {r.arm_id for r in session.results if r.status in DONE_STATUSES and not r.runs}
         for arm in session.arms:
             if arm.id not in done:
@@ -483,7 +481,7 @@ class SweepRunner:
     def _keep_unsaved_plan(self) -> None:
         """Quit during the checks before the first launch: the plan is stored as interrupted (nothing
         measured, resumable from Sessions) instead of being lost with the window."""
-        if self._saved or self.store.has_session(self.session.id):  # a resumed session is there already
+        if self.store.has_session(self.session.id):  # saved before the first launch, or resumed
             return
         with contextlib.suppress(SpecAdvisorError):
             self.store.save_session(self.session)
