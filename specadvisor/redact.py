@@ -42,54 +42,59 @@ _NOT_DONE = r"(?!<redacted>|\"<redacted>|'<redacted>)"
 # `--server-arg=--aws-secret-access-key=plain aws spaced 24` is one item and one value.
 _FLAG_IN_ITEM = re.compile(rf"(?i)(--?(?:[a-z0-9]+[-_])*{_SECRET_WORD}=)(?!<redacted>$)[\s\S]+$")
 
-_TEXT_RULES: list[tuple[re.Pattern[str], str]] = [
-    # Authorization: Bearer xyz / "Authorization": "Basic xyz"
-    (re.compile(r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?)(?:(?:bearer|basic|token)\s+)?[^\s\"',}]+"), r"\1" + REDACTED),
-    (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{4,}"), r"\1" + REDACTED),
-    # --api-key VALUE / --hf-token=VALUE / --aws-secret-access-key="a b" inside a command line
-    (re.compile(rf"(?i)(--?(?:[a-z0-9]+[-_])*{_SECRET_WORD})(=|\s+){_NOT_DONE}{_VALUE}"), r"\1\2" + REDACTED),
-    # the same as items of a printed list: ['--api-key', 'VALUE'] / ["--hf-token", "VALUE"]
-    (re.compile(rf"(?i)([\"']--?(?:[a-z0-9]+[-_])*{_SECRET_WORD}[\"']\s*,\s*[\"']){_NOT_DONE}[^\"']+"), r"\1" + REDACTED),
-    # Environment assignments: HF_TOKEN=..., env OPENAI_API_KEY="..." vllm serve, export AWS_SECRET_ACCESS_KEY=...
-    (re.compile(rf"\b({_ENV_NAME})={_NOT_DONE}{_VALUE}"), r"\1=" + REDACTED),
-    # api_key=value / "hf_token": "value" / 'api_key': ['value'] in JSON or Python reprs found in logs and notes
-    (
-        re.compile(
-            r"(?i)(\b(?:[a-z0-9]+_)*(?:api[_-]?key|access[_-]?token|auth[_-]?token|hf[_-]?token|secret[_-]?key|"
-            r"secret[_-]?access[_-]?key|access[_-]?key(?:[_-]id)?|client[_-]?secret|password|auth)\b[\"']?\s*[:=]\s*\[?\s*[\"']?)"
-            rf"{_NOT_DONE}[^\s\"',}}\]]+"
+
+@lru_cache(maxsize=1)
+def _text_rules() -> list[tuple[re.Pattern[str], str]]:
+    """The rules, compiled on the first text to redact: a command that redacts nothing (`--help`,
+    `detect`) does not pay for compiling them at start-up."""
+    return [
+        # Authorization: Bearer xyz / "Authorization": "Basic xyz"
+        (re.compile(r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?)(?:(?:bearer|basic|token)\s+)?[^\s\"',}]+"), r"\1" + REDACTED),
+        (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{4,}"), r"\1" + REDACTED),
+        # --api-key VALUE / --hf-token=VALUE / --aws-secret-access-key="a b" inside a command line
+        (re.compile(rf"(?i)(--?(?:[a-z0-9]+[-_])*{_SECRET_WORD})(=|\s+){_NOT_DONE}{_VALUE}"), r"\1\2" + REDACTED),
+        # the same as items of a printed list: ['--api-key', 'VALUE'] / ["--hf-token", "VALUE"]
+        (re.compile(rf"(?i)([\"']--?(?:[a-z0-9]+[-_])*{_SECRET_WORD}[\"']\s*,\s*[\"']){_NOT_DONE}[^\"']+"), r"\1" + REDACTED),
+        # Environment assignments: HF_TOKEN=..., env OPENAI_API_KEY="..." vllm serve, export AWS_SECRET_ACCESS_KEY=...
+        (re.compile(rf"\b({_ENV_NAME})={_NOT_DONE}{_VALUE}"), r"\1=" + REDACTED),
+        # api_key=value / "hf_token": "value" / 'api_key': ['value'] in JSON or Python reprs found in logs and notes
+        (
+            re.compile(
+                r"(?i)(\b(?:[a-z0-9]+_)*(?:api[_-]?key|access[_-]?token|auth[_-]?token|hf[_-]?token|secret[_-]?key|"
+                r"secret[_-]?access[_-]?key|access[_-]?key(?:[_-]id)?|client[_-]?secret|password|auth)\b[\"']?\s*[:=]\s*\[?\s*[\"']?)"
+                rf"{_NOT_DONE}[^\s\"',}}\]]+"
+            ),
+            r"\1" + REDACTED,
         ),
-        r"\1" + REDACTED,
-    ),
-    # a bare "token"/"secret" only as a quoted key ("token": "...") so prose like "per token: 0.7" stays
-    (re.compile(r"(?i)([\"'](?:token|secret)[\"']\s*:\s*[\"'])(?!<redacted>)[^\"']+"), r"\1" + REDACTED),
-    # Cookie / Set-Cookie headers: the whole value (several `name=value;` pairs) to the end of the line
-    (re.compile(r"(?i)(\b(?:set-)?cookie[\"']?\s*[:=]\s*[\"']?)(?!<redacted>)[^\"'\r\n]+"), r"\1" + REDACTED),
-    # PEM blocks (private keys, certificates): the body between the armour lines, or to the end when cut off
-    (re.compile(r"(-----BEGIN [A-Z0-9 ]{1,64}-----)(?!<redacted>)[\s\S]+?(-----END [A-Z0-9 ]{1,64}-----|\Z)"), r"\1" + REDACTED + r"\2"),
-    # credentials inside URLs: http://user:pass@host (a password may hold a /), redis://:pass@host,
-    # https://token@host (a user name alone is a token), ?token=...&pass=...
-    (re.compile(r"(\b[a-z][a-z0-9+.-]*://[^/\s:@]*:)(?!<redacted>)[^\s@]+@", re.IGNORECASE), r"\1" + REDACTED + "@"),
-    (re.compile(r"(\b[a-z][a-z0-9+.-]*://)(?!<redacted>)[^/\s:@]+@", re.IGNORECASE), r"\1" + REDACTED + "@"),
-    (
-        re.compile(
-            r"(?i)([?&;](?:[a-z0-9_-]*(?:token|key|secret|password|passwd|pass|pwd|auth)|sig|signature|x-amz-signature|x-amz-credential)=)(?!<redacted>)[^&\s\"'#]+"
+        # a bare "token"/"secret" only as a quoted key ("token": "...") so prose like "per token: 0.7" stays
+        (re.compile(r"(?i)([\"'](?:token|secret)[\"']\s*:\s*[\"'])(?!<redacted>)[^\"']+"), r"\1" + REDACTED),
+        # Cookie / Set-Cookie headers: the whole value (several `name=value;` pairs) to the end of the line
+        (re.compile(r"(?i)(\b(?:set-)?cookie[\"']?\s*[:=]\s*[\"']?)(?!<redacted>)[^\"'\r\n]+"), r"\1" + REDACTED),
+        # PEM blocks (private keys, certificates): the body between the armour lines, or to the end when cut off
+        (re.compile(r"(-----BEGIN [A-Z0-9 ]{1,64}-----)(?!<redacted>)[\s\S]+?(-----END [A-Z0-9 ]{1,64}-----|\Z)"), r"\1" + REDACTED + r"\2"),
+        # credentials inside URLs: http://user:pass@host (a password may hold a /), redis://:pass@host,
+        # https://token@host (a user name alone is a token), ?token=...&pass=...
+        (re.compile(r"(\b[a-z][a-z0-9+.-]*://[^/\s:@]*:)(?!<redacted>)[^\s@]+@", re.IGNORECASE), r"\1" + REDACTED + "@"),
+        (re.compile(r"(\b[a-z][a-z0-9+.-]*://)(?!<redacted>)[^/\s:@]+@", re.IGNORECASE), r"\1" + REDACTED + "@"),
+        (
+            re.compile(
+                r"(?i)([?&;](?:[a-z0-9_-]*(?:token|key|secret|password|passwd|pass|pwd|auth)|sig|signature|x-amz-signature|x-amz-credential)=)(?!<redacted>)[^&\s\"'#]+"
+            ),
+            r"\1" + REDACTED,
         ),
-        r"\1" + REDACTED,
-    ),
-    # Well-known token shapes, wherever they appear
-    (re.compile(r"\bhf_[A-Za-z0-9]{20,}"), REDACTED),
-    (re.compile(r"\bsk-[A-Za-z0-9_-]{16,}"), REDACTED),
-    (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"), REDACTED),
-    (re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}"), REDACTED),
-    (re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}"), REDACTED),
-    (re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"), REDACTED),
-    (re.compile(r"\bAKIA[0-9A-Z]{16}\b"), REDACTED),
-    (re.compile(r"\bAIza[0-9A-Za-z_-]{35}"), REDACTED),
-    (re.compile(r"\bnpm_[A-Za-z0-9]{36}"), REDACTED),
-    # JSON Web Tokens: three base64url parts, the first an encoded JSON object ("eyJ")
-    (re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}"), REDACTED),
-]
+        # Well-known token shapes, wherever they appear
+        (re.compile(r"\bhf_[A-Za-z0-9]{20,}"), REDACTED),
+        (re.compile(r"\bsk-[A-Za-z0-9_-]{16,}"), REDACTED),
+        (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"), REDACTED),
+        (re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}"), REDACTED),
+        (re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}"), REDACTED),
+        (re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"), REDACTED),
+        (re.compile(r"\bAKIA[0-9A-Z]{16}\b"), REDACTED),
+        (re.compile(r"\bAIza[0-9A-Za-z_-]{35}"), REDACTED),
+        (re.compile(r"\bnpm_[A-Za-z0-9]{36}"), REDACTED),
+        # JSON Web Tokens: three base64url parts, the first an encoded JSON object ("eyJ")
+        (re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}"), REDACTED),
+    ]
 
 
 def _scoped(pattern: re.Pattern[str]) -> str:
@@ -101,9 +106,13 @@ def _scoped(pattern: re.Pattern[str]) -> str:
     return f"(?i:{text})" if ignore_case else f"(?:{text})"
 
 
-# One search tells whether any rule could apply: most strings (ids, labels, numbers as text) hold
-# nothing secret, and a 100,000-arm bundle must not pay for every rule on every string.
-_ANY_RULE = re.compile("|".join(_scoped(pattern) for pattern, _ in _TEXT_RULES))
+@lru_cache(maxsize=1)
+def _any_rule() -> re.Pattern[str]:
+    """One search tells whether any rule could apply: most strings (ids, labels, numbers as text) hold
+    nothing secret, and a 100,000-arm bundle must not pay for every rule on every string."""
+    return re.compile("|".join(_scoped(pattern) for pattern, _ in _text_rules()))
+
+
 # ANSI sequences and every control character but tab and newline (a stored \r could hide the start
 # of a line when shown; bundles with one are refused at import).
 _CONTROL = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
@@ -158,8 +167,8 @@ def redact_text(text: str, *, redact_paths: bool = False) -> str:
     known = _known_values
     if known is not None:
         text = known.sub(REDACTED, text)
-    if _ANY_RULE.search(text):
-        for pattern, replacement in _TEXT_RULES:
+    if _any_rule().search(text):
+        for pattern, replacement in _text_rules():
             text = pattern.sub(replacement, text)
     if redact_paths:
         text = _strip_home(text)

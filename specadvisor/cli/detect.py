@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from specadvisor.errors import InputError
 
 if TYPE_CHECKING:
-    from specadvisor.domain import HardwareProfile
+    from specadvisor.machine import HardwareProfile
 
 
 def register(parser: argparse.ArgumentParser) -> None:

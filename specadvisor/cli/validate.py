@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from specadvisor import bounds, setting_specs
+from specadvisor import bounds
 from specadvisor.errors import InputError
 from specadvisor.quantities import parse_count, parse_count_list
 from specadvisor.redact import redact_text
@@ -57,9 +57,14 @@ def finite(value: float | None, b: bounds.Bound, *, optional: bool = False) -> f
 
 
 def flag_bound(name: str) -> bounds.Bound:
-    """A flag's bound in its own unit: a sweep setting's from its declaration on the model, else bounds.FLAGS."""
-    spec = setting_specs.SPECS.get(name)
-    return spec.cli_bound if spec else bounds.FLAGS[name]
+    """A flag's bound in its own unit: bounds.FLAGS, else a sweep setting's from its declaration on the
+    model (the two name different flags). In that order so that `detect --timeout` does not load the
+    domain model to check one number."""
+    if name in bounds.FLAGS:
+        return bounds.FLAGS[name]
+    from specadvisor import setting_specs
+
+    return setting_specs.SPECS[name].cli_bound
 
 
 def setting(name: str, value: float | None, *, optional: bool = False) -> float | None:
@@ -164,6 +169,8 @@ def measurement(args: SweepArgs) -> dict[str, Any]:
     """Every sweep setting's flag (those declared on `domain.SweepSettings`), parsed and range-checked
     once, in the model's units (percent -> fraction, minutes -> seconds). An unset optional flag is
     absent; `output_len` is absent when not given (the prompt set's own length then)."""
+    from specadvisor import setting_specs
+
     values: dict[str, Any] = {}
     for name, spec in setting_specs.SPECS.items():
         raw = args.settings.get(name)

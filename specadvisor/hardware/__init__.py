@@ -11,13 +11,13 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from specadvisor.domain import EngineInfo, GpuInfo, HardwareProfile, ProbeNote
 from specadvisor.hardware import amd, nvidia
 from specadvisor.hardware.commands import Runner, run_command
 from specadvisor.hardware.cpu import os_label, probe_cpu, python_label
 from specadvisor.hardware.engine_probe import probe_engine
 from specadvisor.hardware.planning import hypothetical_profile
 from specadvisor.hardware.visible import apply_visible_devices
+from specadvisor.machine import EngineInfo, GpuInfo, HardwareProfile, ProbeNote
 
 __all__ = ["detect", "detect_gpus", "engine_info", "hypothetical"]
 

@@ -12,8 +12,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from specadvisor.domain import GpuInfo, ProbeNote
 from specadvisor.hardware.commands import Runner, run_command
+from specadvisor.machine import GpuInfo, ProbeNote
 
 GFX_FAMILIES = {"gfx942": "MI300X/MI325X", "gfx950": "MI350X/MI355X", "gfx90a": "MI210/MI250X", "gfx908": "MI100"}
 """Instinct generations by gfx target: a name for GPUs whose marketing name is not reported."""

@@ -6,7 +6,7 @@ import platform
 import sys
 from pathlib import Path
 
-from specadvisor.domain import CpuInfo, ProbeNote
+from specadvisor.machine import CpuInfo, ProbeNote
 
 
 def _cpu_model(cpuinfo: Path) -> str:

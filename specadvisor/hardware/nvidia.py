@@ -9,8 +9,8 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-from specadvisor.domain import GpuInfo, ProbeNote
 from specadvisor.hardware.commands import Runner, run_command
+from specadvisor.machine import GpuInfo, ProbeNote
 
 SMI_FIELDS = ("index", "name", "uuid", "memory.total", "memory.free", "compute_cap", "driver_version", "pci.bus_id")
 """compute_cap needs driver >= 510; older drivers reject the query and we retry without it."""

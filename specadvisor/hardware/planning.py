@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 
-from specadvisor.domain import GpuInfo, HardwareProfile, ProbeNote
 from specadvisor.errors import InputError
+from specadvisor.machine import GpuInfo, HardwareProfile, ProbeNote
 
 MAX_GPUS = 64
 _SUFFIX_COUNT = re.compile(r"^(?P<name>.+)[x×*](?P<count>\d+)$", re.I)

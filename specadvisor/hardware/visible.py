@@ -7,7 +7,7 @@ the CUDA runtime, parsing stops at the first entry that names no device.
 
 from __future__ import annotations
 
-from specadvisor.domain import GpuInfo, ProbeNote
+from specadvisor.machine import GpuInfo, ProbeNote
 
 
 def _match(entry: str, gpus: list[GpuInfo]) -> GpuInfo | None:

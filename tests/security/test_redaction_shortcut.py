@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from specadvisor.redact import _TEXT_RULES, needs_redaction, redact, redact_text
+from specadvisor.redact import _text_rules, needs_redaction, redact, redact_text
 
 TESTS = Path(__file__).resolve().parents[1]
 
@@ -37,7 +37,7 @@ def test_every_string_a_rule_redacts_is_flagged_by_the_shortcut():
 
 def test_what_each_rule_matches_is_flagged_on_its_own():
     """The text a rule matches, cut out of its sentence (no neighbouring word to lean on)."""
-    matched = {m.group(0) for s in _literals() for pattern, _ in _TEXT_RULES for m in pattern.finditer(s)}
+    matched = {m.group(0) for s in _literals() for pattern, _ in _text_rules() for m in pattern.finditer(s)}
     assert len(matched) > 50, len(matched)
     missed = sorted(m for m in matched if not needs_redaction(m))
     assert not missed, missed[:10]
