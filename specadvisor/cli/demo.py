@@ -9,6 +9,12 @@ advisor measure, chart and recommend in a few minutes. `--headless` runs the sam
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from specadvisor.domain import Session
+    from specadvisor.tui.services import Services
 
 DEMO_N = "2,4"
 
@@ -76,7 +82,7 @@ def _tui(args: argparse.Namespace) -> int:
 
     n_values = _n_values(args.n)
 
-    def prepare(progress):
+    def prepare(progress: Callable[[str], None]) -> tuple[Services, Session]:
         from specadvisor.engine.cpu import ensure_cpu_engine
         from specadvisor.hardware import detect
 

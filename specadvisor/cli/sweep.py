@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from specadvisor.cli.sweep_args import SweepArgs
@@ -99,10 +100,10 @@ def add_setting_flags(p: argparse.ArgumentParser) -> None:
     here. Counts stay text ("1k", "1,8") for `cli.validate.measurement`, which parses each once."""
     from specadvisor.cli.setting_flags import FLAGS
 
-    types = {"int": int, "float": float}
+    types: dict[str, Callable[[str], Any]] = {"int": int, "float": float}
     for f in FLAGS:
         shown = "" if f.default is None or "default" in f.help else " (default: %(default)s)"
-        p.add_argument(f.flag, dest=f.name, type=types.get(f.kind), default=f.default, metavar=f.metavar, help=f.help.replace("%", "%%") + shown)
+        p.add_argument(f.flag, dest=f.name, type=types.get(f.kind, str), default=f.default, metavar=f.metavar, help=f.help.replace("%", "%%") + shown)
 
 
 def run(namespace: argparse.Namespace) -> int:
@@ -172,7 +173,7 @@ def _note(line: str) -> None:
     print(f"specadvisor: {line}" if line.startswith("note:") else line, file=sys.stderr)
 
 
-def _methods(args: SweepArgs, names: list[str]) -> list[tuple[str, dict]]:
+def _methods(args: SweepArgs, names: list[str]) -> list[tuple[str, dict[str, Any]]]:
     """`--method` names (checked) with their `--spec-extra` keys, and the drafter where one is needed."""
     from specadvisor.cli import validate
     from specadvisor.rulebase import registry
@@ -300,7 +301,7 @@ def _show_capacity(runner: Runner, session: Session, *, json_out: bool) -> int:
     return _exit_code(session)
 
 
-def _exit_code(session) -> int:
+def _exit_code(session: Session) -> int:
     """0 when at least one arm produced a measurement; 4 (engine) when every arm failed, so a script
     never takes a sweep of failures for a result."""
     from specadvisor.cli.main import error_line
@@ -319,7 +320,7 @@ def _exit_code(session) -> int:
     return err.exit_code
 
 
-def _plan_line(session, *, cpu: bool) -> str:
+def _plan_line(session: Session, *, cpu: bool) -> str:
     from specadvisor.sweep.plan import SweepPlan
 
     plan = SweepPlan(session=session)
