@@ -51,7 +51,7 @@ def main() -> int:
         from specadvisor.engine.cpu import ensure_cpu_engine
 
         engine = ensure_cpu_engine(lambda line: print(line, file=sys.stderr))
-        services = default_services(db, runner_kwargs={"server_env": dict(engine.env)})
+        services = default_services(db, server_env=dict(engine.env))
         model_ref = str(engine.model_dir)
         session = demo(engine, [2, 4], num_prompts=6, output_len=64).session
     app = create_app(services, cursor_blink=False)

@@ -59,7 +59,7 @@ def startup(out: Path) -> None:
     from specadvisor.tui.services import default_services
 
     engine = ensure_cpu_engine(lambda line: print(line, file=sys.stderr))
-    services = default_services(Path(tempfile.mkdtemp()) / "s.db", runner_kwargs={"server_env": dict(engine.env)})
+    services = default_services(Path(tempfile.mkdtemp()) / "s.db", server_env=dict(engine.env))
     app = create_app(services, cursor_blink=False, sweep=demo(engine, [2, 4], num_prompts=4, output_len=16).session)
 
     async def tour(pilot) -> None:

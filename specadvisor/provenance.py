@@ -38,6 +38,7 @@ def record_provenance(
     detect: Detect | None = None,
 ) -> Session:
     """Fill the session's provenance once (a fresh session), or note a resume (a session that has one).
+    `entry_point` names who runs it unless the use case that planned it named itself (the demo, a rebuild).
 
     `hardware`: an already detected profile whose engine is the one that will serve (the TUI's);
     `endpoint_info`: an EndpointInfo for --endpoint; `detect`: the probe (tests pass a fake).
@@ -48,7 +49,7 @@ def record_provenance(
         return session
     if prov.entry_point and session.status != "planned":  # it ran before (or was migrated): this run resumes it
         return _resumed(session, hardware=hardware, detect=detect)
-    if prov.entry_point and _observed(session.hardware):  # recorded when planned (the demo), not run yet
+    if prov.specadvisor_version:  # recorded already (a second runner for a plan not run yet)
         return session
     prov.entry_point = prov.entry_point if prov.entry_point not in ("", UNKNOWN) else entry_point
     prov.specadvisor_version = prov.specadvisor_version or __version__

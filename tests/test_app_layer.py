@@ -9,7 +9,7 @@ import pytest
 
 from specadvisor.app import engine_env, running
 from specadvisor.app.demo import demo
-from specadvisor.app.sweeps import SweepRequest, plan_sweep
+from specadvisor.app.sweeps import Prepared, SweepRequest, plan_sweep
 from specadvisor.domain import EngineInfo, HardwareProfile, Session, SweepSettings
 from specadvisor.engine.cpu import CpuEngine
 from specadvisor.errors import InputError
@@ -35,7 +35,8 @@ def test_a_request_becomes_the_session_it_asks_for(tmp_path):
     assert (s.num_prompts, s.concurrency, s.temperature, s.drift_threshold, s.adaptive) == (8, [1, 8], 0.5, 0.07, True)
     assert s.ci_target == pytest.approx(0.03), "--adaptive stops an arm at +/-3 % unless told otherwise"
     assert s.output_len == 256 and prepared.session.name == "x" and prepared.server_env == {}
-    assert prepared.session.provenance.entry_point == "sweep"
+    assert prepared.session.provenance.entry_point == "sweep", "the use case names itself; the runner records the rest"
+    assert not prepared.session.provenance.specadvisor_version, "nothing is probed before the session runs"
 
 
 def test_a_request_without_a_model_or_n_is_refused():
@@ -70,9 +71,42 @@ def test_the_cpu_environment_is_given_only_to_the_cpu_engines_command(tmp_path):
     assert engine_env.cpu_env(elsewhere, cpu) == {} and engine_env.cpu_env(on_cpu, None) == {}
 
 
+def _observed() -> HardwareProfile:
+    from specadvisor.domain import CpuInfo
+
+    return HardwareProfile(cpu=CpuInfo(model="Test CPU"), os="Linux", engine=EngineInfo())
+
+
 @pytest.mark.parametrize("goodput, kind", [(True, "CapacityRunner"), (False, "SweepRunner")])
-def test_one_place_chooses_the_runner(tmp_path, goodput, kind):
-    session = Session(model="m", settings=SweepSettings(goodput=goodput, slo_tpot_ms=30.0), hardware=HardwareProfile(engine=EngineInfo()))
+@pytest.mark.parametrize("entry_point", ["tui", "sweep"])
+def test_one_place_chooses_the_runner_and_records_where_it_runs(tmp_path, goodput, kind, entry_point):
+    session = Session(model="m", settings=SweepSettings(goodput=goodput, slo_tpot_ms=30.0), hardware=_observed())
+    options = running.RunOptions(entry_point=entry_point, detected=session.hardware)
     with Store.open(tmp_path / "s.db") as store:
-        runner = running.tui_runner(session, store)
+        runner = running.runner_for(Prepared(session), store, options)
         assert type(runner).__name__ == kind
+    prov = session.provenance
+    assert (prov.entry_point, prov.measured_on, session.hardware.cpu.model) == (entry_point, "this machine", "Test CPU")
+    assert prov.specadvisor_version and session.hardware_fingerprint == _observed().fingerprint()
+
+
+def test_a_capacity_run_without_a_latency_target_is_refused_before_anything_is_probed(tmp_path):
+    session = Session(model="m", settings=SweepSettings(), hardware=_observed())
+    with Store.open(tmp_path / "s.db") as store, pytest.raises(InputError, match="latency target"):
+        running.runner_for(Prepared(session), store, running.RunOptions(goodput=True))
+    assert not session.provenance.specadvisor_version
+
+
+def test_the_cli_places_arms_as_asked_and_the_tui_as_planned(tmp_path, monkeypatch):
+    import os
+
+    from specadvisor.domain import GpuInfo
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    monkeypatch.setattr("specadvisor.hardware.detect_gpus", lambda **probe_options: ([], []))
+    planned = _observed().model_copy(update={"gpus": [GpuInfo(index=i, vendor="other", name="X") for i in range(2)]})
+    with Store.open(tmp_path / "s.db") as store:
+        cli = running.runner_for(Prepared(Session(model="m", hardware=planned)), store, running.RunOptions(parallel="2", detected=planned))
+        tui = running.runner_for(Prepared(Session(model="m", hardware=planned)), store, running.RunOptions(entry_point="tui", detected=planned))
+    assert [s.label for s in cli.slots] == ["cores 0-1", "cores 2-3"], "--parallel: on the GPUs detected now (none here)"
+    assert [s.gpu_ids for s in tui.slots] == ["0", "1"], "the plan's choice (auto) on the GPUs it was planned on"

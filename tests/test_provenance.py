@@ -100,11 +100,15 @@ def test_demo_headless_and_tui_sessions_say_demo(tmp_path):
     from test_demo_cli import fake_engine
 
     from specadvisor.app.demo import demo, demo_request
+    from specadvisor.app.running import RunOptions, runner_for
 
     engine = fake_engine(tmp_path)
     python = fake_engine_python(tmp_path)
     engine = engine.model_copy(update={"engine_cmd": [str(python), "-m", "vllm.entrypoints.openai.api_server"]})
-    session = demo(engine, [2], num_prompts=3, output_len=8).session
+    prepared = demo(engine, [2], num_prompts=3, output_len=8)
+    with Store.open(tmp_path / "s.db") as store:
+        runner_for(prepared, store, RunOptions(entry_point="tui"))  # the TUI starts it: the demo still says demo
+    session = prepared.session
     assert_machine_facts(session)
     assert session.provenance.entry_point == "demo" and session.hardware.engine.version == "0.32.0"
     assert demo_request([2], 3, 8).entry_point == "demo"  # headless and TUI plan the same request
@@ -195,7 +199,7 @@ def test_remote_endpoint_marks_the_rest_unknown():
     assert hw.gpu_label == "unknown GPUs"
 
 
-def test_tui_runner_records_the_detected_hardware(tmp_path):
+def test_the_tui_starting_a_plan_records_the_hardware_it_detected(tmp_path):
     from specadvisor.tui.services import default_services
 
     services = default_services(tmp_path / "s.db")

@@ -43,16 +43,16 @@ def measured_costs(sessions: Iterable[Session], cpu_only: bool) -> Costs:
     count = 0
     for session in sessions:
         arms = {a.id: a for a in session.arms}
-        done = [r for r in session.results if r.status == ArmStatus.ok and r.started_at and r.finished_at and r.arm_id in arms]
+        done = [(r, r.started_at, r.finished_at) for r in session.results if r.status == ArmStatus.ok and r.started_at and r.finished_at and r.arm_id in arms]
         if done:
             count += 1
-        done.sort(key=lambda r: r.started_at)
-        for prev, cur in itertools.pairwise(done):
+        done.sort(key=lambda timed: timed[1])
+        for (prev, _, prev_finished), (cur, cur_started, _) in itertools.pairwise(done):
             if server_key(arms[prev.arm_id]) != server_key(arms[cur.arm_id]):
-                gap = (cur.started_at - prev.finished_at).total_seconds()
+                gap = (cur_started - prev_finished).total_seconds()
                 if 0 < gap < 3600:
                     startups.append(gap)
-        for r in done:
+        for r, _, _ in done:
             if r.output_tokens and r.duration_s and arms[r.arm_id].is_baseline:
                 streams = max(1, min(arms[r.arm_id].concurrency, r.completed or 1))
                 rates.append(r.output_tokens / r.duration_s / streams)

@@ -126,10 +126,10 @@ class LevelDecision:
             speedup=c.speedup if c else None,
             speedup_ci=c.interval if c else None,
             summary=self.reasons[0] if self.reasons else self.verdict,
-            decision=self.decision,  # type: ignore[arg-type]
+            decision=self.decision,
             verdict=self.verdict,
             comparison=("paired" if any(x.paired for x in self.comparisons) else "unpaired") if self.comparisons else "",
-            limited_by=self.limited_by,  # type: ignore[arg-type]
+            limited_by=self.limited_by,
             reasons=list(self.reasons),
         )
 

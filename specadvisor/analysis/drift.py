@@ -27,22 +27,23 @@ def baseline_drift(session: Session, concurrency: int | None = None, spread: tup
     conc = session.concurrency if concurrency is None else concurrency
     arm = next((a for a in session.arms if a.is_baseline and a.concurrency == conc), None)
     result = session.result_for(arm.id) if arm else None
-    if result is None:
+    if arm is None or result is None:
         return None
     runs = [r for r in result.runs if r.output_throughput and r.status in ("ok", "stopped_early")]
     if len(runs) < 2:
         return None
     runs.sort(key=lambda r: (r.started_at is None, r.started_at))
     first, last = runs[0], runs[-1]
-    change = (last.output_throughput - first.output_throughput) / first.output_throughput
+    before, after = first.output_throughput or 0.0, last.output_throughput or 0.0  # both measured (filtered above)
+    change = (after - before) / before
     apart = (last.started_at - first.started_at).total_seconds() if first.started_at and last.started_at else None
     threshold = session.settings.drift_threshold
     machine = gpu_change(result)
     noise = stats.t_critical_975(spread[1]) * spread[0] * math.sqrt(2) if spread else None
     return DriftReport(
         arm_id=arm.id,
-        first=first.output_throughput,
-        last=last.output_throughput,
+        first=before,
+        last=after,
         change=change,
         seconds_apart=apart,
         measurements=len(runs),

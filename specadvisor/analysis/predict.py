@@ -109,10 +109,10 @@ def fit_step_cost(points: list[tuple[int, float, float]], rel_errors: list[float
 
 def relative_error(result: ArmResult) -> float:
     """Relative standard error of a measured throughput, from its 95% interval (default 5%)."""
-    ci = result.output_throughput_ci
-    if not ci or not _usable(result.output_throughput) or not all(math.isfinite(v) for v in ci) or ci[1] < ci[0]:
+    ci, throughput = result.output_throughput_ci, result.output_throughput
+    if not ci or throughput is None or not _usable(throughput) or not all(math.isfinite(v) for v in ci) or ci[1] < ci[0]:
         return DEFAULT_REL_ERROR
-    return min(MAX_REL_ERROR, max(MIN_REL_ERROR, (ci[1] - ci[0]) / (2 * 1.96 * result.output_throughput)))
+    return min(MAX_REL_ERROR, max(MIN_REL_ERROR, (ci[1] - ci[0]) / (2 * 1.96 * throughput)))
 
 
 def predict_throughput(session: Session) -> dict[str, Prediction]:
@@ -129,15 +129,14 @@ def predict_throughput(session: Session) -> dict[str, Prediction]:
         if conc not in baselines:
             baselines[conc] = _baseline_point(session, results, conc)
         baseline = baselines[conc]
-        points = [_point(a, results[a.id]) for a in arms if a.id in results]
-        points = [p for p in points if p is not None]
+        points = [p for a in arms if a.id in results if (p := _point(a, results[a.id])) is not None]
         reference = _reference(points, results)
         if reference is None:
             continue
         rates = results[reference.arm.id].per_position_acceptance
         max_n = min(reference.n, len(rates))
         contradiction = _contradiction(points, reference)
-        by_n = {a.n: a for a in arms}
+        by_n = {a.n: a for a in arms if a.n is not None}  # a family's arms all have an N
         for n in sorted(set(range(1, max_n + 1)) | set(by_n)):
             arm = by_n.get(n)
             pred = _predict_one(n, rates, points, baseline, leave_out=arm.id if arm is not None else None, reference=reference)
@@ -204,11 +203,15 @@ def _baseline_point(session: Session, results: dict[str, ArmResult], conc: int) 
     for arm in session.arms:
         if arm.is_baseline and arm.concurrency == conc and arm.id in results:
             r = results[arm.id]
-            return _Point(arm=arm, n=0, al=1.0, throughput=r.output_throughput, rel_error=relative_error(r))
+            if r.output_throughput is not None:  # always, for a `measured` result
+                return _Point(arm=arm, n=0, al=1.0, throughput=r.output_throughput, rel_error=relative_error(r))
     return None
 
 
 def _point(arm: Arm, result: ArmResult) -> _Point | None:
+    """A speculative arm's measured point (None without an N, a throughput or an acceptance length)."""
+    if arm.n is None or result.output_throughput is None:
+        return None
     al = result.mean_acceptance_length
     if al is None and result.per_position:
         al = acceptance_length(result.per_position_acceptance, arm.n)

@@ -103,7 +103,7 @@ def _top_level(session: Session, decisions: list[LevelDecision], conc: int) -> R
         speedup_ci=chosen.interval if chosen else None,
         reasons=reasons,
         serve_command=serve_command(session, arm.speculative_config) if arm else None,
-        decision=decision,  # type: ignore[arg-type]
+        decision=decision,
         verdict=verdict,
     )
 

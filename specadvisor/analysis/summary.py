@@ -9,7 +9,7 @@ from typing import Any
 
 from specadvisor.analysis.arms import server_key
 from specadvisor.analysis.predict import mean_abs_error_pct, predict_throughput
-from specadvisor.domain import Session
+from specadvisor.domain import ArmResult, RunRecord, Session
 from specadvisor.figures import all_speedups
 
 
@@ -84,7 +84,7 @@ def session_summary(session: Session, *, launches_used: int | None = None, launc
     }
 
 
-def _in_time_order(session: Session) -> list:
+def _in_time_order(session: Session) -> list[tuple[ArmResult, RunRecord]]:
     """(result, run) for every run of the sweep, in the order they started (wave, then start time)."""
     pairs = [(r, run) for r in session.results for run in r.runs]
     return sorted(pairs, key=lambda p: (p[1].wave is None, p[1].wave or 0, p[1].started_at is None, p[1].started_at or 0))

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from specadvisor.app.sweeps import Prepared, SweepRequest, plan_sweep
 
 if TYPE_CHECKING:
+    from specadvisor.domain import HardwareProfile
     from specadvisor.engine.cpu import CpuEngine
 
 DEMO_PROMPTS = "humaneval"
@@ -34,11 +35,14 @@ def demo_request(n_values: list[int], num_prompts: int, output_len: int, *, entr
     )
 
 
-def demo(engine: CpuEngine, n_values: list[int], num_prompts: int, output_len: int) -> Prepared:
+def demo(engine: CpuEngine, n_values: list[int], num_prompts: int, output_len: int, *, hardware: HardwareProfile | None = None) -> Prepared:
     """The demo's planned session on the (provisioned) CPU engine, tagged as a code workload
-    (HumanEval prompts); the TUI and `demo --headless` run the same one."""
+    (HumanEval prompts); the TUI and `demo --headless` run the same one. `hardware`: this host as
+    already detected (the TUI's), else it is detected when the session runs."""
     from specadvisor.domain import WorkloadKind
 
     prepared = plan_sweep(demo_request(n_values, num_prompts, output_len), engine)
     prepared.session.workload = WorkloadKind.code
+    if hardware is not None:
+        prepared.session.hardware = hardware
     return prepared

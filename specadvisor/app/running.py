@@ -1,20 +1,28 @@
-"""Use cases that run a prepared session: where its arms run (`slots`), the runner for it (a
-`CapacityRunner` for goodput, else a `SweepRunner`: the one place that choice is made), and
-`run_capacity` for a front end that waits for the answer. Both front ends call these."""
+"""Use cases that run a prepared session: `runner_for` builds its runner (a `CapacityRunner` for
+goodput, else a `SweepRunner`), the one place that records its provenance, gives its launches the
+CPU engine's environment and decides where its arms run (`slots`, or a Ray cluster). The CLI, the
+TUI and the demo call it and pass only what differs between them (`RunOptions`); `drive` runs the
+stream to its end for a front end that waits."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from specadvisor.app import engine_env
 
 if TYPE_CHECKING:
     from specadvisor.app.sweeps import Prepared
-    from specadvisor.domain import GpuInfo, Session, SweepEvent
+    from specadvisor.domain import GpuInfo, HardwareProfile, Session, SweepEvent
+    from specadvisor.store import Store
     from specadvisor.sweep.slots import Slot
 
 Note = Callable[[str], None]
+
+
+def _quiet(line: str) -> None:
+    """A front end that shows no notes (the TUI shows the placement on its plan panel instead)."""
 
 
 class Runner(Protocol):
@@ -25,7 +33,67 @@ class Runner(Protocol):
     def cancel(self) -> None: ...
 
 
-def slots(parallel: str, session: Session, *, gpus: list[GpuInfo] | None = None, note: Note = lambda line: None) -> list[Slot]:
+@dataclass(frozen=True)
+class RunOptions:
+    """What differs between front ends when a prepared session runs; `runner_for` decides the rest."""
+
+    entry_point: str = "sweep"  # who runs it, for provenance, when the use case that planned it named none (the TUI's plan)
+    parallel: str | None = None  # `--parallel` as typed; None: the plan's own choice on the GPUs it was planned on (the TUI)
+    ray: str | None = None  # `--ray`: the cluster's address ("" the local one); None: this host
+    detected: HardwareProfile | None = None  # this host as the front end already probed it (else probed here)
+    goodput: bool = False  # `--goodput` asked (a session planned for goodput runs so anyway)
+    note: Note = field(default=_quiet)
+
+
+def runner_for(prepared: Prepared, store: Store, options: RunOptions | None = None) -> Runner:
+    """The runner for a planned, resumed or rebuilt session, whichever front end starts it. A
+    capacity session without a latency target is bad input before anything is probed or launched."""
+    options = options or RunOptions()
+    session = prepared.session
+    goodput = options.goodput or session.settings.goodput
+    if goodput:
+        from specadvisor.analysis.capacity import slo_of
+
+        slo_of(session)
+        session.settings.goodput = True
+    from specadvisor.provenance import record_provenance
+
+    record_provenance(session, entry_point=options.entry_point, hardware=options.detected, endpoint_info=prepared.endpoint_info)
+    server_env = dict(prepared.server_env)
+    if not server_env and not session.settings.endpoint:  # a plan on the detected engine: its environment if it is the CPU build
+        server_env = engine_env.cpu_env(session, engine_env.cpu_engine_for(session.hardware))
+    if goodput:
+        from specadvisor.sweep.capacity import CapacityRunner
+        from specadvisor.sweep.runner import VllmServerFactory
+
+        return CapacityRunner(session, store, server_factory=VllmServerFactory(server_env))
+    from specadvisor.sweep.runner import SweepRunner
+
+    return SweepRunner(session, store, **_placement(prepared, options, server_env))
+
+
+def _placement(prepared: Prepared, options: RunOptions, server_env: dict[str, str]) -> dict[str, Any]:
+    """The SweepRunner's keyword arguments for where its servers run: on a Ray cluster (`ray`), on
+    this host's slots, or (attach mode) the endpoint with its key's variable and served name."""
+    session = prepared.session
+    kwargs: dict[str, Any] = {"server_env": server_env}
+    if session.settings.endpoint:
+        kwargs = {"api_key_env": prepared.api_key_env, "model_name": prepared.model_name}
+    if options.ray is not None:
+        from specadvisor.sweep.ray_cluster import ray_runner
+
+        kwargs.update(ray_runner(options.ray or None, options.parallel or "auto", session, kwargs.pop("server_env", {})))
+    elif options.parallel is not None:  # as asked, on the GPUs detected now
+        kwargs["slots"] = slots(options.parallel, session, note=options.note)
+    else:  # the plan's choice on the GPUs it was planned for; auto on one GPU (or a plan for another machine): one at a time
+        choice, gpus = session.settings.parallel_choice, session.hardware.gpus
+        if not session.hardware.hypothetical and (len(gpus) > 1 or choice != "auto"):
+            kwargs["slots"] = slots(choice, session, gpus=gpus, note=options.note)
+            session.settings.parallel_choice = choice
+    return kwargs
+
+
+def slots(parallel: str, session: Session, *, gpus: list[GpuInfo] | None = None, note: Note = _quiet) -> list[Slot]:
     """Where arms run (`--parallel`): GPU groups of the arm's tensor-parallel size, or core ranges.
     `gpus`: already detected (None: detect now)."""
     from specadvisor.sweep.host import slots_for
@@ -39,63 +107,6 @@ def slots(parallel: str, session: Session, *, gpus: list[GpuInfo] | None = None,
         # side on one GPU and 0.55x alone. The ranking held; the ratio did not.
         note("note: servers sharing a GPU contend for its compute: trust the ranking, confirm the speedup with --parallel 1")
     return found
-
-
-def runner_options(prepared: Prepared, *, parallel: str = "auto", ray: str | None = None, note: Note = lambda line: None) -> dict[str, Any]:
-    """The SweepRunner's keyword arguments on this host (`slots`) or on a Ray cluster (`ray`: its address, "" for the local one)."""
-    options: dict[str, Any] = {"server_env": dict(prepared.server_env)}
-    if prepared.session.settings.endpoint:
-        options = {"api_key_env": prepared.api_key_env, "model_name": prepared.model_name}
-    if ray is not None:
-        from specadvisor.sweep.ray_cluster import ray_runner
-
-        options.update(ray_runner(ray or None, parallel, prepared.session, options.pop("server_env", {})))
-    else:
-        options["slots"] = slots(parallel, prepared.session, note=note)
-    return options
-
-
-def capacity_runner(session: Session, store: Any, server_env: dict[str, str]) -> Runner:
-    """Goodput: one launch per configuration, a Poisson rate sweep inside it, as the event stream."""
-    from specadvisor.sweep.capacity import CapacityRunner
-    from specadvisor.sweep.runner import VllmServerFactory
-
-    return CapacityRunner(session, store, server_factory=VllmServerFactory(server_env))
-
-
-def tui_runner(session: Session, store: Any, runner_kwargs: dict[str, Any] | None = None) -> Runner:
-    """The runner the TUI's Start makes for a planned session: capacity or sweep, its slots on the
-    detected GPUs, the CPU engine's environment when the plan launches that engine."""
-    kwargs = dict(runner_kwargs or {})
-    cpu = engine_env.cpu_engine_for(session.hardware)
-    if session.settings.goodput:
-        return capacity_runner(session, store, dict(kwargs.get("server_env") or (cpu.env if cpu is not None else {})))
-    from specadvisor.provenance import record_provenance
-    from specadvisor.sweep.runner import SweepRunner
-
-    record_provenance(session, entry_point="tui", hardware=session.hardware)
-    choice = session.settings.parallel_choice
-    if "slots" not in kwargs and not session.hardware.hypothetical and (len(session.hardware.gpus) > 1 or choice != "auto"):
-        kwargs["slots"] = slots(choice, session, gpus=session.hardware.gpus)  # auto: one arm per free GPU group
-        session.settings.parallel_choice = choice
-    if cpu_env := engine_env.cpu_env(session, cpu):
-        kwargs.setdefault("server_env", cpu_env)
-    return SweepRunner(session, store, **kwargs)
-
-
-def run_capacity(prepared: Prepared, store: Any, *, note: Note) -> Session:
-    """`--goodput` to the end: each configuration once, its goodput under the latency target. A
-    missing target is bad input before anything launches."""
-    import asyncio
-
-    from specadvisor.analysis.capacity import slo_of
-    from specadvisor.sweep.capacity import run_capacity as run
-    from specadvisor.sweep.runner import VllmServerFactory
-
-    session = prepared.session
-    slo_of(session)
-    session.settings.goodput = True
-    return asyncio.run(run(session, store, server_factory=VllmServerFactory(prepared.server_env or {}), note=note))
 
 
 def drive(runner: Runner, on_event: Callable[[SweepEvent], None]) -> None:

@@ -1,6 +1,8 @@
 """Use cases that put a sweep together: `start_sweep` (a new one), `attach_endpoint` (a running
 server as its arms), `resume` (an interrupted local one) and `rebuild` (an imported one as a new
-local session). Each takes a typed request and returns a `Prepared` session for `app.running`."""
+local session). Each takes a typed request and returns a `Prepared` session for `app.running`,
+named for its provenance (`session.provenance.entry_point`); `app.running.runner_for` records the
+rest of the provenance when the session runs."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from specadvisor.errors import InputError
 
 if TYPE_CHECKING:
     from specadvisor.domain import Arm, Session, SweepSettings
+    from specadvisor.engine.attach import EndpointInfo
     from specadvisor.engine.cpu import CpuEngine
     from specadvisor.store import Store
 
@@ -54,6 +57,7 @@ class Prepared:
     model_name: str | None = None  # attach mode: the name the server serves the model under
     notes: list[str] = field(default_factory=list)  # about the plan, shown before it runs
     cpu: bool = False  # measured on the CPU engine (the plan's time estimate differs)
+    endpoint_info: EndpointInfo | None = None  # attach mode: what the server said about itself, for provenance
 
 
 def start_sweep(request: SweepRequest, *, progress: Note) -> Prepared:
@@ -66,7 +70,6 @@ def start_sweep(request: SweepRequest, *, progress: Note) -> Prepared:
 def plan_sweep(request: SweepRequest, cpu: CpuEngine | None) -> Prepared:
     """`start_sweep` once the engine is known (`cpu`: the provisioned CPU engine, or None)."""
     from specadvisor.bench.prompts import BUILTIN_SOURCES, load_prompts
-    from specadvisor.provenance import record_provenance
     from specadvisor.sweep.plan import plan_from_methods
 
     model = request.model or (str(cpu.model_dir) if cpu else None)
@@ -105,7 +108,7 @@ def plan_sweep(request: SweepRequest, cpu: CpuEngine | None) -> Prepared:
     plan.session.name = request.name
     if cpu:
         plan.session.vllm_version = cpu.vllm_version
-    record_provenance(plan.session, entry_point=request.entry_point or ("sweep --cpu" if cpu else "sweep"))
+    plan.session.provenance.entry_point = request.entry_point or ("sweep --cpu" if cpu else "sweep")
     return Prepared(plan.session, server_env=server_env, notes=notes, cpu=cpu is not None)
 
 
@@ -116,7 +119,6 @@ def attach_endpoint(request: SweepRequest, model: str | None = None) -> Prepared
 
     from specadvisor.domain import Session
     from specadvisor.engine import Endpoint
-    from specadvisor.provenance import record_provenance
 
     assert request.endpoint is not None
     levels = list(request.measurement.get("concurrency", [1]))
@@ -133,8 +135,8 @@ def attach_endpoint(request: SweepRequest, model: str | None = None) -> Prepared
         name=request.name,
         concurrency=levels[0],
     )
-    record_provenance(session, entry_point="sweep --endpoint", endpoint_info=info)
-    return Prepared(session, api_key_env=request.api_key_env, model_name=info.served_model)
+    session.provenance.entry_point = "sweep --endpoint"
+    return Prepared(session, api_key_env=request.api_key_env, model_name=info.served_model, endpoint_info=info)
 
 
 def endpoint_arms(url: str, spec: dict[str, Any] | None, levels: list[int]) -> list[Arm]:
@@ -159,8 +161,7 @@ def endpoint_arms(url: str, spec: dict[str, Any] | None, levels: list[int]) -> l
 
 def resume(request: SweepRequest, session_id: str, store: Store, *, rebuild_asked: bool, note: Note, progress: Note) -> Prepared:
     """An interrupted local session, to continue without redoing finished arms; an imported one only
-    as a rebuild (`rebuild_asked`), never run as it came."""
-    from specadvisor.provenance import record_provenance
+    as a rebuild (`rebuild_asked`), never run as it came (its provenance notes the resume when it runs)."""
     from specadvisor.trust import is_imported, refuse_imported
 
     session = store.get_session(session_id)
@@ -172,7 +173,6 @@ def resume(request: SweepRequest, session_id: str, store: Store, *, rebuild_aske
         raise InputError(
             f"session {session.id[:8]} is local; --rebuild is for imported sessions", hint=f"resume it with: specadvisor sweep --resume {session.id[:8]}"
         )
-    record_provenance(session, entry_point="resume")
     if session.settings.endpoint:
         return Prepared(session, api_key_env=request.api_key_env)
     return Prepared(session, server_env=engine_env.stored_session_env(session, cpu_asked=request.cpu, progress=progress))
@@ -180,7 +180,6 @@ def resume(request: SweepRequest, session_id: str, store: Store, *, rebuild_aske
 
 def rebuild(request: SweepRequest, imported: Session, *, note: Note, progress: Note) -> Prepared:
     """A NEW local session with the imported one's arms, on this machine's engine (never the bundle's)."""
-    from specadvisor.provenance import record_provenance
     from specadvisor.sweep.rebuild import rebuild_plan
 
     cpu = engine_env.ensure_cpu(progress) if request.cpu else None
@@ -191,7 +190,7 @@ def rebuild(request: SweepRequest, imported: Session, *, note: Note, progress: N
         note(f"note: {line}")
     if cpu:
         plan.session.vllm_version = cpu.vllm_version
-    record_provenance(plan.session, entry_point="sweep --rebuild")
+    plan.session.provenance.entry_point = "sweep --rebuild"
     note(f"rebuilt {len(plan.session.arms)} arms of imported session {imported.id[:8]} as new local session {plan.session.id[:8]}")
     return Prepared(plan.session, server_env=server_env, cpu=cpu is not None)
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from specadvisor.domain import Advice, HardwareProfile, ModelProfile
+    from specadvisor.domain import Advice, Candidate, HardwareProfile, ModelProfile, Session
+    from specadvisor.rulebase import RuleBase
 
 # domain.WorkloadKind's values, spelled out so that building the parser imports no pydantic model
 # (tests/cli/test_cli_startup.py checks they agree)
@@ -70,7 +71,7 @@ def _model(ref: str, offline: bool) -> tuple[ModelProfile, list[str]]:
         return ModelProfile(id=ref.strip(), source="unknown"), [f"Model not inspected ({err.message}): size and MTP heads unknown."]
 
 
-def _discover(model: ModelProfile, rulebase, offline: bool) -> tuple[ModelProfile, str]:
+def _discover(model: ModelProfile, rulebase: RuleBase, offline: bool) -> tuple[ModelProfile, str]:
     """Drafters on the Hub for a model with a known id that the catalog lacks ("discovered, unreviewed")."""
     if model.source in ("local", "unknown"):
         return model, ""
@@ -90,7 +91,7 @@ def _hardware(gpu: str | None) -> HardwareProfile:
     return hardware.hypothetical(gpu) if gpu else hardware.detect()
 
 
-def _local_sessions(db: Path | None, model: ModelProfile, hw: HardwareProfile) -> list:
+def _local_sessions(db: Path | None, model: ModelProfile, hw: HardwareProfile) -> list[Session]:
     """Sessions measured before for this model and GPU; none when there is no database yet (never create one)."""
     from specadvisor.settings import paths
     from specadvisor.store import Store
@@ -168,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _commands(advice: Advice, model: ModelProfile, hw: HardwareProfile, config: dict | None, *, width: int | None = None) -> dict:
+def _commands(advice: Advice, model: ModelProfile, hw: HardwareProfile, config: dict[str, Any] | None, *, width: int | None = None) -> dict[str, Any]:
     """Serve and container commands; None for both when the model's size (so its TP) is unknown or
     the plan does not fit. One line each for --json (scripts); `width` breaks them for people."""
     from specadvisor.advisor import container_command, serve_command
@@ -194,7 +195,7 @@ def _is_local_folder(ref: str) -> bool:
     return Path(ref).expanduser().is_dir()
 
 
-def advice_json(advice: Advice, model: ModelProfile, hw: HardwareProfile) -> dict:
+def advice_json(advice: Advice, model: ModelProfile, hw: HardwareProfile) -> dict[str, Any]:
     """Advice as JSON plus the rendered commands per candidate (what scripts paste)."""
     from specadvisor.advisor import explain, spec_config_json
 
@@ -209,7 +210,7 @@ def advice_json(advice: Advice, model: ModelProfile, hw: HardwareProfile) -> dic
     return data
 
 
-def _speedup(candidate) -> str:
+def _speedup(candidate: Candidate) -> str:
     if not candidate.expected_speedup:
         return "-"
     low, high = candidate.expected_speedup

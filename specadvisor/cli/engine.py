@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -42,7 +43,7 @@ def _status(args: argparse.Namespace) -> int:
 
     engine = find_cpu_engine()
     marker = read_marker()
-    report = {
+    report: dict[str, Any] = {
         "provisioned": engine is not None,
         "root": str(engine_root()),
         "venv": str(engine.venv) if engine else None,

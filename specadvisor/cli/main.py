@@ -13,7 +13,7 @@ import argparse
 import importlib
 import os
 import sys
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import NamedTuple, NoReturn
 
@@ -75,7 +75,7 @@ def build_parser(load: Collection[str] | None = None) -> argparse.ArgumentParser
     return parser
 
 
-def show_help(parser: argparse.ArgumentParser):
+def show_help(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
     """A command function printing `parser`'s help, exit 0: what `gh pr` and `docker container` do."""
 
     def run(_args: argparse.Namespace) -> int:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def to_jsonable(obj: Any) -> Any:
@@ -29,7 +32,7 @@ def print_json(obj: Any) -> None:
     sys.stdout.write("\n")
 
 
-def console():
+def console() -> Console:
     """A rich console on stdout (imported lazily: rich costs start-up time)."""
     from rich.console import Console
 

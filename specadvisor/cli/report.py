@@ -6,10 +6,15 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from specadvisor.errors import InputError
 from specadvisor.fileio import write_atomic
 from specadvisor.textsafe import line
+
+if TYPE_CHECKING:
+    from specadvisor.domain import Session
+    from specadvisor.store import Store
 
 
 def register_report(p: argparse.ArgumentParser) -> None:
@@ -44,14 +49,14 @@ def register_export_plan(p: argparse.ArgumentParser) -> None:
     p.set_defaults(func=run_export_plan)
 
 
-def _open_store(args: argparse.Namespace):
+def _open_store(args: argparse.Namespace) -> Store:
     from specadvisor.settings import paths
     from specadvisor.store import Store
 
     return Store.open(args.db or paths().database)
 
 
-def _session(args: argparse.Namespace, id_or_prefix: str):
+def _session(args: argparse.Namespace, id_or_prefix: str) -> Session:
     with _open_store(args) as store:
         return store.get_session(id_or_prefix)
 
@@ -145,7 +150,7 @@ def run_export_plan(args: argparse.Namespace) -> int:
     return 0
 
 
-def _spec_config(text: str | None) -> dict | None:
+def _spec_config(text: str | None) -> dict[str, Any] | None:
     if text is None:
         return None
     try:

@@ -4,6 +4,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from specadvisor.rulebase import RuleBase
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -31,7 +37,7 @@ def run_check(args: argparse.Namespace) -> int:
     from specadvisor.rulebase import load_rulebase
 
     rulebase = load_rulebase([args.directory] if args.directory else [])
-    summary = {"valid": True, "files": [str(p) for p in rulebase.files], "counts": rulebase.counts()}
+    summary: dict[str, Any] = {"valid": True, "files": [str(p) for p in rulebase.files], "counts": rulebase.counts()}
     if args.json:
         from specadvisor.cli.output import print_json
 
@@ -50,12 +56,12 @@ def run_show(args: argparse.Namespace) -> int:
 
     rulebase = load_rulebase(args.rules)
     entries = _entries(rulebase)
-    found = [(kind, entry) for (kind, key), entry in entries.items() if key.lower() == args.entry_id.strip().lower()]
+    found = [(kind, key, entry) for (kind, key), entry in entries.items() if key.lower() == args.entry_id.strip().lower()]
     if not found:
         raise InputError(f"no rule-base entry with id {args.entry_id!r}", hint="use an id printed by `specadvisor advise --explain`")
-    shown = []
-    for kind, entry in found:
-        origin = rulebase.origins[(kind, entry.drafter if kind == "drafter" else entry.id)]
+    shown: list[dict[str, Any]] = []
+    for kind, key, entry in found:
+        origin = rulebase.origins[(kind, key)]
         line = locate.table_line(origin.text(), kind, origin.index)
         shown.append({"kind": kind, "defined_at": f"{origin.file}:{line}", "entry": entry.model_dump(mode="json")})
     if args.json:
@@ -71,9 +77,9 @@ def run_show(args: argparse.Namespace) -> int:
     return 0
 
 
-def _entries(rulebase) -> dict:
+def _entries(rulebase: RuleBase) -> dict[tuple[str, str], BaseModel]:
     """(kind, id) -> entry for every kind the rule base holds."""
-    entries = {}
+    entries: dict[tuple[str, str], BaseModel] = {}
     for kind, items in (
         ("method", rulebase.methods.values()),
         ("config_key", rulebase.config_keys.values()),

@@ -11,8 +11,15 @@ import argparse
 import math
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from specadvisor.errors import InputError
+
+if TYPE_CHECKING:
+    from specadvisor.domain import Session
+    from specadvisor.figures import Speedup
+    from specadvisor.store import SessionSummary, Store
+    from specadvisor.store.compare import Comparison
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -62,7 +69,7 @@ def _json_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
 
-def _open(args: argparse.Namespace):
+def _open(args: argparse.Namespace) -> Store:
     from specadvisor.store import Store
 
     return Store.open(args.db)
@@ -84,7 +91,7 @@ def run_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _summaries(args: argparse.Namespace) -> list:
+def _summaries(args: argparse.Namespace) -> list[SessionSummary]:
     """The stored sessions. With none (or no database, which listing never creates) the store is
     not even imported: an empty list answers at once."""
     from specadvisor.settings import paths
@@ -241,7 +248,7 @@ def plain_table(columns: list[str], rows: list[list[str]], max_cell: int = 80) -
     return [head, rule, *("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells)]
 
 
-def _speedup_text(speedup) -> str:
+def _speedup_text(speedup: Speedup | None) -> str:
     return speedup.text() if speedup is not None else "-"
 
 
@@ -249,7 +256,7 @@ LIST_COLUMNS = ("id", "created", "status", "model", "hardware", "vLLM", "arms", 
 NO_SESSIONS = "No sessions yet. Run `specadvisor sweep` or import a bundle with `specadvisor sessions import FILE`."
 
 
-def list_rows(summaries) -> list[list[str]]:
+def list_rows(summaries: list[SessionSummary]) -> list[list[str]]:
     """One row of plain text per session (control characters made visible: a row is one line)."""
     from specadvisor.textsafe import line
 
@@ -262,7 +269,7 @@ def list_rows(summaries) -> list[list[str]]:
     return rows
 
 
-def print_rows(summaries) -> None:
+def print_rows(summaries: list[SessionSummary]) -> None:
     """Piped output, as `docker ps` and `gh` print it: a header, then one line per session, columns
     padded with spaces, nothing wrapped or cut (`--json` is the format for scripts)."""
     if not summaries:
@@ -274,7 +281,7 @@ def print_rows(summaries) -> None:
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
 
 
-def render_list(summaries) -> None:
+def render_list(summaries: list[SessionSummary]) -> None:
     """On a terminal: a table, one line per session; long models and GPUs are cut to fit (`…`)."""
     from rich.table import Table
 
@@ -293,7 +300,7 @@ def render_list(summaries) -> None:
     out.print(table)
 
 
-def render_session(session) -> None:
+def render_session(session: Session) -> None:
 
     from specadvisor.cli.output import console
     from specadvisor.figures import all_speedups
@@ -353,7 +360,7 @@ def render_session(session) -> None:
         out.print("  read-only evidence: shown, compared and reported, never resumed; commands above are rebuilt for this machine")
 
 
-def render_comparison(comparison) -> None:
+def render_comparison(comparison: Comparison) -> None:
     from rich.table import Table
 
     from specadvisor.cli.output import console
@@ -386,7 +393,7 @@ def render_comparison(comparison) -> None:
     for title, values in rows:
         summary.add_row(title, *(escape(v) for v in values))
     out.print(summary)
-    rows = [
+    arm_rows = [
         [
             row.label,
             *(
@@ -399,6 +406,6 @@ def render_comparison(comparison) -> None:
         for row in comparison.arms
     ]
     out.print("per arm: tok/s, speedup [the verdict's interval], mean acceptance length", markup=False, highlight=False)
-    out.file.write("\n".join(plain_table(["arm", *heads], rows)) + "\n")  # plain lines: rich would measure and wrap each
+    out.file.write("\n".join(plain_table(["arm", *heads], arm_rows)) + "\n")  # plain lines: rich would measure and wrap each
     for note in comparison.differences:
         out.print(f"[yellow]note:[/yellow] {escape(note)}")

@@ -10,13 +10,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from specadvisor.cli.sweep_args import SweepArgs
 from specadvisor.errors import InputError
 
 if TYPE_CHECKING:  # imported inside the command: `specadvisor sweep --help` imports no model or store
+    from specadvisor.app.running import Runner
     from specadvisor.app.sweeps import Prepared, SweepRequest
+    from specadvisor.domain import Session, SweepEvent
     from specadvisor.store import Store
 
 _RAY_EXTRA = "pip install 'specadvisor[ray]'"
@@ -97,10 +100,10 @@ def add_setting_flags(p: argparse.ArgumentParser) -> None:
     here. Counts stay text ("1k", "1,8") for `cli.validate.measurement`, which parses each once."""
     from specadvisor.cli.setting_flags import FLAGS
 
-    types = {"int": int, "float": float}
+    types: dict[str, Callable[[str], Any]] = {"int": int, "float": float}
     for f in FLAGS:
         shown = "" if f.default is None or "default" in f.help else " (default: %(default)s)"
-        p.add_argument(f.flag, dest=f.name, type=types.get(f.kind), default=f.default, metavar=f.metavar, help=f.help.replace("%", "%%") + shown)
+        p.add_argument(f.flag, dest=f.name, type=types.get(f.kind, str), default=f.default, metavar=f.metavar, help=f.help.replace("%", "%%") + shown)
 
 
 def run(namespace: argparse.Namespace) -> int:
@@ -122,9 +125,7 @@ def run(namespace: argparse.Namespace) -> int:
         if prepared is None:
             assert args.resume is not None
             prepared = sweeps.resume(request, args.resume, store, rebuild_asked=args.rebuild, note=_note, progress=_progress)
-        if args.goodput or prepared.session.settings.goodput:
-            return _execute_capacity(args, store, prepared)
-        return execute(store, prepared, json_out=args.json, parallel=args.parallel, ray=args.ray, cpu=args.cpu)
+        return execute(store, prepared, json_out=args.json, parallel=args.parallel, ray=args.ray, goodput=args.goodput)
     finally:
         store.close()
 
@@ -172,7 +173,7 @@ def _note(line: str) -> None:
     print(f"specadvisor: {line}" if line.startswith("note:") else line, file=sys.stderr)
 
 
-def _methods(args: SweepArgs, names: list[str]) -> list[tuple[str, dict]]:
+def _methods(args: SweepArgs, names: list[str]) -> list[tuple[str, dict[str, Any]]]:
     """`--method` names (checked) with their `--spec-extra` keys, and the drafter where one is needed."""
     from specadvisor.cli import validate
     from specadvisor.rulebase import registry
@@ -216,58 +217,81 @@ def _split_extra(raw: str) -> tuple[str | None, str]:
 # ---------------------------------------------------------------------- running and rendering
 
 
-def execute(store: Store, prepared: Prepared, *, json_out: bool, parallel: str, ray: str | None, cpu: bool) -> int:
-    """Run a prepared session with the live view (or quietly, `json_out`), then print its summary;
-    the exit code says whether any arm measured. The demo's headless run shows its session here too."""
+def execute(store: Store, prepared: Prepared, *, json_out: bool, parallel: str = "auto", ray: str | None = None, goodput: bool = False) -> int:
+    """Run a prepared session (its runner from `app.running.runner_for`) with the live view (or
+    quietly, `json_out`), then print its summary; the exit code says whether any arm measured. The
+    demo's headless run shows its session here too."""
+    from specadvisor.app import running
+
+    runner = running.runner_for(prepared, store, running.RunOptions(parallel=parallel, ray=ray, goodput=goodput, note=_note))
+    if prepared.session.settings.goodput:
+        return _show_capacity(runner, prepared.session, json_out=json_out)
+    return _show_sweep(runner, prepared, json_out=json_out)
+
+
+def _show_sweep(runner: Runner, prepared: Prepared, *, json_out: bool) -> int:
     from specadvisor.analysis.summary import session_summary
     from specadvisor.app import running
     from specadvisor.cli.live_view import LiveSweepView
     from specadvisor.cli.output import console, print_json
-    from specadvisor.sweep.runner import SweepRunner
+    from specadvisor.domain import SweepFinished
 
     session = prepared.session
-    options = running.runner_options(prepared, parallel=parallel, ray=ray, note=_note)
     view = None if json_out else LiveSweepView(session, console())
     if view:
-        view.console.print(_plan_line(session, cpu=cpu))
+        view.console.print(_plan_line(session, cpu=prepared.cpu))
         for note in prepared.notes:
             view.console.print(f"plan: {note}")
     else:
         for note in prepared.notes:
             print(f"specadvisor: plan: {note}", file=sys.stderr)
-    runner = SweepRunner(session, store, **options)
+    finished: list[SweepFinished] = []
+
+    def on_event(event: SweepEvent) -> None:
+        if isinstance(event, SweepFinished):
+            finished.append(event)
+        if view:
+            view.on_event(event)
+
     try:
         if view:
             with view:
-                running.drive(runner, view.on_event)
+                running.drive(runner, on_event)
         else:
-            running.drive(runner, lambda e: None)
+            running.drive(runner, on_event)
     except KeyboardInterrupt:
         print(f"specadvisor: sweep interrupted; resume with: specadvisor sweep --resume {session.id[:8]}", file=sys.stderr)
         return 130
-    summary = session_summary(runner.session, launches_used=runner.launches_used, launches_full_grid=runner.launches_full_grid)
+    launches = {"launches_used": finished[-1].launches_used, "launches_full_grid": finished[-1].launches_full_grid} if finished else {}
+    summary = session_summary(session, **launches)
     if json_out:
         print_json(summary)
     else:
+        assert view is not None
         view.print_summary(summary)
-    return _exit_code(runner.session)
+    return _exit_code(session)
 
 
-def _execute_capacity(args: SweepArgs, store: Store, prepared: Prepared) -> int:
-    """`--goodput`: each configuration once, its goodput under the latency target (app.running.run_capacity)."""
+def _show_capacity(runner: Runner, session: Session, *, json_out: bool) -> int:
+    """`--goodput`: each configuration once, its goodput under the latency target; its progress lines as they come."""
     from specadvisor.analysis.capacity import capacity_answer
     from specadvisor.app import running
     from specadvisor.cli.output import console, print_json
+    from specadvisor.domain import ServerLog
 
-    out = None if args.json else console()
-    note = (lambda line: out.print(line, markup=False, highlight=False)) if out else (lambda line: None)
+    out = None if json_out else console()
+
+    def on_event(event: SweepEvent) -> None:
+        if out is not None and isinstance(event, ServerLog):
+            out.print(event.line, markup=False, highlight=False)
+
     try:
-        session = running.run_capacity(prepared, store, note=note)
+        running.drive(runner, on_event)
     except KeyboardInterrupt:
-        print(f"specadvisor: capacity sweep interrupted; resume with: specadvisor sweep --resume {prepared.session.id[:8]}", file=sys.stderr)
+        print(f"specadvisor: capacity sweep interrupted; resume with: specadvisor sweep --resume {session.id[:8]}", file=sys.stderr)
         return 130
     answer = capacity_answer(session)
-    if args.json:
+    if out is None:
         print_json({
             "session": session.id, "answer": answer,
             "arms": [{"arm": r.arm_id, "goodput_rps": r.goodput_rps, "rates": [p.model_dump() for p in r.rate_points]} for r in session.results],
@@ -277,7 +301,7 @@ def _execute_capacity(args: SweepArgs, store: Store, prepared: Prepared) -> int:
     return _exit_code(session)
 
 
-def _exit_code(session) -> int:
+def _exit_code(session: Session) -> int:
     """0 when at least one arm produced a measurement; 4 (engine) when every arm failed, so a script
     never takes a sweep of failures for a result."""
     from specadvisor.cli.main import error_line
@@ -296,7 +320,7 @@ def _exit_code(session) -> int:
     return err.exit_code
 
 
-def _plan_line(session, *, cpu: bool) -> str:
+def _plan_line(session: Session, *, cpu: bool) -> str:
     from specadvisor.sweep.plan import SweepPlan
 
     plan = SweepPlan(session=session)

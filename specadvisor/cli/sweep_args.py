@@ -54,7 +54,7 @@ class SweepArgs:
         missing = sorted(set(vars(ns)) - known - _SETTINGS - _NOT_SWEEP_OPTIONS)
         if missing:
             raise TypeError(f"sweep option(s) {', '.join(missing)} have no field in SweepArgs (specadvisor/cli/sweep_args.py)")
-        values = {}
+        values: dict[str, Any] = {}
         for name in known:
             value = getattr(ns, name)
             values[name] = tuple(value) if isinstance(value, list) else value

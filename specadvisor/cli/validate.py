@@ -107,7 +107,7 @@ def method_names(raw: list[str]) -> list[str]:
     return names
 
 
-def spec_extra(value: dict, raw: str) -> dict:
+def spec_extra(value: dict[str, Any], raw: str) -> dict[str, Any]:
     reserved = [key for key in _RESERVED_SPEC_KEYS if key in value]
     if reserved:
         raise InputError(f"--spec-extra {_show(raw)} sets {reserved[0]!r}", hint="the method comes from --method and N from --n; remove it from --spec-extra")

@@ -16,7 +16,7 @@ from specadvisor.domain import Arm, ArmResult, GpuMemoryWait, GpuReading, GpuSta
 from specadvisor.errors import EngineError
 from specadvisor.telemetry.gpus import open_reader, visible_to_physical
 from specadvisor.telemetry.memory import is_ours, need_per_gpu, wait_for_memory
-from specadvisor.telemetry.sampler import ArmSampler
+from specadvisor.telemetry.sampler import ArmSampler, ArmTelemetry
 
 _WORLD_FLAGS = {
     "--tensor-parallel-size": "tp", "-tp": "tp",
@@ -47,7 +47,8 @@ def world_size(args: list[str]) -> int:
     return sizes["tp"] * sizes["pp"] * sizes["dp"]
 
 
-def to_domain(record: Any, result: ArmResult) -> GpuTelemetry:
+def to_domain(record: ArmTelemetry, result: ArmResult) -> GpuTelemetry:
+    """The one boundary where telemetry's plain records (no pydantic on a bare GPU box) become the stored models."""
     return GpuTelemetry(
         source=record.source,
         gpus=record.gpus,

@@ -520,19 +520,6 @@ def _round_seconds(session: Session, arm_ids: tuple[str, ...], passes: int) -> f
     return total
 
 
-def run_sweep_blocking(plan: SweepPlan | Session, store: Store, on_event: Callable[[SweepEvent], None], **runner_kwargs: Any) -> SweepRunner:
-    """Run a sweep to the end on this thread (a TUI thread worker, the CLI). Returns the runner, whose
-    `session` holds the results. Raises what the sweep raised; KeyboardInterrupt marks it interrupted."""
-    runner = SweepRunner(plan, store, **runner_kwargs)
-
-    async def consume() -> None:
-        async for event in runner.events():
-            on_event(event)
-
-    asyncio.run(consume())
-    return runner
-
-
 # ---------------------------------------------------------------------- defaults (real process boundary)
 
 

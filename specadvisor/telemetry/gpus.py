@@ -33,8 +33,10 @@ MIB = 2**20
 
 
 @dataclass
-class Reading:
-    """One sample of one GPU."""
+class PlainGpuReading:
+    """One sample of one GPU: `domain.GpuReading`'s fields as a plain dataclass, because this module
+    runs on a bare GPU box without pydantic; `sweep.monitor.to_domain` converts (a test keeps the
+    fields equal)."""
 
     t: float
     gpu: int
@@ -47,8 +49,9 @@ class Reading:
 
 
 @dataclass
-class State:
-    """A fuller snapshot, taken at the start and the end of an arm."""
+class PlainGpuState:
+    """A fuller snapshot, taken at the start and the end of an arm: `domain.GpuState`'s fields as a
+    plain dataclass (no pydantic here), converted by `sweep.monitor.to_domain`."""
 
     gpu: int
     uuid: str | None = None
@@ -156,10 +159,10 @@ class NvmlReader:
             return None, None, None
         return mem.used / MIB, mem.total / MIB, mem.free / MIB
 
-    def reading(self, gpu: int, t: float) -> Reading:
+    def reading(self, gpu: int, t: float) -> PlainGpuReading:
         h = self._h(gpu)
         util = _safe(lambda: self.nvml.nvmlDeviceGetUtilizationRates(h))
-        return Reading(
+        return PlainGpuReading(
             t=t,
             gpu=gpu,
             memory_used_mib=self.memory(gpu)[0],
@@ -170,11 +173,11 @@ class NvmlReader:
             throttle=decode_throttle(self._throttle_mask(h)),
         )
 
-    def state(self, gpu: int) -> State:
+    def state(self, gpu: int) -> PlainGpuState:
         h = self._h(gpu)
         used, total, _ = self.memory(gpu)
         limit = _safe(lambda: self.nvml.nvmlDeviceGetEnforcedPowerLimit(h))
-        return State(
+        return PlainGpuState(
             gpu=gpu,
             uuid=self.uuid(gpu),
             name=self.name(gpu),
@@ -259,20 +262,20 @@ class AmdsmiReader:
                 return float(value)
         return None
 
-    def reading(self, gpu: int, t: float) -> Reading:
+    def reading(self, gpu: int, t: float) -> PlainGpuReading:
         h = self._handles[gpu]
         activity = _safe(lambda: self.lib.amdsmi_get_gpu_activity(h)) or {}
         clock, _ = self._clock(h)
         power, _ = self._power_w(h)
-        return Reading(t=t, gpu=gpu, memory_used_mib=self.memory(gpu)[0], utilization_pct=activity.get("gfx_activity"),
+        return PlainGpuReading(t=t, gpu=gpu, memory_used_mib=self.memory(gpu)[0], utilization_pct=activity.get("gfx_activity"),
                        power_w=power, sm_clock_mhz=clock, temperature_c=self._temperature(h))  # fmt: skip
 
-    def state(self, gpu: int) -> State:
+    def state(self, gpu: int) -> PlainGpuState:
         h = self._handles[gpu]
         used, total, _ = self.memory(gpu)
         clock, clock_max = self._clock(h)
         power, limit = self._power_w(h)
-        return State(gpu=gpu, uuid=self.uuid(gpu), name=self.name(gpu), sm_clock_mhz=clock, sm_clock_max_mhz=clock_max,
+        return PlainGpuState(gpu=gpu, uuid=self.uuid(gpu), name=self.name(gpu), sm_clock_mhz=clock, sm_clock_max_mhz=clock_max,
                      temperature_c=self._temperature(h), power_w=power, power_limit_w=limit, memory_used_mib=used, memory_total_mib=total)  # fmt: skip
 
     def energy_j(self, gpu: int) -> float | None:

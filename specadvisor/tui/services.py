@@ -87,9 +87,9 @@ def measured_here(db_path: Path | None, model: ModelProfile, hardware: HardwareP
         return [s for s in store.find_sessions(model=model.id, hardware_fingerprint=hardware.fingerprint()) if not is_imported(s)]
 
 
-def default_services(db_path: Path | None = None, runner_kwargs: dict[str, Any] | None = None) -> Services:
-    """The real wiring. Each callable imports its module when first called. `runner_kwargs` go to
-    every SweepRunner (the demo passes the CPU engine's environment)."""
+def default_services(db_path: Path | None = None, server_env: dict[str, str] | None = None) -> Services:
+    """The real wiring. Each callable imports its module when first called. `server_env`: the
+    environment every launch gets (the demo passes the CPU engine's)."""
 
     def detect() -> HardwareProfile:
         from specadvisor.hardware import detect as _detect
@@ -128,9 +128,11 @@ def default_services(db_path: Path | None = None, runner_kwargs: dict[str, Any] 
         return Store.open(db_path or paths().database)
 
     def make_runner(session: Session, store: SessionStore) -> Runner:
-        from specadvisor.app.running import tui_runner
+        """The app layer's runner for a plan made on the hardware this app detected (or a resumed session)."""
+        from specadvisor.app.running import RunOptions, runner_for
+        from specadvisor.app.sweeps import Prepared
 
-        return tui_runner(session, store, runner_kwargs)
+        return runner_for(Prepared(session, server_env=dict(server_env or {})), store, RunOptions(entry_point="tui", detected=session.hardware))
 
     def stop_servers() -> None:
         from specadvisor.engine import stop_all_servers

@@ -51,7 +51,7 @@ async def wait_for(predicate, pilot, timeout_s: float) -> None:
 async def test_tui_runs_a_real_sweep_to_results(cpu_engine, tmp_path):
     db = tmp_path / "tui.db"
     session = demo(cpu_engine, [4], num_prompts=4, output_len=32).session
-    services = default_services(db, runner_kwargs={"server_env": dict(cpu_engine.env)})
+    services = default_services(db, server_env=dict(cpu_engine.env))
     app = create_app(services, sweep=session, cursor_blink=False)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause(0.5)
@@ -85,7 +85,7 @@ async def test_tui_runs_a_real_sweep_to_results(cpu_engine, tmp_path):
 async def test_quitting_mid_sweep_stops_the_real_server(cpu_engine, tmp_path):
     db = tmp_path / "quit.db"
     session = demo(cpu_engine, [2], num_prompts=4, output_len=32).session
-    services = default_services(db, runner_kwargs={"server_env": dict(cpu_engine.env)})
+    services = default_services(db, server_env=dict(cpu_engine.env))
     app = create_app(services, sweep=session, cursor_blink=False)
     async with app.run_test(size=(100, 30)) as pilot:
         # past the pre-launch checks (a vLLM import of their own): the session is stored and a server starts

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from hw_fakes import FakeGpu, FakeNvml
-from specadvisor.telemetry.gpus import NvmlReader, Reading, State, decode_throttle, open_reader, process_name, visible_to_physical
+from specadvisor.telemetry.gpus import NvmlReader, PlainGpuReading, PlainGpuState, decode_throttle, open_reader, process_name, visible_to_physical
 from specadvisor.telemetry.memory import is_ours, need_per_gpu, wait_for_memory
 from specadvisor.telemetry.sampler import ArmSampler, ArmTelemetry, hazards, power_integral
 
@@ -34,7 +34,7 @@ def test_no_library_or_no_driver_means_no_reader():
 def test_reading_and_state_convert_nvml_units():
     r = reader(FakeGpu(0, util=97, power_mw=612_500, sm_clock=1980, temperature=61, used_mib=40960.0, throttle=0x4))
     got = r.reading(0, 1.5)
-    assert got == Reading(t=1.5, gpu=0, memory_used_mib=40960.0, utilization_pct=97.0, power_w=612.5, sm_clock_mhz=1980.0,
+    assert got == PlainGpuReading(t=1.5, gpu=0, memory_used_mib=40960.0, utilization_pct=97.0, power_w=612.5, sm_clock_mhz=1980.0,
                           temperature_c=61.0, throttle=["sw_power_cap"])  # fmt: skip
     state = r.state(0)
     assert (state.power_limit_w, state.sm_clock_max_mhz, state.memory_clock_mhz, state.memory_total_mib) == (700.0, 1980.0, 3201.0, 143771.0)
@@ -65,10 +65,10 @@ def test_cuda_visible_devices_maps_to_physical_indices():
 
 
 def test_power_integral_is_a_trapezoid_per_gpu_summed():
-    samples = [Reading(t=0, gpu=0, power_w=100), Reading(t=1, gpu=0, power_w=300), Reading(t=2, gpu=0, power_w=300),
-               Reading(t=0, gpu=1, power_w=50), Reading(t=2, gpu=1, power_w=50), Reading(t=1, gpu=1, power_w=None)]  # fmt: skip
+    samples = [PlainGpuReading(t=0, gpu=0, power_w=100), PlainGpuReading(t=1, gpu=0, power_w=300), PlainGpuReading(t=2, gpu=0, power_w=300),
+               PlainGpuReading(t=0, gpu=1, power_w=50), PlainGpuReading(t=2, gpu=1, power_w=50), PlainGpuReading(t=1, gpu=1, power_w=None)]  # fmt: skip
     assert power_integral(samples) == 200 + 300 + 100
-    assert power_integral([Reading(t=0, gpu=0)]) is None
+    assert power_integral([PlainGpuReading(t=0, gpu=0)]) is None
 
 
 def test_energy_per_token_uses_the_measured_duration():
@@ -98,11 +98,11 @@ def test_sampler_reads_at_its_interval_and_integrates_power():
 
 
 def test_falling_clocks_and_throttle_reasons_are_flagged():
-    busy = [Reading(t=i, gpu=0, utilization_pct=99, sm_clock_mhz=c) for i, c in enumerate([1980, 1980, 1965, 1700, 1500, 1490])]
-    idle = [Reading(t=6, gpu=0, utilization_pct=0, sm_clock_mhz=345)]  # idle clocks are not a fall
-    throttled = [Reading(t=7, gpu=0, utilization_pct=99, sm_clock_mhz=1490, throttle=["sw_power_cap"])]
+    busy = [PlainGpuReading(t=i, gpu=0, utilization_pct=99, sm_clock_mhz=c) for i, c in enumerate([1980, 1980, 1965, 1700, 1500, 1490])]
+    idle = [PlainGpuReading(t=6, gpu=0, utilization_pct=0, sm_clock_mhz=345)]  # idle clocks are not a fall
+    throttled = [PlainGpuReading(t=7, gpu=0, utilization_pct=99, sm_clock_mhz=1490, throttle=["sw_power_cap"])]
     record = ArmTelemetry(source="nvml", gpus=[0], interval_s=1, samples=busy + idle + throttled,
-                          start=[State(gpu=0, power_limit_w=700)], end=[State(gpu=0, power_limit_w=500, throttle=["hw_thermal_slowdown"])])  # fmt: skip
+                          start=[PlainGpuState(gpu=0, power_limit_w=700)], end=[PlainGpuState(gpu=0, power_limit_w=500, throttle=["hw_thermal_slowdown"])])  # fmt: skip
     notes = hazards(record)
     assert any("SM clock fell from 1980 to 1490 MHz" in n for n in notes), notes
     assert any("sw_power_cap (1 of 8 readings)" in n and "hw_thermal_slowdown (at the end)" in n for n in notes), notes
@@ -245,3 +245,14 @@ def test_gpu_check_script_runs_end_to_end_against_fakes(monkeypatch, capsys, tmp
     assert document["energy"]["integral_j"] > 0 and document["stand_in"]["iterations"] > 0
     assert {"t", "gpu", "memory_used_mib", "utilization_pct", "power_w", "sm_clock_mhz", "temperature_c"} <= set(document["samples"][0])
     assert not list(tmp_path.glob("gpu-telemetry-*"))  # the script cleans up after itself
+
+
+def test_the_plain_gpu_records_carry_the_stored_models_fields():
+    """Telemetry keeps pydantic-free twins of `domain.GpuState`/`GpuReading` (it runs on a bare GPU
+    box): they must not drift apart, or `sweep.monitor.to_domain` would drop or refuse a figure."""
+    from dataclasses import fields
+
+    from specadvisor.domain import GpuReading, GpuState
+
+    assert [f.name for f in fields(PlainGpuState)] == list(GpuState.model_fields)
+    assert [f.name for f in fields(PlainGpuReading)] == list(GpuReading.model_fields)

@@ -11,7 +11,7 @@ import pytest
 from specadvisor.domain import Arm, ArmFailed, ArmFinished, ArmStatus, ServerLog, ServerStarting, SweepFinished, SweepSettings
 from specadvisor.store import Store
 from specadvisor.sweep.plan import plan_from_methods
-from specadvisor.sweep.runner import SweepRunner, run_sweep_blocking
+from specadvisor.sweep.runner import SweepRunner
 from sweep_fakes import FakeMeasure, FakeServer, no_prompts
 
 
@@ -130,15 +130,16 @@ async def test_cancel_stops_the_running_server(store):
     assert not any(isinstance(e, SweepFinished) for e in seen)
 
 
-def test_blocking_helper_runs_on_a_thread_and_can_be_cancelled_from_another(store):
+def test_a_front_end_drives_the_stream_to_its_end_on_its_own_thread(store):
+    from specadvisor.app.running import drive
+
     plan = make_plan()
     events = []
     holder = {}
 
     def worker():
-        holder["runner"] = run_sweep_blocking(
-            plan, Store.open(store.path), events.append, server_factory=factory(), measure=FakeMeasure(tput), prompt_loader=no_prompts
-        )
+        holder["runner"] = SweepRunner(plan, Store.open(store.path), server_factory=factory(), measure=FakeMeasure(tput), prompt_loader=no_prompts)
+        drive(holder["runner"], events.append)
 
     thread = threading.Thread(target=worker)
     thread.start()

@@ -4,7 +4,9 @@ them, the tie margin, the SLO filter, the batch-size schedule."""
 from __future__ import annotations
 
 import math
+import sys
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -12,6 +14,8 @@ from specadvisor.analysis.decision import PRACTICAL_MARGIN, decide_level, estima
 from specadvisor.analysis.recommend import recommend
 from specadvisor.domain import LatencyStats, RequestRecord, RunRecord, SweepSettings
 from specadvisor.sweep.plan import plan_from_methods
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sweep"))  # the shared fakes
 from sweep_fakes import spec_result
 
 T0 = datetime(2026, 12, 1, tzinfo=UTC)

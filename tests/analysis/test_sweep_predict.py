@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import math
+import sys
+from pathlib import Path
 
 import pytest
 
 from specadvisor.analysis.predict import acceptance_length, fit_step_cost, mean_abs_error_pct, predict_throughput, prediction_errors
 from specadvisor.domain import SweepSettings
 from specadvisor.sweep.plan import plan_from_methods
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sweep"))  # the shared fakes
 from sweep_fakes import RATES, spec_result
 
 
