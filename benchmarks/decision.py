@@ -177,18 +177,26 @@ def main() -> None:
     designs = {name: DESIGNS[name] for name in args.designs.split(",") if name in DESIGNS}
     if not chosen or not designs:
         parser.error(f"no known case or design chosen (cases: {', '.join(c.name for c in CASES + EXTRA_CASES)}; designs: {', '.join(DESIGNS)})")
-    print("| case | right answer | design | correct | undecided | wrong | measuring min (mean / median / max) |")
-    print("|---|---|---|---|---|---|---|")
+    print("| case | right answer | design | correct | undecided | wrong | undecided where fixed-4 is right | measuring min (mean / median / max) |")
+    print("|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for case in chosen:
+            # the goal's reference, seed by seed: the fixed design with twice the time
+            reference = designs.get("fixed-4")
+            twice = (
+                [asyncio.run(one_sweep(case, reference, seed, Path(tmp) / f"{case.name}-ref-{seed}.db"))[0] for seed in range(args.seeds)]
+                if reference
+                else None
+            )
             for name, design in designs.items():
                 outcomes = [asyncio.run(one_sweep(case, design, seed, Path(tmp) / f"{case.name}-{name}-{seed}.db")) for seed in range(args.seeds)]
                 correct = sum(d == case.right for d, _ in outcomes)
                 undecided = sum(d == "undecided" for d, _ in outcomes)
                 wrong = len(outcomes) - correct - undecided
+                missed = "-" if twice is None else str(sum(d == "undecided" and ref == case.right for (d, _), ref in zip(outcomes, twice, strict=True)))
                 minutes = [m for _, m in outcomes]
                 spent = f"{statistics.fmean(minutes):.1f} / {statistics.median(minutes):.1f} / {max(minutes):.1f}"
-                print(f"| {case.name} | {case.right} | {name} | {correct}/{len(outcomes)} | {undecided} | {wrong} | {spent} |", flush=True)
+                print(f"| {case.name} | {case.right} | {name} | {correct}/{len(outcomes)} | {undecided} | {wrong} | {missed} | {spent} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -590,7 +590,7 @@ class SweepSettings(Model):
     )  # asked of the decision (analysis.decision)
     budget_s: float | None = setting(
         None,
-        "measure until decided: while a level is undecided, add launches (and requests on them) for up to MIN more minutes (default: off, the fixed design)",
+        "measure until decided: while a level is undecided, add launches (and requests on them) for up to MIN more minutes of wall-clock time (default: off, the fixed design)",
         flag="--budget",
         unit="min",
         cli_scale=1 / 60,

@@ -31,5 +31,5 @@ FLAGS: tuple[SettingFlag, ...] = (
     SettingFlag('drift_threshold', '--drift-threshold', 'baseline drift (%) flagged in the output; the verdict counts drift as launch-to-launch spread', 5.0, 'float', 'PCT'),
     SettingFlag('ci_target', '--ci-target', 'stop an arm once its throughput interval is within +/-PCT% (default 3 with --adaptive, else off; 0 = off)', None, 'float', 'PCT'),
     SettingFlag('confidence', '--confidence', 'confidence asked of the verdict: speculate only when the whole interval is 3% or more faster', 95.0, 'float', 'PCT'),
-    SettingFlag('budget_s', '--budget', 'measure until decided: while a level is undecided, add launches (and requests on them) for up to MIN more minutes (default: off, the fixed design)', None, 'float', 'MIN'),
+    SettingFlag('budget_s', '--budget', 'measure until decided: while a level is undecided, add launches (and requests on them) for up to MIN more minutes of wall-clock time (default: off, the fixed design)', None, 'float', 'MIN'),
 )

@@ -42,11 +42,12 @@ from specadvisor.domain import (
 from specadvisor.engine.caches import startup_cache
 from specadvisor.engine.diagnose import Diagnosis
 from specadvisor.errors import InputError, SpecAdvisorError
-from specadvisor.figures import acceptance
+from specadvisor.figures import MAX_LOOKS, acceptance
 from specadvisor.provenance import mark_sweep_finished, mark_sweep_started, serve_argv
 from specadvisor.redact import remember_secret
 from specadvisor.store import Store
 from specadvisor.sweep.adaptive import AdaptivePolicy
+from specadvisor.sweep.budget import round_wall_seconds, wall_seconds
 from specadvisor.sweep.monitor import GpuMonitor, NoMonitor
 from specadvisor.sweep.plan import SweepPlan
 from specadvisor.sweep.runs import fold_startup, merge, run_record
@@ -251,10 +252,11 @@ class SweepRunner:
 
     async def _measure_until_decided(self, scheduler: Scheduler, emit, policy: AdaptivePolicy | None) -> None:
         """Sequential measuring (analysis.decision): look at the decision after each round; while a level
-        is undecided and the budget (settings.budget_s of extra measuring) allows, run the step it
-        names in one block: the launches of each contender it asks for (as many as the budget pays
-        for), with more passes over the prompts on each when within-run noise limits it. Every look
-        spends its share of the error (alpha * 6/(pi^2 j^2)), so looking again does not inflate it."""
+        is undecided and the budget (settings.budget_s of extra measuring, wall-clock: sweep/budget.py)
+        allows, run the step it names in one block: the launches of each contender it asks for (as many
+        as the budget pays for), with more passes over the prompts on each when within-run noise limits
+        it. The looks follow a plan of at most MAX_LOOKS, each with its fixed share of the error
+        (figures.alpha_for_look), so looking again does not inflate it."""
         settings = self.session.settings
         spent, budget = 0.0, settings.budget_s or 0.0
         settings.looks = 0
@@ -263,6 +265,9 @@ class SweepRunner:
             open_ = [d for d in level_decisions(self.session, confidence=settings.confidence, looks=settings.looks) if d.decision == "undecided"]
             steps = [d for d in open_ if d.next_step is not None and d.next_step.arm_ids]
             if not steps:
+                break
+            if settings.looks >= MAX_LOOKS:
+                emit(MeasurementWarning(arm_id=None, message=f"the plan's {MAX_LOOKS} looks are taken: {steps[0].verdict}"))
                 break
             level = min(steps, key=lambda d: d.next_step.seconds if d.next_step and d.next_step.seconds is not None else math.inf)
             step = level.next_step
@@ -273,9 +278,13 @@ class SweepRunner:
                 passes = min(MAX_PASSES, 1 + math.ceil(step.amount / per_pass))
             # The launches the step asks for are measured before the next look (each look spends error:
             # one launch per look decided half as many replayed cases), as many as the budget still pays for.
-            per_round = _round_seconds(self.session, step.arm_ids, passes)
+            per_round = round_wall_seconds(self.session, step.arm_ids, passes, len(self.slots))
             affordable = int((budget - spent) // per_round) if per_round > 0 else 1
-            rounds = max(1, min(step.amount, affordable)) if step.kind == "launch" else 1
+            # The plan's last look gets what the budget still pays for: no later look could use it. An
+            # earlier one at most half of it, so that a step sized on a few noisy launches leaves a
+            # last look to spend the rest on.
+            wanted = affordable if settings.looks + 1 == MAX_LOOKS else min(step.amount, max(1, affordable // 2))
+            rounds = max(1, min(wanted, affordable)) if step.kind == "launch" else 1
             estimate = per_round * rounds
             if spent + estimate > budget:
                 emit(MeasurementWarning(arm_id=None, message=f"measuring budget spent ({spent / 60:.1f} of {budget / 60:.1f} min): {level.verdict}"))
@@ -284,12 +293,12 @@ class SweepRunner:
             more = "one more launch" if rounds == 1 else f"{rounds} more launches"
             message = f"look {settings.looks}, concurrency {level.concurrency}: undecided; measuring {what}{more} of each contender"
             emit(MeasurementWarning(arm_id=None, message=message))
-            before = _seconds_measured(self.session)
+            before = wall_seconds(self.session)
             for _ in range(rounds):  # trial k of every contender before trial k+1 of any
                 for wave in scheduler.extra_launches(step.arm_ids, passes):
                     gate = WaveGate(len(wave))
                     await asyncio.gather(*(self._run_job(job, emit, policy, gate) for job in wave))
-            added = _seconds_measured(self.session) - before
+            added = wall_seconds(self.session) - before
             if added <= 0:  # the round measured nothing (its launches failed): more of the same will not decide it
                 emit(MeasurementWarning(arm_id=None, message=f"the added launches measured nothing: stopping with {level.verdict}"))
                 break
@@ -502,22 +511,6 @@ class SweepRunner:
 
 
 MAX_PASSES = 8  # passes over the prompts on one launch in one round of sequential measuring
-
-
-def _seconds_measured(session: Session) -> float:
-    """Start-up plus measuring time of every run so far (what sequential measuring spends)."""
-    return sum((run.startup_s or 0.0) * (run.repeat == 1) + (run.duration_s or 0.0) for r in session.results for run in r.runs)
-
-
-def _round_seconds(session: Session, arm_ids: tuple[str, ...], passes: int) -> float:
-    """A round's cost from the contenders' own runs: a start-up and `passes` passes each."""
-    total = 0.0
-    for arm_id in arm_ids:
-        result = session.result_for(arm_id)
-        runs = [run for run in (result.runs if result else []) if run.duration_s]
-        startup = [run.startup_s for run in runs if run.startup_s]
-        total += (sum(startup) / len(startup) if startup else 60.0) + passes * (sum(run.duration_s or 0.0 for run in runs) / len(runs) if runs else 60.0)
-    return total
 
 
 # ---------------------------------------------------------------------- defaults (real process boundary)

@@ -78,6 +78,10 @@ class Scheduler:
         """Waves for one more launch of each configuration that holds one of `arm_ids` (sequential
         measuring, analysis.decision), each measuring `passes` passes over the prompts."""
         groups = [g for g in self.groups if any(a.id in arm_ids for a in g)]
+        # The least recently launched first: after the baseline's bracket the arms go first, so the
+        # launch order stays balanced (A B A | B A B A ...) and a drift over it cancels from the
+        # comparison instead of being fitted at the price of a wider interval.
+        groups.sort(key=lambda g: _group_last_wave(self.session, g))
         jobs = [Job(g, _last_trial(self.session, g) + 1, "trial", passes=passes) for g in groups]
         return [self._place(jobs[i : i + len(self.slots)]) for i in range(0, len(jobs), len(self.slots))]
 
@@ -197,6 +201,12 @@ def _trials_done(session: Session, group: list[Arm]) -> int:
     if result is None:
         return 0
     return sum(1 for r in result.runs if r.role == "trial" and r.status in ("ok", "stopped_early"))
+
+
+def _group_last_wave(session: Session, group: list[Arm]) -> int:
+    """The wave of the group's latest launch (0: none, or launched before waves were recorded)."""
+    result = session.result_for(group[0].id)
+    return max((r.wave or 0 for r in result.runs), default=0) if result else 0
 
 
 def _last_trial(session: Session, group: list[Arm]) -> int:

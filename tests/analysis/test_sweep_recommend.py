@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from specadvisor.analysis.decision import PRACTICAL_MARGIN, decide_level, estimate_noise
+from specadvisor.analysis.decision import PRACTICAL_MARGIN, alpha_for_look, decide_level, estimate_noise
 from specadvisor.analysis.recommend import recommend
 from specadvisor.domain import LatencyStats, RequestRecord, RunRecord, SweepSettings
+from specadvisor.figures import MAX_LOOKS
 from specadvisor.sweep.plan import plan_from_methods
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sweep"))  # the shared fakes
@@ -89,9 +90,9 @@ def test_too_little_data_is_undecided_and_says_what_to_measure():
 
 
 def test_a_gain_at_the_margin_says_more_measuring_might_not_decide_it():
-    """One launch each, 12% apart, against a 7% launch-to-launch prior: 80% power needs more than the
+    """One launch each, 8% apart, against a 7% launch-to-launch prior: 80% power needs more than the
     20 launches worth advising, and the sentence says so in plain words (no dangling clause)."""
-    rec = recommend(session({"baseline": 100, "ngram-n2": 112}, n_values=(2,)))
+    rec = recommend(session({"baseline": 100, "ngram-n2": 108}, n_values=(2,)))
     assert rec.decision == "undecided"
     assert rec.verdict.endswith("might not decide it: the gain sits too close to the 3% margin"), rec.verdict
     assert "even 20 more launches of each of no speculation, ngram N=2" in rec.verdict
@@ -149,6 +150,27 @@ def test_sequential_looks_spend_the_error_and_widen_the_interval():
     (a,), (b,) = fixed.per_concurrency, looked.per_concurrency
     assert a.speedup == pytest.approx(b.speedup) and b.speedup_ci[0] < a.speedup_ci[0]
     assert any("look 3 of sequential measuring" in r for r in looked.reasons)
+
+
+def test_the_step_is_sized_with_the_degrees_of_freedom_its_launches_add():
+    """12% apart after one launch each: sized with the t value of today's 5 df, 80% power would need
+    more than 20 launches; each added launch of each contender is a repeat, and at the df the step
+    brings 17 launches do it."""
+    rec = recommend(session({"baseline": 100, "ngram-n2": 112}, n_values=(2,)))
+    assert rec.decision == "undecided"
+    assert "measuring 17 more launches of each of no speculation, ngram N=2" in rec.verdict, rec.verdict
+
+
+def test_sequential_error_is_split_over_a_plan_of_few_looks():
+    """The shares sum to alpha over the plan's looks; the first gets most (a clear case is decided at
+    once), the later ones equal shares (a late look is not made hopeless); a look beyond the plan
+    (an older session's) keeps the smaller share of the open-ended series it was measured under."""
+    shares = [alpha_for_look(0.95, j, True) for j in range(1, MAX_LOOKS + 1)]
+    assert MAX_LOOKS <= 4 and sum(shares) == pytest.approx(0.05)
+    assert shares[0] > shares[1] and shares[1:] == [shares[1]] * (MAX_LOOKS - 1)
+    assert shares[1] >= 0.01  # the open-ended series gave look 2 0.0076 and look 3 0.0034
+    assert alpha_for_look(0.95, MAX_LOOKS + 1, True) == pytest.approx(0.05 * 6 / (math.pi**2 * (MAX_LOOKS + 1) ** 2))
+    assert alpha_for_look(0.95, 3, False) == pytest.approx(0.05)
 
 
 def test_confidence_is_a_parameter_and_is_recorded():
