@@ -143,6 +143,47 @@ def needs_redaction(value: Any) -> bool:
     return known is not None and known.search(text) is not None
 
 
+# The same test on a value already written as JSON text (pydantic-core's, ASCII or not), without
+# walking a million Python objects. A needle in a value counts; one in a key (a string followed by
+# `:`, such as "num_speculative_tokens") counts only when the key names a secret, as in redact_value.
+_JSON_KEY_TAIL = re.compile(r'(?:[^"\\]|\\.)*":')
+_ENV_KEY_ANY_CASE = re.compile(rf"^{_ENV_NAME}$", re.IGNORECASE)  # keys are matched lowercased: a superset
+_ESCAPED_CONTROL = re.compile(r"(?i)\\(?:u00(?:0[0-8b-f]|1[0-9a-f]|7f|[89][0-9a-f])|u202[a-e]|u206[6-9]|[bfr])")
+
+
+def json_needs_redaction(text: str) -> bool:
+    """needs_redaction() of the value `text` encodes: False only when redact() would return that
+    value unchanged. True means "maybe": decode it and redact()."""
+    # JSON escapes every control character below U+0020; ASCII text can hold DEL raw, other text more.
+    raw_control = "\x7f" in text if text.isascii() else _CONTROL.search(text) is not None
+    if raw_control or _ESCAPED_CONTROL.search(text):
+        return True
+    lowered = text.lower()
+    # Outside ASCII lowering may change lengths: keys are then read lowercased and matched in any case.
+    keys, secret = (text, _secret_key_name) if len(lowered) == len(text) else (lowered, _secret_key_any_case)
+    for needle in _NEEDLES.finditer(lowered):
+        tail = _JSON_KEY_TAIL.match(lowered, needle.end())
+        if tail is None:
+            return True  # in a value
+        if secret(keys[lowered.rfind('"', 0, needle.start()) + 1 : tail.end() - 2]):
+            return True
+    known = _known_values
+    return known is not None and (known.search(text) is not None or _known_as_json().search(text) is not None)
+
+
+@lru_cache(maxsize=4096)
+def _secret_key_any_case(lowered_key: str) -> bool:
+    return bool(_SECRET_DICT_KEY.match(lowered_key) or _ENV_KEY_ANY_CASE.match(lowered_key))
+
+
+def _known_as_json() -> re.Pattern[str]:
+    """The remembered values as JSON writes them inside a string (escaped, ASCII or not)."""
+    from pydantic_core import to_json
+
+    forms = {to_json(value, ensure_ascii=ascii_only).decode("utf-8")[1:-1] for value in _known for ascii_only in (False, True)}
+    return re.compile("|".join(re.escape(form) for form in sorted(forms, key=len, reverse=True)))
+
+
 def redact(value: Any, *, redact_paths: bool = False) -> Any:
     """Secrets removed from a string, an argv (list of strings) or any JSON-like value; the one entry
     point for logs, stdout, `--json`, errors, the store and exports."""
