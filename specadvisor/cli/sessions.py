@@ -317,7 +317,8 @@ def render_session(session) -> None:
         out.print(f"  {escape(key)}: {escape(value)}", soft_wrap=True)
     rows = []
     speedups = all_speedups(session)  # the verdict's own figures
-    for arm in session.arms:
+    tabled, left_out = _tabled_arms(session)
+    for arm in tabled:
         result = session.result_for(arm.id)
         if result is None:
             rows.append([arm.label, "not run", "-", "-", "-", "-", ""])
@@ -335,6 +336,8 @@ def render_session(session) -> None:
         )
     columns = ["arm", "status", "tok/s", "speedup", "mean AL", "accept", "accepted/drafts per position"]
     out.file.write("\n".join(plain_table(columns, rows)) + "\n")  # plain lines: rich would measure and wrap each
+    if left_out:
+        out.print(escape(left_out), soft_wrap=True)
     rec = session.recommendation
     if rec is not None:
         speed = f" ({_fmt(rec.speedup, '.2f', 'x')})" if rec.arm_id and rec.speedup else ""
@@ -352,6 +355,25 @@ def render_session(session) -> None:
     if prov.origin == "imported":
         out.print(f"Imported from {escape(prov.imported_from or '?')} (sha256 {escape((prov.bundle_sha256 or '')[:12])}) at {prov.imported_at}")
         out.print("  read-only evidence: shown, compared and reported, never resumed; commands above are rebuilt for this machine")
+
+
+def _tabled_arms(session) -> tuple[list, str]:
+    """The arms `show` tabulates and, for a session over the report's row cap, what it left out: the
+    same summary the report makes (baselines, the fastest measured arms at each concurrency, the
+    recommended arm). `--json` always lists every arm."""
+    from specadvisor.report.content import MAX_REPORT_ARMS, TOP_ARMS_PER_CONCURRENCY, top_arms
+
+    if len(session.arms) <= MAX_REPORT_ARMS:
+        return session.arms, ""
+    shown = top_arms(session, TOP_ARMS_PER_CONCURRENCY)
+    measured = len({r.arm_id for r in session.results} & {a.id for a in session.arms})
+    tabled = [arm for arm in session.arms if arm.id in shown]
+    left_out = (
+        f"This session holds {len(session.arms)} arms ({measured} measured); the table shows {len(tabled)}: the baselines, the "
+        f"{TOP_ARMS_PER_CONCURRENCY} fastest measured arms at each concurrency and the recommended arm. Left out: "
+        f"{len(session.arms) - len(tabled)} arm(s); `specadvisor sessions show {session.id[:8]} --json` lists every arm."
+    )
+    return tabled, left_out
 
 
 def render_comparison(comparison) -> None:
