@@ -409,6 +409,11 @@ def render_comparison(comparison) -> None:
     for title, values in rows:
         summary.add_row(title, *(escape(v) for v in values))
     out.print(summary)
+    from specadvisor.report.content import MAX_REPORT_ARMS
+
+    listed = comparison.arms
+    if len(listed) > MAX_REPORT_ARMS:  # over the report's row cap: rows with nothing measured say nothing
+        listed = [row for row in listed if any(cell.status is not None for cell in row.cells)]
     rows = [
         [
             row.label,
@@ -419,9 +424,16 @@ def render_comparison(comparison) -> None:
                 for cell in row.cells
             ),
         ]
-        for row in comparison.arms
+        for row in listed
     ]
     out.print("per arm: tok/s, speedup [the verdict's interval], mean acceptance length", markup=False, highlight=False)
     out.file.write("\n".join(plain_table(["arm", *heads], rows)) + "\n")  # plain lines: rich would measure and wrap each
+    if len(listed) < len(comparison.arms):
+        ids = " ".join(c.short_id for c in comparison.sessions)
+        out.print(
+            f"{len(comparison.arms) - len(listed)} of {len(comparison.arms)} arms, measured in none of the sessions, are not listed; "
+            f"`specadvisor sessions compare {escape(ids)} --json` lists every arm.",
+            soft_wrap=True,
+        )
     for note in comparison.differences:
         out.print(f"[yellow]note:[/yellow] {escape(note)}")

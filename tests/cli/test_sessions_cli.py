@@ -82,6 +82,24 @@ def test_show_of_a_session_over_the_row_cap_summarises_the_table_and_says_so(tmp
     assert code == 0 and len(json.loads(out)["arms"]) == 31
 
 
+def test_compare_over_the_row_cap_leaves_out_rows_measured_nowhere_and_says_so(db, tmp_path, capsys, monkeypatch):
+    from specadvisor.domain import Arm
+    from specadvisor.report import content
+
+    monkeypatch.setattr(content, "MAX_REPORT_ARMS", 5)
+    with Store.open(db) as store:
+        session = store.get_session("bbbb")
+        extra = [Arm(id=f"never-{i}", label=f"never run {i}") for i in range(6)]
+        store.save_session(session.model_copy(update={"arms": [*session.arms, *extra]}))
+        measured = {r.arm_id for r in session.results}
+    code, out, _ = run(db, "compare", "aaaa", "bbbb", capsys=capsys)
+    assert code == 0
+    assert "never run 0" not in out and "are not listed; `specadvisor sessions compare aaaa1111 bbbb2222 --json` lists every arm." in out
+    assert all(arm.label in out for arm in session.arms if arm.id in measured)
+    code, out, _ = run(db, "compare", "aaaa", "bbbb", "--json", capsys=capsys)
+    assert code == 0 and {f"never-{i}" for i in range(6)} <= {row["arm_id"] for row in json.loads(out)["arms"]}
+
+
 def test_show_unknown_id_is_exit_2_with_hint(db, capsys):
     code, _, err = run(db, "show", "zzzz", capsys=capsys)
     assert code == 2
