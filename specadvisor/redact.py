@@ -170,8 +170,8 @@ def json_needs_redaction(text: str) -> bool:
             if tail is None:
                 return True  # in a value
             start = lowered.rfind('"', 0, at) + 1
-            if secret(keys[start : tail.end() - 2]):
-                return True
+            if start == 0 or secret(keys[start : tail.end() - 2]):
+                return True  # (no opening quote: not JSON this function can read)
             # A key that names no secret ("output_throughput"): blanked everywhere at once, keeping every
             # offset, so a key repeated 100,000 times costs one replace, not 100,000 trips round this loop.
             key = lowered[start - 1 : tail.end()]
