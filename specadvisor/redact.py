@@ -121,7 +121,9 @@ _HOME_PATTERNS = [re.compile(r"/home/[^/\s\"']+"), re.compile(r"/Users/[^/\s\"']
 
 # Every text rule, secret flag and secret environment name needs one of these words (lowercased): a
 # value none of whose strings holds one has nothing for the rules to find.
-_NEEDLES = re.compile(r"key|token|secret|pass|pwd|cred|auth|cookie|bearer|-----|://|hf_|sk-|gh|github|glpat|xox|akia|aiza|npm_|eyj|sig")
+_NEEDLE_WORDS = ("key", "token", "secret", "pass", "pwd", "cred", "auth", "cookie", "bearer", "-----", "://", "hf_", "sk-", "gh", "github")
+_NEEDLE_WORDS += ("glpat", "xox", "akia", "aiza", "npm_", "eyj", "sig")
+_NEEDLES = re.compile("|".join(map(re.escape, _NEEDLE_WORDS)))
 
 
 def needs_redaction(value: Any) -> bool:
@@ -150,6 +152,55 @@ def needs_redaction(value: Any) -> bool:
         return True
     known = _known_values
     return known is not None and known.search(text) is not None
+
+
+# The same test on a value already written as JSON text (pydantic-core's, ASCII or not), without
+# walking a million Python objects. A needle in a value counts; one in a key (a string followed by
+# `:`, such as "num_speculative_tokens") counts only when the key names a secret, as in redact_value.
+_JSON_KEY_TAIL = re.compile(r'(?:[^"\\]|\\.)*":')
+_ENV_KEY_ANY_CASE = re.compile(rf"^{_ENV_NAME}$", re.IGNORECASE)  # keys are matched lowercased: a superset
+_ESCAPED_CONTROL = re.compile(r"(?i)\\(?:u00(?:0[0-8b-f]|1[0-9a-f]|7f|[89][0-9a-f])|u202[a-e]|u206[6-9]|[bfr])")
+
+
+def json_needs_redaction(text: str) -> bool:
+    """needs_redaction() of the value `text` encodes: False only when redact() would return that
+    value unchanged. True means "maybe": decode it and redact()."""
+    # JSON escapes every control character below U+0020; ASCII text can hold DEL raw, other text more.
+    raw_control = "\x7f" in text if text.isascii() else _CONTROL.search(text) is not None
+    if raw_control or _ESCAPED_CONTROL.search(text):
+        return True
+    lowered = text.lower()
+    # Outside ASCII lowering may change lengths: keys are then read lowercased and matched in any case.
+    keys, secret = (text, _secret_key_name) if len(lowered) == len(text) else (lowered, _secret_key_any_case)
+    for needle in _NEEDLE_WORDS:  # str.find per word: a regex alternation crawls over 40 MB
+        at = lowered.find(needle)
+        while at >= 0:
+            tail = _JSON_KEY_TAIL.match(lowered, at + len(needle))
+            if tail is None:
+                return True  # in a value
+            start = lowered.rfind('"', 0, at) + 1
+            if start == 0 or secret(keys[start : tail.end() - 2]):
+                return True  # (no opening quote: not JSON this function can read)
+            # A key that names no secret ("output_throughput"): blanked everywhere at once, keeping every
+            # offset, so a key repeated 100,000 times costs one replace, not 100,000 trips round this loop.
+            key = lowered[start - 1 : tail.end()]
+            lowered = lowered.replace(key, '"' + "_" * (len(key) - 3) + '":')
+            at = lowered.find(needle, at)
+    known = _known_values
+    return known is not None and (known.search(text) is not None or _known_as_json().search(text) is not None)
+
+
+@lru_cache(maxsize=4096)
+def _secret_key_any_case(lowered_key: str) -> bool:
+    return bool(_SECRET_DICT_KEY.match(lowered_key) or _ENV_KEY_ANY_CASE.match(lowered_key))
+
+
+def _known_as_json() -> re.Pattern[str]:
+    """The remembered values as JSON writes them inside a string (escaped, ASCII or not)."""
+    from pydantic_core import to_json
+
+    forms = {to_json(value, ensure_ascii=ascii_only).decode("utf-8")[1:-1] for value in _known for ascii_only in (False, True)}
+    return re.compile("|".join(re.escape(form) for form in sorted(forms, key=len, reverse=True)))
 
 
 def redact(value: Any, *, redact_paths: bool = False) -> Any:

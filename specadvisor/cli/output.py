@@ -25,10 +25,14 @@ def print_json(obj: Any) -> None:
     """JSON for scripts, with secrets redacted (an engine command or endpoint URL may carry one)."""
     from pydantic_core import to_json
 
-    from specadvisor.redact import redact
+    from specadvisor.redact import json_needs_redaction, redact
 
-    # pydantic-core's encoder: json.dump with an indent runs in Python (minutes for a 100,000-arm session)
-    sys.stdout.write(to_json(redact(to_jsonable(obj)), indent=2, ensure_ascii=True, fallback=str).decode("ascii"))
+    # pydantic-core's encoder, straight from the models: json.dump with an indent runs in Python, and
+    # dumping a 100,000-arm session to Python objects and walking them took most of `show --json`.
+    text = to_json(obj, indent=2, ensure_ascii=True, fallback=str).decode("ascii")
+    if json_needs_redaction(text):  # rare: something secret-shaped, decoded and redacted value by value
+        text = to_json(redact(to_jsonable(obj)), indent=2, ensure_ascii=True, fallback=str).decode("ascii")
+    sys.stdout.write(text)
     sys.stdout.write("\n")
 
 

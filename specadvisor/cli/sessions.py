@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from specadvisor.errors import InputError
 
 if TYPE_CHECKING:
-    from specadvisor.domain import Session
+    from specadvisor.domain import Arm, Session
     from specadvisor.figures import Speedup
     from specadvisor.store import SessionSummary, Store
     from specadvisor.store.compare import Comparison
@@ -104,7 +104,7 @@ def _summaries(args: argparse.Namespace) -> list[SessionSummary]:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    from specadvisor.cli.output import print_json, to_jsonable
+    from specadvisor.cli.output import print_json
 
     with _open(args) as store:
         session = store.get_session(args.id)
@@ -116,7 +116,8 @@ def run_show(args: argparse.Namespace) -> int:
     if args.json:
         from specadvisor.figures import all_speedups
 
-        document = to_jsonable(session)
+        # the session's fields as models: print_json encodes them in one pass (no Python copy of 100,000 arms)
+        document = {name: getattr(session, name) for name in type(session).model_fields}
         # each arm's speedup and interval as the verdict computes them: the same figures the tables show
         document["speedups"] = {
             arm_id: {"speedup": figure.value, "speedup_ci": list(figure.ci) if figure.ci else None, "baseline": figure.reference} if figure else None
@@ -323,7 +324,8 @@ def render_session(session: Session) -> None:
         out.print(f"  {escape(key)}: {escape(value)}", soft_wrap=True)
     rows = []
     speedups = all_speedups(session)  # the verdict's own figures
-    for arm in session.arms:
+    tabled, left_out = _tabled_arms(session)
+    for arm in tabled:
         result = session.result_for(arm.id)
         if result is None:
             rows.append([arm.label, "not run", "-", "-", "-", "-", ""])
@@ -341,6 +343,8 @@ def render_session(session: Session) -> None:
         )
     columns = ["arm", "status", "tok/s", "speedup", "mean AL", "accept", "accepted/drafts per position"]
     out.file.write("\n".join(plain_table(columns, rows)) + "\n")  # plain lines: rich would measure and wrap each
+    if left_out:
+        out.print(escape(left_out), soft_wrap=True)
     rec = session.recommendation
     if rec is not None:
         speed = f" ({_fmt(rec.speedup, '.2f', 'x')})" if rec.arm_id and rec.speedup else ""
@@ -358,6 +362,25 @@ def render_session(session: Session) -> None:
     if prov.origin == "imported":
         out.print(f"Imported from {escape(prov.imported_from or '?')} (sha256 {escape((prov.bundle_sha256 or '')[:12])}) at {prov.imported_at}")
         out.print("  read-only evidence: shown, compared and reported, never resumed; commands above are rebuilt for this machine")
+
+
+def _tabled_arms(session: Session) -> tuple[list[Arm], str]:
+    """The arms `show` tabulates and, for a session over the report's row cap, what it left out: the
+    same summary the report makes (baselines, the fastest measured arms at each concurrency, the
+    recommended arm). `--json` always lists every arm."""
+    from specadvisor.report.content import MAX_REPORT_ARMS, TOP_ARMS_PER_CONCURRENCY, top_arms
+
+    if len(session.arms) <= MAX_REPORT_ARMS:
+        return session.arms, ""
+    shown = top_arms(session, TOP_ARMS_PER_CONCURRENCY)
+    measured = len({r.arm_id for r in session.results} & {a.id for a in session.arms})
+    tabled = [arm for arm in session.arms if arm.id in shown]
+    left_out = (
+        f"This session holds {len(session.arms)} arms ({measured} measured); the table shows {len(tabled)}: the baselines, the "
+        f"{TOP_ARMS_PER_CONCURRENCY} fastest measured arms at each concurrency and the recommended arm. Left out: "
+        f"{len(session.arms) - len(tabled)} arm(s); `specadvisor sessions show {session.id[:8]} --json` lists every arm."
+    )
+    return tabled, left_out
 
 
 def render_comparison(comparison: Comparison) -> None:
@@ -393,6 +416,11 @@ def render_comparison(comparison: Comparison) -> None:
     for title, values in rows:
         summary.add_row(title, *(escape(v) for v in values))
     out.print(summary)
+    from specadvisor.report.content import MAX_REPORT_ARMS
+
+    listed = comparison.arms
+    if len(listed) > MAX_REPORT_ARMS:  # over the report's row cap: rows with nothing measured say nothing
+        listed = [row for row in listed if any(cell.status is not None for cell in row.cells)]
     arm_rows = [
         [
             row.label,
@@ -403,9 +431,16 @@ def render_comparison(comparison: Comparison) -> None:
                 for cell in row.cells
             ),
         ]
-        for row in comparison.arms
+        for row in listed
     ]
     out.print("per arm: tok/s, speedup [the verdict's interval], mean acceptance length", markup=False, highlight=False)
     out.file.write("\n".join(plain_table(["arm", *heads], arm_rows)) + "\n")  # plain lines: rich would measure and wrap each
+    if len(listed) < len(comparison.arms):
+        ids = " ".join(c.short_id for c in comparison.sessions)
+        out.print(
+            f"{len(comparison.arms) - len(listed)} of {len(comparison.arms)} arms, measured in none of the sessions, are not listed; "
+            f"`specadvisor sessions compare {escape(ids)} --json` lists every arm.",
+            soft_wrap=True,
+        )
     for note in comparison.differences:
         out.print(f"[yellow]note:[/yellow] {escape(note)}")

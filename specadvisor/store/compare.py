@@ -5,10 +5,10 @@ A pure function over Sessions so the CLI table, --json and the TUI show the same
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, TypeAdapter
 
 from specadvisor.domain import Session
-from specadvisor.figures import all_speedups, results_by_arm
+from specadvisor.figures import Speedup, all_speedups, results_by_arm
 from specadvisor.store.summary import best_arm, best_label
 from specadvisor.trust import measured_on
 
@@ -95,12 +95,13 @@ _INFORMATIONAL = {"gpu_uuids"}
 
 
 def compare_sessions(sessions: list[Session]) -> Comparison:
-    columns = [_column(s) for s in sessions]
-    return Comparison(sessions=columns, arms=_arm_rows(sessions), differences=_differences(columns))
+    speedups = [all_speedups(s) for s in sessions]  # once per session: the columns and the rows use them
+    columns = [_column(s, figures) for s, figures in zip(sessions, speedups, strict=True)]
+    return Comparison(sessions=columns, arms=_arm_rows(sessions, speedups), differences=_differences(columns))
 
 
-def _column(session: Session) -> SessionColumn:
-    arm, speedup = best_arm(session)
+def _column(session: Session, speedups: dict[str, Speedup | None]) -> SessionColumn:
+    arm, speedup = best_arm(session, speedups)
     result = session.result_for(arm.id) if arm else None
     return SessionColumn(
         id=session.id,
@@ -151,15 +152,15 @@ def _machine(session: Session) -> dict[str, str]:
     }
 
 
-def _arm_rows(sessions: list[Session]) -> list[ArmRow]:
+def _arm_rows(sessions: list[Session], speedups: list[dict[str, Speedup | None]]) -> list[ArmRow]:
     order: dict[str, str] = {}
     for session in sessions:
         for arm in session.arms:
             order.setdefault(arm.id, arm.label)
     # One index per session (arms, results, speedups): linear in arms, whatever their number.
-    indexes = [({a.id: a for a in reversed(s.arms)}, results_by_arm(s), all_speedups(s)) for s in sessions]
-    # Built with model_construct from figures of validated sessions: validating a model per cell of
-    # 100,000 rows cost more than the rest of the comparison.
+    indexes = [({a.id: a for a in reversed(s.arms)}, results_by_arm(s), figures) for s, figures in zip(sessions, speedups, strict=True)]
+    # Cells built with model_construct from figures of validated sessions, rows validated in one call:
+    # a model_validate, or even a model_construct, per row of 100,000 cost more than the rest.
     rows = []
     empty = ArmCell()
     for arm_id, label in order.items():
@@ -180,8 +181,11 @@ def _arm_rows(sessions: list[Session]) -> list[ArmRow]:
                     mean_acceptance_length=result.mean_acceptance_length,
                 )
             )
-        rows.append(ArmRow.model_construct(arm_id=arm_id, label=label, cells=cells))
-    return rows
+        rows.append({"arm_id": arm_id, "label": label, "cells": cells})
+    return _ARM_ROWS.validate_python(rows)
+
+
+_ARM_ROWS = TypeAdapter(list[ArmRow])
 
 
 def _differences(columns: list[SessionColumn]) -> list[str]:

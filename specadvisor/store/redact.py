@@ -13,7 +13,7 @@ from typing import TypeVar
 from pydantic import BaseModel
 
 from specadvisor.domain import Session
-from specadvisor.redact import REDACTED, needs_redaction, redact, redact_argv, redact_text, redact_value
+from specadvisor.redact import REDACTED, json_needs_redaction, redact, redact_argv, redact_text, redact_value
 
 __all__ = ["REDACTED", "redact", "redact_argv", "redact_session", "redact_text", "redact_value", "scrub"]
 
@@ -27,9 +27,9 @@ def scrub(model: M) -> M:
 
 def redact_session(session: Session, *, redact_paths: bool = False) -> Session:
     """A copy of `session` with secrets removed; ids, numbers and structure are unchanged."""
+    if not redact_paths and not json_needs_redaction(session.model_dump_json(exclude={"id"})):
+        return session  # nothing to remove: a 100,000-arm import need not rebuild every string
     data = session.model_dump(mode="json")
     session_id = data.pop("id")
-    if not redact_paths and not needs_redaction(data):
-        return session  # nothing to remove: a 100,000-arm import need not rebuild every string
     clean = redact_value(data, redact_paths=redact_paths)
     return Session.model_validate({"id": session_id, **clean})

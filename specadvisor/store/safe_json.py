@@ -128,11 +128,13 @@ def _within_limits(document: Any) -> bool:
 
 
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, val in pairs:
-        if key in result:
-            raise ValueError(f"duplicate key {key[:40]!r}")
-        result[key] = val
+    result = dict(pairs)  # built in C: a bundle holds 200,000 objects; only a duplicate is looked for by hand
+    if len(result) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise ValueError(f"duplicate key {key[:40]!r}")
+            seen.add(key)
     return result
 
 

@@ -10,7 +10,7 @@ from datetime import datetime
 from pydantic import BaseModel
 
 from specadvisor.domain import Arm, Session
-from specadvisor.figures import all_speedups, arm_speedup, results_by_arm, throughput
+from specadvisor.figures import Speedup, all_speedups, arm_speedup, results_by_arm, throughput
 
 
 class SessionSummary(BaseModel):
@@ -36,12 +36,13 @@ def _speedup(session: Session, arm: Arm) -> float | None:
     return figure.value if figure else None
 
 
-def best_arm(session: Session) -> tuple[Arm | None, float | None]:
+def best_arm(session: Session, speedups: dict[str, Speedup | None] | None = None) -> tuple[Arm | None, float | None]:
     """The recommended arm if there is a recommendation, else the fastest measured speculative arm.
 
     Returns (arm, speedup); (None, None) when nothing usable was measured or the verdict is
     undecided (the fastest arm is then not "best": its win is not established; `best_label` says
-    "undecided"). "Do not speculate" resolves to the baseline arm with speedup 1.0.
+    "undecided"). "Do not speculate" resolves to the baseline arm with speedup 1.0. `speedups`:
+    all_speedups(session), when the caller has it already (a 100,000-arm comparison).
     """
     rec = session.recommendation
     arms = {a.id: a for a in session.arms}
@@ -54,7 +55,8 @@ def best_arm(session: Session) -> tuple[Arm | None, float | None]:
         if rec.do_not_speculate:
             baseline = next((a for a in session.arms if a.is_baseline), None)
             return baseline, 1.0 if baseline else None
-    speedups, results = all_speedups(session), results_by_arm(session)  # one pass each: linear in arms
+    speedups = all_speedups(session) if speedups is None else speedups
+    results = results_by_arm(session)  # one pass each: linear in arms
     scored = [(figure.value if (figure := speedups[a.id]) else None, throughput(results.get(a.id)), a) for a in session.arms if not a.is_baseline]
     with_speedup = [s for s in scored if s[0] is not None]
     if with_speedup:

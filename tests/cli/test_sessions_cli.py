@@ -54,6 +54,52 @@ def test_show_by_prefix(db, capsys):
     assert code == 0 and "ngram N=4 c1" in out and "900/1000" in out
 
 
+def test_show_of_a_session_over_the_row_cap_summarises_the_table_and_says_so(tmp_path, capsys, monkeypatch):
+    """Like the report: the baselines, the fastest measured arms per concurrency and the recommended
+    arm, with a line saying how many arms are left out; `--json` still lists every arm."""
+    from specadvisor.domain import Arm, ArmResult, Session
+    from specadvisor.report import content
+
+    monkeypatch.setattr(content, "MAX_REPORT_ARMS", 20)
+    monkeypatch.setattr(content, "TOP_ARMS_PER_CONCURRENCY", 2)
+    session = Session(id="cccc3333-0000-4000-8000-000000000003", name="big", model="org/model", status="finished")
+    session.arms.append(Arm(id="baseline", label="baseline c1"))
+    session.results.append(ArmResult(arm_id="baseline", completed=8, output_throughput=100.0))
+    for i in range(30):
+        session.arms.append(
+            Arm(id=f"ngram-{i}", label=f"ngram {i} c1", method="ngram", n=2, speculative_config={"method": "ngram", "num_speculative_tokens": 2})
+        )
+        if i % 3 == 0:  # 10 measured, 20 never run
+            session.results.append(ArmResult(arm_id=f"ngram-{i}", completed=8, output_throughput=100.0 + i))
+    with Store.open(tmp_path / "big.db") as store:
+        store.save_session(session)
+    code, out, _ = run(tmp_path / "big.db", "show", "cccc", capsys=capsys)
+    assert code == 0
+    assert "This session holds 31 arms (11 measured); the table shows 3:" in out and "Left out: 28 arm(s)" in out
+    listed = [line.split("  ")[0] for line in out.splitlines() if line.startswith(("baseline", "ngram"))]
+    assert listed == ["baseline c1", "ngram 24 c1", "ngram 27 c1"]  # the two fastest measured, in session order
+    code, out, _ = run(tmp_path / "big.db", "show", "cccc", "--json", capsys=capsys)
+    assert code == 0 and len(json.loads(out)["arms"]) == 31
+
+
+def test_compare_over_the_row_cap_leaves_out_rows_measured_nowhere_and_says_so(db, tmp_path, capsys, monkeypatch):
+    from specadvisor.domain import Arm
+    from specadvisor.report import content
+
+    monkeypatch.setattr(content, "MAX_REPORT_ARMS", 5)
+    with Store.open(db) as store:
+        session = store.get_session("bbbb")
+        extra = [Arm(id=f"never-{i}", label=f"never run {i}") for i in range(6)]
+        store.save_session(session.model_copy(update={"arms": [*session.arms, *extra]}))
+        measured = {r.arm_id for r in session.results}
+    code, out, _ = run(db, "compare", "aaaa", "bbbb", capsys=capsys)
+    assert code == 0
+    assert "never run 0" not in out and "are not listed; `specadvisor sessions compare aaaa1111 bbbb2222 --json` lists every arm." in out
+    assert all(arm.label in out for arm in session.arms if arm.id in measured)
+    code, out, _ = run(db, "compare", "aaaa", "bbbb", "--json", capsys=capsys)
+    assert code == 0 and {f"never-{i}" for i in range(6)} <= {row["arm_id"] for row in json.loads(out)["arms"]}
+
+
 def test_show_unknown_id_is_exit_2_with_hint(db, capsys):
     code, _, err = run(db, "show", "zzzz", capsys=capsys)
     assert code == 2
