@@ -63,12 +63,25 @@ def test_the_demo_is_a_caller_like_any_other(tmp_path):
     assert session.provenance.entry_point == "demo" and prepared.server_env == cpu.env
 
 
-def test_the_cpu_environment_is_given_only_to_the_cpu_engines_command(tmp_path):
+def test_the_cpu_environment_is_given_only_to_the_cpu_engines_command(tmp_path, monkeypatch):
     cpu = _engine(tmp_path)
+    for key in cpu.env:
+        monkeypatch.delenv(key, raising=False)
     on_cpu = Session(settings=SweepSettings(engine_cmd=list(cpu.engine_cmd)))
     elsewhere = Session(settings=SweepSettings(engine_cmd=["vllm", "serve"]))
     assert engine_env.cpu_env(on_cpu, cpu) == cpu.env
     assert engine_env.cpu_env(elsewhere, cpu) == {} and engine_env.cpu_env(on_cpu, None) == {}
+
+
+def test_the_cpu_engines_defaults_never_override_what_the_user_exported(tmp_path, monkeypatch):
+    """A KV cache size the user exported stays theirs: the runner's CPU environment (what it falls back
+    to when the plan brought none) leaves out every key the user's environment sets."""
+    cpu = _engine(tmp_path)
+    assert cpu.env, "the fake engine must carry a default to leave out"
+    on_cpu = Session(settings=SweepSettings(engine_cmd=list(cpu.engine_cmd)))
+    for key in cpu.env:
+        monkeypatch.setenv(key, "7")
+    assert engine_env.cpu_env(on_cpu, cpu) == {}
 
 
 def _observed() -> HardwareProfile:

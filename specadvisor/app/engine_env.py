@@ -35,9 +35,11 @@ def cpu_engine_for(hardware: HardwareProfile) -> CpuEngine | None:
 
 
 def cpu_env(session: Session, cpu: CpuEngine | None) -> dict[str, str]:
-    """The CPU engine's environment when `session` launches that engine (its command is the engine's)."""
+    """The CPU engine's environment when `session` launches that engine (its command is the engine's),
+    less what the user's own environment already sets: a default never overrides what was asked
+    (VLLM_CPU_KVCACHE_SPACE exported by the user stays the user's, as the CPU-build defaults do)."""
     if cpu is not None and session.settings.engine_cmd == list(cpu.engine_cmd):
-        return dict(cpu.env)
+        return {key: value for key, value in cpu.env.items() if key not in os.environ}
     return {}
 
 
