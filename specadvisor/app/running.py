@@ -89,7 +89,6 @@ def _placement(prepared: Prepared, options: RunOptions, server_env: dict[str, st
         choice, gpus = session.settings.parallel_choice, session.hardware.gpus
         if not session.hardware.hypothetical and (len(gpus) > 1 or choice != "auto"):
             kwargs["slots"] = slots(choice, session, gpus=gpus, note=options.note)
-            session.settings.parallel_choice = choice
     return kwargs
 
 

@@ -8,6 +8,7 @@ picks its runner; this module shows it.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from collections.abc import Callable
@@ -254,10 +255,7 @@ def _show_sweep(runner: Runner, prepared: Prepared, *, json_out: bool) -> int:
             view.on_event(event)
 
     try:
-        if view:
-            with view:
-                running.drive(runner, on_event)
-        else:
+        with view or contextlib.nullcontext():
             running.drive(runner, on_event)
     except KeyboardInterrupt:
         print(f"specadvisor: sweep interrupted; resume with: specadvisor sweep --resume {session.id[:8]}", file=sys.stderr)
