@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from specadvisor.analysis.arms import family_label, server_key
+from specadvisor.analysis.costs import round_seconds
 from specadvisor.analysis.recommend import level_decisions, recommend
 from specadvisor.domain import (
     Arm,
@@ -47,7 +48,7 @@ from specadvisor.provenance import mark_sweep_finished, mark_sweep_started, serv
 from specadvisor.redact import remember_secret
 from specadvisor.store import Store
 from specadvisor.sweep.adaptive import AdaptivePolicy
-from specadvisor.sweep.budget import round_wall_seconds, wall_seconds
+from specadvisor.sweep.budget import wall_seconds
 from specadvisor.sweep.monitor import GpuMonitor, NoMonitor
 from specadvisor.sweep.plan import SweepPlan
 from specadvisor.sweep.runs import fold_startup, merge, run_record
@@ -278,7 +279,7 @@ class SweepRunner:
                 passes = min(MAX_PASSES, 1 + math.ceil(step.amount / per_pass))
             # The launches the step asks for are measured before the next look (each look spends error:
             # one launch per look decided half as many replayed cases), as many as the budget still pays for.
-            per_round = round_wall_seconds(self.session, step.arm_ids, passes, len(self.slots))
+            per_round = round_seconds(self.session.result_for, step.arm_ids, passes, len(self.slots))
             affordable = int((budget - spent) // per_round) if per_round > 0 else 1
             # The plan's last look gets what the budget still pays for: no later look could use it. An
             # earlier one at most half of it, so that a step sized on a few noisy launches leaves a
