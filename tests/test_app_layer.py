@@ -141,6 +141,6 @@ def test_an_environment_computed_empty_is_not_one_left_to_the_runner(tmp_path, m
             runner = running.runner_for(Prepared(session, server_env=server_env), store, running.RunOptions(detected=on_cpu_build))
         return dict(runner._server_factory.env)
 
-    assert env_of(None) == cpu.env, "not computed: the detected CPU engine's environment"
     assert env_of({}) == {}, "computed, and nothing to add: nothing added"
+    assert env_of(None) == cpu.env, "not computed: the detected CPU engine's environment"
     assert env_of({"X": "1"}) == {"X": "1"}
