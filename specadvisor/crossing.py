@@ -23,8 +23,9 @@ prompt paths and serve commands never cross either (see specadvisor.trust and do
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from specadvisor import bounds, setting_specs, textsafe
 from specadvisor.domain import Arm, Session, SweepSettings
@@ -110,34 +111,44 @@ def crossing_settings(settings: SweepSettings) -> dict[str, Any]:
     return out
 
 
+_Key = TypeVar("_Key", bound=Hashable)
+_Value = TypeVar("_Value")
+
+
+def _memo(cache: dict[_Key, _Value], key: _Key, compute: Callable[[], _Value]) -> _Value:
+    """`cache[key]`, computed once."""
+    if key not in cache:
+        cache[key] = compute()
+    return cache[key]
+
+
 class _Lookups:
     """The registry questions of one crossing, each asked once per method (a 100,000-arm bundle
     has a handful of methods): the crossing stays linear and cheap in the number of arms."""
 
     def __init__(self, rb: RuleBase, target: str, drafter: str | None):
         self.rb, self.target, self.given = rb, target, drafter
-        self._memo: dict[tuple[Any, ...], Any] = {}
-
-    def _ask(self, key: tuple[Any, ...], compute: Any) -> Any:
-        if key not in self._memo:
-            self._memo[key] = compute()
-        return self._memo[key]
+        self._methods: dict[tuple[str, bool], MethodSpec | None] = {}
+        self._limits: dict[str, int] = {}
+        self._keys: dict[str, dict[str, Any]] = {}
+        self._needs: dict[str, bool] = {}
+        self._drafters: dict[tuple[str, int], str | None] = {}
 
     def method(self, name: object, parallel: bool) -> MethodSpec | None:
         if not isinstance(name, str):
             return None
-        return self._ask(("method", name, parallel), lambda: _method(name, parallel, self.rb))
+        return _memo(self._methods, (name, parallel), lambda: _method(name, parallel, self.rb))
 
     def limit(self, spec: MethodSpec) -> int:
-        return self._ask(("limit", spec.id), lambda: min(bounds.MAX_N, registry.n_limit(spec.vllm_method, None, self.rb) or bounds.MAX_N))
+        return _memo(self._limits, spec.id, lambda: min(bounds.MAX_N, registry.n_limit(spec.vllm_method, None, self.rb) or bounds.MAX_N))
 
     def allowed(self, spec: MethodSpec) -> dict[str, Any]:
-        return self._ask(("keys", spec.id), lambda: lookup.config_keys_for(spec.vllm_method, None, self.rb))
+        return _memo(self._keys, spec.id, lambda: lookup.config_keys_for(spec.vllm_method, None, self.rb))
 
     def drafter(self, spec: MethodSpec, n: int) -> tuple[bool, str | None]:
         """(needs one, the one to use)."""
-        needs = self._ask(("needs", spec.id), lambda: registry.needs_drafter(spec.id, self.rb))
-        return needs, (self._ask(("drafter", spec.id, n), lambda: _drafter(spec, n, self.target, self.given, self.rb)) if needs else None)
+        needs = _memo(self._needs, spec.id, lambda: registry.needs_drafter(spec.id, self.rb))
+        return needs, (_memo(self._drafters, (spec.id, n), lambda: _drafter(spec, n, self.target, self.given, self.rb)) if needs else None)
 
 
 def _cross_arm(arm: Arm, target: str, drafter: str | None, rb: RuleBase, notes: list[str], ignored: set[str], ask: _Lookups | None = None) -> CrossedArm | None:

@@ -257,12 +257,15 @@ class RequestRecord(Model):
     output_tokens: int = 0
 
 
+RunRole = Literal["trial", "bracket", "confirm"]  # a trial, the baseline's end-of-sweep bracket, the confirmation wave
+
+
 class RunRecord(Model):
     """One measurement of an arm on its own server launch: a trial, the end-of-sweep bracket of the
     baseline, or the confirmation wave. Where and when it ran is what drift and fairness checks need."""
 
     trial: int = 1
-    role: Literal["trial", "bracket", "confirm"] = "trial"
+    role: RunRole = "trial"
     wave: int | None = None  # runs of one wave ran side by side (parallel) or back to back (serial)
     placement: str = ""  # "GPU 0,1", "cores 0-0", "" = the whole host
     status: str = "ok"
@@ -601,12 +604,15 @@ class SweepSettings(Model):
     looks: int = Field(1, ge=1, le=MAX_INT64)  # times the runner checked the decision (sequential measuring); recompute uses the same count
 
 
+SessionStatus = Literal["planned", "running", "interrupted", "finished"]
+
+
 class Session(Model):
     id: str = Field(default_factory=new_id)
     name: str = ""
     created_at: datetime = Field(default_factory=utcnow)
     updated_at: datetime = Field(default_factory=utcnow)
-    status: Literal["planned", "running", "interrupted", "finished"] = "planned"
+    status: SessionStatus = "planned"
     model: str = ""
     drafter: str | None = None
     workload: WorkloadKind = WorkloadKind.chat

@@ -13,7 +13,7 @@ import hashlib
 import ipaddress
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal, TypeGuard
 from urllib.parse import urlsplit
 
 from specadvisor import __version__
@@ -102,7 +102,7 @@ def _detect(detect: Detect | None, engine_cmd: list[str] | None) -> HardwareProf
     return detect_here(engine_cmd)
 
 
-def _observed(hardware: HardwareProfile | None) -> bool:
+def _observed(hardware: HardwareProfile | None) -> TypeGuard[HardwareProfile]:
     """A profile measured on a machine (not the empty default a session starts with, nor a plan)."""
     return hardware is not None and not hardware.hypothetical and (hardware.cpu.model != UNKNOWN or bool(hardware.os))
 
@@ -127,7 +127,7 @@ def is_loopback(url: str) -> bool:
         return False
 
 
-def _endpoint_machine(url: str, info: Any, detect: Detect | None) -> tuple[HardwareProfile, str]:
+def _endpoint_machine(url: str, info: Any, detect: Detect | None) -> tuple[HardwareProfile, Literal["endpoint on this machine", "remote endpoint"]]:
     """A server on this host is measured on this machine's hardware; a remote one only says what it exposes."""
     version = getattr(info, "version", None)
     device = getattr(info, "device", None)
@@ -136,7 +136,7 @@ def _endpoint_machine(url: str, info: Any, detect: Detect | None) -> tuple[Hardw
         found=version is not None,
         version=version,
         distribution=UNKNOWN,
-        platform=platform,  # type: ignore[arg-type]
+        platform=platform,
         detail=f"running server at {url}" + ("" if version else " (it does not expose /version)"),
     )
     python = getattr(info, "python", None)

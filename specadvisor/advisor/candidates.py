@@ -4,6 +4,8 @@ speedup where evidence bounds it."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from specadvisor.advisor import local as local_ev
 from specadvisor.advisor import start_n
 from specadvisor.advisor.facts import Facts
@@ -89,7 +91,7 @@ def build_candidates(
             continue
         start = start_n.choose(option, tally, grid, rb, drafter_k=option.default_k)
         grid = start.grid
-        config = {"method": vllm_method}
+        config: dict[str, Any] = {"method": vllm_method}
         if option.drafter:
             config["model"] = option.drafter
         config["num_speculative_tokens"] = start.n
@@ -158,7 +160,9 @@ def build_candidates(
 def _expected(fresh: list[float], published: list[Evidence]) -> tuple[float, float] | None:
     if fresh:
         return (round(min(fresh), 3), round(max(fresh), 3))
-    bounded = [ev for ev in published if ev.versus == "no speculation" and ev.speedup_low is not None and ev.speedup_high is not None]
+    bounded = [
+        (low, high) for ev in published if ev.versus == "no speculation" and (low := ev.speedup_low) is not None and (high := ev.speedup_high) is not None
+    ]
     if not bounded:
         return None
-    return (min(ev.speedup_low for ev in bounded), max(ev.speedup_high for ev in bounded))
+    return (min(low for low, _ in bounded), max(high for _, high in bounded))

@@ -64,7 +64,7 @@ def advise(
     advice.trace.append(
         f"facts: {facts.vendor} x{facts.gpu_count} ({f'{facts.gpu_memory_gib:.0f}' if facts.gpu_memory_gib else '?'} GiB each), model family {family.id if family else 'unknown'}, "
         f"{facts.params_b or '?'}B params ({facts.active_params_b or '?'}B active), MTP layers {facts.mtp_layers}, "
-        f"published drafters {len({d.drafter for d in [*catalog, *model.drafters]})}, workload {facts.workload}, concurrency {facts.concurrency}, "
+        f"published drafters {len({d.drafter for d in catalog} | {d.drafter for d in model.drafters})}, workload {facts.workload}, concurrency {facts.concurrency}, "
         f"output {facts.output_len} tokens, temperature {facts.temperature}, vLLM {facts.vllm_version}"
     )
     advice.trace.append(f"options: {', '.join(f'{k} ({o.drafter or o.origin})' for k, o in options.items()) or 'none'}")
@@ -148,7 +148,16 @@ def _drafter_gib(option: Option, rb: RuleBase, user: DrafterProfile | None, acti
     )
 
 
-def _plan(model, facts: Facts, hardware: HardwareProfile, workload: Workload, options, rb: RuleBase, tp: int | None, user: DrafterProfile | None):
+def _plan(
+    model: ModelProfile,
+    facts: Facts,
+    hardware: HardwareProfile,
+    workload: Workload,
+    options: dict[str, Option],
+    rb: RuleBase,
+    tp: int | None,
+    user: DrafterProfile | None,
+) -> MemoryPlan:
     """The memory plan for the workload, with room for the largest drafter among the options."""
     defaults = rb.workloads.get(workload.kind.value)
     sized = _sized(model, facts)
@@ -175,7 +184,7 @@ def _plan(model, facts: Facts, hardware: HardwareProfile, workload: Workload, op
 
 def _sized(model: ModelProfile, facts: Facts) -> ModelProfile:
     """The profile with size and weight format filled from the catalog where inspection left them out."""
-    update = {}
+    update: dict[str, object] = {}
     if not model.params_b:
         update["params_b"] = facts.params_b
     if not model.active_params_b and facts.active_params_b:

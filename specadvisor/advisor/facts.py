@@ -7,6 +7,7 @@ about "small models" does not fire for a model whose size nobody knows.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from specadvisor.advisor.sizing import gpu_memory_gib
 from specadvisor.domain import DrafterProfile, HardwareProfile, ModelProfile, Workload
@@ -88,7 +89,7 @@ def gather(
 _SUFFIXES = (("_min", ">="), ("_max", "<="), ("_below", "<"))
 
 
-def _split(condition: str, expected) -> tuple[str, str]:
+def _split(condition: str, expected: object) -> tuple[str, str]:
     """Condition name -> (fact name, comparison): concurrency_min -> (concurrency, >=)."""
     for suffix, op in _SUFFIXES:
         if condition.endswith(suffix):
@@ -96,7 +97,7 @@ def _split(condition: str, expected) -> tuple[str, str]:
     return condition, "in" if isinstance(expected, list) else "=="
 
 
-def fact_value(facts: Facts, name: str):
+def fact_value(facts: Facts, name: str) -> object:
     if name == "model_family":
         return facts.family.id if facts.family else None
     if name == "model_known":
@@ -104,18 +105,18 @@ def fact_value(facts: Facts, name: str):
     return getattr(facts, name)
 
 
-def _holds(value, op: str, expected) -> bool:
+def _holds(value: Any, op: str, expected: Any) -> bool:  # a fact against a rule-base value: compared as the YAML holds it
     if value is None:
         return False
     if op == "in":
-        return value in expected
+        return bool(value in expected)
     if op == "==":
-        return value == expected
+        return bool(value == expected)
     if op == ">=":
-        return value >= expected
+        return bool(value >= expected)
     if op == "<=":
-        return value <= expected
-    return value < expected
+        return bool(value <= expected)
+    return bool(value < expected)
 
 
 def unmet_conditions(when: RuleWhen, facts: Facts) -> list[str]:
@@ -125,7 +126,7 @@ def unmet_conditions(when: RuleWhen, facts: Facts) -> list[str]:
         name, op = _split(condition, expected)
         value = fact_value(facts, name)
         if name == "vllm_version":
-            ok = _holds(parse_version(value), op, parse_version(expected))
+            ok = _holds(parse_version(facts.vllm_version), op, parse_version(str(expected)))
         else:
             ok = _holds(value, op, expected)
         if not ok:

@@ -6,12 +6,13 @@ the one now proposed: it still informs, at half weight, and is marked so the use
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from specadvisor.advisor.options import method_id_for
-from specadvisor.domain import ArmStatus, EvidenceRef
+from specadvisor.domain import ArmStatus, EvidenceRef, Session
 from specadvisor.figures import all_speedups
-from specadvisor.rulebase import parse_version
+from specadvisor.rulebase import RuleBase, parse_version
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,7 @@ class LocalResult:
     label: str
 
 
-def local_results(sessions, rb) -> list[LocalResult]:
+def local_results(sessions: Iterable[Session], rb: RuleBase) -> list[LocalResult]:
     """Best speedup per (session, method) against the same session's baseline at the same concurrency.
 
     Only arms that finished count: an arm stopped early by --adaptive is a partial measurement.

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from specadvisor.advisor.facts import Facts
 from specadvisor.advisor.validate import speculators_problem
 from specadvisor.domain import DrafterProfile, DrafterRef, ModelProfile
-from specadvisor.rulebase import DrafterEntry, MethodSpec, registry
+from specadvisor.rulebase import DrafterEntry, MethodSpec, RuleBase, registry
 from specadvisor.rulebase.versions import effective_version
 
 
@@ -29,7 +29,7 @@ class Option:
     speculators_type: str | None = None  # a Speculators-format checkpoint's speculators_model_type
 
 
-def method_id_for(vllm_method: str, parallel: bool, rb) -> str | None:
+def method_id_for(vllm_method: str, parallel: bool, rb: RuleBase) -> str | None:
     """specadvisor's method id for a served (method, parallel_drafting) pair: eagle3 + parallel -> peagle."""
     spec = registry.by_vllm_name(vllm_method, parallel, rb)
     return spec.id if spec else None
@@ -52,7 +52,9 @@ def facts_platform(facts: Facts) -> str | None:
     return PLATFORMS.get(facts.vendor)
 
 
-def _user_option(drafter: DrafterProfile, available: dict[str, MethodSpec], rb, version: str, warnings: list[str], platform: str | None) -> Option | None:
+def _user_option(
+    drafter: DrafterProfile, available: dict[str, MethodSpec], rb: RuleBase, version: str, warnings: list[str], platform: str | None
+) -> Option | None:
     if drafter.compatible is False or not drafter.servable:
         warnings.append(f"Your drafter {drafter.id} cannot serve this target as it is ({'; '.join(drafter.warnings) or 'incompatible'}): it is left out.")
         return None
@@ -72,7 +74,7 @@ def _user_option(drafter: DrafterProfile, available: dict[str, MethodSpec], rb, 
     return Option(available[method_id], drafter.path or drafter.id, drafter.block_size, drafter.default_k, "user")
 
 
-def _variant_rank(entry, facts: Facts) -> int:
+def _variant_rank(entry: DrafterRef | DrafterEntry, facts: Facts) -> int:
     """Which published variant suits the workload: long-context heads for long RAG/agent prompts,
     single-token throughput heads only at high concurrency, the general head otherwise."""
     variant = getattr(entry, "variant", "")
@@ -87,7 +89,7 @@ def _variant_rank(entry, facts: Facts) -> int:
 
 def _published(model: ModelProfile, catalog: list[DrafterEntry], facts: Facts) -> list[DrafterRef | DrafterEntry]:
     seen = {entry.drafter for entry in catalog}
-    entries = [*catalog, *(ref for ref in model.drafters if ref.drafter not in seen)]
+    entries: list[DrafterRef | DrafterEntry] = [*catalog, *(ref for ref in model.drafters if ref.drafter not in seen)]
     return sorted(entries, key=lambda entry: _variant_rank(entry, facts))  # stable: catalog order otherwise
 
 
@@ -97,7 +99,7 @@ def gather_options(
     catalog: list[DrafterEntry],
     drafter: DrafterProfile | None,
     available: dict[str, MethodSpec],
-    rb,
+    rb: RuleBase,
 ) -> tuple[dict[str, Option], list[str]]:
     version = effective_version(facts.vllm_version)
     options: dict[str, Option] = {}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Collection, Sequence
+from typing import Any
 
 from specadvisor.advisor.sizing import choose_tensor_parallel
 from specadvisor.vllm_command import HOST, serve_args, serve_command, shell_command, spec_config_json
@@ -30,7 +31,7 @@ def _image(vendor: str, vllm_version: str | None) -> str:
 
 def container_command(
     model: str,
-    spec_config: dict | None,
+    spec_config: dict[str, Any] | None,
     *,
     vendor: str = "nvidia",
     vllm_version: str | None = None,

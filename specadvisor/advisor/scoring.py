@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from specadvisor.advisor.facts import Facts, unmet_conditions
 from specadvisor.domain import Advice
 from specadvisor.rulebase import RuleBase
+from specadvisor.rulebase.schema import Verdict
 
 
 @dataclass
@@ -15,14 +17,14 @@ class Tally:
 
     score: float
     grid: list[int]
-    config: dict = field(default_factory=dict)
+    config: dict[str, Any] = field(default_factory=dict)
     reasons: list[str] = field(default_factory=list)
     evidence: list[str] = field(default_factory=list)
     n_rule: str = ""  # the rule that set the starting N (its config's num_speculative_tokens), for the citation
     n_evidence: list[str] = field(default_factory=list)
 
 
-def apply_rules(rb: RuleBase, facts: Facts, tallies: dict[str, Tally], advice: Advice, user_methods: set[str]) -> list[str]:
+def apply_rules(rb: RuleBase, facts: Facts, tallies: dict[str, Tally], advice: Advice, user_methods: set[str]) -> list[Verdict]:
     """Fire rules in order; returns the verdict levels the fired rules asked for."""
     verdicts = []
     for rule in rb.rules:

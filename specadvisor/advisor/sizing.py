@@ -10,6 +10,7 @@ power-of-two tensor-parallel size that holds it is chosen. An unknown size is sa
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from specadvisor.domain import HardwareProfile, ModelProfile
@@ -210,7 +211,19 @@ def plan_memory(
     return plan
 
 
-def _short_of_memory(lines, tp, usable, need, kv_total, kv_kib, weights, given_tp, count, concurrency, request_tokens) -> MemoryPlan:
+def _short_of_memory(
+    lines: list[str],
+    tp: int,
+    usable: float,
+    need: Callable[[int], float],
+    kv_total: float,
+    kv_kib: float | None,
+    weights: float,
+    given_tp: int | None,
+    count: int,
+    concurrency: int,
+    request_tokens: int,
+) -> MemoryPlan:
     """No TP holds the whole workload's KV cache with headroom. When weights, drafter, the lean start-up
     overhead and one request still fit, vLLM starts and queues what its KV cache cannot hold: that
     fits, with a warning. Otherwise it cannot start."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from specadvisor.rulebase import config_keys_for, default_rulebase, registry
+from specadvisor.rulebase import RuleBase, config_keys_for, default_rulebase, registry
 from specadvisor.rulebase.contract import Contract, load_contract
 from specadvisor.rulebase.versions import effective_version
 
@@ -31,7 +31,7 @@ def _type_ok(value: Any, type_name: str) -> bool:
     return isinstance(value, _TYPES[type_name])
 
 
-def _key_problems(config: dict, method: str, version: str | None, rb) -> list[str]:
+def _key_problems(config: dict[str, Any], method: str, version: str | None, rb: RuleBase) -> list[str]:
     accepted = config_keys_for(method, version, rb)
     problems = []
     for key, value in config.items():
@@ -55,7 +55,7 @@ def _key_problems(config: dict, method: str, version: str | None, rb) -> list[st
     return problems
 
 
-def _n_problems(config: dict, method: str, rb, mtp_layers: int | None, block_size: int | None) -> list[str]:
+def _n_problems(config: dict[str, Any], method: str, rb: RuleBase, mtp_layers: int | None, block_size: int | None) -> list[str]:
     n = config.get("num_speculative_tokens")
     if not isinstance(n, int) or isinstance(n, bool) or n < 1:
         return []
@@ -87,7 +87,7 @@ def speculators_problem(speculators_type: str | None, vllm_version: str | None, 
 
 
 def contract_problems(
-    config: dict,
+    config: dict[str, Any],
     vllm_version: str | None,
     *,
     platform: str | None = None,
@@ -134,10 +134,10 @@ def contract_problems(
 
 
 def validate_spec_config(
-    config: dict,
+    config: dict[str, Any],
     vllm_version: str | None,
     *,
-    rulebase=None,
+    rulebase: RuleBase | None = None,
     mtp_layers: int | None = None,
     block_size: int | None = None,
     platform: str | None = None,

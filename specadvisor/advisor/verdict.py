@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from specadvisor.domain import Advice, Candidate
 from specadvisor.rulebase import RuleBase
+from specadvisor.rulebase.schema import Verdict
 
 _PESSIMISM = {"speculate": 0, "careful": 1, "unlikely": 2}
 
@@ -22,14 +23,14 @@ def _published_slowdown(top: Candidate) -> str | None:
     return f"{low:.2f}-{high:.2f}x"
 
 
-def set_verdict(advice: Advice, rule_verdicts: list[str], rb: RuleBase) -> None:
+def set_verdict(advice: Advice, rule_verdicts: list[Verdict], rb: RuleBase) -> None:
     top = advice.candidates[0] if advice.candidates else None
-    computed = "unlikely" if top is None or top.score < 1.0 else "careful" if top.score < 2.0 else "speculate"
+    computed: Verdict = "unlikely" if top is None or top.score < 1.0 else "careful" if top.score < 2.0 else "speculate"
     level = max([computed, *rule_verdicts], key=_PESSIMISM.__getitem__)
-    fresh = [e for e in (top.evidence if top else []) if e.local and not e.stale and e.speedup_high is not None]
+    fresh = [high for e in (top.evidence if top else []) if e.local and not e.stale and (high := e.speedup_high) is not None]
     slowdown = _published_slowdown(top) if top and not fresh else None
     if fresh:
-        best = max(e.speedup_high for e in fresh)
+        best = max(fresh)
         level = "speculate" if best >= 1.1 else "unlikely" if best < 1.0 else "careful"
         advice.trace.append(f"= verdict from local measurement: {best:.2f}x -> {level}")
     elif slowdown and level == "speculate":  # the rules' optimism never outvotes runs of this very model

@@ -4,20 +4,26 @@ The plan's estimate (and so the size of a default plan under a time budget) come
 own sessions on this hardware when it has them: the gap between one server's last arm and the next
 server's first arm is a stop plus a start-up, and an arm's output tokens over its duration give the
 per-stream rate. Without history the defaults say so, and differ for a CPU host (about 100x slower).
+
+Once a sweep has measured an arm, one more launch of it costs what its own launches took
+(`launch_cost`, `round_seconds`): the decision sizes its next step with it and the runner's
+sequential measuring checks it against the budget, so both count a round the same way.
 """
 
 from __future__ import annotations
 
 import itertools
 import statistics
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from specadvisor.analysis.arms import server_key
-from specadvisor.domain import ArmStatus, Session
+from specadvisor.domain import ArmResult, ArmStatus, Session
+from specadvisor.figures import launches
 
 GPU_DEFAULTS = (90.0, 50.0)  # start-up seconds, output tokens/s of one request stream
 CPU_DEFAULTS = (70.0, 10.0)
+UNMEASURED_S = 60.0  # a start-up or a pass of an arm with no measured launch yet
 
 
 @dataclass(frozen=True)
@@ -65,3 +71,32 @@ def measured_costs(sessions: Iterable[Session], cpu_only: bool) -> Costs:
         tokens_per_s=statistics.median(rates) if rates else fallback.tokens_per_s,
         source=f"measured {what}, {count} sweep{'s' if count != 1 else ''} here",
     )
+
+
+@dataclass(frozen=True)
+class LaunchCost:
+    """One more launch of an arm: a server start-up, then each pass over the prompts."""
+
+    startup_s: float
+    pass_s: float
+
+    def seconds(self, passes: int = 1) -> float:
+        return self.startup_s + passes * self.pass_s
+
+
+def launch_cost(result: ArmResult | None) -> LaunchCost:
+    """Means over the arm's own measured launches (a launch of several passes counts once)."""
+    measured = launches(result) if result is not None else []
+    startups = [x.startup_s for x in measured if x.startup_s]
+    return LaunchCost(
+        startup_s=statistics.fmean(startups) if startups else UNMEASURED_S,
+        pass_s=statistics.fmean(x.measure_s / x.passes for x in measured) if measured else UNMEASURED_S,
+    )
+
+
+def round_seconds(result_for: Callable[[str], ArmResult | None], arm_ids: Sequence[str], passes: int = 1, slots: int = 1) -> float:
+    """Wall-clock time of one more launch of each of `arm_ids` (their results from `result_for`):
+    launched `slots` at a time, each wave as long as its slowest launch (a start-up and `passes` passes)."""
+    costs = [launch_cost(result_for(arm_id)).seconds(passes) for arm_id in arm_ids]
+    width = max(1, slots)
+    return sum(max(costs[i : i + width]) for i in range(0, len(costs), width))

@@ -59,9 +59,7 @@ def runner_for(prepared: Prepared, store: Store, options: RunOptions | None = No
     from specadvisor.provenance import record_provenance
 
     record_provenance(session, entry_point=options.entry_point, hardware=options.detected, endpoint_info=prepared.endpoint_info)
-    server_env = dict(prepared.server_env)
-    if not server_env and not session.settings.endpoint:  # a plan on the detected engine: its environment if it is the CPU build
-        server_env = engine_env.cpu_env(session, engine_env.cpu_engine_for(session.hardware))
+    server_env = launch_env(prepared)
     if goodput:
         from specadvisor.sweep.capacity import CapacityRunner
         from specadvisor.sweep.runner import VllmServerFactory
@@ -70,6 +68,17 @@ def runner_for(prepared: Prepared, store: Store, options: RunOptions | None = No
     from specadvisor.sweep.runner import SweepRunner
 
     return SweepRunner(session, store, **_placement(prepared, options, server_env))
+
+
+def launch_env(prepared: Prepared) -> dict[str, str]:
+    """The environment every launch gets: what the use case computed, even when that is nothing;
+    when it computed none, the CPU engine's if the session launches the detected CPU build."""
+    if prepared.server_env is not None:
+        return dict(prepared.server_env)
+    session = prepared.session
+    if session.settings.endpoint:
+        return {}
+    return engine_env.cpu_env(session, engine_env.cpu_engine_for(session.hardware))
 
 
 def _placement(prepared: Prepared, options: RunOptions, server_env: dict[str, str]) -> dict[str, Any]:

@@ -52,7 +52,9 @@ class Prepared:
     """A session ready to run and what its launches need (never stored: the environment holds secrets' names only)."""
 
     session: Session
-    server_env: dict[str, str] = field(default_factory=dict)
+    # The launches' environment as the use case computed it ({}: nothing to add); None: not computed
+    # (the TUI's plan, a test's session): the runner derives it from the engine detected here.
+    server_env: dict[str, str] | None = None
     api_key_env: str | None = None  # attach mode: the variable holding the endpoint's key
     model_name: str | None = None  # attach mode: the name the server serves the model under
     notes: list[str] = field(default_factory=list)  # about the plan, shown before it runs

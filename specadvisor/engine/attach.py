@@ -10,6 +10,7 @@ import asyncio
 import json
 import os
 import re
+from typing import Any
 
 import httpx
 from pydantic import BaseModel
@@ -28,7 +29,7 @@ class _Unanswered(Exception):
     """The body did not end within DEADLINE_S or MAX_BODY_BYTES."""
 
 
-async def _bounded(client: httpx.AsyncClient, method: str, path: str, params: dict | None = None, *, read: bool = True) -> tuple[int, bytes]:
+async def _bounded(client: httpx.AsyncClient, method: str, path: str, params: dict[str, str] | None = None, *, read: bool = True) -> tuple[int, bytes]:
     body = bytearray()
     try:
         async with asyncio.timeout(DEADLINE_S), client.stream(method, path, params=params) as response:
@@ -54,7 +55,7 @@ class EndpointInfo(BaseModel):
     version: str | None = None
     served_model: str | None = None
     max_model_len: int | None = None
-    speculative_config: dict | None = None  # from /server_info (needs VLLM_SERVER_DEV_MODE=1)
+    speculative_config: dict[str, Any] | None = None  # from /server_info (needs VLLM_SERVER_DEV_MODE=1)
     server_info_available: bool = False
     device: str | None = None  # /server_info's device config (cuda, rocm, cpu) when exposed
     tensor_parallel_size: int | None = None
@@ -141,7 +142,7 @@ def _small_int(value: object, low: int = 1, high: int = 2**31) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
 
 
-def _checked_spec(url: str, spec: dict | None) -> dict | None:
+def _checked_spec(url: str, spec: dict[str, Any] | None) -> dict[str, Any] | None:
     """The server's speculative config as data we can plan with: a string method and an N in 1..64."""
     if spec is None:
         return None
@@ -157,7 +158,7 @@ def _checked_spec(url: str, spec: dict | None) -> dict | None:
     return spec
 
 
-async def _optional_json(client: httpx.AsyncClient, path: str, params: dict | None = None) -> dict | None:
+async def _optional_json(client: httpx.AsyncClient, path: str, params: dict[str, str] | None = None) -> dict[str, Any] | None:
     try:
         status, body = await _bounded(client, "GET", path, params)
         value = _json(body) if status == 200 else None
@@ -187,7 +188,7 @@ def metric_labels(text: str, name: str) -> dict[str, str]:
 
 def _find_key(tree: object, keys: tuple[str, ...]) -> object:
     """The first value under any of `keys`, searching nested dicts and lists breadth-first."""
-    queue: list = [tree]
+    queue: list[object] = [tree]
     while queue:
         node = queue.pop(0)
         if isinstance(node, dict):
@@ -206,9 +207,9 @@ async def _version(client: httpx.AsyncClient) -> str | None:
     return version[:64] if isinstance(version, str) else None
 
 
-def _speculative_config_from(server_info: dict) -> dict | None:
+def _speculative_config_from(server_info: dict[str, Any]) -> dict[str, Any] | None:
     """vLLM nests the effective config differently across versions; find the speculative part."""
-    stack: list = [server_info]
+    stack: list[object] = [server_info]
     while stack:
         node = stack.pop()
         if isinstance(node, dict):

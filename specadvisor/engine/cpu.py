@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -102,13 +103,14 @@ def _model_complete(model_dir: Path) -> bool:
     return all((model_dir / name).is_file() for name in ("config.json", "model.safetensors", "tokenizer.json"))
 
 
-def read_marker(root: Path | None = None) -> dict | None:
+def read_marker(root: Path | None = None) -> dict[str, Any] | None:
     """The marker's content (versions, timings), or None when missing or unreadable."""
     marker = _layout(root or engine_root())[3]
     try:
-        return json.loads(marker.read_text(encoding="utf-8"))
+        content = json.loads(marker.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
+    return content if isinstance(content, dict) else None
 
 
 def find_cpu_engine() -> CpuEngine | None:
@@ -227,7 +229,7 @@ def _convert(steps: _Steps, model_dir: Path) -> None:
     partial.rename(model_dir)
 
 
-def _write_marker(marker: Path, content: dict) -> None:
+def _write_marker(marker: Path, content: dict[str, Any]) -> None:
     tmp = marker.with_suffix(".tmp")
     tmp.write_text(json.dumps(content, indent=2) + "\n", encoding="utf-8")
     os.replace(tmp, marker)
@@ -248,7 +250,7 @@ class _Steps:
             log.write(f"\n$ {' '.join(cmd)}\n")
             log.flush()
             proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-            for line in proc.stdout:
+            for line in proc.stdout or ():  # stdout=PIPE: always a stream
                 log.write(line)
                 output.append(line)
                 if line.startswith(_WORTH_SHOWING):  # a sign of life during minutes of pip

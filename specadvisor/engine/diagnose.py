@@ -34,7 +34,7 @@ class Diagnosis(BaseModel):
 @dataclass(frozen=True)
 class _Rule:
     kind: str
-    pattern: re.Pattern
+    pattern: re.Pattern[str]
     cause: Callable[[list[str], int], str]  # (lines, index of the match) -> cause
     hint: str
 
@@ -288,7 +288,7 @@ _RULES: tuple[_Rule, ...] = (
 )
 
 
-def _gated_repo(lines: list[str], i: int):
+def _gated_repo(lines: list[str], i: int) -> re.Match[str] | None:
     """The repository's id, from the lines around the error (huggingface_hub prints it below)."""
     window = lines[max(0, i - 3) : i + 8]
     for pattern in (r"Access to model (\S+) is restricted", r"Repo model (\S+) is gated", r"huggingface\.co/(?:api/models/)?([\w.-]+/[\w.-]+)"):

@@ -13,6 +13,7 @@ import json
 import re
 import subprocess
 from pathlib import Path
+from typing import Any
 
 SCRIPT = r"""
 import dataclasses, json, sys
@@ -67,7 +68,7 @@ def engine_python(engine_cmd: list[str]) -> str | None:
     return None
 
 
-def dry_check(python: str, configs: list[dict], timeout_s: float = 300) -> list[list[str]] | None:
+def dry_check(python: str, configs: list[dict[str, Any]], timeout_s: float = 300) -> list[list[str]] | None:
     """Per config, what this engine's SpeculativeConfig rejects ([] = accepted); None when the
     engine's Python could not answer (no vLLM there, a timeout): the launch then proceeds and vLLM
     reports for itself."""
@@ -111,7 +112,7 @@ def _env() -> dict[str, str]:
     return env
 
 
-def preflight(engine_cmd: list[str] | None, configs: dict[str, dict]) -> str | None:
+def preflight(engine_cmd: list[str] | None, configs: dict[str, dict[str, Any]]) -> str | None:
     """One line naming each arm whose config the engine's own SpeculativeConfig rejects (arm id ->
     config); None when all pass, or when the engine command's Python cannot be asked."""
     python = engine_python(list(engine_cmd or []))

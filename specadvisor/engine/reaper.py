@@ -17,6 +17,9 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
+from types import FrameType
+from typing import Any
 
 _PR_SET_PDEATHSIG = 1
 _HANDLED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
@@ -27,7 +30,7 @@ _atexit_installed = False
 _previous_handlers: dict[int, object] = {}
 
 
-def _load_prctl():
+def _load_prctl() -> Callable[..., Any] | None:
     """Resolved in the parent: between fork and exec the child must not dlopen or take locks."""
     if not sys.platform.startswith("linux"):
         return None
@@ -40,7 +43,7 @@ def _load_prctl():
 _prctl = _load_prctl()
 
 
-def child_preexec_for_this_process():
+def child_preexec_for_this_process() -> Callable[[], None]:
     """The preexec_fn for a server child: between fork and exec, ask the kernel to SIGTERM the
     child when we die, and exit at once if we already died (the parent pid is taken before fork)."""
     parent = os.getpid()
@@ -123,7 +126,7 @@ def stop_all_servers(grace_s: float = 10) -> None:
         kill_groups(groups, grace_s)
 
 
-def _on_signal(signum, frame) -> None:
+def _on_signal(signum: int, frame: FrameType | None) -> None:
     stop_all_servers(grace_s=5)
     previous = _previous_handlers.get(signum)
     if callable(previous):

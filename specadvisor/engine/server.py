@@ -68,8 +68,8 @@ class VllmServer:
         self._lines: deque[str] = deque(maxlen=_TAIL_KEPT)
         self._redact_line = LogRedactor()  # a PEM block spans lines
         self._subscribers: list[Callable[[str], None]] = []
-        self._reader: asyncio.Task | None = None
-        self._exited: asyncio.Task | None = None
+        self._reader: asyncio.Task[None] | None = None
+        self._exited: asyncio.Task[int] | None = None
         self._log_file: IO[str] | None = None
         self._started_at = 0.0
 
@@ -82,7 +82,7 @@ class VllmServer:
             raise
         return self
 
-    async def __aexit__(self, *exc_info) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         await self.stop()
 
     def subscribe(self, callback: Callable[[str], None]) -> None:
@@ -146,7 +146,9 @@ class VllmServer:
         self._exited = asyncio.create_task(self._proc.wait())
 
     async def _read_log(self) -> None:
-        stream = self._proc.stdout
+        stream = self._proc.stdout if self._proc is not None else None
+        if stream is None:  # started with stdout=PIPE: never
+            return
         while True:
             try:
                 raw = await stream.readline()
@@ -170,13 +172,14 @@ class VllmServer:
     async def wait_ready(self) -> float:
         """Seconds from launch until GET /health returned 200. Raises ServerStartError (an
         EngineError carrying `.diagnosis`) when the server exits first or the timeout passes."""
-        if self._proc is None:
+        exited = self._exited
+        if self._proc is None or exited is None:
             raise EngineError("the server was never started", hint="call start() first")
         deadline = self._started_at + self.spec.ready_timeout_s
         # trust_env=False: a proxy from the environment must not sit between us and 127.0.0.1.
         async with httpx.AsyncClient(timeout=httpx.Timeout(5.0), trust_env=False) as client:
             while True:
-                if self._exited.done():
+                if exited.done():
                     await self._fail(timed_out=False)
                 try:
                     response = await client.get(f"{self.base_url}/health")
@@ -187,7 +190,7 @@ class VllmServer:
                 if time.monotonic() >= deadline:
                     await self._fail(timed_out=True)
                 remaining = max(0.0, deadline - time.monotonic())
-                await asyncio.wait({self._exited}, timeout=min(POLL_INTERVAL_S, remaining))
+                await asyncio.wait({exited}, timeout=min(POLL_INTERVAL_S, remaining))
 
     async def _fail(self, *, timed_out: bool) -> None:
         if timed_out:
@@ -198,16 +201,17 @@ class VllmServer:
 
     async def stop(self, grace_s: float = 15) -> int | None:
         """SIGTERM the process group, wait up to grace_s, then SIGKILL. Returns the exit code."""
-        if self._proc is None:
+        exited = self._exited
+        if self._proc is None or exited is None:
             return None
         pgid = self._proc.pid
         if self._proc.returncode is None:
             reaper.signal_group(pgid, signal.SIGTERM)
             try:
-                await asyncio.wait_for(asyncio.shield(self._exited), grace_s)
+                await asyncio.wait_for(asyncio.shield(exited), grace_s)
             except TimeoutError:
                 reaper.signal_group(pgid, signal.SIGKILL)
-                await self._exited
+                await exited
         # The leader is gone; workers it left behind in the group get the same treatment.
         if reaper.group_alive(pgid):
             await asyncio.to_thread(reaper.kill_groups, {pgid}, min(grace_s, 5.0))

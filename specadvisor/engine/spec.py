@@ -6,6 +6,7 @@ import json
 import os
 import socket
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -28,7 +29,7 @@ class ServerSpec(BaseModel):
     that takes `--model M` (the CPU build's `python -m vllm.entrypoints.openai.api_server`, docker)."""
 
     model: str
-    speculative_config: dict | None = None
+    speculative_config: dict[str, Any] | None = None
     engine_cmd: list[str] = Field(default_factory=lambda: ["vllm", "serve"])
     port: int | None = None
     served_model_name: str | None = None
@@ -77,7 +78,8 @@ def free_port() -> int:
     """A port on 127.0.0.1 that nothing listens on right now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        port: int = sock.getsockname()[1]
+        return port
 
 
 def port_is_free(port: int) -> bool:

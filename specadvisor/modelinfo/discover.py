@@ -14,6 +14,7 @@ import datetime as dt
 import json
 import os
 import re
+from collections.abc import Set
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -135,7 +136,7 @@ def discover_drafters(
     client: Any = None,
     directory: Path | None = None,
     today: dt.date | None = None,
-    known: set[str] = frozenset(),
+    known: Set[str] = frozenset(),
 ) -> Discovery:
     """Drafters on the Hub for `target` that the catalog does not list (`known`), cached for TTL_DAYS."""
     directory = directory or cache_dir()

@@ -176,8 +176,11 @@ async def prefetch(
         for ref, note in plan.notes:
             loop.call_soon_threadsafe(emit, DownloadProgress(repo_id=ref, status="skipped", message=note))
         check_disk(plan, cache_dir)
-        fetch(plan, hub, cache_dir, lambda event: loop.call_soon_threadsafe(emit, event))
+        fetch(plan, hub, cache_dir, forward)
         return plan
+
+    def forward(event: DownloadProgress) -> None:
+        loop.call_soon_threadsafe(emit, event)
 
     return await asyncio.to_thread(work)
 

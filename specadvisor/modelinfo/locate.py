@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -32,7 +33,7 @@ class HubUnavailable(Exception):
     """The Hub could not answer (offline, timeout, 401/404); the message says which."""
 
 
-def hub_cache_dir(env: dict[str, str] | None = None) -> Path:
+def hub_cache_dir(env: Mapping[str, str] | None = None) -> Path:
     env = os.environ if env is None else env
     if env.get("HF_HUB_CACHE"):
         return Path(env["HF_HUB_CACHE"]).expanduser()
@@ -41,7 +42,7 @@ def hub_cache_dir(env: dict[str, str] | None = None) -> Path:
     return Path("~/.cache/huggingface/hub").expanduser()
 
 
-def is_offline(offline: bool | None, env: dict[str, str] | None = None) -> bool:
+def is_offline(offline: bool | None, env: Mapping[str, str] | None = None) -> bool:
     env = os.environ if env is None else env
     if offline is not None:
         return offline

@@ -36,7 +36,7 @@ def _weight_bits(q: dict[str, Any]) -> str | None:
             weights = group.get("weights") if isinstance(group, dict) else None
             bits = weights.get("num_bits") if isinstance(weights, dict) else None
             if isinstance(bits, int) and not isinstance(bits, bool):
-                kind = "fp" if weights.get("type") == "float" else "int"
+                kind = "fp" if isinstance(weights, dict) and weights.get("type") == "float" else "int"
                 return f"{'nvfp' if kind == 'fp' and bits == 4 else kind}{bits}"
     algo = q.get("quant_algo")
     return algo.lower() if isinstance(algo, str) and algo else None

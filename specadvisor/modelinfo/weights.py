@@ -11,6 +11,7 @@ import math
 import struct
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 INDEX_FILE = "model.safetensors.index.json"
 MAX_HEADER_BYTES = 100 * 2**20
@@ -24,9 +25,9 @@ class WeightInfo:
     source: str = ""
 
 
-def from_index(index: dict) -> WeightInfo | None:
+def from_index(index: object) -> WeightInfo | None:
     weight_map = index.get("weight_map") if isinstance(index, dict) else None
-    if not isinstance(weight_map, dict):
+    if not isinstance(index, dict) or not isinstance(weight_map, dict):
         return None
     total = (index.get("metadata") or {}).get("total_size")
     return WeightInfo(
@@ -36,7 +37,7 @@ def from_index(index: dict) -> WeightInfo | None:
     )
 
 
-def _header(path: Path) -> dict | None:
+def _header(path: Path) -> dict[str, Any] | None:
     """The JSON header of a .safetensors file: 8-byte little-endian length, then JSON."""
     try:
         with path.open("rb") as fh:
@@ -49,7 +50,7 @@ def _header(path: Path) -> dict | None:
     return header if isinstance(header, dict) else None
 
 
-def _count(header: dict) -> int:
+def _count(header: dict[str, Any]) -> int:
     return sum(math.prod(t.get("shape", [])) for name, t in header.items() if name != "__metadata__" and isinstance(t, dict))
 
 

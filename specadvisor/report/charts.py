@@ -6,13 +6,49 @@ Acceptance is drawn on an absolute 0-100% axis: rescaling min..max makes 90% loo
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from html import escape
+from typing import TypedDict
+
+from specadvisor.domain import GpuReading
 
 PALETTE = ["#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2"]
 W, H, PAD = 560, 300, 48
+Scale = Callable[[float], float]  # a value to its pixel position on one axis
 
 
-def throughput_chart(series: list[dict], baseline: float | None) -> str:
+class ThroughputSeries(TypedDict):
+    """One method family at the chart's concurrency: output tok/s by N."""
+
+    label: str
+    measured: dict[int, float]
+    predicted: dict[int, float]
+
+
+class ParetoSeries(TypedDict):
+    """One configuration across its concurrencies."""
+
+    label: str
+    points: list[tuple[float, float, int]]  # (total tok/s, tok/s per user, concurrency)
+
+
+class GoodputSeries(TypedDict):
+    """One arm of a capacity sweep."""
+
+    label: str
+    points: list[tuple[float, float | None, bool]]  # (offered req/s, p99 ms, meets the target)
+    goodput: float | None  # req/s
+
+
+class LatencyQuantiles(TypedDict):
+    """One arm's latency distribution, in ms."""
+
+    median: float | None
+    p90: float | None
+    p99: float
+
+
+def throughput_chart(series: Sequence[ThroughputSeries], baseline: float | None) -> str:
     """series: [{"label", "measured": {N: tok/s}, "predicted": {N: tok/s}}]; baseline: tok/s or None."""
     xs = [n for s in series for n in (*s["measured"], *s["predicted"])]
     ys = [v for s in series for v in (*s["measured"].values(), *s["predicted"].values())] + ([baseline] if baseline else [])
@@ -70,7 +106,7 @@ def acceptance_chart(label: str, rates: list[float]) -> str:
     return _svg(parts, kind="acceptance")
 
 
-def pareto_chart(series: list[dict]) -> str:
+def pareto_chart(series: Sequence[ParetoSeries]) -> str:
     """Tokens/s per user against total tokens/s, one line per configuration across its concurrencies.
 
     series: [{"label", "points": [(total tok/s, tok/s per user, concurrency)]}]. Up and to the right
@@ -106,7 +142,7 @@ def pareto_chart(series: list[dict]) -> str:
     return _svg(parts, kind="pareto")
 
 
-def latency_chart(metric: str, rows: list[tuple[str, dict[str, float]]]) -> str:
+def latency_chart(metric: str, rows: list[tuple[str, LatencyQuantiles]]) -> str:
     """Per arm, the latency distribution as a p50-p90-p99 range (bar from p50 to p99, tick at p90).
 
     rows: [(arm label, {"median": ms, "p90": ms, "p99": ms})], one row per arm."""
@@ -143,12 +179,12 @@ def latency_chart(metric: str, rows: list[tuple[str, dict[str, float]]]) -> str:
             f"<title>{escape(label)}: p50 {p50:.1f} ms, p90 {q.get('p90') or 0:.1f} ms, p99 {q['p99']:.1f} ms</title></rect>"
         )
         parts.append(f'<line x1="{px(p50):.1f}" x2="{px(p50):.1f}" y1="{y - 8:.1f}" y2="{y + 8:.1f}" stroke="{color}" stroke-width="3"/>')
-        if q.get("p90") is not None:
-            parts.append(f'<line x1="{px(q["p90"]):.1f}" x2="{px(q["p90"]):.1f}" y1="{y - 6:.1f}" y2="{y + 6:.1f}" stroke="black"/>')
+        if (p90 := q["p90"]) is not None:
+            parts.append(f'<line x1="{px(p90):.1f}" x2="{px(p90):.1f}" y1="{y - 6:.1f}" y2="{y + 6:.1f}" stroke="black"/>')
     return _svg(parts, kind=f"latency-{metric.lower()}", height=height)
 
 
-def goodput_chart(slo_ms: float | None, metric: str, series: list[dict]) -> str:
+def goodput_chart(slo_ms: float | None, metric: str, series: Sequence[GoodputSeries]) -> str:
     """p99 latency against the offered request rate, one line per arm, the target as a dashed line.
 
     series: [{"label", "points": [(rate req/s, p99 ms, met)], "goodput": req/s or None}]."""
@@ -174,7 +210,7 @@ def goodput_chart(slo_ms: float | None, metric: str, series: list[dict]) -> str:
         parts.append(f'<text x="{W - PAD}" y="{py(slo_ms) - 4:.1f}" font-size="11" text-anchor="end" fill="#dc2626">target {slo_ms:g} ms</text>')
     for i, s in enumerate(series):
         color = PALETTE[i % len(PALETTE)]
-        ordered = sorted((p for p in s["points"] if p[1] is not None), key=lambda p: p[0])
+        ordered = sorted(((r, v, met) for r, v, met in s["points"] if v is not None), key=lambda p: p[0])
         if len(ordered) > 1:
             line = " ".join(f"{px(r):.1f},{py(v):.1f}" for r, v, _ in ordered)
             parts.append(f'<polyline points="{line}" fill="none" stroke="{color}" stroke-width="1.5"/>')
@@ -192,7 +228,7 @@ def nice_step(raw: float) -> float:
     """The smallest 1, 2, 2.5 or 5 x 10^k at least `raw`: axis ticks people can read."""
     if raw <= 0:
         return 1.0
-    magnitude = 10 ** math.floor(math.log10(raw))
+    magnitude: float = 10 ** math.floor(math.log10(raw))
     return next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
 
 
@@ -202,7 +238,7 @@ def _svg(parts: list[str], kind: str = "", height: int = H) -> str:
     return f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {height}" width="{W}" height="{height}" role="img"{data}>\n{body}\n</svg>'
 
 
-def _x_ticks(right: float, px) -> list[str]:
+def _x_ticks(right: float, px: Scale) -> list[str]:
     out = []
     for k in range(5):
         v = right * k / 4
@@ -221,7 +257,7 @@ def _frame(title: str, x_label: str, y_label: str) -> str:
     )
 
 
-def _y_ticks(top: float, py, fmt: str) -> list[str]:
+def _y_ticks(top: float, py: Scale, fmt: str) -> list[str]:
     out = []
     for k in range(5):
         v = top * k / 4
@@ -230,7 +266,7 @@ def _y_ticks(top: float, py, fmt: str) -> list[str]:
     return out
 
 
-def telemetry_chart(label: str, samples: list) -> str:
+def telemetry_chart(label: str, samples: Sequence[GpuReading]) -> str:
     """Board power (solid, left axis) and SM clock (dashed, right axis) over the arm, one colour per GPU."""
     points = [s for s in samples if s.power_w is not None or s.sm_clock_mhz is not None]
     if len(points) < 2:

@@ -8,11 +8,12 @@ from typing import Any
 
 from specadvisor.analysis.arms import arm_label, family_key, family_label, server_key
 from specadvisor.analysis.power import shown_mean_power_w
-from specadvisor.analysis.predict import confident_predictions, mean_abs_error_pct, measured, withheld_predictions
+from specadvisor.analysis.predict import Prediction, confident_predictions, mean_abs_error_pct, measured, withheld_predictions
 from specadvisor.analysis.recommend import recommend
-from specadvisor.domain import Session
+from specadvisor.domain import Arm, ArmResult, GpuReading, GpuTelemetry, Recommendation, Session
 from specadvisor.figures import Speedup, all_speedups, baseline_result, throughput
 from specadvisor.provenance import provenance_facts, serve_argv_lines
+from specadvisor.report.charts import GoodputSeries, LatencyQuantiles, ParetoSeries, ThroughputSeries
 from specadvisor.report.serve_params import bench_sweep_command, serve_params
 from specadvisor.report.snippet import (
     recommended_command,
@@ -75,24 +76,24 @@ class ReportContent:
     columns: list[str]
     rows: list[list[str]]
     prediction_note: str
-    throughput_series: list[dict] = field(default_factory=list)
+    throughput_series: list[ThroughputSeries] = field(default_factory=list)
     baseline_tps: float | None = None
     acceptance: list[tuple[str, list[float]]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     serve_params_json: str = ""
     bench_command: str = ""
     how_to_read: list[str] = field(default_factory=lambda: list(HOW_TO_READ))
-    pareto_series: list[dict] = field(default_factory=list)  # per configuration: (total tok/s, per-user tok/s, c)
-    latency: dict[str, list[tuple[str, dict[str, float]]]] = field(default_factory=dict)  # "TTFT"/"TPOT" -> rows
+    pareto_series: list[ParetoSeries] = field(default_factory=list)  # per configuration: (total tok/s, per-user tok/s, c)
+    latency: dict[str, list[tuple[str, LatencyQuantiles]]] = field(default_factory=dict)  # "TTFT"/"TPOT" -> rows
     capacity_answer: str | None = None
     capacity_target: tuple[str, float | None] = ("TPOT", None)
-    capacity_series: list[dict] = field(default_factory=list)
+    capacity_series: list[GoodputSeries] = field(default_factory=list)
     capacity_rows: list[list[str]] = field(default_factory=list)
     provenance: list[tuple[str, str]] = field(default_factory=list)  # where and how it was measured
     serve_argv: list[tuple[str, str]] = field(default_factory=list)  # (arm, exact server command line)
     gpu_columns: list[str] = field(default_factory=lambda: list(GPU_COLUMNS))
     gpu_rows: list[list[str]] = field(default_factory=list)  # one per arm with GPU telemetry
-    gpu_series: list[tuple[str, list]] = field(default_factory=list)  # (arm label, readings) for the charts
+    gpu_series: list[tuple[str, list[GpuReading]]] = field(default_factory=list)  # (arm label, readings) for the charts
     left_out: str = ""  # a summarised report (over MAX_REPORT_ARMS arms): what the results table leaves out
 
 
@@ -207,16 +208,16 @@ def _build(session: Session, shown: set[str] | None) -> ReportContent:
         latency=_latency(session, results, tabled),
         provenance=provenance_facts(session),
         serve_argv=serve_argv_lines(session),
-        gpu_rows=[_gpu_row(a.label, session.result_for(a.id).telemetry) for a in tabled if _telemetry(session, a.id)],
-        gpu_series=[(a.label, session.result_for(a.id).telemetry.samples) for a in tabled if _telemetry(session, a.id)],
+        gpu_rows=[_gpu_row(a.label, t) for a in tabled if (t := _telemetry(session, a.id)) is not None],
+        gpu_series=[(a.label, t.samples) for a in tabled if (t := _telemetry(session, a.id)) is not None],
         **_capacity(session),
     )
 
 
-def _pareto(session: Session, results) -> list[dict]:
+def _pareto(session: Session, results: dict[str, ArmResult]) -> list[ParetoSeries]:
     """One line per configuration across its concurrencies: per-user speed is 1000 / median TPOT
     (what one stream sees), total is the arm's output tok/s."""
-    families: dict[str, dict] = {}
+    families: dict[str, ParetoSeries] = {}
     for arm in session.arms:
         r = results.get(arm.id)
         if r is None or not r.output_throughput:
@@ -227,8 +228,8 @@ def _pareto(session: Session, results) -> list[dict]:
     return list(families.values())
 
 
-def _latency(session: Session, results, arms) -> dict[str, list[tuple[str, dict[str, float]]]]:
-    out: dict[str, list[tuple[str, dict[str, float]]]] = {"TTFT": [], "TPOT": []}
+def _latency(session: Session, results: dict[str, ArmResult], arms: list[Arm]) -> dict[str, list[tuple[str, LatencyQuantiles]]]:
+    out: dict[str, list[tuple[str, LatencyQuantiles]]] = {"TTFT": [], "TPOT": []}
     for arm in arms:
         r = results.get(arm.id)
         if r is None:
@@ -243,13 +244,13 @@ def _capacity(session: Session) -> dict[str, Any]:
     """The goodput answer, its chart series and a table of every rate measured (capacity sweeps)."""
     from specadvisor.analysis.capacity import capacity_answer
 
-    measured = [(a, session.result_for(a.id)) for a in session.arms]
-    measured = [(a, r) for a, r in measured if r is not None and r.rate_points]
+    measured = [(a, r) for a in session.arms if (r := session.result_for(a.id)) is not None and r.rate_points]
     if not measured:
         return {}
     s = session.settings
     metric, target = ("TPOT", s.slo_tpot_ms) if s.slo_tpot_ms is not None else ("TTFT", s.slo_ttft_ms)
-    series, rows = [], []
+    series: list[GoodputSeries] = []
+    rows: list[list[str]] = []
     for arm, r in measured:
         label = arm_label(arm, session.model)
         points = [(p.rate, p.tpot_p99_ms if metric == "TPOT" else p.ttft_p99_ms, p.meets_slo) for p in r.rate_points]
@@ -264,7 +265,7 @@ def _capacity(session: Session) -> dict[str, Any]:
 CAPACITY_COLUMNS = ["arm", "offered req/s", "achieved req/s", "requests", "p99 TPOT ms", "p99 TTFT ms", "target"]
 
 
-GPU_COLUMNS = [
+GPU_COLUMNS: list[str] = [
     "arm",
     "GPUs",
     "mean power W",
@@ -277,12 +278,12 @@ GPU_COLUMNS = [
 ]
 
 
-def _telemetry(session: Session, arm_id: str):
+def _telemetry(session: Session, arm_id: str) -> GpuTelemetry | None:
     result = session.result_for(arm_id)
     return result.telemetry if result is not None and result.telemetry is not None else None
 
 
-def _gpu_row(label: str, t) -> list[str]:
+def _gpu_row(label: str, t: GpuTelemetry) -> list[str]:
     def pair(attr: str) -> str:
         start = ",".join(f"{getattr(s, attr):.0f}" for s in t.start if getattr(s, attr) is not None) or "?"
         end = ",".join(f"{getattr(s, attr):.0f}" for s in t.end if getattr(s, attr) is not None) or "?"
@@ -303,7 +304,7 @@ def _gpu_row(label: str, t) -> list[str]:
     ]
 
 
-def _row(label: str, r, p, speedup: Speedup | None) -> list[str]:
+def _row(label: str, r: ArmResult | None, p: Prediction | None, speedup: Speedup | None) -> list[str]:
     def num(v: Any, fmt: str = "{:.1f}") -> str:
         return fmt.format(v) if v is not None else "-"
 
@@ -331,15 +332,15 @@ def _row(label: str, r, p, speedup: Speedup | None) -> list[str]:
     ]
 
 
-def _series(session: Session, preds, results) -> list[dict]:
+def _series(session: Session, preds: dict[str, Prediction], results: dict[str, ArmResult]) -> list[ThroughputSeries]:
     conc = session.concurrency if session.concurrency in session.settings.concurrency else session.settings.concurrency[0]
-    families: dict[str, dict] = {}
+    families: dict[str, ThroughputSeries] = {}
     for arm in session.arms:
         if arm.is_baseline or arm.concurrency != conc or arm.n is None:  # a chart needs N on its x axis
             continue
         fam = families.setdefault(family_key(arm), {"label": family_label(arm), "measured": {}, "predicted": {}})
-        if arm.id in results and results[arm.id].output_throughput is not None:
-            fam["measured"][arm.n] = results[arm.id].output_throughput
+        if arm.id in results and (tps := results[arm.id].output_throughput) is not None:
+            fam["measured"][arm.n] = tps
     for p in preds.values():
         if p.concurrency == conc and p.family in families:
             families[p.family]["predicted"][p.n] = p.predicted_throughput
@@ -351,7 +352,7 @@ def _baseline(session: Session) -> float | None:
     return throughput(baseline_result(session, conc))
 
 
-def schedule_facts(session: Session, rec) -> list[tuple[str, str]]:
+def schedule_facts(session: Session, rec: Recommendation | None) -> list[tuple[str, str]]:
     """How the arms were run (trials, parallel slots, waves) and how far the baseline drifted."""
     runs = [run for r in session.results for run in r.runs]
     facts: list[tuple[str, str]] = []

@@ -17,18 +17,18 @@ from specadvisor.trust import is_imported, model_arg
 from specadvisor.vllm_command import shell_command
 
 
-def serve_params(session: Session, *, drafter: str | None = None, notes: list[str] | None = None) -> list[dict]:
+def serve_params(session: Session, *, drafter: str | None = None, notes: list[str] | None = None) -> list[dict[str, object]]:
     """One entry per server configuration; `notes` (when given) collects one line per arm an
     imported session could not export (see specadvisor.crossing)."""
     seen: set[str] = set()
-    out: list[dict] = []
+    out: list[dict[str, object]] = []
     for arm in _arms(session, drafter, notes):
         key = server_key(arm)
         if key in seen:
             continue
         seen.add(key)
         name = arm_id(None if arm.is_baseline else family_label(arm), arm.n, arm.concurrency, False)
-        entry: dict = {"_benchmark_name": name}
+        entry: dict[str, object] = {"_benchmark_name": name}
         if arm.speculative_config is not None:
             entry["speculative_config"] = dict(arm.speculative_config)
         out.append(entry)

@@ -9,10 +9,13 @@ arms, a few thousand samples) and are documented in docs/security.md.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from specadvisor import bounds, setting_specs
 from specadvisor.domain import ArmResult, Session
 from specadvisor.errors import InputError
+
+Fail = Callable[[str, str], None]  # (where, problem): reports one problem of a bundle
 
 MAX_ARMS = 100_000
 MAX_RESULTS = 100_000
@@ -76,13 +79,13 @@ def check_session(session: Session, name: str) -> None:
         check_result(result, f"results[{i}]", fail)
 
 
-def _check_setting(fail, where: str, name: str, value: object) -> None:
+def _check_setting(fail: Fail, where: str, name: str, value: object) -> None:
     problem = setting_specs.problem(name, value)
     if problem:
         fail(where, problem)
 
 
-def check_result(r: ArmResult, where: str, fail) -> None:
+def check_result(r: ArmResult, where: str, fail: Fail) -> None:
     """Every figure of one result finite and within what a real server could produce (a bundle's
     and `import-bench`'s alike): 1e308 tok/s or a [-1e308, 1e308] interval would otherwise reach
     the predictor, the charts and `sessions show` as overflows and 300-digit numbers."""
@@ -141,6 +144,6 @@ def check_result(r: ArmResult, where: str, fail) -> None:
             fail(f"{where}.runs[].requests", f"hold an invalid TTFT ({req.ttft_ms} ms)")
 
 
-def _figure(fail, where: str, value: float | None, high: float) -> None:
+def _figure(fail: Fail, where: str, value: float | None, high: float) -> None:
     if value is not None and not (math.isfinite(value) and 0 <= value <= high):
         fail(where, f"is {value:g}, not a finite number from 0 to {high:g}")

@@ -155,8 +155,8 @@ def _machine(session: Session) -> dict[str, str]:
 def _arm_rows(sessions: list[Session], speedups: list[dict[str, Speedup | None]]) -> list[ArmRow]:
     order: dict[str, str] = {}
     for session in sessions:
-        for arm in session.arms:
-            order.setdefault(arm.id, arm.label)
+        for planned in session.arms:
+            order.setdefault(planned.id, planned.label)
     # One index per session (arms, results, speedups): linear in arms, whatever their number.
     indexes = [({a.id: a for a in reversed(s.arms)}, results_by_arm(s), figures) for s, figures in zip(sessions, speedups, strict=True)]
     # Cells built with model_construct from figures of validated sessions, rows validated in one call:
@@ -165,13 +165,13 @@ def _arm_rows(sessions: list[Session], speedups: list[dict[str, Speedup | None]]
     empty = ArmCell()
     for arm_id, label in order.items():
         cells = []
-        for arms, results, speedups in indexes:
+        for arms, results, figures in indexes:
             arm = arms.get(arm_id)
             result = results.get(arm_id) if arm else None
             if arm is None or result is None:
                 cells.append(empty)
                 continue
-            speedup = speedups.get(arm_id)
+            speedup = figures.get(arm_id)
             cells.append(
                 ArmCell.model_construct(
                     status=result.status.value,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel
@@ -118,7 +119,7 @@ def sample_row(session_id: str, sample: MetricsSample) -> dict[str, Any]:
     return {"session_id": session_id, "arm_id": sample.arm_id, "t": sample.t, "sample_json": dump(sample)}
 
 
-def result_from_row(result_json: str, gpu_samples: list[str] = ()) -> ArmResult:
+def result_from_row(result_json: str, gpu_samples: Sequence[str] = ()) -> ArmResult:
     result = ArmResult.model_validate(json.loads(result_json))
     if result.telemetry is not None and gpu_samples:
         result.telemetry.samples = [GpuReading.model_validate(json.loads(text)) for text in gpu_samples]

@@ -240,7 +240,7 @@ class Store:
             raise InputError("empty session id", hint="give a session id or a unique prefix (see `specadvisor sessions list`)")
         if self._exists(prefix):
             return prefix
-        found = [r[0] for r in self.db.execute("SELECT id FROM sessions WHERE substr(id, 1, ?) = ? LIMIT 6", [len(prefix), prefix])]
+        found = [str(r[0]) for r in self.db.execute("SELECT id FROM sessions WHERE substr(id, 1, ?) = ? LIMIT 6", [len(prefix), prefix])]
         if not found:
             raise InputError(f"no session matches {prefix!r}", hint="see `specadvisor sessions list` for the ids")
         if len(found) > 1:

@@ -58,13 +58,13 @@ def best_arm(session: Session, speedups: dict[str, Speedup | None] | None = None
     speedups = all_speedups(session) if speedups is None else speedups
     results = results_by_arm(session)  # one pass each: linear in arms
     scored = [(figure.value if (figure := speedups[a.id]) else None, throughput(results.get(a.id)), a) for a in session.arms if not a.is_baseline]
-    with_speedup = [s for s in scored if s[0] is not None]
+    with_speedup = [(speedup, arm) for speedup, _, arm in scored if speedup is not None]
     if with_speedup:
-        speedup, _, arm = max(with_speedup, key=lambda s: s[0])
+        speedup, arm = max(with_speedup, key=lambda s: s[0])
         return arm, speedup
-    with_throughput = [s for s in scored if s[1] is not None]
+    with_throughput = [(tput, arm) for _, tput, arm in scored if tput is not None]
     if with_throughput:
-        return max(with_throughput, key=lambda s: s[1])[2], None
+        return max(with_throughput, key=lambda s: s[0])[1], None
     return None, None
 
 

@@ -52,7 +52,7 @@ class AdaptivePolicy:
         if progress.completed < max(2, progress.total * EARLY_STOP_MIN_FRACTION):
             return None
         leader = self._leader(arm.concurrency)
-        if leader is None:
+        if leader is None or leader.output_throughput is None:  # (a measured leader has a throughput)
             return None
         low = leader.output_throughput_ci[0] if leader.output_throughput_ci else leader.output_throughput * (1 - BASE_TOLERANCE)
         if progress.output_throughput * (1 + EARLY_STOP_MARGIN) < low:
@@ -88,7 +88,7 @@ class AdaptivePolicy:
             for arm in group:
                 pred = predictions.get(arm.id)
                 leader = self._leader(arm.concurrency)
-                if pred is None or leader is None:
+                if pred is None or leader is None or not leader.output_throughput:
                     ratios.append(float("inf"))  # nothing to predict from: measure it
                     continue
                 ratios.append(pred.predicted_throughput / leader.output_throughput)
@@ -129,4 +129,4 @@ class AdaptivePolicy:
     def _leader(self, concurrency: int) -> ArmResult | None:
         results = measured(self.session)
         mine = [results[a.id] for a in self.session.arms if a.concurrency == concurrency and a.id in results]
-        return max(mine, key=lambda r: r.output_throughput) if mine else None
+        return max(mine, key=lambda r: r.output_throughput or 0.0) if mine else None  # measured: each has one

@@ -3,16 +3,14 @@ means by "spend 10 minutes". Launches of one wave run at once (`--parallel N`), 
 slowest launch (start-up + its passes over the prompts), not the sum of its launches: counted as a
 sum, a budget with N slots stopped after 1/N of the measuring the time allowed.
 
-One definition, for what has been spent and for what a round would cost, taken from the runs' own
-figures (start-up and duration as measured), so a replay on a virtual clock (benchmarks/decision.py)
-counts time the way a live sweep does."""
+What has been spent is taken from the runs' own figures (start-up and duration as measured), so a
+replay on a virtual clock (benchmarks/decision.py) counts time the way a live sweep does; what a
+round would cost is `analysis.costs.round_seconds`, the same estimate the decision sizes its step with."""
 
 from __future__ import annotations
 
 from specadvisor.analysis.arms import server_key
 from specadvisor.domain import Session
-
-DEFAULT_SECONDS = 60.0  # a start-up or a pass of an arm not measured yet
 
 
 def wall_seconds(session: Session) -> float:
@@ -35,18 +33,3 @@ def wall_seconds(session: Session) -> float:
         wave = key[0] if key[0] is not None else key
         waves[wave] = max(waves.get(wave, 0.0), startup + measuring)
     return sum(waves.values())
-
-
-def round_wall_seconds(session: Session, arm_ids: tuple[str, ...], passes: int, slots: int) -> float:
-    """What one more launch of each contender would take: their launches `slots` at a time, each wave
-    as long as its slowest (a start-up and `passes` passes, from the contender's own runs)."""
-    costs = []
-    for arm_id in arm_ids:
-        result = session.result_for(arm_id)
-        runs = [run for run in (result.runs if result else []) if run.duration_s]
-        startups = [run.startup_s for run in runs if run.startup_s]
-        startup = sum(startups) / len(startups) if startups else DEFAULT_SECONDS
-        one_pass = sum(run.duration_s or 0.0 for run in runs) / len(runs) if runs else DEFAULT_SECONDS
-        costs.append(startup + passes * one_pass)
-    width = max(1, slots)
-    return sum(max(costs[i : i + width]) for i in range(0, len(costs), width))

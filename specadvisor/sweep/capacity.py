@@ -9,16 +9,21 @@ No Textual; the CLI and the TUI call this.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
 from specadvisor.analysis.arms import arm_label, server_key
 from specadvisor.analysis.capacity import recommend_capacity, slo_of
 from specadvisor.bench.goodput import measure_at_rate, search_goodput
 from specadvisor.bench.loadgen import run_load
-from specadvisor.domain import ArmResult, ArmStatus, LatencyStats, RatePoint, Session, utcnow
+from specadvisor.domain import ArmResult, ArmStatus, LatencyStats, RatePoint, Session, SweepEvent, utcnow
 from specadvisor.errors import SpecAdvisorError
 from specadvisor.store import Store
+
+if TYPE_CHECKING:
+    from specadvisor.bench.prompts import PromptSet
 
 Note = Callable[[str], None]
 
@@ -96,7 +101,7 @@ async def run_capacity(
     return session
 
 
-def _first(prompts, n: int):
+def _first(prompts: PromptSet, n: int) -> PromptSet:
     return prompts.model_copy(update={"prompts": list(prompts.prompts)[:n]})
 
 
@@ -108,7 +113,7 @@ def _rps(value: float | None) -> str:
     return "none (not even the lowest rate)" if value is None else f"{value:.2f} req/s"
 
 
-def _result(arm_id: str, goodput: float | None, points: list[RatePoint], started, startup: float) -> ArmResult:
+def _result(arm_id: str, goodput: float | None, points: list[RatePoint], started: datetime, startup: float) -> ArmResult:
     best = max((p for p in points if p.meets_slo), key=lambda p: p.rate, default=None)
     return ArmResult(
         arm_id=arm_id,
@@ -135,18 +140,16 @@ class CapacityRunner:
     def __init__(self, session: Session, store: Any, *, server_factory: Callable[..., Any] | None = None, **capacity: Any):
         self.session, self.store, self.factory = session, store, server_factory
         self.capacity = capacity  # run_capacity's knobs (max_points, window_s, prompts...)
-        self._task = None
+        self._task: asyncio.Task[Session] | None = None
 
     def cancel(self) -> None:
         if self._task is not None:
             self._task.cancel()
 
-    async def events(self):
-        import asyncio
-
+    async def events(self) -> AsyncIterator[SweepEvent]:
         from specadvisor.domain import ArmFailed, ArmFinished, ArmQueued, Progress, ServerLog, SweepFinished
 
-        queue: asyncio.Queue = asyncio.Queue()
+        queue: asyncio.Queue[SweepEvent] = asyncio.Queue()
         current = {"arm": self.session.arms[0].id if self.session.arms else ""}
         labels = {arm_label(a, self.session.model): a.id for a in self.session.arms}
         counts: dict[str, int] = {}
@@ -166,13 +169,13 @@ class CapacityRunner:
 
         for arm in self.session.arms:
             yield ArmQueued(arm=arm)
-        self._task = asyncio.create_task(
+        task = self._task = asyncio.create_task(
             run_capacity(self.session, self.store, server_factory=self.factory, note=note, on_point=point, on_result=result, **self.capacity)
         )
-        while not (self._task.done() and queue.empty()):
+        while not (task.done() and queue.empty()):
             try:
                 yield await asyncio.wait_for(queue.get(), timeout=0.5)
             except TimeoutError:
                 continue
-        session = self._task.result()
+        session = task.result()
         yield SweepFinished(recommendation=session.recommendation)

@@ -10,12 +10,13 @@ cannot be loaded on this host warns in the plan panel instead of failing minutes
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from specadvisor.advisor.sizing import bytes_per_param, plan_memory, weights_gib
 from specadvisor.analysis.arms import method_display_name
 from specadvisor.domain import Advice, Candidate, HardwareProfile, ModelProfile
-from specadvisor.rulebase import registry
+from specadvisor.rulebase import MethodSpec, registry
 
 SMALL_MODEL_B = 2.0  # a draft model on a CPU only pays, and only finishes, on a small target
 CPU_RUNTIME_GIB = 3.0  # the API server, engine core and torch runtime of one CPU `vllm serve`
@@ -68,7 +69,7 @@ class HostFit:
         return " ".join(parts)
 
 
-def _spec(cand: Candidate):
+def _spec(cand: Candidate) -> MethodSpec | None:
     return registry.get(cand.id) or registry.by_vllm_name(cand.method, cand.parallel_drafting)
 
 
@@ -160,7 +161,9 @@ def memory_warnings(
     return _merge_same(lines)
 
 
-def _cpu_memory(model, loaded, weights, hardware, kinds, server_env) -> list[str]:
+def _cpu_memory(
+    model: ModelProfile, loaded: ModelProfile, weights: float, hardware: HardwareProfile, kinds: list[tuple[str, float]], server_env: Mapping[str, str]
+) -> list[str]:
     cpu = hardware.cpu
     if not cpu.ram_total_gib:
         return []

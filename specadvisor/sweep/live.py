@@ -31,6 +31,7 @@ from specadvisor.domain import (
     ServerLog,
     ServerReady,
     ServerStarting,
+    SweepEvent,
     SweepFinished,
     SweepSettings,
     WarmupStarted,
@@ -130,7 +131,7 @@ class SweepState:
         for arm in arms:
             self.arms[arm.id].runs_expected = max(1, settings.trials) + (1 if bracket and arm.is_baseline else 0)
 
-    def apply(self, event) -> set[str]:
+    def apply(self, event: SweepEvent) -> set[str]:
         """Fold one SweepEvent in; the returned names ("queue", "progress", "chart", "log",
         "warnings", "throughput", "done") tell the screen what to redraw."""
         self.events_seen += 1

@@ -15,7 +15,7 @@ from typing import Any
 from specadvisor.domain import Arm, ArmResult, GpuMemoryWait, GpuReading, GpuState, GpuTelemetry, MeasurementWarning, Session
 from specadvisor.errors import EngineError
 from specadvisor.telemetry.gpus import open_reader, visible_to_physical
-from specadvisor.telemetry.memory import is_ours, need_per_gpu, wait_for_memory
+from specadvisor.telemetry.memory import MemoryCheck, is_ours, need_per_gpu, wait_for_memory
 from specadvisor.telemetry.sampler import ArmSampler, ArmTelemetry
 
 _WORLD_FLAGS = {
@@ -127,7 +127,7 @@ class GpuMonitor:
         utilization = server_flag(args, ("--gpu-memory-utilization",))
         need = need_per_gpu(self.reader, gpus, float(utilization) if utilization else None, self._estimate_mib(len(gpus)))
 
-        def progress(check) -> None:
+        def progress(check: MemoryCheck) -> None:
             emit(GpuMemoryWait(arm_id=arm.id, waited_s=check.waited_s, timeout_s=self.memory_timeout_s,
                                free_mib={g: round(v or 0, 1) for g, v in check.free_mib.items()},
                                need_mib=round(max(check.need_mib.values()), 1), holders=[h.describe() for h in check.holders]))  # fmt: skip

@@ -133,7 +133,7 @@ class SweepPlan(BaseModel):
         self.session.arms = []
         for arm in configs.values():
             extra = {k: v for k, v in (arm.speculative_config or {}).items() if k not in ("method", "num_speculative_tokens")}
-            method = None if arm.is_baseline else arm.speculative_config["method"]
+            method = None if arm.is_baseline or arm.speculative_config is None else arm.speculative_config["method"]
             for new in self.add_arm(method, arm.n, extra):
                 new.server_args = list(arm.server_args)
 
@@ -159,7 +159,7 @@ def estimate_seconds(plan_or_session: SweepPlan | Session) -> float:
 
 def plan_from_methods(
     model: str,
-    methods: list[tuple[str, dict]],
+    methods: list[tuple[str, dict[str, Any]]],
     n_values: list[int],
     settings: SweepSettings,
     baseline: bool = True,
@@ -211,7 +211,7 @@ def plan_from_advice(
     plan.session.vllm_version = advice.vllm_version
     plan.add_arm(None)
     ranked = sorted(advice.candidates if candidates is None else candidates, key=lambda c: -c.score)
-    families: dict[str, tuple[str, dict, set[int], list[int]]] = {}  # candidates with one configuration family are one group
+    families: dict[str, tuple[str, dict[str, Any], set[int], list[int]]] = {}  # candidates with one configuration family are one group
     for cand in ranked:
         method, extra = candidate_config(cand)
         family = families.setdefault(candidate_family(cand), (method, extra, set(), []))
@@ -223,7 +223,7 @@ def plan_from_advice(
         if cand.drafter and plan.session.drafter is None:
             plan.session.drafter = cand.drafter
     queues = [[(method, n, extra) for n in trim_order(ns, starts)] for method, extra, ns, starts in families.values()]
-    chosen: list[list[tuple[str, int, dict]]] = [[] for _ in queues]
+    chosen: list[list[tuple[str, int, dict[str, Any]]]] = [[] for _ in queues]
     trial = SweepPlan(session=plan.session.model_copy(deep=True), startup_estimate_s=plan.startup_estimate_s, tokens_per_s_estimate=plan.tokens_per_s_estimate)
     slots = None if max_arms is None else max(0, max_arms - 1)
     while any(queues):

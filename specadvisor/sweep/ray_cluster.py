@@ -22,7 +22,7 @@ import shutil
 import socket
 import tempfile
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncGenerator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ from specadvisor.domain import Arm, Session, SweepEvent
 from specadvisor.engine.diagnose import Diagnosis
 from specadvisor.errors import EngineError, InputError, SpecAdvisorError
 from specadvisor.sweep.slots import Slot, parallel_count, ranges, tp_size
+from specadvisor.sweep.stopping import CiTarget
 
 INSTALL_HINT = "pip install 'specadvisor[ray]'"
 POLL_S = 0.25
@@ -117,10 +118,11 @@ class RayServer:
         self.diagnosis: Diagnosis | None = None
         self._subscribers: list[Callable[[str], None]] = []
         self._lines: deque[str] = deque(maxlen=2000)
-        self._events: asyncio.Queue = asyncio.Queue()
+        self._events: asyncio.Queue[SweepEvent | BaseException | _End] = asyncio.Queue()  # events, then a failure or the end
         self._actor: Any = None
         self._pg: Any = None
-        self._poller: asyncio.Task | None = None
+        self._poller: asyncio.Task[None] | None = None
+        self._stop_rule: CiTarget | None = None  # the measuring arm's --ci-target rule
         self._log_file: Any = None
 
     # ------------------------------------------------------------------ ServerHandle
@@ -165,7 +167,7 @@ class RayServer:
             self.running = False
             self.diagnosis = Diagnosis(cause=answer["cause"], hint=answer.get("hint") or "")
             raise EngineError(answer["cause"], hint=answer.get("hint"))
-        return answer["startup_s"]
+        return float(answer["startup_s"])
 
     async def stop(self) -> None:
         if self._actor is not None:
@@ -188,7 +190,7 @@ class RayServer:
 
     # ------------------------------------------------------------------ the client, beside the server
 
-    async def measure(self, **kwargs: Any) -> AsyncIterator[SweepEvent]:
+    async def measure(self, **kwargs: Any) -> AsyncGenerator[SweepEvent, None]:
         kwargs.pop("base_url", None)
         kwargs.pop("api_key", None)  # launched servers have no key; a secret never travels
         while not self._events.empty():
@@ -199,7 +201,7 @@ class RayServer:
         try:
             while True:
                 item = await self._events.get()
-                if item is _END:
+                if isinstance(item, _End):
                     finished = True
                     return
                 if isinstance(item, BaseException):
@@ -249,7 +251,7 @@ class RayServer:
             self._log(line)
         for raw in batch["events"]:
             self._events.put_nowait(adapter.validate_json(raw))
-        if batch.get("fired_halfwidth") is not None and getattr(self, "_stop_rule", None) is not None:
+        if batch.get("fired_halfwidth") is not None and self._stop_rule is not None:
             self._stop_rule.fired_halfwidth = batch["fired_halfwidth"]
         if batch["error"]:
             self._events.put_nowait(EngineError(batch["error"]))
@@ -274,7 +276,7 @@ class ArmActor:
         self.events: list[str] = []
         self.done = False
         self.error: str | None = None
-        self.task: asyncio.Task | None = None
+        self.task: asyncio.Task[None] | None = None
         self.core_locks: list[Any] = []
         self.fired_halfwidth: float | None = None  # the --ci-target rule's verdict, copied back to the driver
 
@@ -450,9 +452,10 @@ def _children(proc: Any) -> list[Any]:
     import psutil
 
     try:
-        return proc.children(recursive=True)
+        children: list[Any] = proc.children(recursive=True)
     except psutil.Error:
         return []
+    return children
 
 
 class _End:

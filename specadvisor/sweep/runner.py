@@ -13,12 +13,13 @@ import contextlib
 import math
 import os
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from specadvisor.analysis.arms import family_label, server_key
+from specadvisor.analysis.costs import round_seconds
 from specadvisor.analysis.recommend import level_decisions, recommend
 from specadvisor.domain import (
     Arm,
@@ -35,6 +36,7 @@ from specadvisor.domain import (
     ServerReady,
     ServerStarting,
     Session,
+    SessionStatus,
     SweepEvent,
     SweepFinished,
     utcnow,
@@ -47,10 +49,10 @@ from specadvisor.provenance import mark_sweep_finished, mark_sweep_started, serv
 from specadvisor.redact import remember_secret
 from specadvisor.store import Store
 from specadvisor.sweep.adaptive import AdaptivePolicy
-from specadvisor.sweep.budget import round_wall_seconds, wall_seconds
+from specadvisor.sweep.budget import wall_seconds
 from specadvisor.sweep.monitor import GpuMonitor, NoMonitor
 from specadvisor.sweep.plan import SweepPlan
-from specadvisor.sweep.runs import fold_startup, merge, run_record
+from specadvisor.sweep.runs import RunWhere, fold_startup, merge, run_record
 from specadvisor.sweep.scheduler import DONE_STATUSES, Job, Scheduler
 from specadvisor.sweep.slots import Slot
 from specadvisor.sweep.stopping import CiTarget
@@ -68,7 +70,9 @@ class ServerHandle(Protocol):
     command: list[str]  # the exact command line, known once `start` returned
     port: int | None  # the local port the runner reserved for it (None: not chosen by the runner)
     diagnosis: Diagnosis | None  # why it failed to start or died, once known
-    log_path: Path | None  # the server's log file on this machine
+
+    @property
+    def log_path(self) -> Path | None: ...  # the server's log file on this machine
 
     @property
     def running(self) -> bool: ...
@@ -86,7 +90,7 @@ class RemoteServerHandle(ServerHandle, Protocol):
 
     placement: str
 
-    def measure(self, **kwargs: Any) -> AsyncIterator[SweepEvent]: ...
+    def measure(self, **kwargs: Any) -> AsyncGenerator[SweepEvent, None]: ...
     async def fit_prompts(self, prompts: Any, **kwargs: Any) -> Any: ...
 
 
@@ -103,7 +107,8 @@ class Placement:
     log_suffix: str = ""
 
 
-MeasureFn = Callable[..., AsyncIterator[SweepEvent]]
+MeasureFn = Callable[..., AsyncGenerator[SweepEvent, None]]
+Emit = Callable[[SweepEvent], None]
 PromptLoader = Callable[[Session], Any]
 
 
@@ -153,7 +158,7 @@ class SweepRunner:
         self._prompts: Any = None
         self._prompts_fitted = False
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._task: asyncio.Task | None = None
+        self._task: asyncio.Task[None] | None = None
         self._cancel_requested = threading.Event()
 
     # ------------------------------------------------------------------ public
@@ -168,7 +173,7 @@ class SweepRunner:
         return (self._scheduler or Scheduler(self.session, self.slots)).full_grid_launches()
 
     async def events(self) -> AsyncIterator[SweepEvent]:
-        queue: asyncio.Queue = asyncio.Queue()
+        queue: asyncio.Queue[SweepEvent | BaseException | _Done] = asyncio.Queue()  # events, then a failure or the end
         self._loop = asyncio.get_running_loop()
         self._task = asyncio.create_task(self._main(queue.put_nowait))
         if self._cancel_requested.is_set():
@@ -176,7 +181,7 @@ class SweepRunner:
         try:
             while True:
                 item = await queue.get()
-                if item is _DONE:
+                if isinstance(item, _Done):
                     break
                 if isinstance(item, BaseException):
                     raise item
@@ -194,7 +199,7 @@ class SweepRunner:
 
     # ------------------------------------------------------------------ the work
 
-    async def _main(self, put: Callable[[Any], None]) -> None:
+    async def _main(self, put: Callable[[SweepEvent | BaseException | _Done], None]) -> None:
         def emit(event: SweepEvent) -> None:
             event.session_id = self.session.id
             put(event)
@@ -230,7 +235,7 @@ class SweepRunner:
                 emit(ArmQueued(arm=arm))
         while wave:
             if len(wave) > 1 or (wave[0].slot and wave[0].slot.label):
-                placed = ", ".join(f"{_group_name(j.group)} on {j.slot.label or 'host'}" for j in wave)
+                placed = ", ".join(f"{_group_name(j.group)} on {(j.slot.label if j.slot else '') or 'host'}" for j in wave)
                 emit(MeasurementWarning(arm_id=None, message=f"wave {wave[0].wave}: {placed}"))
             gate = WaveGate(len(wave))
             await asyncio.gather(*(self._run_job(job, emit, policy, gate) for job in wave))
@@ -250,7 +255,7 @@ class SweepRunner:
         self._mark("finished")
         emit(SweepFinished(recommendation=rec, launches_used=self._launches, launches_full_grid=self.launches_full_grid))
 
-    async def _measure_until_decided(self, scheduler: Scheduler, emit, policy: AdaptivePolicy | None) -> None:
+    async def _measure_until_decided(self, scheduler: Scheduler, emit: Emit, policy: AdaptivePolicy | None) -> None:
         """Sequential measuring (analysis.decision): look at the decision after each round; while a level
         is undecided and the budget (settings.budget_s of extra measuring, wall-clock: sweep/budget.py)
         allows, run the step it names in one block: the launches of each contender it asks for (as many
@@ -278,7 +283,7 @@ class SweepRunner:
                 passes = min(MAX_PASSES, 1 + math.ceil(step.amount / per_pass))
             # The launches the step asks for are measured before the next look (each look spends error:
             # one launch per look decided half as many replayed cases), as many as the budget still pays for.
-            per_round = round_wall_seconds(self.session, step.arm_ids, passes, len(self.slots))
+            per_round = round_seconds(self.session.result_for, step.arm_ids, passes, len(self.slots))
             affordable = int((budget - spent) // per_round) if per_round > 0 else 1
             # The plan's last look gets what the budget still pays for: no later look could use it. An
             # earlier one at most half of it, so that a step sized on a few noisy launches leaves a
@@ -305,15 +310,15 @@ class SweepRunner:
             spent += added
         self.store.save_session(self.session)
 
-    async def _run_job(self, job: Job, emit, policy: AdaptivePolicy | None, gate: WaveGate | None = None) -> None:
+    async def _run_job(self, job: Job, emit: Emit, policy: AdaptivePolicy | None, gate: WaveGate | None = None) -> None:
         """One server launch on the job's slot: start, measure every arm of its group, stop. The
         wave's jobs start their measurements together (see sweep/wave_sync.py)."""
         async with (gate or WaveGate(1)).member() as arrival:
             await self._run_job_in_wave(job, emit, policy, arrival)
 
-    async def _run_job_in_wave(self, job: Job, emit, policy: AdaptivePolicy | None, arrival: Arrival) -> None:
+    async def _run_job_in_wave(self, job: Job, emit: Emit, policy: AdaptivePolicy | None, arrival: Arrival) -> None:
         group, first, slot = job.group, job.group[0], job.slot
-        where = dict(trial=job.trial, role=job.role, wave=job.wave, placement=slot.label if slot else "")
+        where: RunWhere = {"trial": job.trial, "role": job.role, "wave": job.wave, "placement": slot.label if slot else ""}
         try:
             await self._monitor.before_launch(first, emit, slot)
             server = self._make_server(first, slot, job)
@@ -339,13 +344,15 @@ class SweepRunner:
             cache = startup_cache(server.tail(_TAIL_FOR_CACHE)) or ("warm" if key in self._launched_keys else "cold")
             self._launched_keys.add(key)
             remote_placement = server.placement if isinstance(server, RemoteServerHandle) else None
-            where.update(startup_cache=cache, placement=remote_placement or where["placement"])
+            where["startup_cache"], where["placement"] = cache, remote_placement or where["placement"]
             await self._fit_prompts(server, emit)
             await arrival.ready()  # the wave measures together
             for arm in group:
                 for repeat in range(1, job.passes + 1):  # more requests on the running server: no start-up to pay
-                    extra = {"repeat": repeat} if repeat > 1 else {}
-                    await self._measure_arm(arm, server, self._prompts, emit, policy, {**where, "startup_s": startup_s, **extra})
+                    run_where: RunWhere = {**where, "startup_s": startup_s}
+                    if repeat > 1:
+                        run_where["repeat"] = repeat
+                    await self._measure_arm(arm, server, self._prompts, emit, policy, run_where)
         finally:
             await asyncio.shield(_stop_quietly(server))
             if slot is not None:
@@ -374,7 +381,7 @@ class SweepRunner:
                 raise
             return self._server_factory(arm, self.session)
 
-    async def _measure_arm(self, arm: Arm, server: ServerHandle, prompts: Any, emit, policy: AdaptivePolicy | None, where: dict) -> None:
+    async def _measure_arm(self, arm: Arm, server: ServerHandle, prompts: Any, emit: Emit, policy: AdaptivePolicy | None, where: RunWhere) -> None:
         started = utcnow()
         sampler = self._monitor.watch(arm, server)
         samples: list[MetricsSample] = []
@@ -429,7 +436,7 @@ class SweepRunner:
         self._record(merged, samples)
         emit(ArmFailed(result=merged) if merged.status == ArmStatus.failed else ArmFinished(result=merged))
 
-    async def _fit_prompts(self, server: ServerHandle, emit) -> None:
+    async def _fit_prompts(self, server: ServerHandle, emit: Emit) -> None:
         """Once, on the first ready server: drop prompts too long for max_model_len (vLLM would
         silently clamp their output and the arms would compare unequal work)."""
         limit = self.session.settings.max_model_len or _max_model_len_arg(self.session.settings.server_args)
@@ -449,7 +456,7 @@ class SweepRunner:
 
     # ------------------------------------------------------------------ bookkeeping
 
-    def _fail(self, arm: Arm, cause: str, server: ServerHandle | None, emit, *, during_start: bool = False, where: dict | None = None) -> None:
+    def _fail(self, arm: Arm, cause: str, server: ServerHandle | None, emit: Emit, *, during_start: bool = False, where: RunWhere | None = None) -> None:
         result = ArmResult(arm_id=arm.id, status=ArmStatus.failed, started_at=utcnow(), finished_at=utcnow(), error=cause)
         result.serve_argv = serve_argv(server)
         self._explain_failure(result, server, during_start=during_start)
@@ -495,7 +502,7 @@ class SweepRunner:
         with contextlib.suppress(SpecAdvisorError):
             self.store.save_session(self.session)
 
-    def _mark(self, status: str) -> None:
+    def _mark(self, status: SessionStatus) -> None:
         self.session.status = status
         with contextlib.suppress(SpecAdvisorError):
             self.store.set_status(self.session.id, status)
@@ -614,7 +621,7 @@ async def _default_prefetch(session: Session, emit: Callable[[SweepEvent], None]
     await prefetch(checkpoints(session), emit)
 
 
-async def _default_measure(**kwargs: Any) -> AsyncIterator[SweepEvent]:
+async def _default_measure(**kwargs: Any) -> AsyncGenerator[SweepEvent, None]:
     from specadvisor.bench.measure import measure_arm
 
     async for event in measure_arm(**kwargs):

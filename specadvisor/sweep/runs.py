@@ -11,15 +11,28 @@ from __future__ import annotations
 
 import math
 import statistics
+from typing import Literal, TypedDict, Unpack
 
 from specadvisor import stats
 from specadvisor.analysis.power import merge_telemetry
-from specadvisor.domain import ArmResult, ArmStatus, LatencyStats, PositionStats, RunRecord
+from specadvisor.domain import ArmResult, ArmStatus, LatencyStats, PositionStats, RunRecord, RunRole
 
 _MEASURED = (ArmStatus.ok, ArmStatus.stopped_early)
 
 
-def run_record(result: ArmResult, **where) -> RunRecord:
+class RunWhere(TypedDict, total=False):
+    """Where and when a run ran: the `RunRecord` fields the runner knows and the measurement does not."""
+
+    trial: int
+    role: RunRole
+    wave: int | None
+    placement: str
+    startup_s: float | None
+    startup_cache: Literal["cold", "warm"] | None
+    repeat: int
+
+
+def run_record(result: ArmResult, **where: Unpack[RunWhere]) -> RunRecord:
     """The per-run summary kept in `ArmResult.runs` for one freshly measured run (with the per-request
     records the measurement handed over in its one run)."""
     return RunRecord(

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from specadvisor.analysis.arms import server_key
-from specadvisor.domain import Arm, ArmStatus, Session
+from specadvisor.domain import Arm, ArmStatus, RunRole, Session
 from specadvisor.sweep.adaptive import AdaptivePolicy
 from specadvisor.sweep.slots import Slot
 
@@ -35,7 +35,7 @@ CONFIRM_REACH = 0.10  # the confirmation wave re-measures candidates within 10% 
 class Job:
     group: list[Arm]  # arms sharing one server (they differ only in client concurrency)
     trial: int
-    role: str  # trial | bracket | confirm
+    role: RunRole
     wave: int = 0
     slot: Slot | None = None
     passes: int = 1  # passes over the prompts on this launch (sequential measuring adds requests this way)
@@ -103,10 +103,11 @@ class Scheduler:
     def _form(self, todo: list[list[Arm]], trial: int) -> list[Job] | None:
         capacity = len(self.slots)
         picked: list[list[Arm]] = []
-        if trial == 1 and not self._adaptive_done:
+        policy = self.policy
+        if trial == 1 and not self._adaptive_done and policy is not None:  # (not done: there is a policy)
             remaining = list(todo)
             while remaining and len(picked) < capacity:
-                group = self.policy.next_group(remaining, picked)
+                group = policy.next_group(remaining, picked)
                 if group is None:
                     break
                 remaining.remove(group)
@@ -146,7 +147,7 @@ class Scheduler:
             return None
         self._final_done = True
         base = self._baseline_group()
-        if not _measured(self.session, base):
+        if base is None or not _measured(self.session, base):
             return None
         jobs = [Job(base, self.trials, "bracket")]
         if len(self.slots) >= 2:
@@ -216,8 +217,9 @@ def _last_trial(session: Session, group: list[Arm]) -> int:
 
 def _finished_untrialed(session: Session, group: list[Arm], trial: int) -> bool:
     """A result from before runs were recorded (or imported, or skipped/stopped) counts as done."""
-    results = [session.result_for(a.id) for a in group]
-    if any(r is None for r in results):
+    found = [session.result_for(a.id) for a in group]
+    results = [r for r in found if r is not None]
+    if len(results) < len(found):
         return False
     if all(r.status == ArmStatus.skipped for r in results):
         return True

@@ -8,6 +8,7 @@ be run and tested without a GPU. One slot with no pinning is the serial sweep. P
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from specadvisor.errors import InputError
@@ -27,7 +28,7 @@ class Slot:
         if self.gpus:
             return f"GPU {','.join(map(str, self.gpus))}"
         if self.cores:
-            return f"cores {_ranges(self.cores)}"
+            return f"cores {ranges(self.cores)}"
         return self.name
 
     @property
@@ -38,7 +39,7 @@ class Slot:
         """Environment the slot's server needs beyond the GPU selection (which ServerSpec.gpu_ids sets)."""
         env = dict(self.env)
         if self.cores:
-            env["VLLM_CPU_OMP_THREADS_BIND"] = _ranges(self.cores, sep=",")
+            env["VLLM_CPU_OMP_THREADS_BIND"] = ranges(self.cores, sep=",")
         return env
 
 
@@ -101,7 +102,7 @@ def plan_slots(
         # NVML numbers GPUs in PCI bus order, CUDA by default fastest first: make the indices agree.
         order = {"CUDA_DEVICE_ORDER": "PCI_BUS_ID"}
         return [Slot(index=i, gpus=groups[i % len(groups)], shared=k > len(groups), env=order) for i in range(k)]
-    if auto or k == 1:
+    if k is None or k == 1:  # auto on a CPU-only host: one server at a time
         return [Slot(index=0)]
     return cpu_slots(list(cores or []), k)
 
@@ -132,22 +133,12 @@ def _positive_int(value: str | int) -> int:
     return k
 
 
-def ranges(values: tuple[int, ...], sep: str = ",") -> str:
+def ranges(values: Sequence[int], sep: str = ",") -> str:
     """(0, 1, 2, 5) -> "0-2,5" (vLLM's VLLM_CPU_OMP_THREADS_BIND syntax)."""
-    return _ranges(values, sep)
-
-
-def _ranges(values: tuple[int, ...], sep: str = ",") -> str:
-    """(0, 1, 2, 5) -> "0-2,5" (vLLM's VLLM_CPU_OMP_THREADS_BIND syntax)."""
-    parts, start, prev = [], None, None
+    spans: list[list[int]] = []  # [first, last] of each run of consecutive values
     for v in values:
-        if start is None:
-            start = prev = v
-        elif v == prev + 1:
-            prev = v
+        if spans and v == spans[-1][1] + 1:
+            spans[-1][1] = v
         else:
-            parts.append(f"{start}-{prev}" if prev != start else f"{start}")
-            start = prev = v
-    if start is not None:
-        parts.append(f"{start}-{prev}" if prev != start else f"{start}")
-    return sep.join(parts)
+            spans.append([v, v])
+    return sep.join(f"{first}-{last}" if last != first else f"{first}" for first, last in spans)

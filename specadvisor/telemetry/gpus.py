@@ -7,9 +7,11 @@ the reading. Indices are physical (NVML numbering); CUDA_VISIBLE_DEVICES is mapp
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from types import ModuleType
 from typing import Any
 
@@ -143,7 +145,7 @@ class NvmlReader:
         for fn in ("nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"):
             call = getattr(self.nvml, fn, None)
             if call is not None:
-                value = _safe(lambda call=call: call(h))
+                value = _safe(partial(call, h))
                 if value is not None:
                     return int(value)
         return None
@@ -202,7 +204,7 @@ class NvmlReader:
         seen: dict[int, Holder] = {}
         for fn in ("nvmlDeviceGetComputeRunningProcesses", "nvmlDeviceGetGraphicsRunningProcesses"):
             call = getattr(self.nvml, fn, None)
-            for proc in (_safe(lambda call=call: call(h)) if call else None) or []:
+            for proc in (_safe(partial(call, h)) if call else None) or []:
                 pid = int(getattr(proc, "pid", 0) or 0)
                 used = getattr(proc, "usedGpuMemory", None)
                 if pid and pid not in seen:
@@ -257,7 +259,7 @@ class AmdsmiReader:
         types = getattr(self.lib, "AmdSmiTemperatureType", None)
         metric = getattr(getattr(self.lib, "AmdSmiTemperatureMetric", None), "CURRENT", None)
         for name in ("HOTSPOT", "EDGE"):
-            value = _safe(lambda name=name: self.lib.amdsmi_get_temp_metric(h, getattr(types, name), metric))
+            value = _safe(partial(self.lib.amdsmi_get_temp_metric, h, getattr(types, name), metric))
             if isinstance(value, (int, float)):
                 return float(value)
         return None
@@ -285,7 +287,7 @@ class AmdsmiReader:
         h = self._handles[gpu]
         out = []
         for proc in _safe(lambda: self.lib.amdsmi_get_gpu_process_list(h)) or []:
-            info = proc if isinstance(proc, dict) else (_safe(lambda proc=proc: self.lib.amdsmi_get_gpu_process_info(h, proc)) or {})
+            info = proc if isinstance(proc, dict) else (_safe(partial(self.lib.amdsmi_get_gpu_process_info, h, proc)) or {})
             pid = int(info.get("pid") or 0)
             mem = (info.get("memory_usage") or {}).get("vram_mem")
             if pid:
@@ -297,18 +299,14 @@ class AmdsmiReader:
 
 
 def _load_nvml() -> ModuleType:
-    import pynvml  # nvidia-ml-py
-
-    return pynvml
+    return importlib.import_module("pynvml")  # nvidia-ml-py
 
 
 def _load_amdsmi() -> ModuleType:
-    import amdsmi
-
-    return amdsmi
+    return importlib.import_module("amdsmi")
 
 
-def open_reader(nvml_loader: Callable[[], ModuleType] = _load_nvml, amdsmi_loader: Callable[[], ModuleType] = _load_amdsmi):
+def open_reader(nvml_loader: Callable[[], ModuleType] = _load_nvml, amdsmi_loader: Callable[[], ModuleType] = _load_amdsmi) -> NvmlReader | AmdsmiReader | None:
     """An NVML reader, else an amdsmi one, else None (no GPU, no library, no driver). Never raises."""
     for make, loader in ((NvmlReader, nvml_loader), (AmdsmiReader, amdsmi_loader)):
         try:

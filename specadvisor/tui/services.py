@@ -89,7 +89,7 @@ def measured_here(db_path: Path | None, model: ModelProfile, hardware: HardwareP
 
 def default_services(db_path: Path | None = None, server_env: dict[str, str] | None = None) -> Services:
     """The real wiring. Each callable imports its module when first called. `server_env`: the
-    environment every launch gets (the demo passes the CPU engine's)."""
+    environment every launch gets (the demo passes the CPU engine's); None: the runner derives it."""
 
     def detect() -> HardwareProfile:
         from specadvisor.hardware import detect as _detect
@@ -132,7 +132,7 @@ def default_services(db_path: Path | None = None, server_env: dict[str, str] | N
         from specadvisor.app.running import RunOptions, runner_for
         from specadvisor.app.sweeps import Prepared
 
-        return runner_for(Prepared(session, server_env=dict(server_env or {})), store, RunOptions(entry_point="tui", detected=session.hardware))
+        return runner_for(Prepared(session, server_env=server_env), store, RunOptions(entry_point="tui", detected=session.hardware))
 
     def stop_servers() -> None:
         from specadvisor.engine import stop_all_servers
