@@ -20,7 +20,7 @@ async def test_quit_during_sweep_asks_then_stops_servers(make_app, calls, db_pat
         await go_to_advice(app, pilot)
         await pilot.press("ctrl+s")
         await pilot.pause(0.2)
-        assert isinstance(app.screen, SweepScreen) and app.sweep_running
+        assert isinstance(app.screen, SweepScreen) and app.state.sweep_running
         await pilot.press("ctrl+q")
         await pilot.pause()
         assert isinstance(app.screen, ConfirmModal)
@@ -49,7 +49,7 @@ async def test_runner_failure_opens_error_modal_with_hint(make_app):
         assert app.screen.hint == "read the server log (l)"
         await pilot.press("escape")
         await pilot.pause(0.1)
-        assert isinstance(app.screen, SweepScreen) and not app.sweep_running
+        assert isinstance(app.screen, SweepScreen) and not app.state.sweep_running
 
 
 async def test_server_log_opens_and_filters(make_app):
@@ -96,7 +96,7 @@ async def test_unusable_database_at_start_shows_the_store_error(make_app, db_pat
         assert isinstance(app.screen, ErrorModal)
         assert app.screen.title_text == "Cannot start the sweep"
         assert str(db_path) in app.screen.message
-        assert not app.sweep_running
+        assert not app.state.sweep_running
 
 
 async def test_measurement_warnings_pop_up_as_they_happen(make_app):
