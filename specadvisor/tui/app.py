@@ -22,7 +22,7 @@ from specadvisor.app.running import Runner
 from specadvisor.domain import ArmFinished, Session, Workload
 from specadvisor.errors import SpecAdvisorError
 from specadvisor.sweep.live import SweepState
-from specadvisor.tui.messages import SweepUpdated
+from specadvisor.tui.messages import SweepRequested, SweepUpdated
 from specadvisor.tui.screens.provision import ProvisionScreen
 from specadvisor.tui.screens.sweep import SweepScreen
 from specadvisor.tui.services import Services
@@ -90,6 +90,12 @@ class SpecAdvisorApp(TuiApp):
             self.push_screen(ProvisionScreen(self.prepare))
         if self.guard_signals:
             self.run_worker(self._load_reaper, thread=True, name="signals", exit_on_error=False)
+
+    def on_sweep_requested(self, message: SweepRequested) -> None:
+        if self.state.sweep_running:
+            self.notify("A sweep is already running.", severity="warning")
+            return
+        self.start_sweep(message.session)
 
     def on_provision_screen_ready(self, message: ProvisionScreen.Ready) -> None:
         """`specadvisor demo`: the engine is ready; from now on launches use it."""

@@ -2,8 +2,8 @@
 
 The app owns one `TuiState` (the user's journey: hardware, model, workload, advice, the plan, the
 session being run, and the services that do the work); screens read and fill it through
-`AppScreen.state`. `TuiApp` declares the app's own methods a screen calls (errors, starting and
-stopping a sweep), so screens type-check without importing the app, which sits above them.
+`AppScreen.state`. `TuiApp` declares the app's own methods a screen calls (errors, stopping a
+sweep), so screens type-check without importing the app, which sits above them.
 """
 
 from __future__ import annotations
@@ -59,7 +59,8 @@ class TuiState:
 
 class TuiApp(App[int]):
     """The app as its screens see it: Textual's App plus the state and the few actions only the app
-    can take (it owns the sweep worker and the error modal). `SpecAdvisorApp` implements them."""
+    can take (it owns the sweep worker and the error modal; a sweep is asked for with the
+    SweepRequested message). `SpecAdvisorApp` implements them."""
 
     state: TuiState
     cursor_blink: bool = True
@@ -72,9 +73,6 @@ class TuiApp(App[int]):
     def worker_state_changed(self, event: Worker.StateChanged) -> None:
         """A screen's worker changed state (the event does not bubble): a failure opens the error modal.
         Not named `on_...`: Textual would call a handler here as well as the app's."""
-        raise NotImplementedError
-
-    def start_sweep(self, session: Session) -> None:
         raise NotImplementedError
 
     def stop_sweep(self) -> None:

@@ -241,6 +241,7 @@ async def test_engine_provisioning_shows_its_progress_inside_the_tui(db_path, ca
     from tui_fakes import fake_services, finished_session
 
     release = threading.Event()
+    ready = []  # the services the prepared engine comes with: the app must launch through these
 
     def prepare(progress):
         progress("[1/5] creating the engine venv")
@@ -248,7 +249,8 @@ async def test_engine_provisioning_shows_its_progress_inside_the_tui(db_path, ca
         release.wait(10)
         with Store.open(db_path) as store:
             session = finished_session(store).model_copy(update={"results": [], "status": "planned", "recommendation": None})
-        return fake_services(db_path, calls), session
+        ready.append(fake_services(db_path, calls))
+        return ready[-1], session
 
     app = create_app(fake_services(db_path, calls), cursor_blink=False, prepare=prepare)
     app.refresh_interval, app.chart_interval = 0.02, 0.05
@@ -262,6 +264,7 @@ async def test_engine_provisioning_shows_its_progress_inside_the_tui(db_path, ca
         release.set()
         await settle(pilot)
         assert isinstance(app.screen, SweepScreen) and calls.runners
+        assert app.state.services is ready[0]
 
 
 async def test_the_edit_workload_picks_its_prompt_set_and_output_length(make_app):

@@ -25,6 +25,7 @@ from specadvisor.quantities import parse_count_list, parse_duration, parse_numbe
 from specadvisor.sweep.plan import candidate_family
 from specadvisor.sweep.slots import parallel_count
 from specadvisor.tui.format import candidate_details, candidate_title, plan_estimate_lines, plan_warnings
+from specadvisor.tui.messages import SweepRequested
 from specadvisor.tui.plan_edit import arm_request, family_of
 from specadvisor.tui.protocols import PlanLike
 from specadvisor.tui.screens.base import AppScreen
@@ -288,7 +289,7 @@ class AdviceScreen(AppScreen):
                 return
             session = self.plan.session
             session.settings = session.settings.model_copy(update={"goodput": True, "slo_tpot_ms": tpot, "slo_ttft_ms": ttft})
-            self.app.start_sweep(session)
+            self.post_message(SweepRequested(session))
 
         self.app.push_screen(PromptModal("Capacity under a latency target: p99 TPOT ms[, p99 TTFT ms]", value="30, 500"), answered)
 
@@ -307,12 +308,12 @@ class AdviceScreen(AppScreen):
             return
         warnings = plan_warnings(plan)
         if not warnings:
-            self.app.start_sweep(plan.session)
+            self.post_message(SweepRequested(plan.session))
             return
 
         def answered(start: bool | None) -> None:
             if start:
-                self.app.start_sweep(self.plan.session)
+                self.post_message(SweepRequested(self.plan.session))
 
         question = "Checked against this machine and your budget:\n" + "\n".join(f"⚠ {w}" for w in warnings) + "\nStart anyway?"
         self.app.push_screen(ConfirmModal(textsafe.lines(question), yes="Start anyway"), answered)

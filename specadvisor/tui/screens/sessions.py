@@ -21,6 +21,7 @@ from specadvisor.errors import InputError
 from specadvisor.textsafe import line, markup
 from specadvisor.trust import is_imported, refuse_imported
 from specadvisor.tui.format import session_columns, summary_cells
+from specadvisor.tui.messages import SweepRequested
 from specadvisor.tui.screens.base import AppScreen
 from specadvisor.tui.screens.results import ResultsScreen
 from specadvisor.tui.widgets.modals import ConfirmModal, PromptModal
@@ -165,10 +166,7 @@ class SessionsScreen(AppScreen):
         if session.status == "finished":
             self.notify("That session is finished; nothing to resume.", severity="warning")
             return
-        if self.state.sweep_running:
-            self.notify("A sweep is already running.", severity="warning")
-            return
-        self.app.start_sweep(session)
+        self.post_message(SweepRequested(session))
 
     def action_rejudge(self) -> None:
         """Re-derive the selected session's verdict with this version's code (what `sessions show
