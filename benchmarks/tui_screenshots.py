@@ -72,10 +72,10 @@ def main() -> int:
         await pilot.pause(0.3)
         save("advice")
         if session is None:
-            app.start_sweep(app.plan.session)
+            app.start_sweep(app.state.plan.session)
         else:
             app.start_sweep(session)
-        state = app.sweep_state
+        state = app.state.sweep_state
         await wait_for(lambda: any(r.arm.speculative_config and r.completed >= 2 and state.rates for r in state.arms.values()) or state.finished, pilot, 900)
         await pilot.pause(1.5)
         save("sweep-live")

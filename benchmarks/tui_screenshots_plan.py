@@ -63,7 +63,7 @@ def startup(out: Path) -> None:
     app = create_app(services, cursor_blink=False, sweep=demo(engine, [2, 4], num_prompts=4, output_len=16).session)
 
     async def tour(pilot) -> None:
-        state = app.sweep_state
+        state = app.state.sweep_state
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline:
             row = state.arms.get(state.current) if state.current else None

@@ -105,7 +105,7 @@ def main() -> int:
             rss_start = proc.memory_info().rss
             t0 = time.perf_counter()
             await pilot.press("l")  # the server log open: the most expensive view
-            while not app.sweep_state.finished:
+            while not app.state.sweep_state.finished:
                 await asyncio.sleep(0.2)
             await pilot.pause(1.2)
             timings.update(seconds=time.perf_counter() - t0, rss_start=rss_start, rss_end=proc.memory_info().rss)
@@ -118,7 +118,7 @@ def main() -> int:
     mb = 1024 * 1024
     print(f"{args.requests} requests over {args.arms} arms: {sent} events in {timings['seconds']:.1f} s ({sent / timings['seconds']:.0f} events/s)")
     print(f"RSS at sweep start {timings['rss_start'] / mb:.0f} MB, at end {timings['rss_end'] / mb:.0f} MB, peak {peak[0] / mb:.0f} MB (target < 250 MB)")
-    print(f"log lines kept {len(app.sweep_state.log)} of {app.sweep_state.log_count}")
+    print(f"log lines kept {len(app.state.sweep_state.log)} of {app.state.sweep_state.log_count}")
     return 0 if peak[0] < 250 * mb else 1
 
 

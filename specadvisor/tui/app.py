@@ -11,18 +11,22 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
-from specadvisor.domain import Advice, ArmFinished, HardwareProfile, ModelProfile, Session, Workload
+from specadvisor.app.running import Runner
+from specadvisor.domain import ArmFinished, Session, Workload
 from specadvisor.errors import SpecAdvisorError
 from specadvisor.sweep.live import SweepState
-from specadvisor.tui.messages import SweepUpdated
+from specadvisor.tui.messages import SweepRequested, SweepUpdated
+from specadvisor.tui.screens.provision import ProvisionScreen
 from specadvisor.tui.screens.sweep import SweepScreen
-from specadvisor.tui.services import PlanLike, Runner, Services, SessionStore
+from specadvisor.tui.services import Services
+from specadvisor.tui.state import Prepare, TuiApp, TuiState
 from specadvisor.tui.widgets.modals import ConfirmModal, ErrorModal
 
 WORKER_TITLES = {
@@ -37,7 +41,7 @@ WORKER_TITLES = {
 }
 
 
-class SpecAdvisorApp(App[int]):
+class SpecAdvisorApp(TuiApp):
     CSS_PATH = "app.tcss"
     TITLE = "specadvisor"
     SUB_TITLE = "speculative decoding advisor for vLLM"
@@ -58,41 +62,20 @@ class SpecAdvisorApp(App[int]):
         model_ref: str | None = None,
         sweep: Session | None = None,
         guard_signals: bool = False,
-        prepare=None,
+        prepare: Prepare | None = None,
     ):
         super().__init__()
-        self.services = services
+        self.state = TuiState(services, model_ref=model_ref or "", workload=workload or Workload())
         self.cursor_blink = cursor_blink
         self.start = start
         self.initial_sweep = sweep  # `specadvisor demo`: open straight on this sweep
         self.prepare = prepare  # `specadvisor demo`: provision the engine inside the UI, then sweep
         self.guard_signals = guard_signals  # real runs: SIGTERM/SIGHUP must stop our vLLM servers too
-        self.hardware: HardwareProfile | None = None
-        self.model_profile: ModelProfile | None = None
-        self.model_ref = model_ref or ""
-        self.workload = workload or Workload()
-        self.budget_s: float | None = None  # the Setup form's time budget: sizes the default plan
-        self.budget_text: str | None = None
-        self.target_gpu: str | None = None  # Setup's "Plan for GPU" (H100x8): advice, plan and export for it
-        self.planned_hardware: HardwareProfile | None = None  # that GPU's hypothetical profile, once advised
-        self.advice: Advice | None = None
-        self.plan: PlanLike | None = None
-        self.session: Session | None = None
-        self.runner: Runner | None = None
-        self.sweep_state = SweepState()
-        self._store: SessionStore | None = None
-
-    # ------------------------------------------------------------------ state shared by screens
-
-    @property
-    def store(self) -> SessionStore:
-        if self._store is None:
-            self._store = self.services.open_store()
-        return self._store
 
     @property
     def sweep_running(self) -> bool:
-        return self.runner is not None
+        """For the launchers (`specadvisor`, `specadvisor demo`): a sweep's servers must be stopped on the way out."""
+        return self.state.sweep_running
 
     def on_mount(self) -> None:
         from specadvisor.tui.screens.sessions import SessionsScreen
@@ -104,11 +87,21 @@ class SpecAdvisorApp(App[int]):
         if self.initial_sweep is not None:
             self.start_sweep(self.initial_sweep)
         elif self.prepare is not None:
-            from specadvisor.tui.screens.provision import ProvisionScreen
-
             self.push_screen(ProvisionScreen(self.prepare))
         if self.guard_signals:
             self.run_worker(self._load_reaper, thread=True, name="signals", exit_on_error=False)
+
+    def on_sweep_requested(self, message: SweepRequested) -> None:
+        if self.state.sweep_running:
+            self.notify("A sweep is already running.", severity="warning")
+            return
+        self.start_sweep(message.session)
+
+    def on_provision_screen_ready(self, message: ProvisionScreen.Ready) -> None:
+        """`specadvisor demo`: the engine is ready; from now on launches use it."""
+        self.state.services = message.services
+        self.pop_screen()
+        self.start_sweep(message.session)
 
     def _load_reaper(self) -> None:
         """Import the engine layer off the UI thread (it is slow to import), then chain its signal
@@ -120,7 +113,10 @@ class SpecAdvisorApp(App[int]):
     # ------------------------------------------------------------------ errors
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """The one place where a failed worker becomes an error modal."""
+        self.worker_state_changed(event)
+
+    def worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """The one place where a failed worker becomes an error modal (the app's and the screens')."""
         if event.state == WorkerState.ERROR and event.worker.error is not None:
             title = WORKER_TITLES.get(event.worker.group, WORKER_TITLES.get(event.worker.name, "Something failed"))
             self.show_error(title, event.worker.error)
@@ -140,7 +136,7 @@ class SpecAdvisorApp(App[int]):
         from specadvisor.tui.screens.setup import SetupScreen
 
         while len(self.screen_stack) > 2 and not isinstance(self.screen, SetupScreen):
-            if self.sweep_running and isinstance(self.screen, SweepScreen):
+            if self.state.sweep_running and isinstance(self.screen, SweepScreen):
                 self.notify("A sweep is running: stop it (x) or wait for it to finish.", severity="warning")
                 return
             self.pop_screen()
@@ -151,7 +147,7 @@ class SpecAdvisorApp(App[int]):
         if not isinstance(self.screen, SessionsScreen):
             self.push_screen(SessionsScreen())
 
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         yield SystemCommand("Help", "Keys and how the advisor works", self.action_help)
         yield SystemCommand("Setup", "Hardware, model and workload", self.action_go_setup)
@@ -174,29 +170,29 @@ class SpecAdvisorApp(App[int]):
     def start_sweep(self, session: Session) -> None:
         """Run the session's arms in an async worker; events fold into sweep_state and reach the screen."""
         try:
-            runner = self.services.make_runner(session, self.store)
+            runner = self.state.services.make_runner(session, self.state.store)
         except SpecAdvisorError as err:  # e.g. the database cannot be opened: say so, keep the plan
             self.show_error("Cannot start the sweep", err)
             return
-        self.session = session
-        self.sweep_state = SweepState()
-        self.sweep_state.add_arms(session.arms, session.settings)
+        self.state.session = session
+        self.state.sweep_state = SweepState()
+        self.state.sweep_state.add_arms(session.arms, session.settings)
         for result in session.results:  # a resumed session: finished arms show as done
-            self.sweep_state.apply(ArmFinished(result=result))
-        self.runner = runner
-        self.push_screen(SweepScreen(self.sweep_state))
-        self.run_worker(self._drive(self.runner), name="sweep", group="sweep", exclusive=True, exit_on_error=False)
+            self.state.sweep_state.apply(ArmFinished(result=result))
+        self.state.runner = runner
+        self.push_screen(SweepScreen(self.state.sweep_state))
+        self.run_worker(self._drive(runner), name="sweep", group="sweep", exclusive=True, exit_on_error=False)
 
     async def _drive(self, runner: Runner) -> None:
         try:
             async for event in runner.events():
-                changed = self.sweep_state.apply(event)
+                changed = self.state.sweep_state.apply(event)
                 if changed:
                     self.post_to_sweep_screen(changed)
         finally:
-            if self.runner is runner:
-                self.runner = None
-            if not self.sweep_state.finished:  # a finished sweep already said "done" with its last event
+            if self.state.runner is runner:
+                self.state.runner = None
+            if not self.state.sweep_state.finished:  # a finished sweep already said "done" with its last event
                 self.post_to_sweep_screen({"stopped"})
 
     def post_to_sweep_screen(self, changed: set[str]) -> None:
@@ -206,20 +202,20 @@ class SpecAdvisorApp(App[int]):
 
     def finished_session(self) -> Session | None:
         """The session as it stands after the sweep: re-read from the store (the runner saved it)."""
-        if self.session is None:
+        if self.state.session is None:
             return None
         try:
-            return self.store.get_session(self.session.id)
+            return self.state.store.get_session(self.state.session.id)
         except Exception:  # noqa: BLE001 - fall back to what the event stream told us
-            session = self.session.model_copy(deep=True)
-            session.results = self.sweep_state.results()
-            session.recommendation = self.sweep_state.recommendation
+            session = self.state.session.model_copy(deep=True)
+            session.results = self.state.sweep_state.results()
+            session.recommendation = self.state.sweep_state.recommendation
             return session
 
     # ------------------------------------------------------------------ quitting
 
     async def action_quit(self) -> None:
-        if not self.sweep_running:
+        if not self.state.sweep_running:
             self.exit(0)
             return
 
@@ -238,15 +234,15 @@ class SpecAdvisorApp(App[int]):
 
     def stop_sweep(self) -> None:
         """Cancel the runner and stop every vLLM server we launched (process groups)."""
-        runner, self.runner = self.runner, None
+        runner, self.state.runner = self.state.runner, None
         if runner is not None:
             with contextlib.suppress(Exception):  # stopping must go on to the servers whatever the runner does
                 runner.cancel()
         self.workers.cancel_group(self, "sweep")
-        self.services.stop_servers()
+        self.state.services.stop_servers()
 
 
-def screen_commands(app: App, screen: Screen) -> Iterable[SystemCommand]:
+def screen_commands(app: App[Any], screen: Screen[Any]) -> Iterable[SystemCommand]:
     """Every described key of the screen as a palette command ("Advise", "Start sweep", "Import"...),
     so the palette finds what the footer offers, with the key shown beside it."""
     seen: set[str] = set()
@@ -263,7 +259,7 @@ def screen_commands(app: App, screen: Screen) -> Iterable[SystemCommand]:
         yield SystemCommand(binding.description, f"{key} · this screen", run)
 
 
-def create_app(services: Services | None = None, *, db_path: Path | None = None, **kwargs) -> SpecAdvisorApp:
+def create_app(services: Services | None = None, *, db_path: Path | None = None, **kwargs: Any) -> SpecAdvisorApp:
     """The app with real services (or the given ones): used by the CLI, the demo and the tests."""
     if services is None:
         from specadvisor.tui.services import default_services

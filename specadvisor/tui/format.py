@@ -15,8 +15,10 @@ from specadvisor.domain import (
     HardwareProfile,
     LatencyStats,
     ModelProfile,
+    Recommendation,
 )
 from specadvisor.figures import Speedup
+from specadvisor.tui.protocols import PlanLike
 
 
 def duration(seconds: float | None) -> str:
@@ -115,7 +117,7 @@ def candidate_details(c: Candidate) -> list[str]:
     for ev in c.evidence:
         where = "measured here" if ev.local else ev.source
         stale = " (stale)" if ev.stale else ""
-        rng = f" {speedup_range((ev.speedup_low, ev.speedup_high))}" if ev.speedup_low else ""
+        rng = f" {speedup_range((ev.speedup_low, ev.speedup_high or ev.speedup_low))}" if ev.speedup_low else ""
         lines.append(f"  evidence{rng}: {ev.summary} [{where}{stale}]")
     lines.extend(f"! {w}" for w in c.warnings)
     return lines
@@ -255,9 +257,9 @@ def gpu_line(telemetry: Any) -> str:
     return " · ".join(parts)
 
 
-def verdict_headline(rec: Any, arm_label: str | None, speedup: str = "") -> str:
+def verdict_headline(rec: Recommendation, arm_label: str | None, speedup: str = "") -> str:
     """The first line of the Results panel: the one verdict (analysis.decision), in the TUI's words."""
-    decision = getattr(rec, "decision", "")
+    decision = rec.decision
     if decision in ("speculate", "depends on concurrency") or (not decision and rec.arm_id and not rec.do_not_speculate):
         head = f"Speculate: {arm_label or rec.arm_id}{f' ({speedup})' if speedup else ''}"
         return head if decision != "depends on concurrency" else f"Depends on concurrency: {rec.verdict}"
@@ -273,34 +275,34 @@ def plural(count: int, word: str, many: str | None = None) -> str:
     return f"{count} {word if count == 1 else many or word + 's'}"
 
 
-def plan_estimate_lines(plan: Any) -> list[str]:
+def plan_estimate_lines(plan: PlanLike) -> list[str]:
     """The plan panel's summary: arms and launches, the time estimate against the budget (and by how
     much it is over), where the figures come from, what the budget left out."""
     s = plan.session.settings
     arms = len(plan.session.arms)
-    launches = plan.launches() if hasattr(plan, "launches") else arms
-    budget = getattr(plan, "budget_s", None)
+    launches = plan.launches()
+    budget = plan.budget_s
     lines = [
         f"{plural(arms, 'arm')} · {plural(launches, 'launch', 'launches')} · {s.num_prompts} req × {s.output_len} tok"
         + (f" · {s.parallel_choice} at once" if s.parallel_choice != "auto" else ""),
         f"about {rough_duration(plan.estimate_seconds())}" + (f" (budget {rough_duration(budget)})" if budget else ""),
     ]
-    over = plan.over_budget_s() if hasattr(plan, "over_budget_s") else None
+    over = plan.over_budget_s()
     if over:
         lines.append(f"⚠ over the budget by {rough_duration(over)}: b raises the budget, d removes arms")
-    left_out = getattr(plan, "left_out", [])
+    left_out = plan.left_out
     if left_out:
         lines.append("left out for time: " + ", ".join(left_out) + " (a adds N)")
-    source = getattr(plan, "estimate_source", "")
+    source = plan.estimate_source
     if source:  # last: the first line a short panel hides
         lines.append(f"from {source}")
     return lines
 
 
-def plan_warnings(plan: Any) -> list[str]:
+def plan_warnings(plan: PlanLike) -> list[str]:
     """What Start must ask about: arms that will not fit this host, an estimate over the budget."""
-    warnings = [f"memory: {w}" for w in getattr(plan, "host_warnings", [])]
-    over = plan.over_budget_s() if hasattr(plan, "over_budget_s") else None
+    warnings = [f"memory: {w}" for w in plan.host_warnings]
+    over = plan.over_budget_s()
     if over:
         warnings.append(f"time: about {rough_duration(plan.estimate_seconds())}, over the budget of {rough_duration(plan.budget_s)} by {rough_duration(over)}")
     return warnings

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING
 
 from specadvisor.app.running import Runner
 from specadvisor.domain import (
@@ -23,36 +23,10 @@ from specadvisor.domain import (
     Session,
     Workload,
 )
+from specadvisor.tui.protocols import PlanLike
 
 if TYPE_CHECKING:  # the store (sqlite-utils) is imported when first opened, not at TUI start-up
-    from specadvisor.store import SessionSummary
-
-
-class PlanLike(Protocol):
-    """An editable sweep plan (specadvisor.sweep.plan.SweepPlan): the session plus editing helpers."""
-
-    session: Session
-
-    @property
-    def arms(self) -> list[Any]: ...
-
-    def add_arm(self, method: str | None, n: int | None = None, extra: dict[str, Any] | None = None) -> list[Any]: ...
-
-    def remove_arm(self, arm_id_: str) -> None: ...
-
-    def estimate_seconds(self) -> float: ...
-
-    def launches(self) -> int: ...
-
-
-class SessionStore(Protocol):
-    def list_sessions(self) -> list[SessionSummary]: ...
-
-    def get_session(self, session_id: str) -> Session: ...
-
-    def delete_session(self, session_id: str) -> None: ...
-
-    def save_session(self, session: Session) -> None: ...
+    from specadvisor.store import Store
 
 
 @dataclass
@@ -62,8 +36,8 @@ class Services:
     advise: Callable[[HardwareProfile, ModelProfile, Workload], Advice]
     plan: Callable[..., PlanLike]  # (advice, model, hardware, workload, budget_s=None)
     predict: Callable[[Session], dict[str, float]]
-    open_store: Callable[[], SessionStore]
-    make_runner: Callable[[Session, SessionStore], Runner]
+    open_store: Callable[[], Store]
+    make_runner: Callable[[Session, Store], Runner]
     stop_servers: Callable[[], None]
     recommend: Callable[[Session], Recommendation | None]
     rejudge: Callable[[Session], Recommendation]  # the current code's verdict on stored measurements (runs nothing)
@@ -71,7 +45,7 @@ class Services:
     report_markdown: Callable[[Session], str]
     report_html: Callable[[Session], str]
     export_bundle: Callable[[Session, Path], Path]
-    import_bundle: Callable[[SessionStore, Path], tuple[Session, bool]]  # (session, added: False when already stored)
+    import_bundle: Callable[[Store, Path], tuple[Session, bool]]  # (session, added: False when already stored)
     hypothetical: Callable[[str], HardwareProfile] | None = None  # "H100x8": a machine planned for, not this one
 
 
@@ -121,13 +95,13 @@ def default_services(db_path: Path | None = None, server_env: dict[str, str] | N
 
         return {key: p.predicted_throughput for key, p in confident_predictions(session).items() if p.arm_id}
 
-    def open_store() -> SessionStore:
+    def open_store() -> Store:
         from specadvisor.settings import paths
         from specadvisor.store import Store
 
         return Store.open(db_path or paths().database)
 
-    def make_runner(session: Session, store: SessionStore) -> Runner:
+    def make_runner(session: Session, store: Store) -> Runner:
         """The app layer's runner for a plan made on the hardware this app detected (or a resumed session)."""
         from specadvisor.app.running import RunOptions, runner_for
         from specadvisor.app.sweeps import Prepared
@@ -171,7 +145,7 @@ def default_services(db_path: Path | None = None, server_env: dict[str, str] | N
 
         return _export(session, path) or path
 
-    def import_bundle(store: SessionStore, path: Path) -> tuple[Session, bool]:
+    def import_bundle(store: Store, path: Path) -> tuple[Session, bool]:
         from specadvisor.store.bundle import import_bundle as _import
 
         return _import(store, path)

@@ -56,10 +56,10 @@ async def test_tui_runs_a_real_sweep_to_results(cpu_engine, tmp_path):
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause(0.5)
         assert isinstance(app.screen, SweepScreen)
-        await wait_for(lambda: app.sweep_state.log_count > 3, pilot, 300)  # real server output streams in
-        await wait_for(lambda: app.sweep_state.finished or not app.sweep_running, pilot, 1200)
+        await wait_for(lambda: app.state.sweep_state.log_count > 3, pilot, 300)  # real server output streams in
+        await wait_for(lambda: app.state.sweep_state.finished or not app.sweep_running, pilot, 1200)
         await pilot.pause(1.5)
-        state = app.sweep_state
+        state = app.state.sweep_state
         assert state.finished, list(state.warnings)
         assert {a: r.status for a, r in state.arms.items()} == {"baseline": ArmStatus.ok, "ngram-n4": ArmStatus.ok}
         queue = app.screen.query_one("#queue", DataTable)

@@ -87,7 +87,7 @@ async def test_the_sweep_screen_shows_the_running_arm_live(make_app):
         await pilot.press("ctrl+s")
         for _ in range(60):
             await pilot.pause(0.05)
-            row = app.sweep_state.arms.get("ngram-n4")
+            row = app.state.sweep_state.arms.get("ngram-n4")
             if row is not None and row.completed == 3 and row.live_acceptance is not None:
                 break
         await pilot.pause(0.2)

@@ -41,7 +41,7 @@ def notices(app) -> list[str]:
 async def test_an_8b_model_on_this_cpu_host_warns_in_the_plan_and_start_asks(make_app, calls):
     """Issue 24: an 8B bf16 model on a 24 GiB CPU host planned with a green Start and no warning."""
     app = make_app()
-    app.services.inspect_model = lambda ref: MODEL.model_copy(update={"id": ref, "params_b": 8.0, "dtype": "bfloat16"})
+    app.state.services.inspect_model = lambda ref: MODEL.model_copy(update={"id": ref, "params_b": 8.0, "dtype": "bfloat16"})
     async with app.run_test(size=(120, 40)) as pilot:
         await to_advice(app, pilot, model="meta-llama/Llama-3.1-8B-Instruct")
         note = text(app, "#host-note")
@@ -88,9 +88,9 @@ async def test_adding_a_left_out_n_updates_the_list_and_the_counts(make_app):
     async with app.run_test(size=(120, 40)) as pilot:
         await to_advice(app, pilot, budget="1 min")
         assert "left out for time: n-gram N=4" in text(app, "#estimate")
-        arms_before = len(app.plan.arms)
+        arms_before = len(app.state.plan.arms)
         table = app.screen.query_one("#arms", DataTable)
-        table.move_cursor(row=next(i for i, a in enumerate(app.plan.arms) if a.method == "ngram"))
+        table.move_cursor(row=next(i for i, a in enumerate(app.state.plan.arms) if a.method == "ngram"))
         await pilot.press("plus")
         await pilot.pause()
         app.screen.query_one("#prompt-input", Input).value = "4"
@@ -112,29 +112,29 @@ async def test_suffix_is_left_out_when_the_engine_lacks_arctic_inference(make_ap
     script.write_text(f"#!{venv / 'bin' / 'python3'}\n")
     hardware = HARDWARE.model_copy(update={"engine": HARDWARE.engine.model_copy(update={"command": [str(script)]})})
     app = make_app()
-    app.services.detect = lambda: hardware
+    app.state.services.detect = lambda: hardware
     async with app.run_test(size=(120, 40)) as pilot:
         await to_advice(app, pilot)
-        assert not [a for a in app.plan.arms if a.method == "suffix"]
+        assert not [a for a in app.state.plan.arms if a.method == "suffix"]
         assert "suffix left out: arctic-inference is not installed in the engine's environment" in text(app, "#host-note")
         # installed there: planned again
         (site / "arctic_inference-0.1.1.dist-info").mkdir()
         await pilot.press("escape")
         await pilot.press("f5")
         await settle(pilot)
-        assert [a for a in app.plan.arms if a.method == "suffix"]
+        assert [a for a in app.state.plan.arms if a.method == "suffix"]
 
 
 async def test_a_named_gpu_drives_the_advice_the_plan_and_the_export(make_app, calls, tmp_path):
     seen = []
     app = make_app()
-    advise = app.services.advise
+    advise = app.state.services.advise
 
     def recording(hardware, model, workload):
         seen.append(hardware)
         return advise(hardware, model, workload)
 
-    app.services.advise = recording
+    app.state.services.advise = recording
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         gpu = app.screen.query_one("#gpu", Input)
@@ -146,7 +146,7 @@ async def test_a_named_gpu_drives_the_advice_the_plan_and_the_export(make_app, c
         assert "Advice for H100x8" in text(app, "#hardware")
         await to_advice(app, pilot)
         assert seen[-1].hypothetical and len(seen[-1].gpus) == 8
-        assert app.plan.planned_for and "H100" in app.plan.planned_for and app.plan.session.settings.engine_cmd == []
+        assert app.state.plan.planned_for and "H100" in app.state.plan.planned_for and app.state.plan.session.settings.engine_cmd == []
         assert "Planned for" in text(app, "#host-note") and "H100" in app.screen.sub_title
         await pilot.press("ctrl+s")
         await pilot.pause()
@@ -168,7 +168,7 @@ async def test_a_named_gpu_drives_the_advice_the_plan_and_the_export(make_app, c
         app.screen.query_one("#gpu", Input).value = ""
         await pilot.press("f5")
         await settle(pilot)
-        assert not seen[-1].hypothetical and not app.plan.planned_for
+        assert not seen[-1].hypothetical and not app.state.plan.planned_for
 
 
 async def test_the_palette_offers_every_screen_action(make_app):
@@ -267,12 +267,12 @@ async def test_a_server_start_up_shows_elapsed_seconds_and_the_log_line(make_app
             await release.wait()
 
     app = make_app()
-    app.services.make_runner = SlowStart
+    app.state.services.make_runner = SlowStart
     async with app.run_test(size=(120, 40)) as pilot:
         await to_advice(app, pilot)
         await pilot.press("ctrl+s")
         await pilot.pause(0.3)
-        state = app.sweep_state
+        state = app.state.sweep_state
         state.clock = lambda: state.arms["baseline"].started_at + 57.4  # 57 s into the start-up
         await pilot.pause(0.3)
         current = text(app, "#current")

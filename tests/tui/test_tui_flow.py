@@ -100,9 +100,9 @@ async def test_cleared_fields_mean_the_shown_defaults(make_app):
         await pilot.press("f5")
         await settle(pilot)
         assert isinstance(app.screen, AdviceScreen)
-        wl = app.workload
+        wl = app.state.workload
         assert (wl.concurrency, wl.output_len, wl.temperature, wl.num_prompts) == (1, 256, 0.0, 32)
-        assert app.budget_s == 30 * 60
+        assert app.state.budget_s == 30 * 60
 
 
 async def test_numbers_as_people_type_them(make_app):
@@ -116,9 +116,9 @@ async def test_numbers_as_people_type_them(make_app):
         await pilot.press("f5")
         await settle(pilot)
         assert isinstance(app.screen, AdviceScreen)
-        assert app.workload.output_len == 2000 and app.workload.concurrency_levels == [1, 8]
-        assert app.plan.session.settings.concurrency == [1, 8]
-        assert app.budget_s == 3600
+        assert app.state.workload.output_len == 2000 and app.state.workload.concurrency_levels == [1, 8]
+        assert app.state.plan.session.settings.concurrency == [1, 8]
+        assert app.state.budget_s == 3600
 
 
 async def test_focused_field_is_visibly_styled(make_app):
@@ -152,7 +152,7 @@ async def test_advice_lists_candidates_and_editable_arms(make_app):
         await pilot.press("enter")
         await pilot.pause()
         assert "ngram-n6" in [k.value for k in table.rows]
-        added = next(a for a in app.plan.arms if a.id == "ngram-n6")
+        added = next(a for a in app.state.plan.arms if a.id == "ngram-n6")
         assert added.speculative_config["prompt_lookup_max"] == 4  # kept from the advised candidate
         table.move_cursor(row=3)
         await pilot.press("d")
@@ -173,7 +173,7 @@ async def test_sweep_runs_live_and_lands_on_results(make_app, db_path):
         await settle(pilot)
         await pilot.pause(0.2)
         assert isinstance(app.screen, SweepScreen)
-        state = app.sweep_state
+        state = app.state.sweep_state
         assert state.finished and state.recommendation is not None
         queue = app.screen.query_one("#queue", DataTable)
         assert queue.row_count == 4
@@ -216,7 +216,7 @@ async def test_prompt_file_must_exist_and_replaces_the_builtin_set(make_app, tmp
         await pilot.press("f5")
         await settle(pilot)
         assert isinstance(app.screen, AdviceScreen)
-        assert app.plan.session.settings.prompt_source == str(prompts)
+        assert app.state.plan.session.settings.prompt_source == str(prompts)
 
 
 async def test_help_is_generated_from_the_key_bindings(make_app):
@@ -241,6 +241,7 @@ async def test_engine_provisioning_shows_its_progress_inside_the_tui(db_path, ca
     from tui_fakes import fake_services, finished_session
 
     release = threading.Event()
+    ready = []  # the services the prepared engine comes with: the app must launch through these
 
     def prepare(progress):
         progress("[1/5] creating the engine venv")
@@ -248,7 +249,8 @@ async def test_engine_provisioning_shows_its_progress_inside_the_tui(db_path, ca
         release.wait(10)
         with Store.open(db_path) as store:
             session = finished_session(store).model_copy(update={"results": [], "status": "planned", "recommendation": None})
-        return fake_services(db_path, calls), session
+        ready.append(fake_services(db_path, calls))
+        return ready[-1], session
 
     app = create_app(fake_services(db_path, calls), cursor_blink=False, prepare=prepare)
     app.refresh_interval, app.chart_interval = 0.02, 0.05
@@ -262,6 +264,7 @@ async def test_engine_provisioning_shows_its_progress_inside_the_tui(db_path, ca
         release.set()
         await settle(pilot)
         assert isinstance(app.screen, SweepScreen) and calls.runners
+        assert app.state.services is ready[0]
 
 
 async def test_the_edit_workload_picks_its_prompt_set_and_output_length(make_app):
@@ -279,7 +282,7 @@ async def test_the_edit_workload_picks_its_prompt_set_and_output_length(make_app
         await pilot.press("f5")
         await settle(pilot)
         assert isinstance(app.screen, AdviceScreen)
-        settings = app.plan.session.settings
+        settings = app.state.plan.session.settings
         assert (settings.prompt_source, settings.output_len) == ("edit", 128)
         app.screen.app.pop_screen()
         await settle(pilot)

@@ -36,13 +36,13 @@ async def test_p_sets_servers_at_once_and_refuses_nonsense(make_app):
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await to_advice(app, pilot)
-        assert app.plan.session.settings.parallel_choice == "auto"
+        assert app.state.plan.session.settings.parallel_choice == "auto"
         await answer(pilot, "2")
-        assert app.plan.session.settings.parallel_choice == "2"
+        assert app.state.plan.session.settings.parallel_choice == "2"
         assert "2 at once" in str(app.screen.query_one("#estimate", Static).render())
         await answer(pilot, "lots")
         assert isinstance(app.screen, ErrorModal) and "neither 'auto' nor a whole number" in app.screen.message
-        assert app.plan.session.settings.parallel_choice == "2"
+        assert app.state.plan.session.settings.parallel_choice == "2"
 
 
 def test_the_choice_becomes_core_ranges_on_a_cpu_host_and_gpu_groups_on_a_gpu_host(tmp_path, monkeypatch):

@@ -51,8 +51,8 @@ QWEN_ADVICE = Advice(
 
 def qwen_app(make_app):
     app = make_app()
-    app.services.advise = lambda hw, model, workload: QWEN_ADVICE
-    app.services.inspect_model = lambda ref: MODEL.model_copy(update={"id": ref, "params_b": 8.0})
+    app.state.services.advise = lambda hw, model, workload: QWEN_ADVICE
+    app.state.services.inspect_model = lambda ref: MODEL.model_copy(update={"id": ref, "params_b": 8.0})
     return app
 
 
@@ -78,7 +78,7 @@ async def test_cpu_only_host_is_told_and_plans_what_it_can(make_app, db_path, tm
         note = str(app.screen.query_one("#host-note", Static).render())
         assert "CPU-only host" in note and "P-EAGLE" in note and "EAGLE-3" in note and "DFlash" in note and "cannot be measured here" in note
         assert [r[1] for r in rows(app)] == ["baseline", "n-gram N=4", "n-gram N=2"]
-        assert all(a.speculative_config is None or a.speculative_config["method"] == "ngram" for a in app.plan.arms)
+        assert all(a.speculative_config is None or a.speculative_config["method"] == "ngram" for a in app.state.plan.arms)
         # the full plan goes to a GPU machine: serve-params with every advised method, the session saved
         await pilot.press("x")
         await pilot.pause()
@@ -103,7 +103,7 @@ async def test_gpu_plan_labels_are_unique_grouped_and_header_uncut(make_app):
     from domain_helpers import gpu_hardware
 
     app = qwen_app(make_app)
-    app.services.detect = gpu_hardware
+    app.state.services.detect = gpu_hardware
     async with app.run_test(size=(120, 40)) as pilot:
         await open_advice(app, pilot, budget="none")
         table = rows(app)
@@ -123,16 +123,16 @@ async def test_budget_sizes_the_plan_and_n_is_added_per_candidate(make_app):
     from domain_helpers import gpu_hardware
 
     app = qwen_app(make_app)
-    app.services.detect = gpu_hardware
+    app.state.services.detect = gpu_hardware
     async with app.run_test(size=(120, 40)) as pilot:
         await open_advice(app, pilot, budget="none")
-        everything = len(app.plan.arms)
+        everything = len(app.state.plan.arms)
         await pilot.press("b")
         await pilot.pause()
         app.screen.query_one("#prompt-input", Input).value = "about 10 min"
         await pilot.press("enter")
         await settle(pilot)
-        assert app.budget_s == 600 and len(app.plan.arms) < everything
+        assert app.state.budget_s == 600 and len(app.state.plan.arms) < everything
         estimate = str(app.screen.query_one("#estimate", Static).render())
         assert "(budget 10 min)" in estimate and "left out for time:" in estimate
         # add N=9 to the highlighted P-EAGLE group: the drafter and flags are kept
@@ -142,7 +142,7 @@ async def test_budget_sizes_the_plan_and_n_is_added_per_candidate(make_app):
         app.screen.query_one("#prompt-input", Input).value = "9"
         await pilot.press("enter")
         await pilot.pause()
-        added = next(a for a in app.plan.arms if a.n == 9)
+        added = next(a for a in app.state.plan.arms if a.n == 9)
         assert added.speculative_config["parallel_drafting"] and added.speculative_config["model"].endswith("peagle")
         assert "P-EAGLE N=9 · speculator.peagle" in [r[1] for r in rows(app)]
 

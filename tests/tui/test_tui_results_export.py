@@ -80,12 +80,12 @@ async def test_resume_shows_stored_arms_done_and_runs_the_rest(make_app, db_path
         await pilot.press("r")
         await pilot.pause(0.2)
         assert isinstance(app.screen, SweepScreen)
-        phases = {a: r.phase for a, r in app.sweep_state.arms.items()}
+        phases = {a: r.phase for a, r in app.state.sweep_state.arms.items()}
         assert {a for a, p in phases.items() if p == "done"} == {r.arm_id for r in session.results}
         assert phases[missing[0]] == "measuring" and phases[missing[1]] == "queued"
         hold.set()
         await settle(pilot)
-        assert app.sweep_state.finished
+        assert app.state.sweep_state.finished
         queue = app.screen.query_one("#queue", DataTable)
         assert queue.row_count == 4
     assert calls.runners and calls.runners[0].session.id == session.id

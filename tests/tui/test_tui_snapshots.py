@@ -48,7 +48,7 @@ def test_sweep_live(snap_compare, make_app, size):
         await pilot.press("ctrl+s")
         for _ in range(50):
             await pilot.pause(0.05)
-            row = pilot.app.sweep_state.arms.get("ngram-n4")
+            row = pilot.app.state.sweep_state.arms.get("ngram-n4")
             if row is not None and row.completed == 3:
                 break
         await pilot.pause(0.2)

@@ -9,6 +9,7 @@ from test_tui_flow import go_to_advice
 from textual.widgets import Collapsible, Input, RichLog
 
 from specadvisor.store import Store
+from specadvisor.tui.messages import SweepRequested
 from specadvisor.tui.screens.sweep import SweepScreen
 from specadvisor.tui.widgets.modals import ConfirmModal, ErrorModal
 
@@ -20,7 +21,7 @@ async def test_quit_during_sweep_asks_then_stops_servers(make_app, calls, db_pat
         await go_to_advice(app, pilot)
         await pilot.press("ctrl+s")
         await pilot.pause(0.2)
-        assert isinstance(app.screen, SweepScreen) and app.sweep_running
+        assert isinstance(app.screen, SweepScreen) and app.state.sweep_running
         await pilot.press("ctrl+q")
         await pilot.pause()
         assert isinstance(app.screen, ConfirmModal)
@@ -38,6 +39,24 @@ async def test_quit_during_sweep_asks_then_stops_servers(make_app, calls, db_pat
         assert summary.status == "running"  # left resumable: the real runner marks it interrupted
 
 
+async def test_a_screen_asking_for_a_second_sweep_is_refused_while_one_runs(make_app, calls):
+    """Screens ask the app for a sweep with a message; the app owns the one sweep worker and says no."""
+    hold = asyncio.Event()
+    app = make_app(hold=hold)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await go_to_advice(app, pilot)
+        await pilot.press("ctrl+s")
+        await pilot.pause(0.2)
+        sweep_screen = app.screen
+        assert isinstance(sweep_screen, SweepScreen) and app.state.session is not None
+        sweep_screen.post_message(SweepRequested(app.state.session))
+        await pilot.pause(0.1)
+        assert app.screen is sweep_screen and len(calls.runners) == 1
+        assert "A sweep is already running." in [str(n.message) for n in app._notifications]
+        hold.set()
+        await settle(pilot)
+
+
 async def test_runner_failure_opens_error_modal_with_hint(make_app):
     app = make_app(fail_arm="ngram-n4")
     async with app.run_test(size=(120, 40)) as pilot:
@@ -49,7 +68,7 @@ async def test_runner_failure_opens_error_modal_with_hint(make_app):
         assert app.screen.hint == "read the server log (l)"
         await pilot.press("escape")
         await pilot.pause(0.1)
-        assert isinstance(app.screen, SweepScreen) and not app.sweep_running
+        assert isinstance(app.screen, SweepScreen) and not app.state.sweep_running
 
 
 async def test_server_log_opens_and_filters(make_app):
@@ -96,7 +115,7 @@ async def test_unusable_database_at_start_shows_the_store_error(make_app, db_pat
         assert isinstance(app.screen, ErrorModal)
         assert app.screen.title_text == "Cannot start the sweep"
         assert str(db_path) in app.screen.message
-        assert not app.sweep_running
+        assert not app.state.sweep_running
 
 
 async def test_measurement_warnings_pop_up_as_they_happen(make_app):

@@ -18,14 +18,18 @@ from textual.widgets import Button, Collapsible, DataTable, Footer, Header, Stat
 
 from specadvisor import textsafe
 from specadvisor.analysis.arms import arm_label, family_key
+from specadvisor.domain import Advice, Arm, Session
 from specadvisor.errors import InputError
 from specadvisor.fileio import write_atomic
 from specadvisor.quantities import parse_count_list, parse_duration, parse_number
 from specadvisor.sweep.plan import candidate_family
 from specadvisor.sweep.slots import parallel_count
 from specadvisor.tui.format import candidate_details, candidate_title, plan_estimate_lines, plan_warnings
+from specadvisor.tui.messages import SweepRequested
 from specadvisor.tui.plan_edit import arm_request, family_of
+from specadvisor.tui.protocols import PlanLike
 from specadvisor.tui.screens.base import AppScreen
+from specadvisor.tui.state import required
 from specadvisor.tui.widgets.modals import ConfirmModal, InfoModal, PromptModal
 
 
@@ -41,14 +45,23 @@ class AdviceScreen(AppScreen):
         Binding("escape", "app.pop_screen", "Back"),
     ]
 
+    @property
+    def advice(self) -> Advice:
+        return required(self.state.advice, "advice")
+
+    @property
+    def plan(self) -> PlanLike:
+        """The state's plan: a re-plan (budget) replaces it there, and this screen shows the new one."""
+        return required(self.state.plan, "plan")
+
     def compose(self) -> ComposeResult:
-        advice = self.app.advice
+        advice = self.advice
         yield Header()
         yield Static(advice.verdict or "", id="verdict", markup=False)
         with Horizontal(id="advice-columns"):
             with VerticalScroll(id="candidates", classes="panel"):
                 for rank, cand in enumerate(advice.candidates, start=1):
-                    with Collapsible(title=textsafe.markup(candidate_title(rank, cand, self.app.model_ref), 120), collapsed=rank > 1):
+                    with Collapsible(title=textsafe.markup(candidate_title(rank, cand, self.state.model_ref), 120), collapsed=rank > 1):
                         yield Static(textsafe.lines("\n".join(candidate_details(cand))), markup=False, classes="details")
                 if advice.warnings:
                     yield Static("\n".join(f"! {w}" for w in advice.warnings), classes="warnings", markup=False)
@@ -62,7 +75,7 @@ class AdviceScreen(AppScreen):
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
-        planned = getattr(self.app, "planned_hardware", None)
+        planned = self.state.planned_hardware
         if planned is not None:
             self.sub_title = f"advice for {planned.gpu_label} (planned, not this machine)"
         self.query_one("#candidates").border_title = "Candidates (Enter expands)"
@@ -77,17 +90,17 @@ class AdviceScreen(AppScreen):
     def group_ranks(self) -> dict[str, int]:
         """Configuration family -> the rank of the candidate it came from (its group number)."""
         ranks: dict[str, int] = {}
-        for rank, cand in enumerate(self.app.advice.candidates, start=1):
+        for rank, cand in enumerate(self.advice.candidates, start=1):
             ranks.setdefault(candidate_family(cand), rank)
         return ranks
 
     def refresh_plan(self) -> None:
-        plan = self.app.plan
+        plan = self.plan
         session = plan.session
         note = self.query_one("#host-note", Static)
-        planned_for = getattr(plan, "planned_for", "")
+        planned_for = plan.planned_for
         lines = [f"Planned for {planned_for}, not this machine: x exports it for that machine."] if planned_for else []
-        lines += [f"⚠ {w}" for w in getattr(plan, "host_warnings", [])] + [getattr(plan, "host_note", "") or ""]  # what fails first
+        lines += [f"⚠ {w}" for w in plan.host_warnings] + [plan.host_note]  # what fails first
         text = "\n".join(line for line in lines if line)
         note.update(textsafe.lines(text))
         note.display = bool(text)
@@ -100,22 +113,22 @@ class AdviceScreen(AppScreen):
             group = "" if arm.is_baseline else f"#{ranks[family_key(arm)]}" if family_key(arm) in ranks else "+"
             shown = group if group != last_group else ""
             last_group = group
-            table.add_row(shown, textsafe.markup(arm_label(arm, self.app.model_ref), 80), key=arm.id)
+            table.add_row(shown, textsafe.markup(arm_label(arm, self.state.model_ref), 80), key=arm.id)
         if table.row_count:
             table.move_cursor(row=min(cursor, table.row_count - 1))
         self.query_one("#estimate", Static).update(textsafe.lines(self.estimate_text()))
 
     def estimate_text(self) -> str:
-        return "\n".join(plan_estimate_lines(self.app.plan))
+        return "\n".join(plan_estimate_lines(self.plan))
 
     # ------------------------------------------------------------------ editing
 
-    def highlighted_arm(self):
+    def highlighted_arm(self) -> Arm | None:
         table = self.query_one("#arms", DataTable)
         if table.row_count == 0:
             return None
         row_key, _ = table.coordinate_to_cell_key(table.cursor_coordinate)
-        return next((a for a in self.app.plan.arms if a.id == row_key.value), None)
+        return next((a for a in self.plan.arms if a.id == row_key.value), None)
 
     def action_add_arm(self) -> None:
         arm = self.highlighted_arm()
@@ -129,8 +142,8 @@ class AdviceScreen(AppScreen):
                     method, extra = family
                     requests = [(method, n, extra) for n in parse_count_list(text, "N")]
                 else:
-                    requests = [arm_request(self.app.advice, text)]
-                new = [a for method, n, extra in requests for a in self.app.plan.add_arm(method, n, extra)]
+                    requests = [arm_request(self.advice, text)]
+                new = [a for method, n, extra in requests for a in self.plan.add_arm(method, n, extra)]
                 if not new:
                     raise InputError(f"{text!r} is already planned", hint="pick another N")
             except InputError as err:
@@ -138,11 +151,11 @@ class AdviceScreen(AppScreen):
                 return
             self.refresh_plan()
 
-        if family is not None:
-            name = arm_label(arm, self.app.model_ref, with_concurrency=False).split(" N=")[0]
+        if arm is not None and family is not None:  # a family is only found on a highlighted arm
+            name = arm_label(arm, self.state.model_ref, with_concurrency=False).split(" N=")[0]
             self.app.push_screen(PromptModal(f"Add N to {name} (e.g. 6 or 6,8):", placeholder="6"), added)
         else:
-            first = self.app.advice.candidates[0].id if self.app.advice.candidates else "method"
+            first = self.advice.candidates[0].id if self.advice.candidates else "method"
             self.app.push_screen(PromptModal("Add an arm: candidate and N", placeholder=f"{first} 6"), added)
 
     def action_remove_arm(self) -> None:
@@ -152,7 +165,7 @@ class AdviceScreen(AppScreen):
         try:
             if arm.is_baseline:
                 raise InputError("the baseline arm cannot be removed", hint="every speedup is measured against it")
-            self.app.plan.remove_arm(arm.id)
+            self.plan.remove_arm(arm.id)
         except InputError as err:
             self.app.show_error("Cannot remove that arm", err)
             return
@@ -172,10 +185,10 @@ class AdviceScreen(AppScreen):
             except InputError as err:
                 self.app.show_error("Cannot read that", err)
                 return
-            self.app.plan.session.settings.parallel_choice = choice
+            self.plan.session.settings.parallel_choice = choice
             self.refresh_plan()
 
-        current = self.app.plan.session.settings.parallel_choice
+        current = self.plan.session.settings.parallel_choice
         self.app.push_screen(
             PromptModal("Servers at once: auto (one per free GPU group) or a number (a CPU-only host splits its cores):", value=current), answered
         )
@@ -189,23 +202,24 @@ class AdviceScreen(AppScreen):
             except InputError as err:
                 self.app.show_error("Cannot read that budget", err)
                 return
-            self.app.budget_s = budget
-            self.app.budget_text = text
+            self.state.budget_s = budget
+            self.state.budget_text = text
             self.replan(budget)
 
-        current = getattr(self.app, "budget_text", None) or ""
+        current = self.state.budget_text or ""
         self.app.push_screen(PromptModal("Time you are willing to spend (e.g. 30 min, 1 h; 'none' plans everything):", value=current), answered)
 
     @work(thread=True, exclusive=True, group="advise", exit_on_error=False)
     def replan(self, budget: float | None) -> None:
-        app = self.app
-        planned = app.planned_hardware
-        plan = app.services.plan(app.advice, app.model_profile, planned or app.hardware, app.workload, budget_s=budget, host_only=planned is None)
-        app.call_from_thread(self._set_plan, plan)
+        state = self.state
+        planned = state.planned_hardware
+        hardware = planned or required(state.hardware, "hardware")
+        plan = state.services.plan(self.advice, required(state.model_profile, "model"), hardware, state.workload, budget_s=budget, host_only=planned is None)
+        self.app.call_from_thread(self._set_plan, plan)
 
-    def _set_plan(self, plan) -> None:
-        self.app.plan = plan
-        self.app.session = plan.session
+    def _set_plan(self, plan: PlanLike) -> None:
+        self.state.plan = plan
+        self.state.session = plan.session
         self.refresh_plan()
 
     def action_export_plan(self) -> None:
@@ -215,30 +229,33 @@ class AdviceScreen(AppScreen):
         def gpu_chosen(spec: str | None) -> None:
             if not spec:
                 return
-            default = f"specadvisor-plan-{spec.lower()}.json"
-            self.app.push_screen(
-                PromptModal("Write the plan (vllm bench sweep serve --serve-params) to:", value=default),
-                lambda text: self.export_plan(spec, Path(text).expanduser()) if text else None,
-            )
 
-        default = getattr(self.app, "target_gpu", None) or "H100x1"
+            def path_given(text: str | None) -> None:
+                if text:
+                    self.export_plan(spec, Path(text).expanduser())
+
+            default = f"specadvisor-plan-{spec.lower()}.json"
+            self.app.push_screen(PromptModal("Write the plan (vllm bench sweep serve --serve-params) to:", value=default), path_given)
+
+        default = self.state.target_gpu or "H100x1"
         self.app.push_screen(PromptModal("Plan for which GPU machine? NAME[xCOUNT], e.g. H100x8:", value=default), gpu_chosen)
 
     @work(thread=True, exclusive=True, group="export", exit_on_error=False)
     def export_plan(self, spec: str, path: Path) -> None:
         from specadvisor.report.serve_params import serve_params
 
-        app = self.app
-        services = app.services
-        hardware = services.hypothetical(spec) if services.hypothetical else app.hardware
-        advice = services.advise(hardware, app.model_profile, app.workload)
-        full = services.plan(advice, app.model_profile, hardware, app.workload, budget_s=None, host_only=False)
+        state = self.state
+        services = state.services
+        model = required(state.model_profile, "model")
+        hardware = services.hypothetical(spec) if services.hypothetical else required(state.hardware, "hardware")
+        advice = services.advise(hardware, model, state.workload)
+        full = services.plan(advice, model, hardware, state.workload, budget_s=None, host_only=False)
         full.session.name = full.session.name or f"plan for {hardware.gpu_label}"
         written = write_atomic(path, json.dumps(serve_params(full.session), indent=2) + "\n")
-        app.call_from_thread(self._exported, full.session, written, advice)
+        self.app.call_from_thread(self._exported, full.session, written, advice)
 
-    def _exported(self, session, written, advice) -> None:
-        self.app.store.save_session(session)
+    def _exported(self, session: Session, written: Path, advice: Advice) -> None:
+        self.state.store.save_session(session)
         from specadvisor.trust import handoff_commands
 
         export, load, run = handoff_commands(session, f"specadvisor-plan-{session.id[:8]}.json")
@@ -250,12 +267,12 @@ class AdviceScreen(AppScreen):
             markup=False,
         )
         label = session.hardware.gpu_label if session.hardware else "that GPU"
-        self.app.push_screen(InfoModal(f"Ranking for {label} (planned; the exported plan measures these)", ranking_text(advice, self.app.model_ref)))
+        self.app.push_screen(InfoModal(f"Ranking for {label} (planned; the exported plan measures these)", ranking_text(advice, self.state.model_ref)))
 
     def action_capacity(self) -> None:
         """Measure capacity instead: per configuration one launch and a rate sweep to the latency edge."""
-        if getattr(self.app.plan, "planned_for", ""):
-            self.notify(f"This plan is for {self.app.plan.planned_for}, not this machine: nothing can be measured here.", severity="warning", markup=False)
+        if self.plan.planned_for:
+            self.notify(f"This plan is for {self.plan.planned_for}, not this machine: nothing can be measured here.", severity="warning", markup=False)
             return
 
         def answered(text: str | None) -> None:
@@ -270,17 +287,17 @@ class AdviceScreen(AppScreen):
             except InputError as err:
                 self.app.show_error("Cannot read that target", err)
                 return
-            session = self.app.plan.session
+            session = self.plan.session
             session.settings = session.settings.model_copy(update={"goodput": True, "slo_tpot_ms": tpot, "slo_ttft_ms": ttft})
-            self.app.start_sweep(session)
+            self.post_message(SweepRequested(session))
 
         self.app.push_screen(PromptModal("Capacity under a latency target: p99 TPOT ms[, p99 TTFT ms]", value="30, 500"), answered)
 
     @on(Button.Pressed, "#start")
     def action_start(self) -> None:
         """Start, after asking when the plan was checked and found wanting (memory, time budget)."""
-        plan = self.app.plan
-        planned_for = getattr(plan, "planned_for", "")
+        plan = self.plan
+        planned_for = plan.planned_for
         if planned_for:
             self.notify(
                 f"This plan is for {planned_for}, not this machine: x exports it to run there; F2 plans for this machine.",
@@ -291,18 +308,18 @@ class AdviceScreen(AppScreen):
             return
         warnings = plan_warnings(plan)
         if not warnings:
-            self.app.start_sweep(plan.session)
+            self.post_message(SweepRequested(plan.session))
             return
 
         def answered(start: bool | None) -> None:
             if start:
-                self.app.start_sweep(self.app.plan.session)
+                self.post_message(SweepRequested(self.plan.session))
 
         question = "Checked against this machine and your budget:\n" + "\n".join(f"⚠ {w}" for w in warnings) + "\nStart anyway?"
         self.app.push_screen(ConfirmModal(textsafe.lines(question), yes="Start anyway"), answered)
 
 
-def ranking_text(advice, model_ref: str | None) -> str:
+def ranking_text(advice: Advice, model_ref: str | None) -> str:
     """The advice for a GPU as a ranked list: what `x` shows after writing that GPU's plan."""
     lines = [textsafe.line(advice.verdict or "", 300)] if advice.verdict else []
     lines += [textsafe.line(candidate_title(rank, cand, model_ref), 160) for rank, cand in enumerate(advice.candidates, start=1)]

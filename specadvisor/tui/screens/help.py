@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from textual.app import ComposeResult
-from textual.binding import Binding
+from collections.abc import Iterable
+from typing import Any
+
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Markdown
+
+from specadvisor.tui.screens.base import AppScreen
 
 INTRO = """\
 # specadvisor
@@ -24,7 +29,7 @@ as N grows). Copying uses OSC 52: your terminal must allow it.
 """
 
 
-def _screens() -> list[tuple[str, type]]:
+def _screens() -> list[tuple[str, type[AppScreen]]]:
     from specadvisor.tui.screens.advice import AdviceScreen
     from specadvisor.tui.screens.results import ResultsScreen
     from specadvisor.tui.screens.sessions import CompareScreen, SessionsScreen
@@ -35,11 +40,11 @@ def _screens() -> list[tuple[str, type]]:
             ("Sessions", SessionsScreen), ("Compare", CompareScreen)]  # fmt: skip
 
 
-def key_rows(app) -> list[tuple[str, str]]:
+def key_rows(app: App[Any]) -> list[tuple[str, str]]:
     """(screen, "`key` what · ...") for the app and every screen, from their BINDINGS."""
 
-    def describe(bindings) -> str:
-        parts = []
+    def describe(bindings: Iterable[BindingType]) -> str:
+        parts: list[str] = []
         for item in bindings:
             binding = item if isinstance(item, Binding) else Binding(*item)
             if not binding.description:
@@ -53,7 +58,7 @@ def key_rows(app) -> list[tuple[str, str]]:
     return rows
 
 
-def help_markdown(app) -> str:
+def help_markdown(app: App[Any]) -> str:
     table = "| Screen | Keys |\n|---|---|\n" + "\n".join(f"| {name} | {keys} |" for name, keys in key_rows(app))
     return INTRO + "\n" + table + "\n" + OUTRO
 

@@ -7,21 +7,28 @@ the UI appears. When the engine is ready the app swaps in the real services and 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 from textual import work
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.message import Message
 from textual.widgets import Footer, Header, LoadingIndicator, RichLog, Static
 
 from specadvisor import textsafe
+from specadvisor.domain import Session
 from specadvisor.tui.screens.base import AppScreen
-
-Prepare = Callable[[Callable[[str], None]], tuple[Any, Any]]  # (progress) -> (services, session)
+from specadvisor.tui.services import Services
+from specadvisor.tui.state import Prepare
 
 
 class ProvisionScreen(AppScreen):
+    class Ready(Message):
+        """The engine is prepared: the app swaps in `services` (which launch it) and starts `session`."""
+
+        def __init__(self, services: Services, session: Session) -> None:
+            super().__init__()
+            self.services = services
+            self.session = session
+
     def __init__(self, prepare: Prepare, title: str = "Preparing the CPU engine (first run: about 3 GB, a few minutes)"):
         super().__init__()
         self.prepare = prepare
@@ -49,7 +56,5 @@ class ProvisionScreen(AppScreen):
         services, session = self.prepare(lambda line: self.app.call_from_thread(self.add_line, line))
         self.app.call_from_thread(self.ready, services, session)
 
-    def ready(self, services: Any, session: Any) -> None:
-        self.app.services = services
-        self.app.pop_screen()
-        self.app.start_sweep(session)
+    def ready(self, services: Services, session: Session) -> None:
+        self.post_message(self.Ready(services, session))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from textual import work
 from textual.app import ComposeResult
@@ -13,7 +15,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 from specadvisor import textsafe
 from specadvisor.analysis.arms import arm_label
 from specadvisor.analysis.capacity import capacity_answer
-from specadvisor.domain import ArmStatus, Recommendation, Session
+from specadvisor.domain import ArmResult, ArmStatus, Recommendation, Session
 from specadvisor.figures import all_speedups, speedup_text
 from specadvisor.fileio import write_atomic
 from specadvisor.report.snippet import recommended_config, spec_config_json
@@ -67,7 +69,7 @@ def _recommendation_pieces(session: Session, rec: Recommendation | None, command
     return lines
 
 
-def _goodput(result) -> str:
+def _goodput(result: ArmResult | None) -> str:
     if result is None or not result.rate_points:
         return "not measured"
     best = f"{result.goodput_rps:.2f} req/s" if result.goodput_rps else "no rate met the target"
@@ -106,14 +108,14 @@ class ResultsScreen(AppScreen):
         table = self.query_one("#results", DataTable)
         table.border_title = f"Arms measured ({textsafe.markup(session.name or session.id[:8], 80)})"
         table.add_columns(*COLUMNS)
-        self.recommendation = self.app.services.recommend(session) if measured(session) else None  # a plan has no verdict
+        self.recommendation = self.state.services.recommend(session) if measured(session) else None  # a plan has no verdict
         chosen = self.recommendation.arm_id if self.recommendation else None
         speedups = all_speedups(session)  # the verdict's own figures: one interval per arm, everywhere
         for arm in session.arms:
             label = ("★ " if arm.id == chosen else "  ") + short_label(arm)
             table.add_row(*(textsafe.markup(cell) for cell in result_row(label, session.result_for(arm.id), speedups.get(arm.id))), key=arm.id)
         if self.recommendation is not None and self.recommendation.speculative_config:
-            self.command = self.app.services.serve_command(session, self.recommendation)
+            self.command = self.state.services.serve_command(session, self.recommendation)
         self.query_one("#recommendation").border_title = "Recommendation"
         self.query_one("#recommendation-text", Static).update(recommendation_text(session, self.recommendation, self.command))
         self.show_acceptance()
@@ -130,14 +132,14 @@ class ResultsScreen(AppScreen):
         result = self.session.result_for(arm_id) if arm_id else None
         if result is None:
             spec = [r for r in self.session.results if r.per_position and r.output_throughput]
-            result = max(spec, key=lambda r: r.output_throughput, default=None)
+            result = max(spec, key=lambda r: r.output_throughput or 0.0, default=None)
         if result is not None:
             chart.rates = tuple(result.per_position_acceptance)
             chart.mean_length = result.mean_acceptance_length
 
     # ------------------------------------------------------------------ take it away
 
-    def _config(self) -> dict | None:
+    def _config(self) -> dict[str, Any] | None:
         """What to copy or save: an imported session's config only as the allow-list lets it cross."""
         return recommended_config(self.session, self.recommendation)
 
@@ -156,7 +158,7 @@ class ResultsScreen(AppScreen):
         self.app.copy_to_clipboard(spec_config_json(config))
         self.notify(CLIPBOARD_SENT.format(what="the --speculative-config JSON"), markup=False, timeout=8)
 
-    def _ask_path(self, question: str, default: str, then) -> None:
+    def _ask_path(self, question: str, default: str, then: Callable[[Path], object]) -> None:
         def answered(text: str | None) -> None:
             if text:
                 then(Path(text).expanduser())
@@ -183,12 +185,12 @@ class ResultsScreen(AppScreen):
     @work(thread=True, group="export", exit_on_error=False)
     def write_report(self, path: Path) -> None:
         """Markdown, or self-contained HTML when the name ends in .html."""
-        services = self.app.services
+        services = self.state.services
         render = services.report_html if path.suffix.lower() in (".html", ".htm") else services.report_markdown
         written = write_atomic(path, render(self.session))
         self.app.call_from_thread(self.notify, f"Wrote {written}")
 
     @work(thread=True, group="export", exit_on_error=False)
     def write_bundle(self, path: Path) -> None:
-        written = self.app.services.export_bundle(self.session, path)
+        written = self.state.services.export_bundle(self.session, path)
         self.app.call_from_thread(self.notify, f"Wrote {written}")

@@ -8,6 +8,7 @@ deleting one session stays on the UI thread's connection (a millisecond query).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual import work
 from textual.app import ComposeResult
@@ -20,9 +21,13 @@ from specadvisor.errors import InputError
 from specadvisor.textsafe import line, markup
 from specadvisor.trust import is_imported, refuse_imported
 from specadvisor.tui.format import session_columns, summary_cells
+from specadvisor.tui.messages import SweepRequested
 from specadvisor.tui.screens.base import AppScreen
 from specadvisor.tui.screens.results import ResultsScreen
 from specadvisor.tui.widgets.modals import ConfirmModal, PromptModal
+
+if TYPE_CHECKING:  # the store (sqlite-utils) is imported when first opened, not at TUI start-up
+    from specadvisor.store import SessionSummary
 
 ROWS_PER_FRAME = 200  # rows added to the sessions table per frame
 
@@ -43,7 +48,7 @@ class SessionsScreen(AppScreen):
     def __init__(self) -> None:
         super().__init__()
         self.marked: list[str] = []
-        self.summaries: list = []
+        self.summaries: list[SessionSummary] = []
         self.columns: list[str] = []
 
     def compose(self) -> ComposeResult:
@@ -69,13 +74,11 @@ class SessionsScreen(AppScreen):
 
     @work(thread=True, exclusive=True, group="store", exit_on_error=False)
     def load_summaries(self) -> None:
-        store = self.app.services.open_store()
+        store = self.state.services.open_store()
         try:
             summaries = store.list_sessions()
         finally:
-            close = getattr(store, "close", None)
-            if close is not None:
-                close()
+            store.close()
         self.app.call_from_thread(self.show_summaries, summaries)
 
     def set_columns(self) -> bool:
@@ -93,7 +96,7 @@ class SessionsScreen(AppScreen):
         if self.set_columns() and self.summaries:
             self.show_summaries(self.summaries)
 
-    def show_summaries(self, summaries, start: int = 0) -> None:
+    def show_summaries(self, summaries: list[SessionSummary], start: int = 0) -> None:
         """Fill the table in batches, one per frame, so a store of thousands never freezes the UI."""
         table = self.query_one("#sessions", DataTable)
         if start == 0:
@@ -124,7 +127,7 @@ class SessionsScreen(AppScreen):
 
     def load(self, session_id: str) -> Session | None:
         try:
-            return self.app.store.get_session(session_id)
+            return self.state.store.get_session(session_id)
         except Exception as err:  # noqa: BLE001
             self.app.show_error("Cannot open the session", err)
             return None
@@ -163,10 +166,7 @@ class SessionsScreen(AppScreen):
         if session.status == "finished":
             self.notify("That session is finished; nothing to resume.", severity="warning")
             return
-        if self.app.sweep_running:
-            self.notify("A sweep is already running.", severity="warning")
-            return
-        self.app.start_sweep(session)
+        self.post_message(SweepRequested(session))
 
     def action_rejudge(self) -> None:
         """Re-derive the selected session's verdict with this version's code (what `sessions show
@@ -184,7 +184,7 @@ class SessionsScreen(AppScreen):
     @work(thread=True, exclusive=True, group="rejudge", exit_on_error=False)
     def rejudge(self, session: Session) -> None:
         try:
-            rec = self.app.services.rejudge(session)
+            rec = self.state.services.rejudge(session)
         except Exception as err:  # noqa: BLE001
             self.app.call_from_thread(self.app.show_error, "Cannot re-judge the session", err)
             return
@@ -200,9 +200,9 @@ class SessionsScreen(AppScreen):
         if len(self.marked) != 2:
             self.notify("Mark two sessions with space first.", severity="warning")
             return
-        sessions = [self.load(i) for i in self.marked]
-        if all(sessions):
-            self.app.push_screen(CompareScreen(sessions[0], sessions[1]))
+        first, second = (self.load(i) for i in self.marked)
+        if first is not None and second is not None:
+            self.app.push_screen(CompareScreen(first, second))
 
     def action_delete(self) -> None:
         session_id = self.selected_id()
@@ -213,7 +213,7 @@ class SessionsScreen(AppScreen):
             if not yes:
                 return
             try:
-                self.app.store.delete_session(session_id)
+                self.state.store.delete_session(session_id)
             except Exception as err:  # noqa: BLE001
                 self.app.show_error("Cannot delete the session", err)
                 return
@@ -228,7 +228,7 @@ class SessionsScreen(AppScreen):
             if not text:
                 return
             try:
-                session, added = self.app.services.import_bundle(self.app.store, Path(text).expanduser())
+                session, added = self.state.services.import_bundle(self.state.store, Path(text).expanduser())
             except Exception as err:  # noqa: BLE001
                 self.app.show_error("Import failed", err)
                 return
@@ -251,7 +251,7 @@ class SessionsScreen(AppScreen):
             if not text:
                 return
             try:
-                written = self.app.services.export_bundle(session, Path(text).expanduser())
+                written = self.state.services.export_bundle(session, Path(text).expanduser())
             except Exception as err:  # noqa: BLE001
                 self.app.show_error("Export failed", err)
                 return

@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widget import Widget
 from textual.widgets import Button, Footer, Header, Input, Label, Select, Static
 
 from specadvisor import textsafe
 from specadvisor.bench.prompts import default_output_len
-from specadvisor.domain import HardwareProfile, ModelProfile, Workload, WorkloadKind
+from specadvisor.domain import Advice, HardwareProfile, ModelProfile, Workload, WorkloadKind
 from specadvisor.errors import InputError
 from specadvisor.tui.format import hardware_lines, model_lines
+from specadvisor.tui.protocols import PlanLike
 from specadvisor.tui.screens.base import AppScreen
+from specadvisor.tui.services import Services
 from specadvisor.tui.setup_form import BY_ID, FIELDS, field_error, initial_texts, parse_form
+from specadvisor.tui.state import required
 
 PROMPT_SOURCES = [
     ("HumanEval (code)", "humaneval"),
@@ -34,15 +40,15 @@ class SetupScreen(AppScreen):
     ]
 
     def compose(self) -> ComposeResult:
-        app = self.app
-        wl: Workload = app.workload
+        state = self.state
+        wl: Workload = state.workload
         yield Header()
         with Horizontal(id="setup-columns"):
             with Vertical(id="machine", classes="panel"):
                 yield Static("detecting hardware and vLLM…", id="hardware", markup=False)
             with VerticalScroll(id="form", classes="panel"):
                 with Horizontal(id="model-row"):
-                    yield self._input(app.model_ref, "model id or local path", "model")
+                    yield self._input(state.model_ref, "model id or local path", "model")
                     yield Button("Inspect", id="inspect", compact=True)
                 yield Static("type a model id (e.g. Qwen/Qwen3-8B) and press Enter", id="model-info", markup=False)
                 with Vertical(id="workload-form"):
@@ -53,7 +59,7 @@ class SetupScreen(AppScreen):
                         yield Label("  Prompt set", id="source-label")
                         builtin = wl.prompt_source if wl.prompt_source in {v: k for k, v in PROMPT_SOURCES} else "humaneval"
                         yield Select(PROMPT_SOURCES, value=builtin, allow_blank=False, id="source", compact=True)
-                    texts = initial_texts(wl, getattr(app, "budget_text", None) or BY_ID["budget"].default, getattr(app, "target_gpu", None))
+                    texts = initial_texts(wl, state.budget_text or BY_ID["budget"].default, state.target_gpu)
                     for field in FIELDS:
                         with Horizontal(classes="field-row"):
                             yield Label(f"  {field.label}", id=f"{field.id}-label")
@@ -71,30 +77,30 @@ class SetupScreen(AppScreen):
         self.query_one("#machine").border_title = "This machine"
         self.query_one("#form").border_title = "Model and workload"
         self.query_one("#model", Input).focus()
-        if self.app.hardware is None:
+        if self.state.hardware is None:
             self.call_after_refresh(self.detect)  # paint the first frame before probing starts
         else:
-            self.show_hardware(self.app.hardware)
-        if self.app.model_profile is not None:
-            self.show_model(self.app.model_profile)
+            self.show_hardware(self.state.hardware)
+        if self.state.model_profile is not None:
+            self.show_model(self.state.model_profile)
 
     # ------------------------------------------------------------------ hardware
 
     @work(thread=True, exclusive=True, group="detect", exit_on_error=False)
     def detect(self) -> None:
-        hardware = self.app.services.detect()
+        hardware = self.state.services.detect()
         self.app.call_from_thread(self.show_hardware, hardware)
 
     def show_hardware(self, hardware: HardwareProfile) -> None:
-        self.app.hardware = hardware
+        self.state.hardware = hardware
         self.show_machine()
 
     def show_machine(self) -> None:
         """This machine's probe, and under it the GPU the advice is for when one is named."""
-        if self.app.hardware is None:
+        if self.state.hardware is None:
             return
-        lines = hardware_lines(self.app.hardware)
-        gpu = self.app.target_gpu
+        lines = hardware_lines(self.state.hardware)
+        gpu = self.state.target_gpu
         if gpu:
             lines += ["", f"Advice for {gpu} (planned: nothing runs here; x exports the plan)"]
         self.query_one("#hardware", Static).update("\n".join(lines))
@@ -114,12 +120,12 @@ class SetupScreen(AppScreen):
 
     @work(thread=True, exclusive=True, group="inspect", exit_on_error=False)
     def inspect(self, ref: str) -> None:
-        profile = self.app.services.inspect_model(ref)
+        profile = self.state.services.inspect_model(ref)
         self.app.call_from_thread(self.show_model, profile)
 
     def show_model(self, profile: ModelProfile) -> None:
-        self.app.model_profile = profile
-        self.app.model_ref = profile.id
+        self.state.model_profile = profile
+        self.state.model_ref = profile.id
         self.query_one("#model-info", Static).update("\n".join(model_lines(profile)))
 
     @on(Select.Changed, "#kind")
@@ -147,7 +153,7 @@ class SetupScreen(AppScreen):
             error = field_error(event.input.id, event.value)
             self.show_field_error(event.input.id, error)
             if event.input.id == "gpu" and error is None:
-                self.app.target_gpu = BY_ID["gpu"].parse(event.value, "", "")
+                self.state.target_gpu = BY_ID["gpu"].parse(event.value, "", "")
                 self.show_machine()
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
@@ -156,9 +162,9 @@ class SetupScreen(AppScreen):
     def on_descendant_blur(self, event: events.DescendantBlur) -> None:
         self._mark_focus(event.widget, False)
 
-    def _mark_focus(self, widget, focused: bool) -> None:
+    def _mark_focus(self, widget: Widget, focused: bool) -> None:
         """A ▶ before the focused field's label: visible even in a colourless terminal capture."""
-        labels = self.query(f"#{widget.id}-label") if widget.id else []
+        labels: Iterable[Label] = self.query(f"#{widget.id}-label").results(Label) if widget.id else []
         for label in labels:
             text = str(label.render()).strip().lstrip("▶ ")
             label.update(("▶ " if focused else "  ") + text)
@@ -184,44 +190,44 @@ class SetupScreen(AppScreen):
             self.query_one(f"#{first}", Input).focus()  # focus goes back to the field to fix
             self.notify(errors[first], title=f"Check {BY_ID[first].label}", severity="error", timeout=6)
             return
-        if self.app.hardware is None:
+        if self.state.hardware is None:
             self.app.notify("Still detecting hardware; try again in a moment.", severity="warning")
             return
         ref = self.query_one("#model", Input).value.strip()
         if not ref:
             self.app.show_error("No model given", InputError("the model field is empty", hint="type a Hugging Face id or a local path"))
             return
-        self.app.workload = values.workload
-        self.app.budget_s = values.budget_s
-        self.app.budget_text = texts["budget"]
-        self.app.target_gpu = values.gpu
+        self.state.workload = values.workload
+        self.state.budget_s = values.budget_s
+        self.state.budget_text = texts["budget"]
+        self.state.target_gpu = values.gpu
         self.advise(ref, values.workload, values.gpu)
 
     @work(thread=True, exclusive=True, group="advise", exit_on_error=False)
     def advise(self, ref: str, workload: Workload, gpu: str | None = None) -> None:
         """Advice and plan for this machine, or for a named GPU exactly as `advise --gpu` does."""
-        services = self.app.services
-        profile = self.app.model_profile
+        services = self.state.services
+        profile = self.state.model_profile
         if profile is None or profile.id != ref:
             profile = services.inspect_model(ref)
             self.app.call_from_thread(self.show_model, profile)
         planned = planned_hardware(services, gpu)
-        hardware = planned or self.app.hardware
+        hardware = planned or required(self.state.hardware, "hardware")
         advice = services.advise(hardware, profile, workload)
-        plan = services.plan(advice, profile, hardware, workload, budget_s=self.app.budget_s, host_only=planned is None)
+        plan = services.plan(advice, profile, hardware, workload, budget_s=self.state.budget_s, host_only=planned is None)
         self.app.call_from_thread(self.open_advice, advice, plan, planned)
 
-    def open_advice(self, advice, plan, planned: HardwareProfile | None = None) -> None:
+    def open_advice(self, advice: Advice, plan: PlanLike, planned: HardwareProfile | None = None) -> None:
         from specadvisor.tui.screens.advice import AdviceScreen
 
-        self.app.planned_hardware = planned
-        self.app.advice = advice
-        self.app.plan = plan
-        self.app.session = plan.session
+        self.state.planned_hardware = planned
+        self.state.advice = advice
+        self.state.plan = plan
+        self.state.session = plan.session
         self.app.push_screen(AdviceScreen())
 
 
-def planned_hardware(services, gpu: str | None) -> HardwareProfile | None:
+def planned_hardware(services: Services, gpu: str | None) -> HardwareProfile | None:
     """The hypothetical machine for a named GPU (the CLI's `--gpu`), None for this machine."""
     if not gpu:
         return None

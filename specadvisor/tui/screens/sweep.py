@@ -36,7 +36,7 @@ class SweepScreen(AppScreen):
 
     def __init__(self, state: SweepState) -> None:
         super().__init__()
-        self.state = state  # the app's live model of this sweep, folded from the runner's events
+        self.live = state  # the app's live model of this sweep, folded from the runner's events
         self.dirty: set[str] = set(FAST_PARTS | CHART_PARTS)
         self.log_shown = 0
 
@@ -64,25 +64,17 @@ class SweepScreen(AppScreen):
         self.query_one("#queue-panel").border_title = "Arms"
         table = self.query_one("#queue", DataTable)
         table.add_columns("", "arm", "state")
-        self.set_interval(self.app_refresh_interval, self.redraw_fast)
-        self.set_interval(self.app_chart_interval, self.redraw_charts)
+        self.set_interval(self.app.refresh_interval, self.redraw_fast)
+        self.set_interval(self.app.chart_interval, self.redraw_charts)
         self.redraw_fast()
         self.redraw_charts()
-
-    @property
-    def app_refresh_interval(self) -> float:
-        return getattr(self.app, "refresh_interval", 0.25)
-
-    @property
-    def app_chart_interval(self) -> float:
-        return getattr(self.app, "chart_interval", 1.0)
 
     # ------------------------------------------------------------------ updates
 
     def on_sweep_updated(self, message: SweepUpdated) -> None:
         self.dirty |= message.changed
-        if "warnings" in message.changed and self.state.warnings and self.is_current:
-            self.notify(textsafe.line(self.state.warnings[-1], 300), title="measurement warning", severity="warning", timeout=8, markup=False)
+        if "warnings" in message.changed and self.live.warnings and self.is_current:
+            self.notify(textsafe.line(self.live.warnings[-1], 300), title="measurement warning", severity="warning", timeout=8, markup=False)
         if "done" in message.changed or "stopped" in message.changed:
             self.dirty |= FAST_PARTS | CHART_PARTS
             self.redraw_fast()
@@ -92,7 +84,7 @@ class SweepScreen(AppScreen):
 
     def redraw_fast(self) -> None:
         parts, self.dirty = self.dirty & FAST_PARTS, self.dirty - FAST_PARTS
-        if any(r.phase == "starting" for r in self.state.arms.values()):
+        if any(r.phase == "starting" for r in self.live.arms.values()):
             parts |= {"queue", "progress"}  # the start-up's elapsed seconds tick without events
         if "queue" in parts:
             self.draw_queue()
@@ -107,19 +99,19 @@ class SweepScreen(AppScreen):
         parts, self.dirty = self.dirty & CHART_PARTS, self.dirty - CHART_PARTS
         if "chart" in parts:
             chart = self.query_one("#acceptance", AcceptanceChart)
-            chart.rates = tuple(self.state.rates)
-            chart.mean_length = self.state.mean_acceptance_length
+            chart.rates = tuple(self.live.rates)
+            chart.mean_length = self.live.mean_acceptance_length
         if "throughput" in parts:
-            self.query_one("#throughput", ThroughputChart).points = tuple(self.state.throughput_points(self.predictions()))
-        if "live" in parts or "chart" in parts or any(r.phase == "starting" for r in self.state.arms.values()):
+            self.query_one("#throughput", ThroughputChart).points = tuple(self.live.throughput_points(self.predictions()))
+        if "live" in parts or "chart" in parts or any(r.phase == "starting" for r in self.live.arms.values()):
             self.draw_live_arms()
 
     def draw_live_arms(self) -> None:
         """Each running arm (several in a parallel sweep): sparkline, latency so far, acceptance with intervals."""
         box = self.query_one("#live-arms", Static)
-        rows = self.state.running()
+        rows = self.live.running()
         width = max(20, box.content_size.width or 60)
-        now = self.state.clock()
+        now = self.live.clock()
         lines = [line for row in rows for line in live_arm_lines(row, width, now)]
         box.update(textsafe.lines("\n".join(lines)))
         box.border_title = f"Running: {len(rows)} arm{'s' if len(rows) != 1 else ''}"
@@ -127,20 +119,20 @@ class SweepScreen(AppScreen):
 
     def predictions(self) -> dict[str, float]:
         """The sweep predictor's throughput for each arm, from the arms measured so far."""
-        session = self.app.session
-        results = self.state.results()
+        session = self.state.session
+        results = self.live.results()
         if session is None or not results:
             return {}
         try:
-            return self.app.services.predict(session.model_copy(update={"results": results}))
+            return self.state.services.predict(session.model_copy(update={"results": results}))
         except Exception:  # noqa: BLE001 - a prediction is decoration; never stop the live view for it
             return {}
 
     def draw_queue(self) -> None:
         table = self.query_one("#queue", DataTable)
         table.clear()
-        now = self.state.clock()
-        for arm_id, row in self.state.arms.items():
+        now = self.live.clock()
+        for arm_id, row in self.live.arms.items():
             state = row.phase_text(now).split(": ")[-1]  # the queue is narrow: a re-run shows as ↻
             if row.phase == "measuring" and row.total:
                 state = f"{row.completed}/{row.total}"
@@ -150,17 +142,17 @@ class SweepScreen(AppScreen):
                 state = f"{row.throughput:.1f} tok/s"
             elif row.status not in (ArmStatus.pending, ArmStatus.running):
                 state = row.status.value
-            chosen = self.state.recommendation is not None and self.state.recommendation.arm_id == arm_id
+            chosen = self.live.recommendation is not None and self.live.recommendation.arm_id == arm_id
             icon = "★" if chosen else "↻" if row.rerun and row.phase in ("starting", "ready", "warmup", "measuring") else STATUS_ICONS[row.status]
             table.add_row(icon, textsafe.markup(short_label(row.arm), 80), textsafe.markup(state), key=arm_id)
 
     def draw_progress(self) -> None:
-        state = self.state
+        state = self.live
         self.query_one("#overall", ProgressBar).update(total=1.0, progress=state.progress_fraction())
         row = state.arms.get(state.current) if state.current else None
         if state.finished:
             text = "finished" + (f" · {state.recommended_text()}" if state.recommendation else "")
-        elif self.app.runner is None and not state.finished:
+        elif self.state.runner is None and not state.finished:
             text = "stopped: finished arms are saved; resume from Sessions"
         elif row is None:
             text = state.download_text() or "preparing…"
@@ -179,7 +171,7 @@ class SweepScreen(AppScreen):
 
     def draw_warnings(self) -> None:
         box = self.query_one("#warnings", Static)
-        warnings = list(self.state.warnings)[-6:]
+        warnings = list(self.live.warnings)[-6:]
         box.update("\n".join(f"⚠ {textsafe.line(w, 300)}" for w in warnings))
         box.display = bool(warnings)
 
@@ -188,11 +180,11 @@ class SweepScreen(AppScreen):
         needle = self.query_one("#log-filter", Input).value.strip().lower()
         if rebuild:
             log.clear()
-            self.log_shown = self.state.log_count - len(self.state.log)
-        for arm_id, line in self.state.new_log_lines(self.log_shown):
+            self.log_shown = self.live.log_count - len(self.live.log)
+        for arm_id, line in self.live.new_log_lines(self.log_shown):
             if not needle or needle in line.lower():
                 log.write(textsafe.line(f"[{arm_id}] {line}"))
-        self.log_shown = self.state.log_count
+        self.log_shown = self.live.log_count
 
     # ------------------------------------------------------------------ actions
 
@@ -213,7 +205,7 @@ class SweepScreen(AppScreen):
         self.draw_log(rebuild=True)
 
     def action_stop(self) -> None:
-        if self.app.runner is None:
+        if self.state.runner is None:
             self.notify("No sweep is running.")
             return
 
@@ -228,7 +220,7 @@ class SweepScreen(AppScreen):
     def action_results(self) -> None:
         from specadvisor.tui.screens.results import ResultsScreen
 
-        if self.app.runner is not None:
+        if self.state.runner is not None:
             self.notify("The sweep is still running; results appear when it finishes.", severity="warning")
             return
         session = self.app.finished_session()
@@ -236,7 +228,7 @@ class SweepScreen(AppScreen):
             self.app.switch_screen(ResultsScreen(session))
 
     def action_back(self) -> None:
-        if self.app.runner is not None:
+        if self.state.runner is not None:
             self.notify("A sweep is running: stop it with x first.", severity="warning")
             return
         self.app.pop_screen()

@@ -1,0 +1,94 @@
+"""The TUI's shared state and what a screen may ask of the app, typed, below the screens.
+
+The app owns one `TuiState` (the user's journey: hardware, model, workload, advice, the plan, the
+session being run, and the services that do the work); screens read and fill it through
+`AppScreen.state`. `TuiApp` declares the app's own methods a screen calls (errors, stopping a
+sweep), so screens type-check without importing the app, which sits above them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TypeVar
+
+from textual.app import App
+from textual.worker import Worker
+
+from specadvisor.app.running import Runner
+from specadvisor.domain import Advice, HardwareProfile, ModelProfile, Session, Workload
+from specadvisor.sweep.live import SweepState
+from specadvisor.tui.protocols import PlanLike
+from specadvisor.tui.services import Services
+
+if TYPE_CHECKING:  # the store (sqlite-utils) is imported when first opened, not at TUI start-up
+    from specadvisor.store import Store
+
+
+@dataclass
+class TuiState:
+    """One user's journey through the screens, in the order the screens fill it."""
+
+    services: Services
+    model_ref: str = ""
+    workload: Workload = field(default_factory=Workload)
+    hardware: HardwareProfile | None = None
+    model_profile: ModelProfile | None = None
+    budget_s: float | None = None  # the Setup form's time budget: sizes the default plan
+    budget_text: str | None = None
+    target_gpu: str | None = None  # Setup's "Plan for GPU" (H100x8): advice, plan and export for it
+    planned_hardware: HardwareProfile | None = None  # that GPU's hypothetical profile, once advised
+    advice: Advice | None = None
+    plan: PlanLike | None = None
+    session: Session | None = None  # the session being (or last) run
+    runner: Runner | None = None  # set while a sweep runs
+    sweep_state: SweepState = field(default_factory=SweepState)
+    _store: Store | None = field(default=None, repr=False)
+
+    @property
+    def store(self) -> Store:
+        """Opened on first use, so the first frame does not wait for SQLite."""
+        if self._store is None:
+            self._store = self.services.open_store()
+        return self._store
+
+    @property
+    def sweep_running(self) -> bool:
+        return self.runner is not None
+
+
+class TuiApp(App[int]):
+    """The app as its screens see it: Textual's App plus the state and the few actions only the app
+    can take (it owns the sweep worker and the error modal; a sweep is asked for with the
+    SweepRequested message). `SpecAdvisorApp` implements them."""
+
+    state: TuiState
+    cursor_blink: bool = True
+    refresh_interval: float = 0.25  # seconds between redraws of the sweep's fast-changing parts
+    chart_interval: float = 1.0  # seconds between chart redraws
+
+    def show_error(self, title: str, error: BaseException) -> None:
+        raise NotImplementedError
+
+    def worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """A screen's worker changed state (the event does not bubble): a failure opens the error modal.
+        Not named `on_...`: Textual would call a handler here as well as the app's."""
+        raise NotImplementedError
+
+    def stop_sweep(self) -> None:
+        raise NotImplementedError
+
+    def finished_session(self) -> Session | None:
+        raise NotImplementedError
+
+
+T = TypeVar("T")
+Prepare = Callable[[Callable[[str], None]], tuple[Services, Session]]  # `specadvisor demo`: (progress) -> (services, session)
+
+
+def required(value: T | None, what: str) -> T:
+    """A piece of the journey a screen can only be on after it was filled (the Advice screen opens
+    after Setup advised and planned): its absence is a bug, said plainly rather than as an AttributeError."""
+    if value is None:
+        raise RuntimeError(f"no {what} yet: this screen opens only after Setup has filled it in")
+    return value
