@@ -65,3 +65,23 @@ def measured_costs(sessions: Iterable[Session], cpu_only: bool) -> Costs:
         tokens_per_s=statistics.median(rates) if rates else fallback.tokens_per_s,
         source=f"measured {what}, {count} sweep{'s' if count != 1 else ''} here",
     )
+
+
+DEFAULT_SECONDS = 60.0  # a start-up or a pass of an arm not measured yet
+
+
+def round_wall_seconds(session: Session, arm_ids: tuple[str, ...], passes: int, slots: int) -> float:
+    """What one more launch of each contender would take, wall-clock: their launches `slots` at a time
+    (`sweep --parallel`), each wave as long as its slowest (a start-up and `passes` passes, from the
+    contender's own runs). One rule for the budget the runner spends (sweep/budget.py) and for the
+    minutes an undecided verdict names (analysis.decision.next_step)."""
+    costs = []
+    for arm_id in arm_ids:
+        result = session.result_for(arm_id)
+        runs = [run for run in (result.runs if result else []) if run.duration_s]
+        startups = [run.startup_s for run in runs if run.startup_s]
+        startup = sum(startups) / len(startups) if startups else DEFAULT_SECONDS
+        one_pass = sum(run.duration_s or 0.0 for run in runs) / len(runs) if runs else DEFAULT_SECONDS
+        costs.append(startup + passes * one_pass)
+    width = max(1, slots)
+    return sum(max(costs[i : i + width]) for i in range(0, len(costs), width))

@@ -65,6 +65,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from specadvisor.analysis.arms import family_label
+from specadvisor.analysis.costs import round_wall_seconds
 from specadvisor.analysis.drift import gpu_change
 from specadvisor.domain import Arm, ArmResult, ConcurrencyPick, Session
 from specadvisor.figures import (  # the comparison's arithmetic: one home, shared with every view's speedup
@@ -298,8 +299,8 @@ def next_step(session: Session, base: Arm, open_: list[Comparison], noise: Noise
         return float((gap / (quantile(df) + _Z_POWER)) ** 2)
 
     per_launch = [launches(results[a.id]) for a in contenders]
-    measure_s = sum(statistics.fmean(x.measure_s / x.passes for x in ls) for ls in per_launch)
-    startup_s = sum(statistics.fmean([x.startup_s for x in ls if x.startup_s] or [60.0]) for ls in per_launch)
+    # wall-clock, as the runner spends it: a wave of `--parallel` launches costs its slowest one
+    one_round = round_wall_seconds(session, ids, 1, session.settings.parallel)
     ka, kb = target.launches
     if target.limited_by == "within-run" and noise.request_var is not None:
         requests = statistics.fmean(x.requests for ls in per_launch for x in ls)
@@ -308,14 +309,15 @@ def next_step(session: Session, base: Arm, open_: list[Comparison], noise: Noise
             # x more requests on each side leave request_var * (1/(Na+x) + 1/(Nb+x)) <= what is left
             na, nb = ka * requests, kb * requests
             extra = max(1, math.ceil(2 * noise.request_var / (needed(noise.launch_df) - budget_launch) - min(na, nb)))
-            seconds = extra / requests * measure_s
-            if seconds <= MAX_EXTRA_LAUNCHES * (startup_s + measure_s):
+            # the runner measures them as passes over the prompts on one more launch of each contender
+            seconds = round_wall_seconds(session, ids, 1 + math.ceil(extra / requests), session.settings.parallel)
+            if seconds <= MAX_EXTRA_LAUNCHES * one_round:
                 return NextStep("requests", ids, extra, seconds)
     for j in range(1, MAX_EXTRA_LAUNCHES + 1):
         if noise.launch_var * (1 / (ka + j) + 1 / (kb + j)) + target.within_var * (ka * kb) / ((ka + j) * (kb + j)) <= needed(
             noise.launch_df + j * len(contenders)
         ):
-            return NextStep("launch", ids, j, j * (startup_s + measure_s))
+            return NextStep("launch", ids, j, j * one_round)
     return NextStep("launch", ids, MAX_EXTRA_LAUNCHES, None)
 
 

@@ -5,14 +5,17 @@ sum, a budget with N slots stopped after 1/N of the measuring the time allowed.
 
 One definition, for what has been spent and for what a round would cost, taken from the runs' own
 figures (start-up and duration as measured), so a replay on a virtual clock (benchmarks/decision.py)
-counts time the way a live sweep does."""
+counts time the way a live sweep does. What a further round would cost is
+analysis.costs.round_wall_seconds (re-exported here): the decision's "about M min more" names the
+same figure, and analysis may not import sweep."""
 
 from __future__ import annotations
 
 from specadvisor.analysis.arms import server_key
+from specadvisor.analysis.costs import round_wall_seconds  # one home, shared with the undecided verdict's "about M min more"
 from specadvisor.domain import Session
 
-DEFAULT_SECONDS = 60.0  # a start-up or a pass of an arm not measured yet
+__all__ = ["round_wall_seconds", "wall_seconds"]
 
 
 def wall_seconds(session: Session) -> float:
@@ -35,18 +38,3 @@ def wall_seconds(session: Session) -> float:
         wave = key[0] if key[0] is not None else key
         waves[wave] = max(waves.get(wave, 0.0), startup + measuring)
     return sum(waves.values())
-
-
-def round_wall_seconds(session: Session, arm_ids: tuple[str, ...], passes: int, slots: int) -> float:
-    """What one more launch of each contender would take: their launches `slots` at a time, each wave
-    as long as its slowest (a start-up and `passes` passes, from the contender's own runs)."""
-    costs = []
-    for arm_id in arm_ids:
-        result = session.result_for(arm_id)
-        runs = [run for run in (result.runs if result else []) if run.duration_s]
-        startups = [run.startup_s for run in runs if run.startup_s]
-        startup = sum(startups) / len(startups) if startups else DEFAULT_SECONDS
-        one_pass = sum(run.duration_s or 0.0 for run in runs) / len(runs) if runs else DEFAULT_SECONDS
-        costs.append(startup + passes * one_pass)
-    width = max(1, slots)
-    return sum(max(costs[i : i + width]) for i in range(0, len(costs), width))
