@@ -28,6 +28,10 @@ Cases (H200 figures: vLLM 0.26.0, SmolLM2-135M bf16, 2026-12-01; `tests/fixtures
                   per request, start-up 57 s, runs of 23 s; right answer: speculate. Not in the default
                   list: it asks whether the tool's own "about 10 min more would decide it" holds, with
                   the designs seq-3 (the live budget), seq-13 (3 + the 10 minutes it named) and fixed-6.
+  cpu-edit[-16,-32] the CPU positive control (tests/e2e/test_verdict_controls_real.py): ngram N=4 at
+                  1.39x, within-run 36.3% per request, start-up 108 s, 8 (16, 32) prompts of 48 tokens;
+                  right answer: speculate. Not in the default list; with seq-5-nb (the test's --budget 5
+                  --no-bracket, run serially), seq-5, seq-10.
 
 Usage: .venv/bin/python benchmarks/decision.py [--seeds 20] [--cases h200-rename,win-1.3x] [--designs fixed-2,seq]
        .venv/bin/python benchmarks/decision.py --cases h200-rename-live --designs fixed-2,fixed-4,fixed-6,seq-3,seq-13,seq --seeds 40
