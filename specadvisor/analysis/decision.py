@@ -173,7 +173,10 @@ class NextStep:
     def text(self, names: str) -> str:
         """The tail of an undecided verdict: what to measure, for how long, and how sure that is."""
         if self.kind == "replicate":
-            return f"measuring one more launch of {names} for about {_minutes(self.seconds or 0.0)} more, before any answer on this machine's launch spread"
+            return (
+                f"measuring one more launch of {names} for about {_minutes(self.seconds or 0.0)} more comes first: "
+                "at this machine's launch spread one launch might not decide it"
+            )
         if self.kind == "requests":
             what = f"about {self.amount} more requests on each of {names}'s servers"
         else:
