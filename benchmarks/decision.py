@@ -28,6 +28,10 @@ Cases (H200 figures: vLLM 0.26.0, SmolLM2-135M bf16, 2026-12-01; `tests/fixtures
                   per request, start-up 57 s, runs of 23 s; right answer: speculate. Not in the default
                   list: it asks whether the tool's own "about 10 min more would decide it" holds, with
                   the designs seq-3 (the live budget), seq-13 (3 + the 10 minutes it named) and fixed-6.
+  cpu-edit[-16,-32] the CPU positive control (tests/e2e/test_verdict_controls_real.py): ngram N=4 at
+                  1.39x, within-run 36.3% per request, start-up 108 s, 8 (16, 32) prompts of 48 tokens;
+                  right answer: speculate. Not in the default list; with seq-5-nb (the test's --budget 5
+                  --no-bracket, run serially), seq-5, seq-10.
 
 Usage: .venv/bin/python benchmarks/decision.py [--seeds 20] [--cases h200-rename,win-1.3x] [--designs fixed-2,seq]
        .venv/bin/python benchmarks/decision.py --cases h200-rename-live --designs fixed-2,fixed-4,fixed-6,seq-3,seq-13,seq --seeds 40
@@ -66,6 +70,8 @@ class Case:
     run_s: float  # the baseline's run length; a speculative run scales by 1/ratio
     drift: float = 0.0
     request_sd: float = 0.03
+    prompts: int = PROMPTS
+    output_tokens: int = OUTPUT_TOKENS
 
     @property
     def right(self) -> str:
@@ -80,13 +86,24 @@ CASES = [
     Case("near-tie", 1.01, 0.05, 60.0, 20.0),
     Case("high-drift", 1.15, 0.05, 60.0, 20.0, drift=0.04),
 ]
-EXTRA_CASES = [Case("h200-rename-live", 1.308, 0.159, 57.0, 23.0, request_sd=0.136)]
+EXTRA_CASES = [
+    Case("h200-rename-live", 1.308, 0.159, 57.0, 23.0, request_sd=0.136),
+    # the CPU positive control (tests/e2e/test_verdict_controls_real.py, 2026-12-02): n-gram N=4 at 1.39x
+    # (AL 4.03), within-run 36.3% per request (14 df), launch spread explained by it (7.9% in totals
+    # over 2 repeats, 0 left), start-up 108 s, baseline runs of 72 s over 8 prompts of 48 tokens
+    Case("cpu-edit", 1.39, 0.03, 108.0, 72.0, request_sd=0.363, prompts=8, output_tokens=48),
+    Case("cpu-edit-16", 1.39, 0.03, 108.0, 144.0, request_sd=0.363, prompts=16, output_tokens=48),
+    Case("cpu-edit-32", 1.39, 0.03, 108.0, 288.0, request_sd=0.363, prompts=32, output_tokens=48),
+]
 DESIGNS = {
     "fixed-2": {"trials": 2},
     "fixed-4": {"trials": 4},
     "fixed-6": {"trials": 6},
     "seq": {"trials": 1, "budget_s": 20 * 60.0},
     "seq-3": {"trials": 1, "budget_s": 3 * 60.0},
+    "seq-5": {"trials": 1, "budget_s": 5 * 60.0},
+    "seq-5-nb": {"trials": 1, "budget_s": 5 * 60.0, "bracket": False},  # the CPU control's settings, run serially
+    "seq-10": {"trials": 1, "budget_s": 10 * 60.0},
     "seq-13": {"trials": 1, "budget_s": 13 * 60.0},
 }
 DEFAULT_DESIGNS = ("fixed-2", "fixed-4", "seq")
@@ -121,7 +138,7 @@ class StandInLoad:
 
     def __init__(self, case: Case, rng: random.Random):
         self.case, self.rng, self.launches = case, rng, 0
-        self.prompt_ms = [rng.uniform(300, 900) for _ in range(PROMPTS)]  # prompt-to-prompt spread: shared by the arms
+        self.prompt_ms = [rng.uniform(300, 900) for _ in range(case.prompts)]  # prompt-to-prompt spread: shared by the arms
         self.factor = 1.0
         self.measure_s = 0.0
 
@@ -135,13 +152,14 @@ class StandInLoad:
         latencies = [ms * math.exp(self.rng.gauss(0, self.case.request_sd)) / speed for ms in self.prompt_ms]
         scale = self.case.run_s * 1000 / sum(self.prompt_ms)  # the baseline's run lasts run_s
         duration = sum(latencies) * scale / 1000
-        throughput = PROMPTS * OUTPUT_TOKENS / duration
+        n, tokens = self.case.prompts, self.case.output_tokens
+        throughput = n * tokens / duration
         self.measure_s += duration
-        yield Progress(arm_id=arm.id, completed=PROMPTS, total=PROMPTS, output_throughput=throughput)
-        records = [RequestRecord(index=i, latency_ms=ms * scale, output_tokens=OUTPUT_TOKENS) for i, ms in enumerate(latencies)]
+        yield Progress(arm_id=arm.id, completed=n, total=n, output_throughput=throughput)
+        records = [RequestRecord(index=i, latency_ms=ms * scale, output_tokens=tokens) for i, ms in enumerate(latencies)]
         yield ArmFinished(
             result=ArmResult(
-                arm_id=arm.id, completed=PROMPTS, output_tokens=PROMPTS * OUTPUT_TOKENS, duration_s=duration,
+                arm_id=arm.id, completed=n, output_tokens=n * tokens, duration_s=duration,
                 output_throughput=throughput, runs=[RunRecord(requests=records)],
             )
         )  # fmt: skip
@@ -151,7 +169,7 @@ async def one_sweep(case: Case, design: dict, seed: int, db: Path) -> tuple[str,
     """(decision, measuring minutes) of one sweep."""
     rng = random.Random(seed)
     load = StandInLoad(case, rng)
-    settings = SweepSettings(num_prompts=PROMPTS, output_len=OUTPUT_TOKENS, warmup=0, **design)
+    settings = SweepSettings(num_prompts=case.prompts, output_len=case.output_tokens, warmup=0, **design)
     plan = plan_from_methods("stand-in", [("ngram", {})], [4], settings)
 
     def factory(arm, session, **kw):

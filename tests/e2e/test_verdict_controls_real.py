@@ -26,6 +26,12 @@ tok/s over baseline tok/s, verdict):
   c=8 N=8 0.94x (0.71-1.23: undecided). This module's third run
   (the first side by side): editing 1.53x, speculate; HumanEval T=1 not recommended (its figure went
   with pytest's temp folder).
+Why the positive control may end undecided within `--budget 5` (2026-12-02, measured and replayed in
+benchmarks/README.md, "The CPU positive control"): 1.39x at AL 4.03, but the same prompt's latency
+moved 36% per request between launches (the box's other load; 12.8% over 8 requests), and start-up
+(102-113 s a launch) took 60% of each side-by-side wave, so 5 minutes paid for one wave after the
+first look. Replayed, the test's settings decide 14 of 40 seeds and no wrong answer; no prompt count
+(8, 16, 32) decides reliably within 5 minutes, so "undecided" stays an accepted, honest answer here.
 Module time: 509 s for both tests on that box (load average 5-10); over the ~4 min asked for CI,
 not measured on an idle box. The sweeps print their figures (pytest -s).
 """
