@@ -13,6 +13,7 @@ import hashlib
 import ipaddress
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, Literal, TypeGuard
 from urllib.parse import urlsplit
 
@@ -142,7 +143,7 @@ def _endpoint_machine(url: str, info: Any, detect: Detect | None) -> tuple[Hardw
     python = getattr(info, "python", None)
     if is_loopback(url):
         local = _detect(detect, None)
-        return local.model_copy(update={"engine": engine, "python": python or UNKNOWN}), "endpoint on this machine"
+        return replace(local, engine=engine, python=python or UNKNOWN), "endpoint on this machine"
     return _unknown_machine(engine, python=python), "remote endpoint"
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from specadvisor.hardware import amd, nvidia
@@ -82,7 +83,7 @@ def detect_gpus(
         am, note = apply_visible_devices(am, amd_var, env.get(amd_var))
         notes += [note] if note else []
     offset = len(nv)
-    am = [g.model_copy(update={"index": g.index + offset}) for g in am] if offset else am
+    am = [replace(g, index=g.index + offset) for g in am] if offset else am
     return nv + am, notes
 
 
@@ -109,4 +110,4 @@ def hypothetical(spec: str) -> HardwareProfile:
     """A planned machine ("H100x8"); raises InputError naming the known GPUs for an unknown name."""
     profile = hypothetical_profile(spec)
     cpu, _ = probe_cpu()
-    return profile.model_copy(update={"cpu": cpu, "os": os_label(), "python": python_label()})
+    return replace(profile, cpu=cpu, os=os_label(), python=python_label())

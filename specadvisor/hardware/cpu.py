@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import platform
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from specadvisor.machine import CpuInfo, ProbeNote
@@ -27,13 +28,12 @@ def probe_cpu(cpuinfo: Path = Path("/proc/cpuinfo")) -> tuple[CpuInfo, ProbeNote
         import psutil
 
         mem = psutil.virtual_memory()
-        info = info.model_copy(
-            update={
-                "cores_physical": psutil.cpu_count(logical=False),
-                "cores_logical": psutil.cpu_count(logical=True),
-                "ram_total_gib": round(mem.total / 2**30, 1),
-                "ram_available_gib": round(mem.available / 2**30, 1),
-            }
+        info = replace(
+            info,
+            cores_physical=psutil.cpu_count(logical=False),
+            cores_logical=psutil.cpu_count(logical=True),
+            ram_total_gib=round(mem.total / 2**30, 1),
+            ram_available_gib=round(mem.available / 2**30, 1),
         )
     except Exception as exc:  # noqa: BLE001 - psutil missing or a restricted /proc: keep the model name
         return info, ProbeNote(probe="cpu", ok=False, detail=f"psutil failed: {exc}")

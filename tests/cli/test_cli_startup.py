@@ -73,9 +73,12 @@ def test_sessions_list_on_an_empty_database_imports_no_store(tmp_path):
     assert not (tmp_path / "absent.db").exists()
 
 
-# What `detect` must not load: the store, the UI, the network client, and the fifty domain models it
-# does not print (its own live in specadvisor.machine), nor the rule base once the served methods are cached.
+# What `detect` must not load: the store, the UI, the network client, the fifty domain models it
+# does not print, nor pydantic at all (its own models are the plain dataclasses of specadvisor.machine),
+# nor the rule base once the served methods are cached.
 NOT_FOR_DETECT = {
+    "pydantic",
+    "pydantic_core",
     "numpy",
     "sqlite_utils",
     "textual",

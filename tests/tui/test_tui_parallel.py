@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 
 from conftest import settle
 from textual.widgets import Input, Static
@@ -57,6 +58,6 @@ def test_the_choice_becomes_core_ranges_on_a_cpu_host_and_gpu_groups_on_a_gpu_ho
         plan.session.settings.parallel_choice = "2"
         assert [s.label for s in services.make_runner(plan.session, store).slots] == ["cores 0-1", "cores 2-3"]
         gpus = [GpuInfo(index=i, vendor="other", name="X") for i in range(4)]
-        plan.session.hardware = hardware.model_copy(update={"gpus": gpus})
+        plan.session.hardware = replace(hardware, gpus=gpus)
         plan.session.settings.parallel_choice = "auto"
         assert [s.gpu_ids for s in services.make_runner(plan.session, store).slots] == ["0", "1", "2", "3"]
