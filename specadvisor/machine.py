@@ -9,7 +9,6 @@ dataclass field by its annotations (types, literals, unknown keys refused by `__
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -102,5 +101,7 @@ class HardwareProfile:
 
     def fingerprint(self) -> str:
         """Stable id of the accelerator setup (names, count, memory), not of this host."""
+        import hashlib  # here: detect, which never asks for the fingerprint, does not load it
+
         parts = [f"{g.vendor}:{g.name}:{g.memory_total_mib}" for g in self.gpus] or [f"cpu:{self.cpu.model}"]
         return hashlib.sha256("|".join(sorted(parts)).encode()).hexdigest()[:16]
