@@ -132,7 +132,7 @@ def _endpoint_machine(url: str, info: Any, detect: Detect | None) -> tuple[Hardw
     """A server on this host is measured on this machine's hardware; a remote one only says what it exposes."""
     version = getattr(info, "version", None)
     device = getattr(info, "device", None)
-    platform = device if device in ("cuda", "rocm", "cpu") else UNKNOWN
+    platform: Literal["cuda", "rocm", "cpu", "unknown"] = device if device in ("cuda", "rocm", "cpu") else "unknown"
     engine = EngineInfo(
         found=version is not None,
         version=version,
