@@ -55,6 +55,9 @@ def main() -> int:
 
         Store.open(Path(tmp) / "empty.db").close()
         env = dict(os.environ, SPECADVISOR_HOME=str(Path(tmp) / "home"))
+        # A user's Python writes .pyc files on the first run; with PYTHONDONTWRITEBYTECODE set (as in some
+        # sandboxes) every run would compile the changed modules from source and measure that instead.
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         Path(env["SPECADVISOR_HOME"]).mkdir()  # also the working directory: `-m` puts it first on sys.path
         load = os.getloadavg()[0]
         print(f"{args.runs} runs per command, Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load:.1f} at the start")

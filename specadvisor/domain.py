@@ -13,16 +13,21 @@ from datetime import UTC, datetime
 from enum import Enum
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
-# The base model and the machine's description live in `machine` (so that `detect` does not define
-# every model here); re-exported so that the rest of the code keeps one import path.
+# The machine's description lives in `machine` as plain dataclasses (so that `detect` imports no
+# pydantic); re-exported so that the rest of the code keeps one import path.
 from specadvisor.machine import CpuInfo as CpuInfo
 from specadvisor.machine import EngineInfo as EngineInfo
 from specadvisor.machine import GpuInfo as GpuInfo
 from specadvisor.machine import HardwareProfile as HardwareProfile
-from specadvisor.machine import Model as Model
 from specadvisor.machine import ProbeNote as ProbeNote
+
+
+class Model(BaseModel):
+    """Base: reject unknown keys so that a typo in a bundle or a rule is an error, not a silent drop."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
 
 
 def utcnow() -> datetime:

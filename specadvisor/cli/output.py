@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import json
 import sys
+from dataclasses import asdict, is_dataclass
 from typing import TYPE_CHECKING, Any
-
-from pydantic import BaseModel
 
 if TYPE_CHECKING:
     from rich.console import Console
 
 
 def to_jsonable(obj: Any) -> Any:
+    from pydantic import BaseModel
+
     if isinstance(obj, BaseModel):
         return obj.model_dump(mode="json")
+    if is_dataclass(obj) and not isinstance(obj, type):
+        return to_jsonable(asdict(obj))
     if isinstance(obj, (list, tuple)):
         return [to_jsonable(o) for o in obj]
     if isinstance(obj, dict):
@@ -23,9 +27,18 @@ def to_jsonable(obj: Any) -> Any:
 
 def print_json(obj: Any) -> None:
     """JSON for scripts, with secrets redacted (an engine command or endpoint URL may carry one)."""
-    from pydantic_core import to_json
-
     from specadvisor.redact import json_needs_redaction, redact
+
+    if is_dataclass(obj) and not isinstance(obj, type):
+        # The machine's description (`detect --json`): a few plain fields, so the standard library's
+        # encoder, which keeps pydantic off detect's path; same text as pydantic-core's for these types.
+        plain = asdict(obj)
+        text = json.dumps(plain, indent=2, ensure_ascii=True)
+        if json_needs_redaction(text):
+            text = json.dumps(redact(plain), indent=2, ensure_ascii=True)
+        sys.stdout.write(text + "\n")
+        return
+    from pydantic_core import to_json
 
     # pydantic-core's encoder, straight from the models: json.dump with an indent runs in Python, and
     # dumping a 100,000-arm session to Python objects and walking them took most of `show --json`.

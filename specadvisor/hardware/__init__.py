@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
+from types import ModuleType
 
 from specadvisor.hardware import amd, nvidia
 from specadvisor.hardware.commands import Runner, run_command
@@ -25,14 +27,14 @@ __all__ = ["detect", "detect_gpus", "engine_info", "hypothetical"]
 def bounded(probe: Callable[[], tuple[list[GpuInfo], ProbeNote]], name: str, timeout_s: float) -> Callable[[], tuple[list[GpuInfo], ProbeNote]]:
     """Run an in-process library probe (NVML, amdsmi) on a daemon thread so a wedged driver cannot hang us."""
 
-    def guarded(box: list) -> None:
+    def guarded(box: list[tuple[list[GpuInfo], ProbeNote]]) -> None:
         try:
             box.append(probe())
         except Exception as exc:  # noqa: BLE001 - the probes guard their calls; this catches what they could not foresee
             box.append(([], ProbeNote(probe=name, ok=False, detail=f"{name} failed: {type(exc).__name__}: {exc}")))
 
     def run() -> tuple[list[GpuInfo], ProbeNote]:
-        box: list = []
+        box: list[tuple[list[GpuInfo], ProbeNote]] = []
         worker = threading.Thread(target=guarded, args=(box,), name=f"probe-{name}", daemon=True)
         worker.start()
         worker.join(timeout_s)
@@ -43,7 +45,7 @@ def bounded(probe: Callable[[], tuple[list[GpuInfo], ProbeNote]], name: str, tim
     return run
 
 
-def _first_hit(probes) -> tuple[list[GpuInfo], list[ProbeNote]]:
+def _first_hit(probes: list[Callable[[], tuple[list[GpuInfo], ProbeNote]]]) -> tuple[list[GpuInfo], list[ProbeNote]]:
     """Run probes in order until one finds GPUs; keep every note so the user sees what was tried."""
     notes: list[ProbeNote] = []
     for probe in probes:
@@ -58,13 +60,13 @@ def detect_gpus(
     *,
     runner: Runner = run_command,
     timeout_s: float = 2.0,
-    env: dict[str, str] | None = None,
+    env: Mapping[str, str] | None = None,
     sys_root: Path = Path("/sys"),
-    nvml_loader=nvidia._load_nvml,
-    amdsmi_loader=amd._load_amdsmi,
+    nvml_loader: Callable[[], ModuleType] = nvidia._load_nvml,
+    amdsmi_loader: Callable[[], ModuleType] = amd._load_amdsmi,
 ) -> tuple[list[GpuInfo], list[ProbeNote]]:
     """NVIDIA then AMD GPUs, filtered by *_VISIBLE_DEVICES as the serving process would see them."""
-    env = os.environ if env is None else env
+    environ: Mapping[str, str] = os.environ if env is None else env
     nv, nv_notes = _first_hit([bounded(lambda: nvidia.probe_nvml(nvml_loader), "nvml", timeout_s), lambda: nvidia.probe_nvidia_smi(runner, timeout_s)])
     am, am_notes = _first_hit(
         [
@@ -75,14 +77,14 @@ def detect_gpus(
         ]
     )
     notes = nv_notes + am_notes
-    nv, note = apply_visible_devices(nv, "CUDA_VISIBLE_DEVICES", env.get("CUDA_VISIBLE_DEVICES"))
+    nv, note = apply_visible_devices(nv, "CUDA_VISIBLE_DEVICES", environ.get("CUDA_VISIBLE_DEVICES"))
     notes += [note] if note else []
-    amd_var = next((v for v in ("HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES") if v in env), None)
+    amd_var = next((v for v in ("HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES") if v in environ), None)
     if amd_var:
-        am, note = apply_visible_devices(am, amd_var, env.get(amd_var))
+        am, note = apply_visible_devices(am, amd_var, environ.get(amd_var))
         notes += [note] if note else []
     offset = len(nv)
-    am = [g.model_copy(update={"index": g.index + offset}) for g in am] if offset else am
+    am = [replace(g, index=g.index + offset) for g in am] if offset else am
     return nv + am, notes
 
 
@@ -109,4 +111,4 @@ def hypothetical(spec: str) -> HardwareProfile:
     """A planned machine ("H100x8"); raises InputError naming the known GPUs for an unknown name."""
     profile = hypothetical_profile(spec)
     cpu, _ = probe_cpu()
-    return profile.model_copy(update={"cpu": cpu, "os": os_label(), "python": python_label()})
+    return replace(profile, cpu=cpu, os=os_label(), python=python_label())

@@ -5,6 +5,7 @@ gfx950 = MI350X/MI355X): it decides which kernels and speculative methods vLLM's
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 from collections.abc import Callable
@@ -26,9 +27,7 @@ def gfx_family(gfx: str | None) -> str | None:
 
 
 def _load_amdsmi() -> ModuleType:
-    import amdsmi
-
-    return amdsmi
+    return importlib.import_module("amdsmi")
 
 
 def _safe(call: Callable[[], Any]) -> Any:
@@ -99,6 +98,10 @@ def _int(value: Any) -> int | None:
     return None
 
 
+def _or(value: int | None, default: int) -> int:
+    return default if value is None else value
+
+
 def _gfx(value: Any) -> str | None:
     if not isinstance(value, str):
         return None
@@ -131,7 +134,7 @@ def parse_amd_smi_static(text: str) -> list[GpuInfo]:
         gfx = _gfx(asic.get("target_graphics_version"))
         gpus.append(
             GpuInfo(
-                index=_int(entry.get("gpu")) if _int(entry.get("gpu")) is not None else pos,
+                index=_or(_int(entry.get("gpu")), pos),
                 vendor="amd",
                 name=_name(asic.get("market_name") or board.get("product_name"), gfx),
                 memory_total_mib=_int(vram.get("size")),

@@ -7,7 +7,7 @@ CPU engine specadvisor provisions (its venv's dist-info folders, read from disk)
 
 from __future__ import annotations
 
-import importlib.metadata as metadata
+import importlib.util
 import json
 import re
 import sys
@@ -92,6 +92,12 @@ def _info(version: str | None, distribution: str | None, torch: str | None, comm
 
 
 def _installed_here() -> EngineInfo | None:
+    # Both distributions install the `vllm` package: where it cannot be imported, neither is installed
+    # beside specadvisor, and importlib.metadata (a fifth of detect's start-up) is not loaded to say so.
+    if importlib.util.find_spec("vllm") is None:
+        return None
+    import importlib.metadata as metadata
+
     for dist in DISTRIBUTIONS:
         try:
             version = metadata.version(dist)

@@ -5,6 +5,7 @@ Both report physical devices (CUDA_VISIBLE_DEVICES is applied later by the calle
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
@@ -17,9 +18,7 @@ SMI_FIELDS = ("index", "name", "uuid", "memory.total", "memory.free", "compute_c
 
 
 def _load_nvml() -> ModuleType:
-    import pynvml  # nvidia-ml-py
-
-    return pynvml
+    return importlib.import_module("pynvml")  # nvidia-ml-py
 
 
 def _text(value: Any) -> str:
@@ -124,7 +123,7 @@ def parse_nvidia_smi_csv(text: str, fields: tuple[str, ...] = SMI_FIELDS) -> lis
 
 
 def probe_nvidia_smi(runner: Runner = run_command, timeout_s: float = 2.0) -> tuple[list[GpuInfo], ProbeNote]:
-    fields = SMI_FIELDS
+    fields: tuple[str, ...] = SMI_FIELDS
     result = runner(["nvidia-smi", f"--query-gpu={','.join(fields)}", "--format=csv,noheader,nounits"], timeout_s)
     if result.returncode not in (0, None) and "compute_cap" in (result.stdout + result.stderr):
         fields = tuple(f for f in SMI_FIELDS if f != "compute_cap")

@@ -7,9 +7,14 @@ so nobody mistakes it for a measurement.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from specadvisor.errors import InputError
 from specadvisor.machine import GpuInfo, HardwareProfile, ProbeNote
+
+if TYPE_CHECKING:
+    from specadvisor.rulebase.schema import GpuSpec
 
 MAX_GPUS = 64
 _SUFFIX_COUNT = re.compile(r"^(?P<name>.+)[x×*](?P<count>\d+)$", re.I)
@@ -37,7 +42,7 @@ def _meant_name(readings: list[tuple[str, int]]) -> str:
     return next(name for name, count in readings if 1 <= count <= MAX_GPUS)
 
 
-def _catalog():
+def _catalog() -> tuple[Callable[[str], GpuSpec | None], list[str]]:
     """(find_gpu, known names) from the rule base; its absence is reported as a clear error."""
     try:
         from specadvisor.rulebase import default_rulebase, find_gpu

@@ -8,6 +8,7 @@ guarded: an unknown topology is an empty matrix, and grouping then falls back to
 from __future__ import annotations
 
 import contextlib
+import importlib
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
@@ -18,15 +19,11 @@ FAR = 0
 
 
 def _load_nvml() -> ModuleType:
-    import pynvml
-
-    return pynvml
+    return importlib.import_module("pynvml")
 
 
 def _load_amdsmi() -> ModuleType:
-    import amdsmi
-
-    return amdsmi
+    return importlib.import_module("amdsmi")
 
 
 def nvidia_affinity(indices: list[int], loader: Callable[[], ModuleType] = _load_nvml) -> dict[tuple[int, int], int]:

@@ -7,6 +7,8 @@ the CUDA runtime, parsing stops at the first entry that names no device.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from specadvisor.machine import GpuInfo, ProbeNote
 
 
@@ -35,7 +37,7 @@ def apply_visible_devices(gpus: list[GpuInfo], env_name: str, value: str | None)
             break
         if gpu not in chosen:
             chosen.append(gpu)
-    renumbered = [g.model_copy(update={"index": i}) for i, g in enumerate(chosen)]
+    renumbered = [replace(g, index=i) for i, g in enumerate(chosen)]
     physical = ", ".join(str(g.index) for g in chosen) or "none"
     detail = f"{env_name}={value!r}: {len(chosen)} of {len(gpus)} GPUs visible (physical {physical})"
     if stopped_at is not None:

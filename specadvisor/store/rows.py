@@ -9,18 +9,22 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
+from dataclasses import asdict
 from typing import Any
 
 from pydantic import BaseModel
 from pydantic_core import to_json
 
-from specadvisor.domain import Arm, ArmResult, GpuReading, MetricsSample, Session
+from specadvisor.domain import Arm, ArmResult, GpuReading, HardwareProfile, MetricsSample, Session
 
 
-def dump(model: BaseModel | None) -> str | None:
+def dump(model: BaseModel | HardwareProfile | None) -> str | None:
     """JSON that keeps NaN/Infinity as such (pydantic's own JSON would write null, which a required
-    float then refuses on load: a session must never become unreadable because of one odd figure)."""
-    return None if model is None else json.dumps(model.model_dump(mode="json"))
+    float then refuses on load: a session must never become unreadable because of one odd figure).
+    The machine's description is a plain dataclass: the same dict by `asdict`."""
+    if model is None:
+        return None
+    return json.dumps(asdict(model) if isinstance(model, HardwareProfile) else model.model_dump(mode="json"))
 
 
 def load(text: str | None) -> Any:

@@ -6,6 +6,8 @@ to old databases in SQL, and a test holds the two to the same result.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from specadvisor.domain import Session
 
 UNKNOWN = "unknown"
@@ -21,9 +23,9 @@ def upgrade_session(session: Session) -> Session:
     session.provenance.entry_point = UNKNOWN
     hw = session.hardware
     if not hw.os and not hw.hypothetical:
-        hw.os = UNKNOWN
-        hw.python = hw.python or UNKNOWN
-        hw.unknown = sorted(set(hw.unknown) | {"gpus", "cpu", "ram", "os"} | ({"python"} if hw.python == UNKNOWN else set()))
+        python = hw.python or UNKNOWN
+        unknown = sorted(set(hw.unknown) | {"gpus", "cpu", "ram", "os"} | ({"python"} if python == UNKNOWN else set()))
+        session.hardware = replace(hw, os=UNKNOWN, python=python, unknown=unknown)
     started = [r.started_at for r in session.results if r.started_at]
     finished = [r.finished_at for r in session.results if r.finished_at]
     session.provenance.started_at = session.provenance.started_at or (min(started) if started else None)

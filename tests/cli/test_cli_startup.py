@@ -4,6 +4,7 @@ belong to benchmarks/startup.py), each case in a fresh interpreter."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -73,9 +74,12 @@ def test_sessions_list_on_an_empty_database_imports_no_store(tmp_path):
     assert not (tmp_path / "absent.db").exists()
 
 
-# What `detect` must not load: the store, the UI, the network client, and the fifty domain models it
-# does not print (its own live in specadvisor.machine), nor the rule base once the served methods are cached.
+# What `detect` must not load: the store, the UI, the network client, the fifty domain models it
+# does not print, nor pydantic at all (its own models are the plain dataclasses of specadvisor.machine),
+# nor the rule base once the served methods are cached.
 NOT_FOR_DETECT = {
+    "pydantic",
+    "pydantic_core",
     "numpy",
     "sqlite_utils",
     "textual",
@@ -93,6 +97,8 @@ NOT_FOR_DETECT = {
 def test_detect_imports_neither_the_store_nor_the_ui_nor_every_domain_model(tmp_path, argv):
     modules = imported(tmp_path, *argv)
     assert not NOT_FOR_DETECT & modules, sorted(NOT_FOR_DETECT & modules)
+    if importlib.util.find_spec("vllm") is None:  # no vLLM beside specadvisor: nothing to ask its metadata
+        assert "importlib.metadata" not in modules
     assert "specadvisor.machine" in modules  # the guard watches the path that prints the profile
     assert COMMAND_MODULES & modules == {"specadvisor.cli.detect"}
 

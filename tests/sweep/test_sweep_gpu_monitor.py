@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from dataclasses import replace
 from itertools import pairwise
 from pathlib import Path
 
@@ -151,7 +152,7 @@ def test_visible_devices_and_tensor_parallel_pick_the_sampled_gpus():
 
 def test_cpu_engine_opens_no_gpu_library():
     p = plan()
-    p.session.hardware.engine.platform = "cpu"
+    p.session.hardware = replace(p.session.hardware, engine=replace(p.session.hardware.engine, platform="cpu"))
     opened = []
     mon = GpuMonitor(p.session, {}, reader_factory=lambda: opened.append(1))
     assert mon.gpus_for(p.session.arms[0]) == [] and mon.watch(p.session.arms[0]) is None and opened == []

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from specadvisor.analysis.costs import Costs
@@ -51,7 +53,7 @@ def test_an_8b_model_does_not_fit_a_23_gib_cpu_host_and_says_so_per_arm():
     f32 = fit_to_host(CPU_ADVICE, CPU_HOST, QWEN_8B, server_args=["--dtype", "float32"], server_env={"VLLM_CPU_KVCACHE_SPACE": "2"})
     assert "weights 29.8 GiB float32 + KV cache 2 + runtime 3" in f32.memory_warnings[0]
     # free memory smaller than the share: the free figure is what counts
-    busy = CPU_HOST.model_copy(update={"cpu": CPU_HOST.cpu.model_copy(update={"ram_available_gib": 6.0})})
+    busy = replace(CPU_HOST, cpu=replace(CPU_HOST.cpu, ram_available_gib=6.0))
     small = ModelProfile(id="HuggingFaceTB/SmolLM2-1.7B", params_b=1.7)
     assert "6.0 GiB free now" in fit_to_host(CPU_ADVICE, busy, small).memory_warnings[0]
     assert fit_to_host(CPU_ADVICE, CPU_HOST, small).memory_warnings == []
@@ -84,5 +86,5 @@ def test_suffix_needs_arctic_inference_in_the_engine_environment(installed, kept
     # on a GPU host the same check applies; a hypothetical (--gpu) machine is not this engine
     gpu = HardwareProfile(gpus=[GpuInfo(index=0, vendor="nvidia", name="H100", memory_total_mib=80 * 1024)])
     assert [c.id for c in fit_to_host(CPU_ADVICE, gpu, None, installed=installed).measurable] == kept
-    planned = gpu.model_copy(update={"hypothetical": True})
+    planned = replace(gpu, hypothetical=True)
     assert [c.id for c in fit_to_host(CPU_ADVICE, planned, None, installed=installed).measurable] == ["ngram", "suffix"]

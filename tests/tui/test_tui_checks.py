@@ -4,6 +4,7 @@ Setup, progress that tells the truth, and the small things (palette, Ctrl+A, scr
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 from conftest import settle
 from textual.widgets import DataTable, Input, ProgressBar, Static
@@ -110,7 +111,7 @@ async def test_suffix_is_left_out_when_the_engine_lacks_arctic_inference(make_ap
     (site / "vllm-0.32.0.dist-info").mkdir()
     script = venv / "bin" / "vllm"
     script.write_text(f"#!{venv / 'bin' / 'python3'}\n")
-    hardware = HARDWARE.model_copy(update={"engine": HARDWARE.engine.model_copy(update={"command": [str(script)]})})
+    hardware = replace(HARDWARE, engine=replace(HARDWARE.engine, command=[str(script)]))
     app = make_app()
     app.state.services.detect = lambda: hardware
     async with app.run_test(size=(120, 40)) as pilot:

