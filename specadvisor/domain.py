@@ -20,6 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from specadvisor.machine import CpuInfo as CpuInfo
 from specadvisor.machine import EngineInfo as EngineInfo
 from specadvisor.machine import GpuInfo as GpuInfo
+from specadvisor.machine import GpuReading as GpuReading
+from specadvisor.machine import GpuState as GpuState
 from specadvisor.machine import HardwareProfile as HardwareProfile
 from specadvisor.machine import ProbeNote as ProbeNote
 
@@ -301,36 +303,6 @@ class RatePoint(Model):
     ttft_p50_ms: float | None = None
     ttft_p99_ms: float | None = None
     meets_slo: bool = False
-
-
-class GpuReading(Model):
-    """One reading of one GPU during an arm (NVML / amdsmi); None where the driver does not say."""
-
-    t: float  # seconds since the arm began
-    gpu: int  # physical index (NVML numbering, not CUDA_VISIBLE_DEVICES')
-    memory_used_mib: float | None = None
-    utilization_pct: float | None = None
-    power_w: float | None = None
-    sm_clock_mhz: float | None = None
-    temperature_c: float | None = None
-    throttle: list[str] = Field(default_factory=list)  # active clock-limiting reasons, idle excluded
-
-
-class GpuState(Model):
-    """A GPU's clocks, temperature and power cap at the start or end of an arm (for drift checks)."""
-
-    gpu: int
-    uuid: str | None = None
-    name: str | None = None
-    sm_clock_mhz: float | None = None
-    sm_clock_max_mhz: float | None = None
-    memory_clock_mhz: float | None = None
-    temperature_c: float | None = None
-    power_w: float | None = None
-    power_limit_w: float | None = None
-    memory_used_mib: float | None = None
-    memory_total_mib: float | None = None
-    throttle: list[str] = Field(default_factory=list)
 
 
 class GpuTelemetry(Model):

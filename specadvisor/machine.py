@@ -1,4 +1,4 @@
-"""The machine's description (HardwareProfile and its parts): plain frozen dataclasses.
+"""The machine's description (HardwareProfile and its parts) and its GPUs' readings: plain dataclasses.
 
 `specadvisor detect` builds only these, so they stay free of pydantic (whose import and per-class
 schema building were most of detect's start-up). What comes from outside is still validated: a stored
@@ -105,3 +105,42 @@ class HardwareProfile:
 
         parts = [f"{g.vendor}:{g.name}:{g.memory_total_mib}" for g in self.gpus] or [f"cpu:{self.cpu.model}"]
         return hashlib.sha256("|".join(sorted(parts)).encode()).hexdigest()[:16]
+
+
+@dataclass
+class GpuReading:
+    """One reading of one GPU during an arm (NVML / amdsmi); None where the driver does not say.
+    Plain (no pydantic) because the telemetry sampler that makes it runs on a bare GPU box; stored
+    sessions and bundles validate it where `GpuTelemetry` embeds it. Not frozen: a pydantic model
+    it replaced was not either."""
+
+    __pydantic_config__: ClassVar[dict[str, Any]] = _STRICT
+
+    t: float  # seconds since the arm began
+    gpu: int  # physical index (NVML numbering, not CUDA_VISIBLE_DEVICES')
+    memory_used_mib: float | None = None
+    utilization_pct: float | None = None
+    power_w: float | None = None
+    sm_clock_mhz: float | None = None
+    temperature_c: float | None = None
+    throttle: list[str] = field(default_factory=list)  # active clock-limiting reasons, idle excluded
+
+
+@dataclass
+class GpuState:
+    """A GPU's clocks, temperature and power cap at the start or end of an arm (for drift checks)."""
+
+    __pydantic_config__: ClassVar[dict[str, Any]] = _STRICT
+
+    gpu: int
+    uuid: str | None = None
+    name: str | None = None
+    sm_clock_mhz: float | None = None
+    sm_clock_max_mhz: float | None = None
+    memory_clock_mhz: float | None = None
+    temperature_c: float | None = None
+    power_w: float | None = None
+    power_limit_w: float | None = None
+    memory_used_mib: float | None = None
+    memory_total_mib: float | None = None
+    throttle: list[str] = field(default_factory=list)

@@ -6,6 +6,7 @@ runner merges with them (sweep.runs) and the reports read with them, so both agr
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 from specadvisor.domain import ArmResult, GpuTelemetry
 
@@ -23,7 +24,7 @@ def merge_telemetry(previous: ArmResult, new: ArmResult) -> GpuTelemetry | None:
         if new.started_at and previous.started_at
         else (a.samples[-1].t + a.interval_s if a.samples else 0.0)
     )
-    shifted = [r.model_copy(update={"t": round(r.t + offset, 3)}) for r in b.samples]
+    shifted = [replace(r, t=round(r.t + offset, 3)) for r in b.samples]
     energy = (a.energy_j or 0) + (b.energy_j or 0) if a.energy_j is not None or b.energy_j is not None else None
     per_token = None
     if a.energy_per_output_token_j is not None and b.energy_per_output_token_j is not None and previous.output_tokens + new.output_tokens:

@@ -12,19 +12,21 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter
 from pydantic_core import to_json
 
 from specadvisor.domain import Arm, ArmResult, GpuReading, HardwareProfile, MetricsSample, Session
 
+_READING = TypeAdapter(GpuReading)  # a stored reading is validated as it is read back, as a bundle's is
 
-def dump(model: BaseModel | HardwareProfile | None) -> str | None:
+
+def dump(model: BaseModel | HardwareProfile | GpuReading | None) -> str | None:
     """JSON that keeps NaN/Infinity as such (pydantic's own JSON would write null, which a required
     float then refuses on load: a session must never become unreadable because of one odd figure).
-    The machine's description is a plain dataclass: the same dict by `asdict`."""
+    The machine's description and the GPU readings are plain dataclasses: the same dict by `asdict`."""
     if model is None:
         return None
-    return json.dumps(asdict(model) if isinstance(model, HardwareProfile) else model.model_dump(mode="json"))
+    return json.dumps(asdict(model) if isinstance(model, HardwareProfile | GpuReading) else model.model_dump(mode="json"))
 
 
 def load(text: str | None) -> Any:
@@ -126,7 +128,7 @@ def sample_row(session_id: str, sample: MetricsSample) -> dict[str, Any]:
 def result_from_row(result_json: str, gpu_samples: Sequence[str] = ()) -> ArmResult:
     result = ArmResult.model_validate(json.loads(result_json))
     if result.telemetry is not None and gpu_samples:
-        result.telemetry.samples = [GpuReading.model_validate(json.loads(text)) for text in gpu_samples]
+        result.telemetry.samples = [_READING.validate_python(json.loads(text)) for text in gpu_samples]
     return result
 
 

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import asdict
 from typing import Any
 
-from specadvisor.domain import Arm, ArmResult, GpuMemoryWait, GpuReading, GpuState, GpuTelemetry, MeasurementWarning, Session
+from specadvisor.domain import Arm, ArmResult, GpuMemoryWait, GpuTelemetry, MeasurementWarning, Session
 from specadvisor.errors import EngineError
 from specadvisor.telemetry.gpus import open_reader, visible_to_physical
 from specadvisor.telemetry.memory import MemoryCheck, is_ours, need_per_gpu, wait_for_memory
@@ -48,14 +47,15 @@ def world_size(args: list[str]) -> int:
 
 
 def to_domain(record: ArmTelemetry, result: ArmResult) -> GpuTelemetry:
-    """The one boundary where telemetry's plain records (no pydantic on a bare GPU box) become the stored models."""
+    """The one boundary where the sampler's record becomes the stored telemetry (its readings are
+    `machine`'s plain dataclasses, shared as they are: no pydantic on a bare GPU box)."""
     return GpuTelemetry(
         source=record.source,
         gpus=record.gpus,
         interval_s=record.interval_s,
-        start=[GpuState(**asdict(s)) for s in record.start],
-        end=[GpuState(**asdict(s)) for s in record.end],
-        samples=[GpuReading(**asdict(r)) for r in record.samples],
+        start=list(record.start),
+        end=list(record.end),
+        samples=list(record.samples),
         energy_j=record.energy_j,
         mean_power_w=round(record.mean_power_w, 2) if record.mean_power_w is not None else None,
         energy_per_output_token_j=record.energy_per_token_j(result.output_tokens, result.duration_s),

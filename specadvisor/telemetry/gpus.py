@@ -10,10 +10,12 @@ from __future__ import annotations
 import importlib
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from types import ModuleType
 from typing import Any
+
+from specadvisor.machine import GpuReading, GpuState
 
 # NVML clock-event ("throttle") reason bits, stable across driver versions (nvml.h).
 THROTTLE_BITS = {
@@ -32,41 +34,6 @@ BENIGN_THROTTLE = {"gpu_idle", "applications_clocks_setting", "display_clock_set
 
 NVML_CLOCK_SM, NVML_CLOCK_MEM, NVML_TEMPERATURE_GPU = 1, 2, 0
 MIB = 2**20
-
-
-@dataclass
-class PlainGpuReading:
-    """One sample of one GPU: `domain.GpuReading`'s fields as a plain dataclass, because this module
-    runs on a bare GPU box without pydantic; `sweep.monitor.to_domain` converts (a test keeps the
-    fields equal)."""
-
-    t: float
-    gpu: int
-    memory_used_mib: float | None = None
-    utilization_pct: float | None = None
-    power_w: float | None = None
-    sm_clock_mhz: float | None = None
-    temperature_c: float | None = None
-    throttle: list[str] = field(default_factory=list)
-
-
-@dataclass
-class PlainGpuState:
-    """A fuller snapshot, taken at the start and the end of an arm: `domain.GpuState`'s fields as a
-    plain dataclass (no pydantic here), converted by `sweep.monitor.to_domain`."""
-
-    gpu: int
-    uuid: str | None = None
-    name: str | None = None
-    sm_clock_mhz: float | None = None
-    sm_clock_max_mhz: float | None = None
-    memory_clock_mhz: float | None = None
-    temperature_c: float | None = None
-    power_w: float | None = None
-    power_limit_w: float | None = None
-    memory_used_mib: float | None = None
-    memory_total_mib: float | None = None
-    throttle: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -161,10 +128,10 @@ class NvmlReader:
             return None, None, None
         return mem.used / MIB, mem.total / MIB, mem.free / MIB
 
-    def reading(self, gpu: int, t: float) -> PlainGpuReading:
+    def reading(self, gpu: int, t: float) -> GpuReading:
         h = self._h(gpu)
         util = _safe(lambda: self.nvml.nvmlDeviceGetUtilizationRates(h))
-        return PlainGpuReading(
+        return GpuReading(
             t=t,
             gpu=gpu,
             memory_used_mib=self.memory(gpu)[0],
@@ -175,11 +142,11 @@ class NvmlReader:
             throttle=decode_throttle(self._throttle_mask(h)),
         )
 
-    def state(self, gpu: int) -> PlainGpuState:
+    def state(self, gpu: int) -> GpuState:
         h = self._h(gpu)
         used, total, _ = self.memory(gpu)
         limit = _safe(lambda: self.nvml.nvmlDeviceGetEnforcedPowerLimit(h))
-        return PlainGpuState(
+        return GpuState(
             gpu=gpu,
             uuid=self.uuid(gpu),
             name=self.name(gpu),
@@ -264,20 +231,20 @@ class AmdsmiReader:
                 return float(value)
         return None
 
-    def reading(self, gpu: int, t: float) -> PlainGpuReading:
+    def reading(self, gpu: int, t: float) -> GpuReading:
         h = self._handles[gpu]
         activity = _safe(lambda: self.lib.amdsmi_get_gpu_activity(h)) or {}
         clock, _ = self._clock(h)
         power, _ = self._power_w(h)
-        return PlainGpuReading(t=t, gpu=gpu, memory_used_mib=self.memory(gpu)[0], utilization_pct=activity.get("gfx_activity"),
+        return GpuReading(t=t, gpu=gpu, memory_used_mib=self.memory(gpu)[0], utilization_pct=activity.get("gfx_activity"),
                        power_w=power, sm_clock_mhz=clock, temperature_c=self._temperature(h))  # fmt: skip
 
-    def state(self, gpu: int) -> PlainGpuState:
+    def state(self, gpu: int) -> GpuState:
         h = self._handles[gpu]
         used, total, _ = self.memory(gpu)
         clock, clock_max = self._clock(h)
         power, limit = self._power_w(h)
-        return PlainGpuState(gpu=gpu, uuid=self.uuid(gpu), name=self.name(gpu), sm_clock_mhz=clock, sm_clock_max_mhz=clock_max,
+        return GpuState(gpu=gpu, uuid=self.uuid(gpu), name=self.name(gpu), sm_clock_mhz=clock, sm_clock_max_mhz=clock_max,
                      temperature_c=self._temperature(h), power_w=power, power_limit_w=limit, memory_used_mib=used, memory_total_mib=total)  # fmt: skip
 
     def energy_j(self, gpu: int) -> float | None:

@@ -16,7 +16,7 @@ from itertools import pairwise
 from statistics import median
 from typing import Any
 
-from specadvisor.telemetry.gpus import PlainGpuReading, PlainGpuState
+from specadvisor.machine import GpuReading, GpuState
 
 CLOCK_FALL = 0.10  # a busy SM clock 10% below the arm's busy peak is a measurement hazard
 BUSY_PCT = 50.0  # readings at or above this utilization count as "working"
@@ -29,9 +29,9 @@ class ArmTelemetry:
     source: str
     gpus: list[int]
     interval_s: float
-    start: list[PlainGpuState] = field(default_factory=list)
-    end: list[PlainGpuState] = field(default_factory=list)
-    samples: list[PlainGpuReading] = field(default_factory=list)
+    start: list[GpuState] = field(default_factory=list)
+    end: list[GpuState] = field(default_factory=list)
+    samples: list[GpuReading] = field(default_factory=list)
     energy_j: float | None = None  # power integral over the samples, summed over GPUs
     energy_counter_j: float | None = None  # the driver's counter delta, when every GPU has one
     span_s: float | None = None
@@ -103,7 +103,7 @@ class ArmSampler:
         return self.record
 
 
-def power_integral(samples: list[PlainGpuReading]) -> float | None:
+def power_integral(samples: list[GpuReading]) -> float | None:
     """Joules: trapezoid rule per GPU over its readings with a power figure, summed over GPUs."""
     per_gpu: dict[int, list[tuple[float, float]]] = {}
     for r in samples:

@@ -9,8 +9,11 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from hw_fakes import FakeGpu, FakeNvml
-from specadvisor.telemetry.gpus import NvmlReader, PlainGpuReading, PlainGpuState, decode_throttle, open_reader, process_name, visible_to_physical
+from specadvisor.machine import GpuReading, GpuState
+from specadvisor.telemetry.gpus import NvmlReader, decode_throttle, open_reader, process_name, visible_to_physical
 from specadvisor.telemetry.memory import is_ours, need_per_gpu, wait_for_memory
 from specadvisor.telemetry.sampler import ArmSampler, ArmTelemetry, hazards, power_integral
 
@@ -34,7 +37,7 @@ def test_no_library_or_no_driver_means_no_reader():
 def test_reading_and_state_convert_nvml_units():
     r = reader(FakeGpu(0, util=97, power_mw=612_500, sm_clock=1980, temperature=61, used_mib=40960.0, throttle=0x4))
     got = r.reading(0, 1.5)
-    assert got == PlainGpuReading(t=1.5, gpu=0, memory_used_mib=40960.0, utilization_pct=97.0, power_w=612.5, sm_clock_mhz=1980.0,
+    assert got == GpuReading(t=1.5, gpu=0, memory_used_mib=40960.0, utilization_pct=97.0, power_w=612.5, sm_clock_mhz=1980.0,
                           temperature_c=61.0, throttle=["sw_power_cap"])  # fmt: skip
     state = r.state(0)
     assert (state.power_limit_w, state.sm_clock_max_mhz, state.memory_clock_mhz, state.memory_total_mib) == (700.0, 1980.0, 3201.0, 143771.0)
@@ -65,10 +68,10 @@ def test_cuda_visible_devices_maps_to_physical_indices():
 
 
 def test_power_integral_is_a_trapezoid_per_gpu_summed():
-    samples = [PlainGpuReading(t=0, gpu=0, power_w=100), PlainGpuReading(t=1, gpu=0, power_w=300), PlainGpuReading(t=2, gpu=0, power_w=300),
-               PlainGpuReading(t=0, gpu=1, power_w=50), PlainGpuReading(t=2, gpu=1, power_w=50), PlainGpuReading(t=1, gpu=1, power_w=None)]  # fmt: skip
+    samples = [GpuReading(t=0, gpu=0, power_w=100), GpuReading(t=1, gpu=0, power_w=300), GpuReading(t=2, gpu=0, power_w=300),
+               GpuReading(t=0, gpu=1, power_w=50), GpuReading(t=2, gpu=1, power_w=50), GpuReading(t=1, gpu=1, power_w=None)]  # fmt: skip
     assert power_integral(samples) == 200 + 300 + 100
-    assert power_integral([PlainGpuReading(t=0, gpu=0)]) is None
+    assert power_integral([GpuReading(t=0, gpu=0)]) is None
 
 
 def test_energy_per_token_uses_the_measured_duration():
@@ -98,11 +101,11 @@ def test_sampler_reads_at_its_interval_and_integrates_power():
 
 
 def test_falling_clocks_and_throttle_reasons_are_flagged():
-    busy = [PlainGpuReading(t=i, gpu=0, utilization_pct=99, sm_clock_mhz=c) for i, c in enumerate([1980, 1980, 1965, 1700, 1500, 1490])]
-    idle = [PlainGpuReading(t=6, gpu=0, utilization_pct=0, sm_clock_mhz=345)]  # idle clocks are not a fall
-    throttled = [PlainGpuReading(t=7, gpu=0, utilization_pct=99, sm_clock_mhz=1490, throttle=["sw_power_cap"])]
+    busy = [GpuReading(t=i, gpu=0, utilization_pct=99, sm_clock_mhz=c) for i, c in enumerate([1980, 1980, 1965, 1700, 1500, 1490])]
+    idle = [GpuReading(t=6, gpu=0, utilization_pct=0, sm_clock_mhz=345)]  # idle clocks are not a fall
+    throttled = [GpuReading(t=7, gpu=0, utilization_pct=99, sm_clock_mhz=1490, throttle=["sw_power_cap"])]
     record = ArmTelemetry(source="nvml", gpus=[0], interval_s=1, samples=busy + idle + throttled,
-                          start=[PlainGpuState(gpu=0, power_limit_w=700)], end=[PlainGpuState(gpu=0, power_limit_w=500, throttle=["hw_thermal_slowdown"])])  # fmt: skip
+                          start=[GpuState(gpu=0, power_limit_w=700)], end=[GpuState(gpu=0, power_limit_w=500, throttle=["hw_thermal_slowdown"])])  # fmt: skip
     notes = hazards(record)
     assert any("SM clock fell from 1980 to 1490 MHz" in n for n in notes), notes
     assert any("sw_power_cap (1 of 8 readings)" in n and "hw_thermal_slowdown (at the end)" in n for n in notes), notes
@@ -247,12 +250,30 @@ def test_gpu_check_script_runs_end_to_end_against_fakes(monkeypatch, capsys, tmp
     assert not list(tmp_path.glob("gpu-telemetry-*"))  # the script cleans up after itself
 
 
-def test_the_plain_gpu_records_carry_the_stored_models_fields():
-    """Telemetry keeps pydantic-free twins of `domain.GpuState`/`GpuReading` (it runs on a bare GPU
-    box): they must not drift apart, or `sweep.monitor.to_domain` would drop or refuse a figure."""
-    from dataclasses import fields
+def test_one_definition_of_a_gpu_reading_from_the_sampler_to_a_bundle(tmp_path):
+    """The sampler's readings (no pydantic on a bare GPU box) are the stored ones, not twins that can
+    drift apart: a reading round-trips through the store and a bundle, and a bundle's reading with an
+    unknown key or a wrong type is refused as every other bundle field is."""
+    import json
 
-    from specadvisor.domain import GpuReading, GpuState
+    import pydantic
 
-    assert [f.name for f in fields(PlainGpuState)] == list(GpuState.model_fields)
-    assert [f.name for f in fields(PlainGpuReading)] == list(GpuReading.model_fields)
+    from specadvisor import domain, telemetry
+    from specadvisor.domain import ArmResult, GpuTelemetry
+    from specadvisor.store.rows import gpu_sample_rows, result_from_row, result_row
+
+    assert domain.GpuReading is telemetry.gpus.GpuReading and domain.GpuState is telemetry.gpus.GpuState
+    reading = GpuReading(t=1.0, gpu=0, power_w=612.5, throttle=["sw_power_cap"])
+    state = GpuState(gpu=0, sm_clock_mhz=1980.0, power_limit_w=700.0)
+    result = ArmResult(arm_id="a", status="ok", telemetry=GpuTelemetry(source="nvml", gpus=[0], start=[state], end=[state], samples=[reading]))
+    back = result_from_row(result_row("s", result)["result_json"], [row["sample_json"] for row in gpu_sample_rows("s", result)])
+    assert back.telemetry is not None and back.telemetry.samples == [reading] and back.telemetry.start == [state]
+    dumped = json.loads(result.model_dump_json())
+    assert ArmResult.model_validate(dumped) == result
+    dumped["telemetry"]["samples"][0]["volts"] = 1.2
+    with pytest.raises(pydantic.ValidationError):
+        ArmResult.model_validate(dumped)
+    dumped["telemetry"]["samples"][0].pop("volts")
+    dumped["telemetry"]["start"][0]["sm_clock_mhz"] = "fast"
+    with pytest.raises(pydantic.ValidationError):
+        ArmResult.model_validate(dumped)
