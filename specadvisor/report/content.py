@@ -10,7 +10,7 @@ from specadvisor.analysis.arms import arm_label, family_key, family_label, serve
 from specadvisor.analysis.power import shown_mean_power_w
 from specadvisor.analysis.predict import confident_predictions, mean_abs_error_pct, measured, withheld_predictions
 from specadvisor.analysis.recommend import recommend
-from specadvisor.domain import Session
+from specadvisor.domain import Arm, Session
 from specadvisor.figures import Speedup, all_speedups, baseline_result, throughput
 from specadvisor.provenance import provenance_facts, serve_argv_lines
 from specadvisor.report.serve_params import bench_sweep_command, serve_params
@@ -137,6 +137,24 @@ def top_arms(session: Session, per_concurrency: int) -> set[str]:
     if session.recommendation is not None and session.recommendation.arm_id:
         shown.add(session.recommendation.arm_id)
     return shown
+
+
+def tabled_arms(session: Session) -> tuple[list[Arm], str]:
+    """The arms a per-arm table lists (`sessions show`, the TUI's results view) and, for a session
+    over the report's row cap, the line saying what it left out: the report's own summary (the
+    baselines, the fastest measured arms at each concurrency, the recommended arm). `--json` always
+    lists every arm."""
+    if len(session.arms) <= MAX_REPORT_ARMS:
+        return session.arms, ""
+    shown = top_arms(session, TOP_ARMS_PER_CONCURRENCY)
+    measured_count = len({r.arm_id for r in session.results} & {a.id for a in session.arms})
+    tabled = [arm for arm in session.arms if arm.id in shown]
+    left_out = (
+        f"This session holds {len(session.arms)} arms ({measured_count} measured); the table shows {len(tabled)}: the baselines, the "
+        f"{TOP_ARMS_PER_CONCURRENCY} fastest measured arms at each concurrency and the recommended arm. Left out: "
+        f"{len(session.arms) - len(tabled)} arm(s); `specadvisor sessions show {session.id[:8]} --json` lists every arm."
+    )
+    return tabled, left_out
 
 
 def _build(session: Session, shown: set[str] | None) -> ReportContent:

@@ -16,6 +16,7 @@ from specadvisor.analysis.capacity import capacity_answer
 from specadvisor.domain import ArmStatus, Recommendation, Session
 from specadvisor.figures import all_speedups, speedup_text
 from specadvisor.fileio import write_atomic
+from specadvisor.report.content import tabled_arms
 from specadvisor.report.snippet import recommended_config, spec_config_json
 from specadvisor.sweep.live import short_label
 from specadvisor.tui.format import result_row, verdict_headline
@@ -109,13 +110,19 @@ class ResultsScreen(AppScreen):
         self.recommendation = self.app.services.recommend(session) if measured(session) else None  # a plan has no verdict
         chosen = self.recommendation.arm_id if self.recommendation else None
         speedups = all_speedups(session)  # the verdict's own figures: one interval per arm, everywhere
-        for arm in session.arms:
+        # Over the report's row cap (100,000 arms took minutes to list) the table keeps what the report and
+        # `sessions show` keep, and says what it left out.
+        listed, left_out = tabled_arms(session)
+        for arm in listed:
             label = ("★ " if arm.id == chosen else "  ") + short_label(arm)
             table.add_row(*(textsafe.markup(cell) for cell in result_row(label, session.result_for(arm.id), speedups.get(arm.id))), key=arm.id)
+        if left_out:
+            table.border_subtitle = f"{len(listed)} of {len(session.arms)} arms (see below)"
         if self.recommendation is not None and self.recommendation.speculative_config:
             self.command = self.app.services.serve_command(session, self.recommendation)
         self.query_one("#recommendation").border_title = "Recommendation"
-        self.query_one("#recommendation-text", Static).update(recommendation_text(session, self.recommendation, self.command))
+        text = recommendation_text(session, self.recommendation, self.command)
+        self.query_one("#recommendation-text", Static).update(text + ("\n\n" + textsafe.line(left_out) if left_out else ""))
         self.show_acceptance()
         table.focus()
 
