@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import subprocess
 import sys
@@ -25,9 +26,12 @@ import time
 from pathlib import Path
 
 from specadvisor.domain import Arm, ArmResult, Session, SweepSettings
+from specadvisor.store import Store
 from specadvisor.store.bundle import bundle_document, export_bundle
+from specadvisor.store.safe_json import MAX_FILE_BYTES as MAX_BUNDLE_BYTES
 
 RESULT_EVERY = 50
+OPERATION_LIMIT_S = 90.0  # an operation still running after this is stopped and reported as over it
 N_VALUES = 8
 LEVELS = 64
 
@@ -106,7 +110,10 @@ def write_compact(session: Session, path: Path) -> Path:
 
 def once(label: str, argv: list[str]) -> tuple[float, float]:
     """(seconds, peak RSS MiB) of one operation run in its own process."""
-    done = subprocess.run([sys.executable, "-c", _CHILD, *argv], capture_output=True, text=True, check=False)
+    try:
+        done = subprocess.run([sys.executable, "-c", _CHILD, *argv], capture_output=True, text=True, check=False, timeout=OPERATION_LIMIT_S)
+    except subprocess.TimeoutExpired:
+        return math.inf, 0.0  # printed as "over the limit": the operation did not finish
     last = done.stdout.strip().splitlines()[-1:] or ["0 0 1"]
     seconds, rss_kib, code = last[0].split()
     if done.returncode != 0 or code != "0":
@@ -125,19 +132,33 @@ def timed(label: str, argv: list[str], repeat: int) -> tuple[str, list[float], f
 
 def measure_session(session: Session, other: Session, folder: Path, repeat: int) -> list[tuple[str, list[float], float]]:
     """Every operation on `session` (compared with `other`), each in a fresh database-sharing run;
-    the import is timed into a fresh database each time (a second import of a bundle is refused)."""
+    the import is timed into a fresh database each time (a second import of a bundle is refused).
+    A bundle over the import limit (a fully measured 100,000-arm session is) is refused in one line:
+    the session is then saved into the database directly, as a local sweep would have stored it."""
     start = time.perf_counter()
     big = write_compact(session, folder / f"big-{session.id[:8]}.json")
     small = export_bundle(other, folder / f"small-{session.id[:8]}.json")
-    print(
-        f"{len(session.arms)} arms, {len(session.results)} results, bundle {big.stat().st_size / 1e6:.1f} MB (export {time.perf_counter() - start:.2f} s)",
-        flush=True,
-    )
-    imports = [once("sessions import (big)", ["--db", str(folder / f"import-{session.id[:8]}-{i}.db"), "sessions", "import", str(big)]) for i in range(repeat)]
-    seconds = [s for s, _ in imports]
-    rows = [("sessions import (big)", seconds, max(r for _, r in imports))]
-    print(f"{'sessions import (big)':<34} median {statistics.median(seconds):7.2f} s ({min(seconds):.2f}-{max(seconds):.2f}) {rows[0][2]:7.0f} MiB", flush=True)
+    size = big.stat().st_size
+    print(f"{len(session.arms)} arms, {len(session.results)} results, bundle {size / 1e6:.1f} MB (export {time.perf_counter() - start:.2f} s)", flush=True)
     db = str(folder / f"import-{session.id[:8]}-0.db")
+    if size > MAX_BUNDLE_BYTES:
+        refused = subprocess.run([sys.executable, "-m", "specadvisor", "--db", db, "sessions", "import", str(big)], capture_output=True, text=True, check=False)
+        print(f"import refused (exit {refused.returncode}): {refused.stderr.strip()[:160]}", flush=True)
+        start = time.perf_counter()
+        with Store.open(Path(db)) as store:
+            store.save_session(session)
+        rows = [("store the session (bundle over the limit)", [time.perf_counter() - start], 0.0)]
+        print(f"saved into the database directly in {rows[0][1][0]:.2f} s (in process)", flush=True)
+    else:
+        imports = [
+            once("sessions import (big)", ["--db", str(folder / f"import-{session.id[:8]}-{i}.db"), "sessions", "import", str(big)]) for i in range(repeat)
+        ]
+        seconds = [s for s, _ in imports]
+        rows = [("sessions import (big)", seconds, max(r for _, r in imports))]
+        print(
+            f"{'sessions import (big)':<34} median {statistics.median(seconds):7.2f} s ({min(seconds):.2f}-{max(seconds):.2f}) {rows[0][2]:7.0f} MiB",
+            flush=True,
+        )
     big_id, small_id = session.id[:8], other.id[:8]
     once("sessions import (2000 arms)", ["--db", db, "sessions", "import", str(small)])
     rows += [
@@ -154,7 +175,7 @@ def measure_session(session: Session, other: Session, folder: Path, repeat: int)
     return rows
 
 
-def main_(arms: int, repeat: int) -> None:
+def main_(arms: int, repeat: int, repeat_full: int, only_full: bool) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         calibration = time.perf_counter()
@@ -163,20 +184,24 @@ def main_(arms: int, repeat: int) -> None:
         print(f"load gauge: sum(range(10**7)) took {time.perf_counter() - calibration:.2f} s (about 0.15 s on an idle core)")
         other = build(min(arms, 2_000))
         tables = {}
-        for name, every in ((f"a result every {RESULT_EVERY} arms", RESULT_EVERY), ("every arm measured", 1)):
+        variants = [(f"a result every {RESULT_EVERY} arms", RESULT_EVERY, repeat), ("every arm measured", 1, repeat_full)]
+        for name, every, times in variants[1:] if only_full else variants:
             print(f"-- {name}", flush=True)
-            tables[name] = measure_session(build(arms, every), other, folder, repeat)
-        names = list(tables)
-        print(f"\n| operation | {names[0]}: s, median of {repeat} (min-max) | {names[1]}: s, median of {repeat} (min-max) | peak RSS MiB (both) |")
-        print("|---|---|---|---|")
-        for (label, first, rss_a), (_, second, rss_b) in zip(*tables.values(), strict=True):
-            cells = [f"{statistics.median(x):.1f} ({min(x):.1f}-{max(x):.1f})" for x in (first, second)]
-            print(f"| {label} | {cells[0]} | {cells[1]} | {rss_a:.0f} / {rss_b:.0f} |")
+            tables[name] = (times, measure_session(build(arms, every), other, folder, times))
+        for name, (times, rows) in tables.items():
+            print(f"\n{name}\n| operation | seconds, median of {times} (min-max) | peak RSS MiB |\n|---|---|---|")
+            for label, seconds, rss in rows:
+                if math.isinf(max(seconds)):
+                    print(f"| {label} | over {OPERATION_LIMIT_S:.0f} (stopped) in {sum(map(math.isinf, seconds))} of {times} | {rss:.0f} |")
+                else:
+                    print(f"| {label} | {statistics.median(seconds):.1f} ({min(seconds):.1f}-{max(seconds):.1f}) | {rss:.0f} |")
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("arms", nargs="?", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat-full", type=int, default=1, help="runs of each operation on the fully measured session (minutes each at 100k)")
+    parser.add_argument("--only-full", action="store_true", help="measure the fully measured session only")
     args = parser.parse_args()
-    main_(args.arms, args.repeat)
+    main_(args.arms, args.repeat, args.repeat_full, args.only_full)

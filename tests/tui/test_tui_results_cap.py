@@ -60,3 +60,16 @@ async def test_a_session_under_the_cap_lists_every_arm(make_app, db_path):
         table = app.screen.query_one("#results", DataTable)
         assert table.row_count == 31 and not table.border_subtitle
         assert "Left out" not in str(app.screen.query_one("#recommendation-text", Static).render())
+
+
+def test_the_panel_lists_the_first_reasons_and_counts_the_rest():
+    from specadvisor.domain import Recommendation
+    from specadvisor.tui.screens.results import MAX_PANEL_REASONS, recommendation_text
+
+    session = big_session()
+    rec = Recommendation(arm_id=None, decision="undecided", verdict="undecided", reasons=[f"reason {i}" for i in range(MAX_PANEL_REASONS + 7)])
+    text = recommendation_text(session, rec, "")
+    assert f"• reason {MAX_PANEL_REASONS - 1}" in text and f"• reason {MAX_PANEL_REASONS}\n" not in text
+    assert text.splitlines()[-1] == "… 7 more reasons: `specadvisor sessions show cccc3333 --json` has them all"
+    few = recommendation_text(session, rec.model_copy(update={"reasons": ["only one"]}), "")
+    assert "more reasons" not in few and "• only one" in few

@@ -34,6 +34,9 @@ COLUMNS = ("arm", "status", "tok/s", "speedup [CI]", "AL", "acc.", "TTFT p50/99"
 
 
 NOT_MEASURED = "Not measured yet: this plan has not run, so there is no verdict."
+# The panel lists at most this many reasons (a verdict over 100,000 measured arms has a line per arm: 9 MB
+# of text for the terminal to wrap); the rest are counted and `sessions show ID --json` has them all.
+MAX_PANEL_REASONS = 50
 
 
 def measured(session: Session) -> bool:
@@ -62,7 +65,9 @@ def _recommendation_pieces(session: Session, rec: Recommendation | None, command
     arm = next((a for a in session.arms if a.id == rec.arm_id), None)
     speed = speedup_text(rec.speedup, rec.speedup_ci) if rec.speedup else ""
     head = verdict_headline(rec, short_label(arm) if arm else None, speed)
-    lines = [head, *[f"• {r}" for r in rec.reasons]]
+    lines = [head, *[f"• {r}" for r in rec.reasons[:MAX_PANEL_REASONS]]]
+    if len(rec.reasons) > MAX_PANEL_REASONS:
+        lines.append(f"… {len(rec.reasons) - MAX_PANEL_REASONS} more reasons: `specadvisor sessions show {session.id[:8]} --json` has them all")
     if command:
         lines += ["", command]
     return lines
