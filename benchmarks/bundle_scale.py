@@ -2,18 +2,23 @@
 issue: a 100,000-arm bundle took 51 s to import, up to 134 s to show and 78 s to compare).
 
 Builds a session with ARMS arms (64 concurrency levels, each a baseline and ngram families at
-N=1..8, a result for every RESULT_EVERY-th arm), writes it as a compact bundle, then runs each
-operation through the CLI in a fresh Python process (so each has its own peak RSS, start-up
-included, as a user would see it): import into a fresh database, `sessions list`, `sessions
-compare`, `sessions show`, `report` (Markdown and HTML) and the TUI's sessions listing query.
-Prints a table of operation, seconds and peak RSS (MiB).
+N=1..8), writes it as a compact bundle, then runs each operation through the CLI in a fresh Python
+process (so each has its own peak RSS, start-up included, as a user would see it): import into a
+fresh database, `sessions list`, `sessions compare`, `sessions show`, `report` (Markdown and HTML),
+the TUI's sessions listing query and opening the session in the TUI's results view (headless, the
+real app: until its table, verdict and chart are on screen). Two sessions: one with a result for
+every RESULT_EVERY-th arm, one with a result for every arm (a fully measured session). Each
+operation runs --repeat times (default 3); the table gives the median and the range.
 
-Run: python benchmarks/bundle_scale.py [ARMS] (default 100000, the bundle limit).
+Run: python benchmarks/bundle_scale.py [ARMS] [--repeat 3] (default 100000 arms, the bundle limit).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import math
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -21,9 +26,12 @@ import time
 from pathlib import Path
 
 from specadvisor.domain import Arm, ArmResult, Session, SweepSettings
+from specadvisor.store import Store
 from specadvisor.store.bundle import bundle_document, export_bundle
+from specadvisor.store.safe_json import MAX_FILE_BYTES as MAX_BUNDLE_BYTES
 
 RESULT_EVERY = 50
+OPERATION_LIMIT_S = 90.0  # an operation still running after this is stopped and reported as over it
 N_VALUES = 8
 LEVELS = 64
 
@@ -37,6 +45,25 @@ if sys.argv[1] == "tui-listing":
     with Store.open(Path(sys.argv[2])) as store:
         rows = store.list_sessions()  # what the TUI's Sessions screen lists
     code = 0 if rows else 1
+elif sys.argv[1] == "tui-open":
+    from pathlib import Path
+    from textual.widgets import DataTable, Static
+    from specadvisor.tui.app import create_app
+    from specadvisor.tui.screens.results import ResultsScreen
+    app = create_app(db_path=Path(sys.argv[2]))
+    seen = {}
+
+    async def open_session(pilot):
+        session = app.store.get_session(sys.argv[3])  # what Sessions' Enter does, then its results view
+        await app.push_screen(ResultsScreen(session))
+        await pilot.pause()
+        screen = app.screen
+        seen["rows"] = screen.query_one("#results", DataTable).row_count
+        seen["verdict"] = str(screen.query_one("#recommendation-text", Static).render())
+        app.exit(0)
+
+    app.run(headless=True, size=(160, 50), auto_pilot=open_session)
+    code = 0 if seen.get("rows") and seen.get("verdict") else 1
 else:
     from specadvisor.cli.main import main
     with contextlib.redirect_stdout(io.StringIO()):
@@ -48,9 +75,10 @@ print(f"{elapsed} {peak} {code}")
 """
 
 
-def build(arms: int) -> Session:
+def build(arms: int, result_every: int = RESULT_EVERY) -> Session:
     """LEVELS concurrency levels (the bundle limit), each with a baseline and ngram families
-    (prompt_lookup_max = 1, 2, ...) at N = 1..8 until `arms` arms exist."""
+    (prompt_lookup_max = 1, 2, ...) at N = 1..8 until `arms` arms exist; a result for every baseline
+    and every `result_every`-th arm (1: every arm measured)."""
     session = Session(name="scale", model="org/model", status="finished", settings=SweepSettings(concurrency=list(range(1, LEVELS + 1))))
     per_level = -(-arms // LEVELS)
     made = 0
@@ -63,7 +91,7 @@ def build(arms: int) -> Session:
             arm_id = "baseline" if n is None else f"ngram-l{lookup}-n{n}"
             arm = Arm(id=f"{arm_id}-c{level}", label=f"{arm_id} c{level}", method=spec and "ngram", n=n, speculative_config=spec, concurrency=level)
             session.arms.append(arm)
-            if n is None or made % RESULT_EVERY == 0:
+            if n is None or made % result_every == 0:
                 session.results.append(ArmResult(arm_id=arm.id, completed=8, output_throughput=100.0 + (n or 0) * 3 + level * 0.01))
             made += 1
     return session
@@ -80,52 +108,100 @@ def write_compact(session: Session, path: Path) -> Path:
     return path
 
 
-def timed(label: str, argv: list[str]) -> tuple[str, float, float]:
-    """(label, seconds, peak RSS MiB) of one operation run in its own process."""
-    done = subprocess.run([sys.executable, "-c", _CHILD, *argv], capture_output=True, text=True, check=False)
+def once(label: str, argv: list[str]) -> tuple[float, float]:
+    """(seconds, peak RSS MiB) of one operation run in its own process."""
+    try:
+        done = subprocess.run([sys.executable, "-c", _CHILD, *argv], capture_output=True, text=True, check=False, timeout=OPERATION_LIMIT_S)
+    except subprocess.TimeoutExpired:
+        return math.inf, 0.0  # printed as "over the limit": the operation did not finish
     last = done.stdout.strip().splitlines()[-1:] or ["0 0 1"]
     seconds, rss_kib, code = last[0].split()
     if done.returncode != 0 or code != "0":
         raise SystemExit(f"{label}: exit {done.returncode}/{code}: {done.stderr.strip()[-2000:]}")
-    row = (label, float(seconds), int(rss_kib) / 1024)
-    print(f"{row[0]:<30} {row[1]:8.2f} s {row[2]:8.0f} MiB", flush=True)
+    return float(seconds), int(rss_kib) / 1024
+
+
+def timed(label: str, argv: list[str], repeat: int) -> tuple[str, list[float], float]:
+    """(label, seconds of each run, the largest peak RSS MiB) of one operation run `repeat` times."""
+    runs = [once(label, argv) for _ in range(repeat)]
+    seconds = [s for s, _ in runs]
+    row = (label, seconds, max(rss for _, rss in runs))
+    print(f"{label:<34} median {statistics.median(seconds):7.2f} s ({min(seconds):.2f}-{max(seconds):.2f}) {row[2]:7.0f} MiB", flush=True)
     return row
 
 
-def main_(arms: int) -> None:
+def measure_session(session: Session, other: Session, folder: Path, repeat: int) -> list[tuple[str, list[float], float]]:
+    """Every operation on `session` (compared with `other`), each in a fresh database-sharing run;
+    the import is timed into a fresh database each time (a second import of a bundle is refused).
+    A bundle over the import limit (a fully measured 100,000-arm session is) is refused in one line:
+    the session is then saved into the database directly, as a local sweep would have stored it."""
+    start = time.perf_counter()
+    big = write_compact(session, folder / f"big-{session.id[:8]}.json")
+    small = export_bundle(other, folder / f"small-{session.id[:8]}.json")
+    size = big.stat().st_size
+    print(f"{len(session.arms)} arms, {len(session.results)} results, bundle {size / 1e6:.1f} MB (export {time.perf_counter() - start:.2f} s)", flush=True)
+    db = str(folder / f"import-{session.id[:8]}-0.db")
+    if size > MAX_BUNDLE_BYTES:
+        refused = subprocess.run([sys.executable, "-m", "specadvisor", "--db", db, "sessions", "import", str(big)], capture_output=True, text=True, check=False)
+        print(f"import refused (exit {refused.returncode}): {refused.stderr.strip()[:160]}", flush=True)
+        start = time.perf_counter()
+        with Store.open(Path(db)) as store:
+            store.save_session(session)
+        rows = [("store the session (bundle over the limit)", [time.perf_counter() - start], 0.0)]
+        print(f"saved into the database directly in {rows[0][1][0]:.2f} s (in process)", flush=True)
+    else:
+        imports = [
+            once("sessions import (big)", ["--db", str(folder / f"import-{session.id[:8]}-{i}.db"), "sessions", "import", str(big)]) for i in range(repeat)
+        ]
+        seconds = [s for s, _ in imports]
+        rows = [("sessions import (big)", seconds, max(r for _, r in imports))]
+        print(
+            f"{'sessions import (big)':<34} median {statistics.median(seconds):7.2f} s ({min(seconds):.2f}-{max(seconds):.2f}) {rows[0][2]:7.0f} MiB",
+            flush=True,
+        )
+    big_id, small_id = session.id[:8], other.id[:8]
+    once("sessions import (2000 arms)", ["--db", db, "sessions", "import", str(small)])
+    rows += [
+        timed("sessions list", ["--db", db, "sessions", "list"], repeat),
+        timed("sessions compare --json", ["--db", db, "sessions", "compare", big_id, small_id, "--json"], repeat),
+        timed("sessions compare (table)", ["--db", db, "sessions", "compare", big_id, small_id], repeat),
+        timed("sessions show", ["--db", db, "sessions", "show", big_id], repeat),
+        timed("sessions show --json", ["--db", db, "sessions", "show", big_id, "--json"], repeat),
+        timed("report (markdown)", ["--db", db, "report", big_id, "-o", str(folder / "r.md")], repeat),
+        timed("report (html)", ["--db", db, "report", big_id, "-o", str(folder / "r.html")], repeat),
+        timed("TUI sessions listing", ["tui-listing", db], repeat),
+        timed("TUI open session (results view)", ["tui-open", db, session.id], repeat),
+    ]
+    return rows
+
+
+def main_(arms: int, repeat: int, repeat_full: int, only_full: bool) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        session = build(arms)
-        other = build(min(arms, 2_000))
-        start = time.perf_counter()
-        big = write_compact(session, folder / "big.json")
-        small = export_bundle(other, folder / "small.json")
-        print(
-            f"{len(session.arms)} arms, {len(session.results)} results, bundle {big.stat().st_size / 1e6:.1f} MB (export {time.perf_counter() - start:.2f} s)"
-        )
         calibration = time.perf_counter()
         sum(range(10**7))
         # On a shared box the figures scale with its load: this says how busy it was.
         print(f"load gauge: sum(range(10**7)) took {time.perf_counter() - calibration:.2f} s (about 0.15 s on an idle core)")
-        db = str(folder / "s.db")
-        big_id, small_id = session.id[:8], other.id[:8]
-        rows = [
-            timed("sessions import (big)", ["--db", db, "sessions", "import", str(big)]),
-            timed("sessions import (2000 arms)", ["--db", db, "sessions", "import", str(small)]),
-            timed("sessions list", ["--db", db, "sessions", "list"]),
-            timed("sessions list --json", ["--db", db, "sessions", "list", "--json"]),
-            timed("sessions compare --json", ["--db", db, "sessions", "compare", big_id, small_id, "--json"]),
-            timed("sessions compare (table)", ["--db", db, "sessions", "compare", big_id, small_id]),
-            timed("sessions show", ["--db", db, "sessions", "show", big_id]),
-            timed("sessions show --json", ["--db", db, "sessions", "show", big_id, "--json"]),
-            timed("report (markdown)", ["--db", db, "report", big_id, "-o", str(folder / "r.md")]),
-            timed("report (html)", ["--db", db, "report", big_id, "-o", str(folder / "r.html")]),
-            timed("TUI sessions listing", ["tui-listing", db]),
-        ]
-        print("\n| operation | seconds | peak RSS MiB |\n|---|---|---|")
-        for label, seconds, rss in rows:
-            print(f"| {label} | {seconds:.1f} | {rss:.0f} |")
+        other = build(min(arms, 2_000))
+        tables = {}
+        variants = [(f"a result every {RESULT_EVERY} arms", RESULT_EVERY, repeat), ("every arm measured", 1, repeat_full)]
+        for name, every, times in variants[1:] if only_full else variants:
+            print(f"-- {name}", flush=True)
+            tables[name] = (times, measure_session(build(arms, every), other, folder, times))
+        for name, (times, rows) in tables.items():
+            print(f"\n{name}\n| operation | seconds, median of {times} (min-max) | peak RSS MiB |\n|---|---|---|")
+            for label, seconds, rss in rows:
+                if math.isinf(max(seconds)):
+                    print(f"| {label} | over {OPERATION_LIMIT_S:.0f} (stopped) in {sum(map(math.isinf, seconds))} of {times} | {rss:.0f} |")
+                else:
+                    print(f"| {label} | {statistics.median(seconds):.1f} ({min(seconds):.1f}-{max(seconds):.1f}) | {rss:.0f} |")
 
 
 if __name__ == "__main__":
-    main_(int(sys.argv[1]) if len(sys.argv) > 1 else 100_000)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("arms", nargs="?", type=int, default=100_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat-full", type=int, default=1, help="runs of each operation on the fully measured session (minutes each at 100k)")
+    parser.add_argument("--only-full", action="store_true", help="measure the fully measured session only")
+    args = parser.parse_args()
+    main_(args.arms, args.repeat, args.repeat_full, args.only_full)

@@ -578,6 +578,16 @@ class SweepSettings(Model):
         le=7 * 86_400.0,
         allow_inf_nan=False,
     )  # sequential measuring: extra measuring time allowed to reach a decision (None: fixed design)
+    time_limit_s: float | None = setting(
+        None,
+        "stop the whole sweep after MIN minutes of wall-clock time: the arm in flight is stopped, no launch starts after it, the verdict comes from what was measured (default: none)",
+        flag="--time-limit",
+        unit="min",
+        cli_scale=1 / 60,
+        gt=0.0,
+        le=7 * 86_400.0,
+        allow_inf_nan=False,
+    )  # a hard limit on one run of the runner (sweep/time_limit.py); None: no limit
     looks: int = Field(1, ge=1, le=MAX_INT64)  # times the runner checked the decision (sequential measuring); recompute uses the same count
 
 

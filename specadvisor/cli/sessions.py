@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from specadvisor.errors import InputError
 
 if TYPE_CHECKING:
-    from specadvisor.domain import Arm, Session
+    from specadvisor.domain import Session
     from specadvisor.figures import Speedup
     from specadvisor.store import SessionSummary, Store
     from specadvisor.store.compare import Comparison
@@ -324,7 +324,9 @@ def render_session(session: Session) -> None:
         out.print(f"  {escape(key)}: {escape(value)}", soft_wrap=True)
     rows = []
     speedups = all_speedups(session)  # the verdict's own figures
-    tabled, left_out = _tabled_arms(session)
+    from specadvisor.report.content import tabled_arms
+
+    tabled, left_out = tabled_arms(session)
     for arm in tabled:
         result = session.result_for(arm.id)
         if result is None:
@@ -362,25 +364,6 @@ def render_session(session: Session) -> None:
     if prov.origin == "imported":
         out.print(f"Imported from {escape(prov.imported_from or '?')} (sha256 {escape((prov.bundle_sha256 or '')[:12])}) at {prov.imported_at}")
         out.print("  read-only evidence: shown, compared and reported, never resumed; commands above are rebuilt for this machine")
-
-
-def _tabled_arms(session: Session) -> tuple[list[Arm], str]:
-    """The arms `show` tabulates and, for a session over the report's row cap, what it left out: the
-    same summary the report makes (baselines, the fastest measured arms at each concurrency, the
-    recommended arm). `--json` always lists every arm."""
-    from specadvisor.report.content import MAX_REPORT_ARMS, TOP_ARMS_PER_CONCURRENCY, top_arms
-
-    if len(session.arms) <= MAX_REPORT_ARMS:
-        return session.arms, ""
-    shown = top_arms(session, TOP_ARMS_PER_CONCURRENCY)
-    measured = len({r.arm_id for r in session.results} & {a.id for a in session.arms})
-    tabled = [arm for arm in session.arms if arm.id in shown]
-    left_out = (
-        f"This session holds {len(session.arms)} arms ({measured} measured); the table shows {len(tabled)}: the baselines, the "
-        f"{TOP_ARMS_PER_CONCURRENCY} fastest measured arms at each concurrency and the recommended arm. Left out: "
-        f"{len(session.arms) - len(tabled)} arm(s); `specadvisor sessions show {session.id[:8]} --json` lists every arm."
-    )
-    return tabled, left_out
 
 
 def render_comparison(comparison: Comparison) -> None:

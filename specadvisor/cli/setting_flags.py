@@ -32,4 +32,5 @@ FLAGS: tuple[SettingFlag, ...] = (
     SettingFlag('ci_target', '--ci-target', 'stop an arm once its throughput interval is within +/-PCT% (default 3 with --adaptive, else off; 0 = off)', None, 'float', 'PCT'),
     SettingFlag('confidence', '--confidence', 'confidence asked of the verdict: speculate only when the whole interval is 3% or more faster', 95.0, 'float', 'PCT'),
     SettingFlag('budget_s', '--budget', 'measure until decided: while a level is undecided, add launches (and requests on them) for up to MIN more minutes of wall-clock time (default: off, the fixed design)', None, 'float', 'MIN'),
+    SettingFlag('time_limit_s', '--time-limit', 'stop the whole sweep after MIN minutes of wall-clock time: the arm in flight is stopped, no launch starts after it, the verdict comes from what was measured (default: none)', None, 'float', 'MIN'),
 )

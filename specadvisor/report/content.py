@@ -140,6 +140,24 @@ def top_arms(session: Session, per_concurrency: int) -> set[str]:
     return shown
 
 
+def tabled_arms(session: Session) -> tuple[list[Arm], str]:
+    """The arms a per-arm table lists (`sessions show`, the TUI's results view) and, for a session
+    over the report's row cap, the line saying what it left out: the report's own summary (the
+    baselines, the fastest measured arms at each concurrency, the recommended arm). `--json` always
+    lists every arm."""
+    if len(session.arms) <= MAX_REPORT_ARMS:
+        return session.arms, ""
+    shown = top_arms(session, TOP_ARMS_PER_CONCURRENCY)
+    measured_count = len({r.arm_id for r in session.results} & {a.id for a in session.arms})
+    tabled = [arm for arm in session.arms if arm.id in shown]
+    left_out = (
+        f"This session holds {len(session.arms)} arms ({measured_count} measured); the table shows {len(tabled)}: the baselines, the "
+        f"{TOP_ARMS_PER_CONCURRENCY} fastest measured arms at each concurrency and the recommended arm. Left out: "
+        f"{len(session.arms) - len(tabled)} arm(s); `specadvisor sessions show {session.id[:8]} --json` lists every arm."
+    )
+    return tabled, left_out
+
+
 def _build(session: Session, shown: set[str] | None) -> ReportContent:
     """The report of `session`; with `shown`, the per-arm tables and charts keep only those arms."""
     rec = session.recommendation or recommend(session)

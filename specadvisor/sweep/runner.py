@@ -57,6 +57,7 @@ from specadvisor.sweep.scheduler import DONE_STATUSES, Job, Scheduler
 from specadvisor.sweep.slots import Slot
 from specadvisor.sweep.stopping import CiTarget
 from specadvisor.sweep.stopping import account_savings as _account_savings
+from specadvisor.sweep.time_limit import Watchdog, annotate, limit_text, not_launched_reason, stopped_reason
 from specadvisor.sweep.wave_sync import Arrival, StartupLocks, WaveGate
 from specadvisor.trust import refuse_imported
 
@@ -160,6 +161,8 @@ class SweepRunner:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[None] | None = None
         self._cancel_requested = threading.Event()
+        self._watchdog: Watchdog | None = None  # the sweep's hard time limit (settings.time_limit_s), once running
+        self._stopped_at_limit = 0
 
     # ------------------------------------------------------------------ public
 
@@ -218,6 +221,7 @@ class SweepRunner:
 
     async def _run(self, emit: Callable[[SweepEvent], None]) -> None:
         session = self.session
+        watchdog = self._watchdog = Watchdog(session.settings.time_limit_s)  # counts from here: downloads included
         policy = AdaptivePolicy(session) if self.adaptive else None
         scheduler = Scheduler(session, self.slots, policy)
         self._scheduler = scheduler
@@ -233,6 +237,44 @@ class SweepRunner:
         for arm in session.arms:
             if arm.id not in done:
                 emit(ArmQueued(arm=arm))
+        await self._launch_within_limit(watchdog, scheduler, wave, emit, policy)
+        for group in scheduler.skipped:
+            for arm in group:
+                reason = (policy.skip_reasons.get(arm.id) if policy else None) or "skipped by --adaptive: the leader was confirmed"
+                self._record(ArmResult(arm_id=arm.id, status=ArmStatus.skipped, warnings=[reason]), [])
+                emit(MeasurementWarning(arm_id=arm.id, message=reason))
+        unlaunched = self._record_unlaunched(watchdog, emit) if watchdog.fired else 0
+        rec = recommend(session)
+        if watchdog.fired and watchdog.seconds is not None:
+            annotate(rec, watchdog.seconds, self._stopped_at_limit, unlaunched)
+        session.recommendation = rec
+        self.store.set_recommendation(session.id, rec)
+        mark_sweep_finished(session)
+        self.store.set_provenance(session.id, session.provenance)
+        self._mark("finished")
+        emit(SweepFinished(recommendation=rec, launches_used=self._launches, launches_full_grid=self.launches_full_grid))
+
+    async def _launch_within_limit(self, watchdog: Watchdog, scheduler: Scheduler, wave: list[Job] | None, emit: Emit, policy: AdaptivePolicy | None) -> None:
+        """Every launch of the sweep (the plan's waves, then sequential measuring), in one task the
+        time limit cancels: the jobs in flight record their arms as stopped and stop their servers
+        (`_run_job_in_wave`), and no wave starts after it. A user's cancel still propagates."""
+        launching = asyncio.create_task(self._launch(scheduler, wave, emit, policy))
+        limit = limit_text(watchdog.seconds) if watchdog.seconds is not None else ""
+        watchdog.guard(launching, lambda: emit(MeasurementWarning(arm_id=None, message=f"time limit of {limit} reached: stopping the launches in flight")))
+        try:
+            await launching
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if not watchdog.fired or (current is not None and current.cancelling()):
+                raise
+            self.store.save_session(self.session)  # what sequential measuring had counted (looks)
+        finally:
+            watchdog.close()
+            if not launching.done():  # cancelled from outside while waiting: wait for its clean-up
+                launching.cancel()
+                await asyncio.gather(launching, return_exceptions=True)
+
+    async def _launch(self, scheduler: Scheduler, wave: list[Job] | None, emit: Emit, policy: AdaptivePolicy | None) -> None:
         while wave:
             if len(wave) > 1 or (wave[0].slot and wave[0].slot.label):
                 placed = ", ".join(f"{_group_name(j.group)} on {(j.slot.label if j.slot else '') or 'host'}" for j in wave)
@@ -240,20 +282,19 @@ class SweepRunner:
             gate = WaveGate(len(wave))
             await asyncio.gather(*(self._run_job(job, emit, policy, gate) for job in wave))
             wave = scheduler.next_wave()
-        if session.settings.budget_s is not None:
+        if self.session.settings.budget_s is not None:
             await self._measure_until_decided(scheduler, emit, policy)
-        for group in scheduler.skipped:
-            for arm in group:
-                reason = (policy.skip_reasons.get(arm.id) if policy else None) or "skipped by --adaptive: the leader was confirmed"
-                self._record(ArmResult(arm_id=arm.id, status=ArmStatus.skipped, warnings=[reason]), [])
-                emit(MeasurementWarning(arm_id=arm.id, message=reason))
-        rec = recommend(session)
-        session.recommendation = rec
-        self.store.set_recommendation(session.id, rec)
-        mark_sweep_finished(session)
-        self.store.set_provenance(session.id, session.provenance)
-        self._mark("finished")
-        emit(SweepFinished(recommendation=rec, launches_used=self._launches, launches_full_grid=self.launches_full_grid))
+
+    def _record_unlaunched(self, watchdog: Watchdog, emit: Emit) -> int:
+        """The arms the time limit left without any run: recorded as skipped with the reason, so the
+        stored session is complete (and is not resumed as unfinished)."""
+        assert watchdog.seconds is not None
+        reason = not_launched_reason(watchdog.seconds)
+        left = [arm for arm in self.session.arms if self.session.result_for(arm.id) is None]
+        for arm in left:
+            self._record(ArmResult(arm_id=arm.id, status=ArmStatus.skipped, warnings=[reason]), [])
+            emit(MeasurementWarning(arm_id=arm.id, message=reason))
+        return len(left)
 
     async def _measure_until_decided(self, scheduler: Scheduler, emit: Emit, policy: AdaptivePolicy | None) -> None:
         """Sequential measuring (analysis.decision): look at the decision after each round; while a level
@@ -294,6 +335,14 @@ class SweepRunner:
             if spent + estimate > budget:
                 emit(MeasurementWarning(arm_id=None, message=f"measuring budget spent ({spent / 60:.1f} of {budget / 60:.1f} min): {level.verdict}"))
                 break
+            left = self._watchdog.seconds_left() if self._watchdog is not None else None
+            if left is not None and estimate > left:  # a round the time limit would cut: not started
+                emit(
+                    MeasurementWarning(
+                        arm_id=None, message=f"the time limit leaves {left / 60:.1f} min, the next round needs about {estimate / 60:.1f}: {level.verdict}"
+                    )
+                )
+                break
             what = f"{passes} passes over the prompts on " if passes > 1 else ""
             more = "one more launch" if rounds == 1 else f"{rounds} more launches"
             message = f"look {settings.looks}, concurrency {level.concurrency}: undecided; measuring {what}{more} of each contender"
@@ -317,12 +366,25 @@ class SweepRunner:
             await self._run_job_in_wave(job, emit, policy, arrival)
 
     async def _run_job_in_wave(self, job: Job, emit: Emit, policy: AdaptivePolicy | None, arrival: Arrival) -> None:
+        where: RunWhere = {"trial": job.trial, "role": job.role, "wave": job.wave, "placement": job.slot.label if job.slot else ""}
+        unfinished = list(job.group)  # arms of this launch whose run is not recorded yet
+        try:
+            await self._launch_and_measure(job, emit, policy, arrival, where, unfinished)
+        except asyncio.CancelledError:
+            watchdog = self._watchdog
+            if watchdog is not None and watchdog.fired and watchdog.seconds is not None:  # the server is stopped by now
+                for arm in unfinished:
+                    self._stopped_at_limit += 1
+                    self._fail(arm, stopped_reason(watchdog.seconds), None, emit, where=where)
+            raise
+
+    async def _launch_and_measure(self, job: Job, emit: Emit, policy: AdaptivePolicy | None, arrival: Arrival, where: RunWhere, unfinished: list[Arm]) -> None:
         group, first, slot = job.group, job.group[0], job.slot
-        where: RunWhere = {"trial": job.trial, "role": job.role, "wave": job.wave, "placement": slot.label if slot else ""}
         try:
             await self._monitor.before_launch(first, emit, slot)
             server = self._make_server(first, slot, job)
         except SpecAdvisorError as err:
+            unfinished.clear()
             for arm in group:
                 self._fail(arm, err.one_line(), None, emit, where=where)
             return
@@ -336,6 +398,7 @@ class SweepRunner:
                     emit(ServerStarting(arm_id=first.id, command=list(server.command)))
                     startup_s = await server.wait_ready()
             except SpecAdvisorError as err:
+                unfinished.clear()
                 for arm in group:
                     self._fail(arm, err.one_line(), server, emit, during_start=True, where=where)
                 return
@@ -353,6 +416,7 @@ class SweepRunner:
                     if repeat > 1:
                         run_where["repeat"] = repeat
                     await self._measure_arm(arm, server, self._prompts, emit, policy, run_where)
+                unfinished.remove(arm)
         finally:
             await asyncio.shield(_stop_quietly(server))
             if slot is not None:

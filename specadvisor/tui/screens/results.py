@@ -18,6 +18,7 @@ from specadvisor.analysis.capacity import capacity_answer
 from specadvisor.domain import ArmResult, ArmStatus, Recommendation, Session
 from specadvisor.figures import all_speedups, speedup_text
 from specadvisor.fileio import write_atomic
+from specadvisor.report.content import tabled_arms
 from specadvisor.report.snippet import recommended_config, spec_config_json
 from specadvisor.sweep.live import short_label
 from specadvisor.tui.format import result_row, verdict_headline
@@ -35,6 +36,9 @@ COLUMNS = ("arm", "status", "tok/s", "speedup [CI]", "AL", "acc.", "TTFT p50/99"
 
 
 NOT_MEASURED = "Not measured yet: this plan has not run, so there is no verdict."
+# The panel lists at most this many reasons (a verdict over 100,000 measured arms has a line per arm: 9 MB
+# of text for the terminal to wrap); the rest are counted and `sessions show ID --json` has them all.
+MAX_PANEL_REASONS = 50
 
 
 def measured(session: Session) -> bool:
@@ -63,7 +67,9 @@ def _recommendation_pieces(session: Session, rec: Recommendation | None, command
     arm = next((a for a in session.arms if a.id == rec.arm_id), None)
     speed = speedup_text(rec.speedup, rec.speedup_ci) if rec.speedup else ""
     head = verdict_headline(rec, short_label(arm) if arm else None, speed)
-    lines = [head, *[f"• {r}" for r in rec.reasons]]
+    lines = [head, *[f"• {r}" for r in rec.reasons[:MAX_PANEL_REASONS]]]
+    if len(rec.reasons) > MAX_PANEL_REASONS:
+        lines.append(f"… {len(rec.reasons) - MAX_PANEL_REASONS} more reasons: `specadvisor sessions show {session.id[:8]} --json` has them all")
     if command:
         lines += ["", command]
     return lines
@@ -111,13 +117,19 @@ class ResultsScreen(AppScreen):
         self.recommendation = self.state.services.recommend(session) if measured(session) else None  # a plan has no verdict
         chosen = self.recommendation.arm_id if self.recommendation else None
         speedups = all_speedups(session)  # the verdict's own figures: one interval per arm, everywhere
-        for arm in session.arms:
+        # Over the report's row cap (100,000 arms took minutes to list) the table keeps what the report and
+        # `sessions show` keep, and says what it left out.
+        listed, left_out = tabled_arms(session)
+        for arm in listed:
             label = ("★ " if arm.id == chosen else "  ") + short_label(arm)
             table.add_row(*(textsafe.markup(cell) for cell in result_row(label, session.result_for(arm.id), speedups.get(arm.id))), key=arm.id)
+        if left_out:
+            table.border_subtitle = f"{len(listed)} of {len(session.arms)} arms (see below)"
         if self.recommendation is not None and self.recommendation.speculative_config:
             self.command = self.state.services.serve_command(session, self.recommendation)
         self.query_one("#recommendation").border_title = "Recommendation"
-        self.query_one("#recommendation-text", Static).update(recommendation_text(session, self.recommendation, self.command))
+        text = recommendation_text(session, self.recommendation, self.command)
+        self.query_one("#recommendation-text", Static).update(text + ("\n\n" + textsafe.line(left_out) if left_out else ""))
         self.show_acceptance()
         table.focus()
 
