@@ -34,3 +34,30 @@ def cpu_engine() -> CpuEngine:
 def smollm2_dir(cpu_engine: CpuEngine):
     """The converted SmolLM2-135M-Instruct model folder (safetensors + tokenizer)."""
     return cpu_engine.model_dir
+
+
+@pytest.fixture
+def over_the_cap_session():
+    """A session of 31 arms (a baseline and 30 n-gram arms, 11 measured) that is over the row cap once
+    `capped_tables` lowers it to 20: shared by the views that summarise such a session (show, the TUI)."""
+    from specadvisor.domain import Arm, ArmResult, Session
+
+    session = Session(id="cccc3333-0000-4000-8000-000000000003", name="big", model="org/model", status="finished")
+    session.arms.append(Arm(id="baseline", label="baseline c1"))
+    session.results.append(ArmResult(arm_id="baseline", completed=8, output_throughput=100.0))
+    for i in range(30):
+        session.arms.append(
+            Arm(id=f"ngram-{i}", label=f"ngram {i} c1", method="ngram", n=2, speculative_config={"method": "ngram", "num_speculative_tokens": 2})
+        )
+        if i % 3 == 0:  # 10 measured, 20 never run
+            session.results.append(ArmResult(arm_id=f"ngram-{i}", completed=8, output_throughput=100.0 + i))
+    return session
+
+
+@pytest.fixture
+def capped_tables(monkeypatch):
+    """The report's row cap lowered to 20 arms, 2 per concurrency: a small session shows the big-session path."""
+    from specadvisor.report import content
+
+    monkeypatch.setattr(content, "MAX_REPORT_ARMS", 20)
+    monkeypatch.setattr(content, "TOP_ARMS_PER_CONCURRENCY", 2)

@@ -54,23 +54,10 @@ def test_show_by_prefix(db, capsys):
     assert code == 0 and "ngram N=4 c1" in out and "900/1000" in out
 
 
-def test_show_of_a_session_over_the_row_cap_summarises_the_table_and_says_so(tmp_path, capsys, monkeypatch):
+def test_show_of_a_session_over_the_row_cap_summarises_the_table_and_says_so(tmp_path, capsys, over_the_cap_session, capped_tables):
     """Like the report: the baselines, the fastest measured arms per concurrency and the recommended
     arm, with a line saying how many arms are left out; `--json` still lists every arm."""
-    from specadvisor.domain import Arm, ArmResult, Session
-    from specadvisor.report import content
-
-    monkeypatch.setattr(content, "MAX_REPORT_ARMS", 20)
-    monkeypatch.setattr(content, "TOP_ARMS_PER_CONCURRENCY", 2)
-    session = Session(id="cccc3333-0000-4000-8000-000000000003", name="big", model="org/model", status="finished")
-    session.arms.append(Arm(id="baseline", label="baseline c1"))
-    session.results.append(ArmResult(arm_id="baseline", completed=8, output_throughput=100.0))
-    for i in range(30):
-        session.arms.append(
-            Arm(id=f"ngram-{i}", label=f"ngram {i} c1", method="ngram", n=2, speculative_config={"method": "ngram", "num_speculative_tokens": 2})
-        )
-        if i % 3 == 0:  # 10 measured, 20 never run
-            session.results.append(ArmResult(arm_id=f"ngram-{i}", completed=8, output_throughput=100.0 + i))
+    session = over_the_cap_session
     with Store.open(tmp_path / "big.db") as store:
         store.save_session(session)
     code, out, _ = run(tmp_path / "big.db", "show", "cccc", capsys=capsys)
