@@ -219,7 +219,7 @@ class SweepRunner:
             self._monitor.close()  # stops a sampler left running by a cancelled arm
             put(_DONE)
 
-    async def _run(self, emit: Callable[[SweepEvent], None]) -> None:
+    async def _run(self, emit: Emit) -> None:
         session = self.session
         watchdog = self._watchdog = Watchdog(session.settings.time_limit_s)  # counts from here: downloads included
         policy = AdaptivePolicy(session) if self.adaptive else None
@@ -240,9 +240,7 @@ class SweepRunner:
         await self._launch_within_limit(watchdog, scheduler, wave, emit, policy)
         for group in scheduler.skipped:
             for arm in group:
-                reason = (policy.skip_reasons.get(arm.id) if policy else None) or "skipped by --adaptive: the leader was confirmed"
-                self._record(ArmResult(arm_id=arm.id, status=ArmStatus.skipped, warnings=[reason]), [])
-                emit(MeasurementWarning(arm_id=arm.id, message=reason))
+                self._skip(arm, (policy.skip_reasons.get(arm.id) if policy else None) or "skipped by --adaptive: the leader was confirmed", emit)
         unlaunched = self._record_unlaunched(watchdog, emit) if watchdog.fired else 0
         rec = recommend(session)
         if watchdog.fired and watchdog.seconds is not None:
@@ -292,9 +290,13 @@ class SweepRunner:
         reason = not_launched_reason(watchdog.seconds)
         left = [arm for arm in self.session.arms if self.session.result_for(arm.id) is None]
         for arm in left:
-            self._record(ArmResult(arm_id=arm.id, status=ArmStatus.skipped, warnings=[reason]), [])
-            emit(MeasurementWarning(arm_id=arm.id, message=reason))
+            self._skip(arm, reason, emit)
         return len(left)
+
+    def _skip(self, arm: Arm, reason: str, emit: Emit) -> None:
+        """An arm the sweep will not measure, stored as skipped with the one-line reason the user sees."""
+        self._record(ArmResult(arm_id=arm.id, status=ArmStatus.skipped, warnings=[reason]), [])
+        emit(MeasurementWarning(arm_id=arm.id, message=reason))
 
     async def _measure_until_decided(self, scheduler: Scheduler, emit: Emit, policy: AdaptivePolicy | None) -> None:
         """Sequential measuring (analysis.decision): look at the decision after each round; while a level
