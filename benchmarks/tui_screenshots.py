@@ -79,7 +79,7 @@ def main() -> int:
         await wait_for(lambda: any(r.arm.speculative_config and r.completed >= 2 and state.rates for r in state.arms.values()) or state.finished, pilot, 900)
         await pilot.pause(1.5)
         save("sweep-live")
-        await wait_for(lambda: state.finished or not app.sweep_running, pilot, 1200)
+        await wait_for(lambda: state.finished or not app.state.sweep_running, pilot, 1200)
         await pilot.pause(1.5)
         await pilot.press("l")
         await pilot.pause(0.5)

@@ -78,6 +78,7 @@ def _tui(args: argparse.Namespace) -> int:
     """The app opens at once; the engine is provisioned inside it with its progress on screen."""
     from specadvisor.app.demo import demo
     from specadvisor.tui.app import create_app
+    from specadvisor.tui.launch import run_guarded
     from specadvisor.tui.services import default_services
 
     n_values = _n_values(args.n)
@@ -93,9 +94,4 @@ def _tui(args: argparse.Namespace) -> int:
         prepared = demo(engine, n_values, args.num_prompts, args.output_len, hardware=detect(list(engine.engine_cmd)))
         return default_services(args.db, server_env=prepared.server_env), prepared.session
 
-    app = create_app(default_services(args.db), prepare=prepare, guard_signals=True)
-    try:
-        return int(app.run() or 0)
-    finally:
-        if app.sweep_running:
-            app.stop_sweep()
+    return run_guarded(create_app(default_services(args.db), prepare=prepare, guard_signals=True))

@@ -72,11 +72,6 @@ class SpecAdvisorApp(TuiApp):
         self.prepare = prepare  # `specadvisor demo`: provision the engine inside the UI, then sweep
         self.guard_signals = guard_signals  # real runs: SIGTERM/SIGHUP must stop our vLLM servers too
 
-    @property
-    def sweep_running(self) -> bool:
-        """For the launchers (`specadvisor`, `specadvisor demo`): a sweep's servers must be stopped on the way out."""
-        return self.state.sweep_running
-
     def on_mount(self) -> None:
         from specadvisor.tui.screens.sessions import SessionsScreen
         from specadvisor.tui.screens.setup import SetupScreen

@@ -57,7 +57,7 @@ async def test_tui_runs_a_real_sweep_to_results(cpu_engine, tmp_path):
         await pilot.pause(0.5)
         assert isinstance(app.screen, SweepScreen)
         await wait_for(lambda: app.state.sweep_state.log_count > 3, pilot, 300)  # real server output streams in
-        await wait_for(lambda: app.state.sweep_state.finished or not app.sweep_running, pilot, 1200)
+        await wait_for(lambda: app.state.sweep_state.finished or not app.state.sweep_running, pilot, 1200)
         await pilot.pause(1.5)
         state = app.state.sweep_state
         assert state.finished, list(state.warnings)
