@@ -5,13 +5,50 @@ reads or writes the developer's real data. The provisioned CPU engine is the exc
 from __future__ import annotations
 
 import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+from machine_share import MachineShare
 
 from specadvisor import settings
 from specadvisor.engine.cpu import CpuEngine, ensure_cpu_engine
 
 _AMBIENT_ENGINE_DIR = str(settings.paths().cpu_engine)
+EXCLUSIVE = "exclusive"
+
+
+# --- Two workers on one machine (.ci/run runs `pytest -n 2`, pytest-xdist) ---------------------------
+# Most tests only need a core; a few measure throughput or pin servers to every core and would read
+# the other worker's load as the server's speed. Those carry the `exclusive` mark: they run on one
+# worker (one xdist group), and only while the other worker runs nothing (a readers-writer file lock
+# taken around each test's whole protocol, outside pytest-timeout's timer, so waiting is not hanging).
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    worker = getattr(config, "workerinput", {}).get("workerid")
+    if worker:  # each worker's vLLM servers on their own core, as `sweep --parallel` pins its slots
+        os.environ.setdefault("VLLM_CPU_OMP_THREADS_BIND", str(int(worker.removeprefix("gw")) % (os.cpu_count() or 1)))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:  # before xdist reads the groups (--dist loadgroup)
+        if item.get_closest_marker(EXCLUSIVE):
+            item.add_marker(pytest.mark.xdist_group(EXCLUSIVE))
+    if hasattr(config, "workerinput"):  # the long tests first, so the short ones even out the two workers' ends
+        items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    run = getattr(item.config, "workerinput", {}).get("testrunuid")
+    if not run:
+        yield
+        return
+    with MachineShare(Path(tempfile.gettempdir()) / f"specadvisor-tests-{run}", exclusive=item.get_closest_marker(EXCLUSIVE) is not None):
+        yield
 
 
 @pytest.fixture(autouse=True)

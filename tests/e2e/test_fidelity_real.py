@@ -37,7 +37,7 @@ from fidelity_harness import HEADER, RUNS, BenchWorker, FidelityMeasure
 from specadvisor.cli.main import main
 from specadvisor.sweep import runner as runner_module
 
-pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.timeout(1200)]
+pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.exclusive, pytest.mark.timeout(1200)]
 
 METHOD = ["--method", "ngram", "--n", "3", "--spec-extra", '{"prompt_lookup_min":2,"prompt_lookup_max":4}']
 LOAD = ["--prompts", "humaneval", "--num-prompts", "4", "--output-len", "24", "--warmup", "0", "--concurrency", "1,4", "--no-baseline"]

@@ -11,7 +11,7 @@ from specadvisor.sweep.plan import plan_from_methods
 from specadvisor.sweep.runner import SweepRunner, VllmServerFactory
 from specadvisor.sweep.slots import cpu_slots
 
-pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.timeout(1200)]
+pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.exclusive, pytest.mark.timeout(1200)]
 
 
 async def test_two_real_servers_run_side_by_side_pinned_to_one_core_each(cpu_engine, tmp_path):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.timeout(1200)]
+pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.xdist_group("ray"), pytest.mark.timeout(1200)]
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -23,6 +23,7 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.e2e,
     pytest.mark.timeout(1500),
+    pytest.mark.xdist_group("tmux"),  # one tmux server, whose global default size each test sets
     pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (.ci/run installs it)"),
 ]
 

@@ -44,7 +44,7 @@ import pytest
 
 from specadvisor.cli.main import main
 
-pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.exclusive, pytest.mark.timeout(900)]
 
 COMMON = ["sweep", "--cpu", "--method", "ngram", "--num-prompts", "8", "--output-len", "48", "--warmup", "1", "--no-bracket", "--parallel", "2"]
 

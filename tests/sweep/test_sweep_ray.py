@@ -49,6 +49,7 @@ def test_cli_names_the_extra_when_ray_is_missing(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("ray")  # one local Ray cluster at a time (with tests/e2e/test_ray_real.py)
 @pytest.mark.timeout(300)
 def test_a_lost_actor_costs_its_arm_not_the_session(tmp_path):
     import json
