@@ -55,7 +55,9 @@ sys.path.insert(0, str(ROOT))
 from specadvisor.domain import ArmFinished, ArmResult, Progress, RequestRecord, RunRecord, SweepSettings  # noqa: E402
 from specadvisor.store import Store  # noqa: E402
 from specadvisor.sweep.plan import plan_from_methods  # noqa: E402
+from specadvisor.sweep.budget import wall_seconds  # noqa: E402
 from specadvisor.sweep.runner import SweepRunner  # noqa: E402
+from specadvisor.sweep.slots import Slot  # noqa: E402
 
 PROMPTS = 32
 OUTPUT_TOKENS = 320
@@ -105,16 +107,24 @@ DESIGNS = {
     "seq-5-nb": {"trials": 1, "budget_s": 5 * 60.0, "bracket": False},  # the CPU control's settings, run serially
     "seq-10": {"trials": 1, "budget_s": 10 * 60.0},
     "seq-13": {"trials": 1, "budget_s": 13 * 60.0},
+    # side by side (`--parallel 2`): the looks happen while the last wave's servers are still up
+    "fixed-2-p2": {"trials": 2, "parallel": 2},
+    "fixed-4-p2": {"trials": 4, "parallel": 2},
+    "seq-p2": {"trials": 1, "budget_s": 20 * 60.0, "parallel": 2},
+    "seq-5-nb-p2": {"trials": 1, "budget_s": 5 * 60.0, "bracket": False, "parallel": 2},  # the CPU control test's settings
+    "seq-8-nb-p2": {"trials": 1, "budget_s": 8 * 60.0, "bracket": False, "parallel": 2},
+    "seq-10-nb-p2": {"trials": 1, "budget_s": 10 * 60.0, "bracket": False, "parallel": 2},
 }
 DEFAULT_DESIGNS = ("fixed-2", "fixed-4", "seq")
 
 
 class StandInServer:
-    """Ready after the case's start-up time (virtual: reported, not slept)."""
+    """Ready after the case's start-up time (virtual: reported, not slept); its own address, so that
+    the load knows which launch (and so which launch factor) a pass runs on."""
 
-    def __init__(self, arm, startup_s: float):
+    def __init__(self, arm, startup_s: float, launch: int):
         self.arm, self.startup_s = arm, startup_s
-        self.base_url, self.command, self.port, self.diagnosis, self.log_path = "http://127.0.0.1:1", ["stand-in"], None, None, None
+        self.base_url, self.command, self.port, self.diagnosis, self.log_path = f"http://127.0.0.1:1/{launch}", ["stand-in"], None, None, None
         self.running = False
 
     def subscribe(self, callback) -> None:
@@ -139,22 +149,21 @@ class StandInLoad:
     def __init__(self, case: Case, rng: random.Random):
         self.case, self.rng, self.launches = case, rng, 0
         self.prompt_ms = [rng.uniform(300, 900) for _ in range(case.prompts)]  # prompt-to-prompt spread: shared by the arms
-        self.factor = 1.0
-        self.measure_s = 0.0
+        self.factors: dict[str, float] = {}  # server address -> its launch factor (every pass on it shares it)
 
-    def new_launch(self) -> None:
+    def new_launch(self) -> int:
         self.launches += 1
-        self.factor = math.exp(self.rng.gauss(0, self.case.launch_sd)) * (1 + self.case.drift) ** self.launches
+        self.factors[f"http://127.0.0.1:1/{self.launches}"] = math.exp(self.rng.gauss(0, self.case.launch_sd)) * (1 + self.case.drift) ** self.launches
+        return self.launches
 
-    async def __call__(self, *, arm, settings, **kw):
+    async def __call__(self, *, arm, settings, base_url, **kw):
         ratio = 1.0 if arm.is_baseline else self.case.ratio
-        speed = ratio * self.factor
+        speed = ratio * self.factors[base_url]
         latencies = [ms * math.exp(self.rng.gauss(0, self.case.request_sd)) / speed for ms in self.prompt_ms]
         scale = self.case.run_s * 1000 / sum(self.prompt_ms)  # the baseline's run lasts run_s
         duration = sum(latencies) * scale / 1000
         n, tokens = self.case.prompts, self.case.output_tokens
         throughput = n * tokens / duration
-        self.measure_s += duration
         yield Progress(arm_id=arm.id, completed=n, total=n, output_throughput=throughput)
         records = [RequestRecord(index=i, latency_ms=ms * scale, output_tokens=tokens) for i, ms in enumerate(latencies)]
         yield ArmFinished(
@@ -169,20 +178,23 @@ async def one_sweep(case: Case, design: dict, seed: int, db: Path) -> tuple[str,
     """(decision, measuring minutes) of one sweep."""
     rng = random.Random(seed)
     load = StandInLoad(case, rng)
+    design = dict(design)
+    parallel = design.pop("parallel", 1)
+    slots = [Slot(index=i, cores=(i,)) for i in range(parallel)] if parallel > 1 else None
     settings = SweepSettings(num_prompts=case.prompts, output_len=case.output_tokens, warmup=0, **design)
     plan = plan_from_methods("stand-in", [("ngram", {})], [4], settings)
 
     def factory(arm, session, **kw):
-        load.new_launch()
-        return StandInServer(arm, case.startup_s)
+        return StandInServer(arm, case.startup_s, load.new_launch())
 
     with Store.open(db) as store:
-        runner = SweepRunner(plan, store, server_factory=factory, measure=load, prompt_loader=lambda s: None)
+        runner = SweepRunner(plan, store, server_factory=factory, measure=load, prompt_loader=lambda s: None, slots=slots)
         async for _ in runner.events():
             pass
-        rec = store.get_session(plan.session.id).recommendation
-    minutes = (load.launches * case.startup_s + load.measure_s) / 60
-    return (rec.decision if rec else "undecided"), minutes
+        session = store.get_session(plan.session.id)
+    # wall-clock, as the budget counts it: per wave its slowest launch (start-up + its passes)
+    rec = session.recommendation
+    return (rec.decision if rec else "undecided"), wall_seconds(session) / 60
 
 
 def main() -> None:

@@ -70,7 +70,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from specadvisor.analysis.arms import family_label
-from specadvisor.analysis.costs import round_seconds
+from specadvisor.analysis.costs import passes_seconds, round_seconds
 from specadvisor.analysis.drift import gpu_change
 from specadvisor.domain import Arm, ArmResult, ConcurrencyPick, Session
 from specadvisor.figures import (  # the comparison's arithmetic: one home, shared with every view's speedup
@@ -111,6 +111,7 @@ __all__ = [
     "launches",
     "next_step",
     "simplicity",
+    "step_on_running_servers",
 ]
 
 # Sequential measuring on a machine whose repeats spread more than the prior: an answer that rests on
@@ -118,6 +119,7 @@ __all__ = [
 # launched again first (_unreplicated, _holds_unshrunk; benchmarks/decision.py, h200-rename-live).
 MIN_LAUNCHES_UNSETTLED = 2
 MAX_EXTRA_LAUNCHES = 20  # beyond this, "more measuring" is not an answer worth giving
+MAX_EXTRA_PASSES = 200  # the same bound for passes over the prompts on running servers (also capped by that time)
 # The step to an open level is sized so that, if the measured gain is the true one, the next look
 # decides it with this probability (the usual sample-size rule: gap / se >= z_(1-alpha/2) + z_power).
 # Sized to merely reach the interval's edge (power one half), the step decided about half the replayed
@@ -359,14 +361,24 @@ def _beyond_acceptance(comparisons: list[Comparison], results: dict[str, ArmResu
 # ---------------------------------------------------------------------- what to measure next
 
 
-def next_step(session: Session, base: Arm, open_: list[Comparison], noise: Noise, quantile: Callable[[int], float], results: dict[str, ArmResult]) -> NextStep:
+def next_step(
+    session: Session,
+    base: Arm,
+    open_: list[Comparison],
+    noise: Noise,
+    quantile: Callable[[int], float],
+    results: dict[str, ArmResult],
+    *,
+    running: bool = False,
+) -> NextStep:
     """The cheapest step that most reduces the uncertainty of the open comparison closest to being
     decided: more requests on running servers when within-run noise dominates (no start-up to pay),
     another launch of the contenders when launch-to-launch spread does. The amount gives the next
     look STEP_POWER power if the measured gain is the true one; `quantile(df)` is that look's t value
     at the launch-to-launch degrees of freedom it will have: each added launch of each contender is
     one more repeat, so sizing with today's few df (5 after one launch per arm and the bracket) would
-    ask for about twice the launches the next look needs."""
+    ask for about twice the launches the next look needs. `running`: the contenders' latest servers
+    are still up (`step_on_running_servers`), so requests cost passes only."""
     margin = math.log(1 + PRACTICAL_MARGIN)
     distance = lambda c: abs(c.log_ratio - margin) / max(c.se, 1e-12)  # noqa: E731 - standard errors from the margin
     # One arm shown past the margin decides "speculate": aim at the open arm above it that is easiest
@@ -384,6 +396,10 @@ def next_step(session: Session, base: Arm, open_: list[Comparison], noise: Noise
     # wall-clock, as the runner spends it: a wave of `--parallel` launches costs its slowest one
     slots = session.settings.parallel
     one_round = round_seconds(results.get, ids, 1, slots)
+    if running:
+        on_servers = _requests_on_running(contenders, target, noise, needed(noise.launch_df), results, MAX_EXTRA_LAUNCHES * one_round)
+        if on_servers is not None:
+            return on_servers
     ka, kb = target.launches
     if target.limited_by == "within-run" and noise.request_var is not None:
         requests = statistics.fmean(x.requests for a in contenders for x in launches(results[a.id]))
@@ -402,6 +418,65 @@ def next_step(session: Session, base: Arm, open_: list[Comparison], noise: Noise
         ):
             return NextStep("launch", ids, j, j * one_round)
     return NextStep("launch", ids, MAX_EXTRA_LAUNCHES, None)
+
+
+def step_on_running_servers(session: Session, level: LevelDecision, *, confidence: float, looks: int) -> NextStep | None:
+    """The step for an undecided level while its contenders' latest servers are still up (the runner
+    holds a wave's servers for the look that follows it: sweep/held.py). There, more requests cost
+    passes over the prompts and no start-up, so they are the step whenever within-run noise limits the
+    open comparison and some number of passes on those launches would decide it at the next look
+    (STEP_POWER); and while the within-run noise cannot be told apart yet (one pass per arm, no
+    repeat: it sits inside the launch-to-launch prior), one more pass on each separates it, at a
+    fraction of a launch's cost. Otherwise (launch-to-launch spread limits it, or a single launch must
+    be replicated first) the level's own step stands: a relaunch."""
+    step = level.next_step
+    if level.decision != "undecided" or step is None or step.kind == "replicate":
+        return step
+    results = measured_results(session)
+    base = next((a for a in session.arms if a.is_baseline and a.concurrency == level.concurrency and a.id in results), None)
+    if base is None or not level.comparisons:
+        return step
+    impossible = _beyond_acceptance(level.comparisons, results)
+    open_ = [c for c in level.comparisons if c.status == "open" or c.arm.id in impossible]
+    if not open_:
+        return step
+    next_look, arms = min(looks + 1, MAX_LOOKS), len(level.comparisons)
+    quantile = lambda df: comparison_quantile(confidence, next_look, True, arms, df)  # noqa: E731 - as decide_level sizes its step
+    return next_step(session, base, open_, estimate_noise(session), quantile, results, running=True)
+
+
+def _requests_on_running(
+    contenders: list[Arm], target: Comparison, noise: Noise, needed: float, results: dict[str, ArmResult], most_s: float
+) -> NextStep | None:
+    """More passes over the prompts on the contenders' running servers (their latest launch), or None
+    where they would not decide it (the launch-to-launch share alone is too wide) or cost more than
+    `most_s`. A launch's throughput is the mean of its passes, and the comparison weighs an arm's
+    launches equally, so added passes narrow only the latest launch's share of the within-run noise."""
+    ids = tuple(a.id for a in contenders)
+    measured = [launches(results[a.id]) for a in contenders]
+    if any(not held for held in measured):
+        return None
+    per_pass = max(1, round(statistics.fmean(x.requests for held in measured for x in held)))
+    if noise.request_var is None:
+        # one pass per launch so far: the within-run share is inside the launch-to-launch prior; a second
+        # pass on the same servers (paired by prompt) separates it, where per-request records exist
+        return NextStep("requests", ids, per_pass, passes_seconds(results.get, ids, 1)) if all(h[-1].records for h in measured) else None
+    if target.limited_by != "within-run":
+        return None
+    arm_side, base_side = launches(results[target.arm.id]), measured[0]
+    launch_part = noise.launch_var * (1 / len(arm_side) + 1 / len(base_side))
+
+    def within(side: list[Launch], more: int) -> float:
+        shares = [noise.within_var(x.requests, x.passes + (more if i == len(side) - 1 else 0)) for i, x in enumerate(side)]
+        return sum(shares) / len(side) ** 2
+
+    for passes in range(1, MAX_EXTRA_PASSES + 1):
+        seconds = passes_seconds(results.get, ids, passes)
+        if seconds > most_s:
+            break
+        if launch_part + within(arm_side, passes) + within(base_side, passes) <= needed:
+            return NextStep("requests", ids, passes * per_pass, seconds)
+    return None
 
 
 # ---------------------------------------------------------------------- sentences
