@@ -54,8 +54,8 @@ sys.path.insert(0, str(ROOT))
 
 from specadvisor.domain import ArmFinished, ArmResult, Progress, RequestRecord, RunRecord, SweepSettings  # noqa: E402
 from specadvisor.store import Store  # noqa: E402
-from specadvisor.sweep.plan import plan_from_methods  # noqa: E402
 from specadvisor.sweep.budget import wall_seconds  # noqa: E402
+from specadvisor.sweep.plan import plan_from_methods  # noqa: E402
 from specadvisor.sweep.runner import SweepRunner  # noqa: E402
 from specadvisor.sweep.slots import Slot  # noqa: E402
 
