@@ -17,7 +17,8 @@ The rule
   estimated speedup is within the margin of the best one's wins.
 - Confidence (default 95%, `sweep --confidence`) is shared by every statement of a decision: the
   speculative arms at a level (Bonferroni over the arms) and the looks of sequential measuring.
-  Intervals are Student t on the log scale.
+  Intervals are Student t on the log scale, at the Welch-Satterthwaite degrees of freedom of the two
+  noise components below (figures.comparison_df).
 
 Sequential measuring: a group-sequential plan of few looks
 ----------------------------------------------------------
@@ -86,6 +87,7 @@ from specadvisor.figures import (  # the comparison's arithmetic: one home, shar
     Noise,
     alpha_for_look,
     compare,
+    comparison_df,
     comparison_quantile,
     estimate_noise,
     launches,
@@ -223,7 +225,8 @@ def decide_level(
     if not spec:
         why = "no speculative configuration finished" if not extra else "no speculative configuration meets the latency target"
         return LevelDecision(conc, "do not speculate", "do not speculate", reasons=[f"do not speculate here: {why}", *extra, head])
-    q = comparison_quantile(confidence, looks, sequential, len(spec), noise.launch_df)
+    arms = len(spec)
+    q = lambda df: comparison_quantile(confidence, looks, sequential, arms, df)  # noqa: E731 - at each comparison's own df
     comparisons = level_comparisons(base, spec, noise, q, results)
     impossible = _beyond_acceptance(comparisons, results)
     better = [c for c in comparisons if c.status == "better" and c.arm.id not in impossible]
@@ -304,7 +307,9 @@ def _unreplicated(base: Arm, comparisons: list[Comparison], noise: Noise) -> lis
     return single
 
 
-def _holds_unshrunk(base: Arm, spec: list[Arm], noise: Noise, comparisons: list[Comparison], q: float, results: dict[str, ArmResult]) -> bool:
+def _holds_unshrunk(
+    base: Arm, spec: list[Arm], noise: Noise, comparisons: list[Comparison], q: Callable[[float], float], results: dict[str, ArmResult]
+) -> bool:
     """Whether the answer the comparisons give stands with the launch spread the repeats show (not
     pulled toward the prior, _unshrunk): a clear gap does, and needs no second launch."""
     wide = level_comparisons(base, spec, _unshrunk(noise), q, results)
@@ -366,7 +371,7 @@ def next_step(
     base: Arm,
     open_: list[Comparison],
     noise: Noise,
-    quantile: Callable[[int], float],
+    quantile: Callable[[float], float],
     results: dict[str, ArmResult],
     *,
     running: bool = False,
@@ -389,15 +394,15 @@ def next_step(
     ids = tuple(a.id for a in contenders)
     gap = abs(target.log_ratio - margin)
 
-    def needed(df: int) -> float:
-        """The variance that decides it with STEP_POWER power at `df` launch-to-launch degrees of freedom."""
+    def needed(df: float) -> float:
+        """The variance that decides it with STEP_POWER power at `df` degrees of freedom."""
         return float((gap / (quantile(df) + _Z_POWER)) ** 2)
 
     # wall-clock, as the runner spends it: a wave of `--parallel` launches costs its slowest one
     slots = session.settings.parallel
     one_round = round_seconds(results.get, ids, 1, slots)
     if running:
-        on_servers = _requests_on_running(contenders, target, noise, needed(noise.launch_df), results, MAX_EXTRA_LAUNCHES * one_round)
+        on_servers = _requests_on_running(contenders, target, noise, needed, results, MAX_EXTRA_LAUNCHES * one_round)
         if on_servers is not None:
             return on_servers
     ka, kb = target.launches
@@ -446,12 +451,14 @@ def step_on_running_servers(session: Session, level: LevelDecision, *, confidenc
 
 
 def _requests_on_running(
-    contenders: list[Arm], target: Comparison, noise: Noise, needed: float, results: dict[str, ArmResult], most_s: float
+    contenders: list[Arm], target: Comparison, noise: Noise, needed: Callable[[float], float], results: dict[str, ArmResult], most_s: float
 ) -> NextStep | None:
     """More passes over the prompts on the contenders' running servers (their latest launch), or None
     where they would not decide it (the launch-to-launch share alone is too wide) or cost more than
     `most_s`. A launch's throughput is the mean of its passes, and the comparison weighs an arm's
-    launches equally, so added passes narrow only the latest launch's share of the within-run noise."""
+    launches equally, so added passes narrow only the latest launch's share of the within-run noise.
+    `needed(df)`: the variance that decides it at the next look, at the comparison's degrees of
+    freedom then (each pass of each contender adds its prompts less one to the within-run estimate's)."""
     ids = tuple(a.id for a in contenders)
     measured = [launches(results[a.id]) for a in contenders]
     if any(not held for held in measured):
@@ -474,7 +481,9 @@ def _requests_on_running(
         seconds = passes_seconds(results.get, ids, passes)
         if seconds > most_s:
             break
-        if launch_part + within(arm_side, passes) + within(base_side, passes) <= needed:
+        within_var = within(arm_side, passes) + within(base_side, passes)
+        df = comparison_df(launch_part, noise.launch_df, within_var, noise.request_df + passes * len(contenders) * (per_pass - 1))
+        if launch_part + within_var <= needed(df):
             return NextStep("requests", ids, passes * per_pass, seconds)
     return None
 
