@@ -36,6 +36,9 @@ twice the launches needed. The runner spends at most half of what is left of the
 to an intermediate look, and all of it on the step to the last (sweep/runner.py); extra launches go least recently launched
 first (sweep/scheduler.py), which keeps the launch order balanced after the bracket, so a drift cancels
 rather than being fitted at the cost of a wider interval.
+Side by side, a look happens while the wave's servers are still up (sweep/held.py); there the step
+for a within-run-limited comparison is more passes on those servers, with no start-up to pay
+(`step_on_running_servers`), and the look after it counts like any other.
 A look does not answer from a single launch of an arm when the repeats so far spread more than the
 prior and the answer would not stand at that spread (the prior may widen the data's spread, not
 narrow it): that arm is launched once more first (a "replicate" step; the look still counts). One
