@@ -30,9 +30,9 @@ Cases (H200 figures: vLLM 0.26.0, SmolLM2-135M bf16, 2026-12-01; `tests/fixtures
                   the designs seq-3 (the live budget), seq-13 (3 + the 10 minutes it named) and fixed-6.
   cpu-edit[-16,-32] the CPU positive control (tests/e2e/test_verdict_controls_real.py): ngram N=4 at
                   1.39x, within-run 36.3% per request, start-up 108 s, 8 (16, 32) prompts of 48 tokens;
-                  right answer: speculate. Not in the default list; with seq-5-nb (the old test's --budget 5
+                  right answer: speculate. Not in the default list; with seq-5-nb (the test's --budget 5
                   --no-bracket, run serially), seq-5, seq-10, and side by side as the test runs it:
-                  seq-5-nb-p2, seq-8-nb-p2 (the test's settings now), seq-10-nb-p2.
+                  seq-5-nb-p2 (the test's settings), seq-8-nb-p2, seq-10-nb-p2.
   cpu-tie, cpu-loss the same machine's noise at 1.01x and 0.8x (right answer: do not speculate): the
                   wrong answers a within-run-limited decision could give. Not in the default list.
 
@@ -123,8 +123,8 @@ DESIGNS = {
     "fixed-2-p2": {"trials": 2, "parallel": 2},
     "fixed-4-p2": {"trials": 4, "parallel": 2},
     "seq-p2": {"trials": 1, "budget_s": 20 * 60.0, "parallel": 2},
-    "seq-5-nb-p2": {"trials": 1, "budget_s": 5 * 60.0, "bracket": False, "parallel": 2},  # the CPU control test's settings before issue 22's requests step
-    "seq-8-nb-p2": {"trials": 1, "budget_s": 8 * 60.0, "bracket": False, "parallel": 2},  # ... and now
+    "seq-5-nb-p2": {"trials": 1, "budget_s": 5 * 60.0, "bracket": False, "parallel": 2},  # the CPU control test's settings
+    "seq-8-nb-p2": {"trials": 1, "budget_s": 8 * 60.0, "bracket": False, "parallel": 2},
     "seq-10-nb-p2": {"trials": 1, "budget_s": 10 * 60.0, "bracket": False, "parallel": 2},
 }
 DEFAULT_DESIGNS = ("fixed-2", "fixed-4", "seq")
