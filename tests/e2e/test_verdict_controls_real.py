@@ -37,7 +37,10 @@ over the prompts on them (sweep/held.py), judged at the within-run estimate's de
 of 40, no wrong answer. Measured with `--budget 8` at load average 10-12 (other real-vLLM tests on the
 box): 13 passes on each of the 2 running servers (no relaunch), within-run 31% per request (168 df),
 but n-gram was only 1.11x there (0.99-1.24x, faster on 6 of 8 prompts): on this box the gain itself
-moves with the load, so "undecided" stays an accepted, honest answer.
+moves with the load, so "undecided" stays an accepted, honest answer. This module's settings
+(`--budget 5`) then, load average 2 rising to 10: one pass on the running servers, then (n-gram near
+1.1x, too close to the margin for passes to decide) 4 relaunches of each; undecided, 1.09x (0.88-1.35x);
+441 s for this test.
 Module time: 509 s for both tests on that box (load average 5-10); over the ~4 min asked for CI,
 not measured on an idle box. The sweeps print their figures (pytest -s).
 """
