@@ -23,20 +23,24 @@ PROMPTS = 8
 class NoisyRequests:
     """Passes over 8 prompts at T=0: each request's latency is its prompt's length x a per-request
     factor (`jitter` on the log scale, deterministic) / the arm's speed; a pass lasts `pass_s`. It
-    records which arms were measuring at the same moment, to see the lockstep."""
+    records whether each pass overlapped the other arm's pass of the same number, to see the lockstep."""
 
     def __init__(self, speedup: float, jitter: float, pass_s: float = 10.0):
         self.speedup, self.jitter, self.pass_s = speedup, jitter, pass_s
         self.calls: list[str] = []
-        self.in_flight: set[str] = set()
-        self.together: list[set[str]] = []
+        self.started: dict[str, int] = {}  # passes started per arm
+        self.lockstep: list[bool] = []  # per pass: the other arm started its pass of the same number meanwhile
 
     async def __call__(self, *, arm, settings, base_url, **kw):
         i = len(self.calls)
         self.calls.append(arm.id)
-        self.in_flight.add(arm.id)
-        await asyncio.sleep(0.02)  # the other server's pass of the same step starts meanwhile (lockstep)
-        self.together.append(set(self.in_flight))
+        mine = self.started[arm.id] = self.started.get(arm.id, 0) + 1
+        other = "ngram-n4" if arm.is_baseline else "baseline"
+        for _ in range(2000):  # up to ~2 s: the other server's pass of the same number starts meanwhile (lockstep)
+            if self.started.get(other, 0) >= mine:
+                break
+            await asyncio.sleep(0.001)
+        self.lockstep.append(self.started.get(other, 0) >= mine)
         speed = 1.0 if arm.is_baseline else self.speedup
         latencies = [400.0 * (1 + j / 4) * math.exp(self.jitter * math.sin(7.3 * (i + 1) * (j + 1))) / speed for j in range(PROMPTS)]
         value = 100.0 * speed
@@ -44,7 +48,6 @@ class NoisyRequests:
         result = spec_result(arm.id, arm.n, value)
         result.duration_s, result.completed = self.pass_s, PROMPTS
         result.runs = [RunRecord(requests=[RequestRecord(index=j, latency_ms=ms) for j, ms in enumerate(latencies)])]
-        self.in_flight.discard(arm.id)
         yield ArmFinished(result=result)
 
 
@@ -66,9 +69,8 @@ async def test_within_run_noise_gets_more_requests_on_the_running_servers_not_a_
     assert len(base.runs) == len(ngram.runs) > 2  # lockstep: every pass on both servers
     assert {(r.trial, r.role, r.wave) for r in (*base.runs, *ngram.runs)} == {(1, "trial", 1)}  # the same launch
     assert [r.repeat for r in base.runs][1:] == list(range(2, len(base.runs) + 1))  # passes 2, 3, ... of the launch
-    # each pass measured beside the other arm's (they start together, see the same host): the first of
-    # each pair to look saw the other one measuring too
-    assert sum(seen == {"baseline", "ngram-n4"} for seen in measure.together) == len(measure.calls) // 2
+    # each pass measured beside the other arm's pass of the same number (they start together, see the same host)
+    assert all(measure.lockstep) and len(measure.lockstep) == 2 * len(base.runs)
     # a pass on a running server is not a launch: no launch-to-launch repeat is claimed from it
     assert [len(launches(r)) for r in (base, ngram)] == [1, 1] and estimate_noise(session).observed_df == 0
     assert estimate_noise(session).request_var is not None  # the passes separate the within-run noise
@@ -128,3 +130,24 @@ async def test_a_cancel_during_the_extra_passes_stops_the_held_servers(store):
     assert session.status == "interrupted" and len(FakeServer.instances) == 2
     assert all(s.stopped and not s.running for s in FakeServer.instances)
     assert session.result_for("baseline").output_throughput and session.result_for("ngram-n4").output_throughput
+
+
+async def test_the_time_limit_cuts_the_extra_passes_and_stops_the_held_servers(store):
+    """`--time-limit` fires while the running servers measure an extra pass (real seconds here; the
+    passes' recorded durations are short, so the budget let them start): the pass in flight is
+    dropped, both servers are stopped, and the sweep still ends with its answer from what was measured."""
+
+    class Slow(NoisyRequests):
+        async def __call__(self, *, arm, settings, base_url, **kw):
+            if len(self.calls) >= 2:  # the extra passes, after the planned wave
+                await asyncio.sleep(1.5)  # past the limit: it fires mid-pass
+            async for event in super().__call__(arm=arm, settings=settings, base_url=base_url, **kw):
+                yield event
+
+    measure = Slow(1.3, jitter=0.45, pass_s=0.1)
+    session, messages = await sweep(store, measure, budget_s=60, time_limit_s=1.0)
+    assert any(m.startswith("time limit of") for m in messages), messages
+    assert len(FakeServer.instances) == 2 and all(s.stopped and not s.running for s in FakeServer.instances)
+    assert session.status == "finished" and session.recommendation is not None
+    base, ngram = session.result_for("baseline"), session.result_for("ngram-n4")
+    assert base.output_throughput and ngram.output_throughput and len(base.runs) == len(ngram.runs) == 1  # the cut pass is not a run
