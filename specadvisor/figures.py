@@ -16,10 +16,11 @@ local evidence and the recommendation can never show different numbers for one a
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from specadvisor import stats
@@ -326,8 +327,8 @@ class Comparison:
     log_ratio: float
     launch_var: float
     within_var: float
-    df: int
-    quantile: float  # the t value for this comparison's share of the error
+    df: float  # the degrees of freedom of its variance (comparison_df)
+    quantile: float  # the t value for this comparison's share of the error, at `df`
     paired: bool
     launches: tuple[int, int]  # (arm's, baseline's)
     prompt_wins: tuple[int, int] | None = None  # (prompts where the arm was faster, prompts compared)
@@ -361,7 +362,9 @@ class Comparison:
         return "within-run" if self.within_var > self.launch_var else "launch-to-launch"
 
 
-def compare(arm: Arm, arm_result: ArmResult, base_result: ArmResult, noise: Noise, quantile: float) -> Comparison | None:
+def compare(arm: Arm, arm_result: ArmResult, base_result: ArmResult, noise: Noise, quantile: Callable[[float], float]) -> Comparison | None:
+    """The arm against the baseline; `quantile(df)`: the t value of this comparison's share of the
+    error at the degrees of freedom its variance has (comparison_df)."""
     a, b = launches(arm_result), launches(base_result)
     if not a or not b:
         return None
@@ -374,7 +377,24 @@ def compare(arm: Arm, arm_result: ArmResult, base_result: ArmResult, noise: Nois
     within_var = sum(noise.within_var(x.requests, x.passes) for x in a) / len(a) ** 2 + sum(noise.within_var(x.requests, x.passes) for x in b) / len(b) ** 2
     wins, median = _prompt_by_prompt(a, b)
     paired = wins is not None and noise.request_var is not None
-    return Comparison(arm, d, launch_var, within_var, noise.launch_df, quantile, paired, (len(a), len(b)), wins, median)
+    df = comparison_df(launch_var, noise.launch_df, within_var, noise.request_df)
+    return Comparison(arm, d, launch_var, within_var, df, quantile(df), paired, (len(a), len(b)), wins, median)
+
+
+def comparison_df(launch_var: float, launch_df: int, within_var: float, request_df: int) -> float:
+    """Welch-Satterthwaite degrees of freedom of a comparison's variance, the sum of a launch-to-launch
+    share estimated on `launch_df` and a within-run share estimated on `request_df` (Satterthwaite
+    1946), rounded down (conservative, and a few distinct values to look up). Taking the launch df for
+    the whole sum, as before, held a comparison limited by within-run noise (on the 2-core CPU box:
+    36% per request, the launch share estimated at 0) to the prior's 4 df, t = 4.6 at a late look's
+    share of the error instead of 2.7 at the 40-odd df its within-run estimate had: no number of
+    passes on running servers could decide it within minutes (benchmarks/decision.py, cpu-edit)."""
+    if within_var <= 0 or request_df <= 0:
+        return float(launch_df)
+    if launch_var <= 0:
+        return float(request_df)
+    total = launch_var + within_var
+    return float(max(1, math.floor(total**2 / (launch_var**2 / max(1, launch_df) + within_var**2 / request_df))))
 
 
 def _prompt_by_prompt(a: list[Launch], b: list[Launch]) -> tuple[tuple[int, int] | None, float | None]:
@@ -435,7 +455,7 @@ def measured_results(session: Session) -> dict[str, ArmResult]:
     return {r.arm_id: r for r in session.results if r.output_throughput and r.status in SPEEDUP_STATUSES}
 
 
-def level_comparisons(base: Arm, arms: Sequence[Arm], noise: Noise, quantile: float, results: dict[str, ArmResult]) -> list[Comparison]:
+def level_comparisons(base: Arm, arms: Sequence[Arm], noise: Noise, quantile: Callable[[float], float], results: dict[str, ArmResult]) -> list[Comparison]:
     """Each arm against the baseline `base` at its level, strongest first: the decision's comparisons."""
     found = [c for a in arms if a.id in results and (c := compare(a, results[a.id], results[base.id], noise, quantile)) is not None]
     return sorted(found, key=lambda c: -c.log_ratio)
@@ -466,22 +486,24 @@ def all_speedups(session: Session, *, confidence: float | None = None, looks: in
         found[base.id] = Speedup(value=1.0, ci=None, baseline_throughput=base_tps, reference=True)
         arms = by_level.get(level, [])
         competing = sum(1 for a in arms if meets_slo(session.settings, results[a.id]))
-        q = _quantile(session, competing or len(arms), noise, confidence, looks)
+        q = _quantile(session, competing or len(arms), confidence, looks)
         for c in level_comparisons(base, arms, noise, q, results):
             found[c.arm.id] = Speedup(value=c.speedup, ci=c.interval, baseline_throughput=base_tps)
     return found
 
 
-def comparison_quantile(confidence: float, looks: int, sequential: bool, arms: int, df: int) -> float:
+@functools.lru_cache(maxsize=4096)
+def comparison_quantile(confidence: float, looks: int, sequential: bool, arms: int, df: float) -> float:
     """The t value of one comparison when `arms` speculative arms compete at a level: the decision's
     confidence shared over the arms (Bonferroni) and over the looks of sequential measuring."""
     alpha = alpha_for_look(confidence, looks, sequential) / max(1, arms)
     return stats.t_quantile(1 - alpha / 2, df)
 
 
-def _quantile(session: Session, arms: int, noise: Noise, confidence: float | None, looks: int | None) -> float:
+def _quantile(session: Session, arms: int, confidence: float | None, looks: int | None) -> Callable[[float], float]:
     """The quantile the session's verdict used: its stored confidence and looks (else the settings')."""
     rec = session.recommendation
     confidence = confidence or (rec.confidence if rec and rec.confidence else None) or session.settings.confidence or DEFAULT_CONFIDENCE
     looks = looks or (rec.looks if rec and rec.verdict else None) or session.settings.looks or 1
-    return comparison_quantile(confidence, looks, session.settings.budget_s is not None, arms, noise.launch_df)
+    sequential = session.settings.budget_s is not None
+    return lambda df: comparison_quantile(confidence, looks, sequential, arms, df)

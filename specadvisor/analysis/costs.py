@@ -7,7 +7,8 @@ per-stream rate. Without history the defaults say so, and differ for a CPU host 
 
 Once a sweep has measured an arm, one more launch of it costs what its own launches took
 (`launch_cost`, `round_seconds`): the decision sizes its next step with it and the runner's
-sequential measuring checks it against the budget, so both count a round the same way.
+sequential measuring checks it against the budget, so both count a round the same way. More passes
+over the prompts on servers that are still up cost no start-up (`passes_seconds`).
 """
 
 from __future__ import annotations
@@ -100,3 +101,10 @@ def round_seconds(result_for: Callable[[str], ArmResult | None], arm_ids: Sequen
     costs = [launch_cost(result_for(arm_id)).seconds(passes) for arm_id in arm_ids]
     width = max(1, slots)
     return sum(max(costs[i : i + width]) for i in range(0, len(costs), width))
+
+
+def passes_seconds(result_for: Callable[[str], ArmResult | None], arm_ids: Sequence[str], passes: int = 1) -> float:
+    """Wall-clock time of `passes` more passes over the prompts on the running servers of `arm_ids`
+    (no start-up): they measure in lockstep, each pass starting together, so a pass lasts as long as
+    the slowest server's."""
+    return passes * max((launch_cost(result_for(arm_id)).pass_s for arm_id in arm_ids), default=0.0)
