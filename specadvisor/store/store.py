@@ -380,35 +380,36 @@ class Store:
 # Reading every measured arm of every session made listing one fully measured 100,000-arm session
 # take 11 s and 1.3 GB for a session whose verdict was stored. No samples, advice or settings; an arm
 # never run cannot be the best one. tests/store/test_store_sessions.py holds the listing to
-# summarize() of the whole session for each kind of verdict.
+# summarize() of the whole session for each kind of verdict. The verdict is read once per session
+# (MATERIALIZED): inlined, SQLite parsed a stored verdict (megabytes over 100,000 arms) once per arm.
 _SUMMARY_SQL = """
+WITH s AS MATERIALIZED (
+  SELECT *,
+         CASE
+           WHEN pick_set IS NULL THEN 'all'
+           WHEN json_extract(recommendation_json, '$.decision') = 'undecided' THEN 'none'
+           WHEN pick_held AND json_extract(recommendation_json, '$.speedup') IS NOT NULL THEN 'pick'
+           WHEN NOT pick_held AND json_extract(recommendation_json, '$.do_not_speculate') THEN 'pick'
+           ELSE 'all'
+         END AS reads
+    FROM (SELECT sessions.*, CASE WHEN json_valid(recommendation_json) THEN 1 END AS pick_set,
+                 CASE WHEN json_valid(recommendation_json) THEN json_extract(recommendation_json, '$.arm_id') END AS pick,
+                 EXISTS (SELECT 1 FROM arms WHERE arms.session_id = sessions.id
+                           AND arms.arm_id = CASE WHEN json_valid(recommendation_json) THEN json_extract(recommendation_json, '$.arm_id') END) AS pick_held
+            FROM sessions)
+)
 SELECT s.id, s.name, s.created_at, s.updated_at, s.status, s.model, s.drafter, s.workload, s.temperature,
        s.concurrency, s.vllm_version, s.hardware_json, s.recommendation_json, s.provenance_json,
        (SELECT count(*) FROM arms WHERE session_id = s.id) AS arm_count,
+       CASE WHEN s.reads = 'none' THEN '[]' ELSE
        (SELECT json_group_array(json_object('arm', a.arm_json, 'result', r.result_json))
           FROM (SELECT * FROM arms WHERE session_id = s.id ORDER BY position, rowid) AS a
           LEFT JOIN arm_results AS r ON r.session_id = a.session_id AND r.arm_id = a.arm_id
-         WHERE CASE s.reads
-               WHEN 'none' THEN 0
-               WHEN 'pick' THEN (a.method IS NULL AND CASE WHEN json_valid(a.arm_json) THEN json_extract(a.arm_json, '$.speculative_config') IS NULL ELSE 1 END)
-                                OR a.arm_id = s.pick
-               ELSE r.arm_id IS NOT NULL
-                    OR (a.method IS NULL AND CASE WHEN json_valid(a.arm_json) THEN json_extract(a.arm_json, '$.speculative_config') IS NULL ELSE 1 END)
-                    OR a.arm_id = s.pick
-               END) AS arms
-  FROM (SELECT *,
-               CASE
-                 WHEN pick_set IS NULL THEN 'all'
-                 WHEN json_extract(recommendation_json, '$.decision') = 'undecided' THEN 'none'
-                 WHEN pick_held AND json_extract(recommendation_json, '$.speedup') IS NOT NULL THEN 'pick'
-                 WHEN NOT pick_held AND json_extract(recommendation_json, '$.do_not_speculate') THEN 'pick'
-                 ELSE 'all'
-               END AS reads
-          FROM (SELECT sessions.*, CASE WHEN json_valid(recommendation_json) THEN 1 END AS pick_set,
-                       CASE WHEN json_valid(recommendation_json) THEN json_extract(recommendation_json, '$.arm_id') END AS pick,
-                       EXISTS (SELECT 1 FROM arms WHERE arms.session_id = sessions.id
-                                 AND arms.arm_id = CASE WHEN json_valid(recommendation_json) THEN json_extract(recommendation_json, '$.arm_id') END) AS pick_held
-                  FROM sessions)) AS s
+         WHERE (a.method IS NULL AND CASE WHEN json_valid(a.arm_json) THEN json_extract(a.arm_json, '$.speculative_config') IS NULL ELSE 1 END)
+            OR a.arm_id = s.pick
+            OR (s.reads = 'all' AND r.arm_id IS NOT NULL))
+       END AS arms
+  FROM s
 """
 
 
