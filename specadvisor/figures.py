@@ -222,6 +222,26 @@ def launches(result: ArmResult) -> list[Launch]:
     return out
 
 
+Launched = Callable[[ArmResult], list[Launch]]  # `launches`, or a memo of it over one verdict's pass
+
+
+def launch_memo() -> Launched:
+    """`launches`, derived once per result object for as long as the returned function lives: one
+    verdict or listing asks for an arm's launches up to six times and the baseline's once per arm
+    compared with it. Each result is kept beside its launches, so a reused id cannot return another
+    result's; a result changed in place after its first call is not seen (build one per pass)."""
+    seen: dict[int, tuple[ArmResult, list[Launch]]] = {}
+
+    def launched(result: ArmResult) -> list[Launch]:
+        hit = seen.get(id(result))
+        if hit is None or hit[0] is not result:
+            hit = (result, launches(result))
+            seen[id(result)] = hit
+        return hit[1]
+
+    return launched
+
+
 # ---------------------------------------------------------------------- the noise
 
 
@@ -245,14 +265,18 @@ class Noise:
         return self.request_var / max(1, requests * passes)
 
 
-def estimate_noise(session: Session, prior_sd: float = LAUNCH_SPREAD_PRIOR, prior_df: int = LAUNCH_SPREAD_PRIOR_DF) -> Noise:
-    """Both components from every measured arm of the session (the same machine, the same prompts)."""
+def estimate_noise(
+    session: Session, prior_sd: float = LAUNCH_SPREAD_PRIOR, prior_df: int = LAUNCH_SPREAD_PRIOR_DF, *, launched: Launched | None = None
+) -> Noise:
+    """Both components from every measured arm of the session (the same machine, the same prompts).
+    `launched`: `launches`, or a caller's memo of it (analysis.levels)."""
+    launched = launched or launches
     squares, df = 0.0, 0
     request_squares, request_df = 0.0, 0
     request_counts: list[int] = []
     centred: list[tuple[float, float]] = []  # (wave - arm's mean wave, log tok/s - arm's mean) for a common drift slope
     for result in session.results:
-        arm_launches = launches(result)
+        arm_launches = launched(result)
         values = [launch.log_throughput for launch in arm_launches]
         if len(values) >= 2:
             mean = statistics.fmean(values)
@@ -362,10 +386,13 @@ class Comparison:
         return "within-run" if self.within_var > self.launch_var else "launch-to-launch"
 
 
-def compare(arm: Arm, arm_result: ArmResult, base_result: ArmResult, noise: Noise, quantile: Callable[[float], float]) -> Comparison | None:
+def compare(
+    arm: Arm, arm_result: ArmResult, base_result: ArmResult, noise: Noise, quantile: Callable[[float], float], *, launched: Launched | None = None
+) -> Comparison | None:
     """The arm against the baseline; `quantile(df)`: the t value of this comparison's share of the
     error at the degrees of freedom its variance has (comparison_df)."""
-    a, b = launches(arm_result), launches(base_result)
+    launched = launched or launches
+    a, b = launched(arm_result), launched(base_result)
     if not a or not b:
         return None
     d = statistics.fmean(x.log_throughput for x in a) - statistics.fmean(x.log_throughput for x in b)
@@ -455,9 +482,11 @@ def measured_results(session: Session) -> dict[str, ArmResult]:
     return {r.arm_id: r for r in session.results if r.output_throughput and r.status in SPEEDUP_STATUSES}
 
 
-def level_comparisons(base: Arm, arms: Sequence[Arm], noise: Noise, quantile: Callable[[float], float], results: dict[str, ArmResult]) -> list[Comparison]:
+def level_comparisons(
+    base: Arm, arms: Sequence[Arm], noise: Noise, quantile: Callable[[float], float], results: dict[str, ArmResult], *, launched: Launched | None = None
+) -> list[Comparison]:
     """Each arm against the baseline `base` at its level, strongest first: the decision's comparisons."""
-    found = [c for a in arms if a.id in results and (c := compare(a, results[a.id], results[base.id], noise, quantile)) is not None]
+    found = [c for a in arms if a.id in results and (c := compare(a, results[a.id], results[base.id], noise, quantile, launched=launched)) is not None]
     return sorted(found, key=lambda c: -c.log_ratio)
 
 
@@ -480,14 +509,15 @@ def all_speedups(session: Session, *, confidence: float | None = None, looks: in
             by_level.setdefault(arm.concurrency, []).append(arm)
     if not bases:
         return found
-    noise = estimate_noise(session)
+    launched = launch_memo()
+    noise = estimate_noise(session, launched=launched)
     for level, base in bases.items():
         base_tps = results[base.id].output_throughput or 0.0
         found[base.id] = Speedup(value=1.0, ci=None, baseline_throughput=base_tps, reference=True)
         arms = by_level.get(level, [])
         competing = sum(1 for a in arms if meets_slo(session.settings, results[a.id]))
         q = _quantile(session, competing or len(arms), confidence, looks)
-        for c in level_comparisons(base, arms, noise, q, results):
+        for c in level_comparisons(base, arms, noise, q, results, launched=launched):
             found[c.arm.id] = Speedup(value=c.speedup, ci=c.interval, baseline_throughput=base_tps)
     return found
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from specadvisor.analysis.arms import server_key
 from specadvisor.domain import ArmResult, ArmStatus, Session
-from specadvisor.figures import launches
+from specadvisor.figures import Launched, launches
 
 GPU_DEFAULTS = (90.0, 50.0)  # start-up seconds, output tokens/s of one request stream
 CPU_DEFAULTS = (70.0, 10.0)
@@ -85,9 +85,10 @@ class LaunchCost:
         return self.startup_s + passes * self.pass_s
 
 
-def launch_cost(result: ArmResult | None) -> LaunchCost:
-    """Means over the arm's own measured launches (a launch of several passes counts once)."""
-    measured = launches(result) if result is not None else []
+def launch_cost(result: ArmResult | None, *, launched: Launched = launches) -> LaunchCost:
+    """Means over the arm's own measured launches (a launch of several passes counts once).
+    `launched`: `launches`, or a verdict's memo of it (analysis.levels)."""
+    measured = launched(result) if result is not None else []
     startups = [x.startup_s for x in measured if x.startup_s]
     return LaunchCost(
         startup_s=statistics.fmean(startups) if startups else UNMEASURED_S,
@@ -95,10 +96,12 @@ def launch_cost(result: ArmResult | None) -> LaunchCost:
     )
 
 
-def round_seconds(result_for: Callable[[str], ArmResult | None], arm_ids: Sequence[str], passes: int = 1, slots: int = 1) -> float:
+def round_seconds(
+    result_for: Callable[[str], ArmResult | None], arm_ids: Sequence[str], passes: int = 1, slots: int = 1, *, launched: Launched = launches
+) -> float:
     """Wall-clock time of one more launch of each of `arm_ids` (their results from `result_for`):
     launched `slots` at a time, each wave as long as its slowest launch (a start-up and `passes` passes)."""
-    costs = [launch_cost(result_for(arm_id)).seconds(passes) for arm_id in arm_ids]
+    costs = [launch_cost(result_for(arm_id), launched=launched).seconds(passes) for arm_id in arm_ids]
     width = max(1, slots)
     return sum(max(costs[i : i + width]) for i in range(0, len(costs), width))
 

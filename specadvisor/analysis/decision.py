@@ -76,6 +76,7 @@ from dataclasses import dataclass, field
 from specadvisor.analysis.arms import family_label
 from specadvisor.analysis.costs import passes_seconds, round_seconds
 from specadvisor.analysis.drift import gpu_change
+from specadvisor.analysis.levels import LevelIndex
 from specadvisor.domain import Arm, ArmResult, ConcurrencyPick, Session
 from specadvisor.figures import (  # the comparison's arithmetic: one home, shared with every view's speedup
     _MEASURED,
@@ -87,6 +88,7 @@ from specadvisor.figures import (  # the comparison's arithmetic: one home, shar
     PRACTICAL_MARGIN,
     Comparison,
     Launch,
+    Launched,
     Noise,
     alpha_for_look,
     compare,
@@ -211,34 +213,37 @@ def decide_level(
     sequential: bool = False,
     eligible: list[Arm] | None = None,
     notes: list[str] | None = None,
+    index: LevelIndex | None = None,
 ) -> LevelDecision:
     """The answer at concurrency `conc`. `eligible`: the speculative arms allowed to compete (a latency
-    target may leave some out; `notes` say so); by default every measured speculative arm."""
-    results = measured_results(session)
-    base = next((a for a in session.arms if a.is_baseline and a.concurrency == conc and a.id in results), None)
-    spec = eligible if eligible is not None else [a for a in session.arms if not a.is_baseline and a.concurrency == conc and a.id in results]
+    target may leave some out; `notes` say so); by default every measured speculative arm. `index`:
+    the session's arms and results by level (analysis.levels), built once for all levels of a verdict."""
+    index = index or LevelIndex.of(session)
+    results = index.results
+    base = index.baseline(conc)
+    spec = eligible if eligible is not None else index.speculative(conc)
     spec = [a for a in spec if a.id in results]
     head = f"measured at concurrency {conc}, {session.settings.output_len} output tokens, temperature {session.settings.temperature:g}"
     extra = list(notes or [])
     if base is None:
-        planned = any(a.is_baseline and a.concurrency == conc for a in session.arms)
+        planned = conc in index.planned_baseline
         cause = "the no-speculation baseline failed" if planned else "no no-speculation baseline was measured"
-        verdict = f"undecided after {_measured_text(session, conc, results)}: measuring the no-speculation baseline (one launch) would decide it"
+        verdict = f"undecided after {_measured_text(index, conc)}: measuring the no-speculation baseline (one launch) would decide it"
         return LevelDecision(conc, "undecided", verdict, reasons=[f"{cause} at concurrency {conc}: whether speculation helps is unknown", *extra, head])
     if not spec:
         why = "no speculative configuration finished" if not extra else "no speculative configuration meets the latency target"
         return LevelDecision(conc, "do not speculate", "do not speculate", reasons=[f"do not speculate here: {why}", *extra, head])
     arms = len(spec)
     q = lambda df: comparison_quantile(confidence, looks, sequential, arms, df)  # noqa: E731 - at each comparison's own df
-    comparisons = level_comparisons(base, spec, noise, q, results)
+    comparisons = level_comparisons(base, spec, noise, q, results, launched=index.launched)
     impossible = _beyond_acceptance(comparisons, results)
     better = [c for c in comparisons if c.status == "better" and c.arm.id not in impossible]
     lines = [_comparison_line(c, results[c.arm.id]) for c in comparisons]
     basis = _basis_line(comparisons, noise, confidence, looks if sequential else 0, len(spec))
-    drift = _drift_line(session, conc, comparisons)
+    drift = _drift_line(index, conc, comparisons)
     thin = _unreplicated(base, comparisons, noise) if sequential else []
-    if thin and (better or all(c.status == "not better" for c in comparisons)) and not _holds_unshrunk(base, spec, noise, comparisons, q, results):
-        return _replicate_first(session, conc, base, thin, comparisons, noise, lines, [*extra, head, basis, *drift], results)
+    if thin and (better or all(c.status == "not better" for c in comparisons)) and not _holds_unshrunk(base, spec, noise, comparisons, q, index):
+        return _replicate_first(session, conc, base, thin, comparisons, noise, lines, [*extra, head, basis, *drift], index)
     if better:
         best = max(c.log_ratio for c in better)
         chosen = min((c for c in better if best - c.log_ratio <= math.log(1 + PRACTICAL_MARGIN)), key=lambda c: simplicity(c.arm))
@@ -263,9 +268,9 @@ def decide_level(
     # the step is sized for the look that would follow it (its share of the error; after the plan's
     # last look, the last share: what a further block measured the same way would face), with power
     next_look = min(looks + 1, MAX_LOOKS)
-    step = next_step(session, base, open_, noise, lambda df: comparison_quantile(confidence, next_look, True, len(spec), df), results)
+    step = next_step(session, base, open_, noise, lambda df: comparison_quantile(confidence, next_look, True, len(spec), df), results, launched=index.launched)
     names = ", ".join(["no speculation", *(name(c.arm) for c in open_)])
-    measured = _measured_text(session, conc, results)
+    measured = _measured_text(index, conc)
     verdict = f"undecided after {measured}: {step.text(names)}"
     limited = open_[0].limited_by
     first = (
@@ -310,12 +315,10 @@ def _unreplicated(base: Arm, comparisons: list[Comparison], noise: Noise) -> lis
     return single
 
 
-def _holds_unshrunk(
-    base: Arm, spec: list[Arm], noise: Noise, comparisons: list[Comparison], q: Callable[[float], float], results: dict[str, ArmResult]
-) -> bool:
+def _holds_unshrunk(base: Arm, spec: list[Arm], noise: Noise, comparisons: list[Comparison], q: Callable[[float], float], index: LevelIndex) -> bool:
     """Whether the answer the comparisons give stands with the launch spread the repeats show (not
     pulled toward the prior, _unshrunk): a clear gap does, and needs no second launch."""
-    wide = level_comparisons(base, spec, _unshrunk(noise), q, results)
+    wide = level_comparisons(base, spec, _unshrunk(noise), q, index.results, launched=index.launched)
     if any(c.status == "better" for c in comparisons):
         return any(c.status == "better" for c in wide)
     return all(c.status == "not better" for c in wide)
@@ -330,10 +333,10 @@ def _replicate_first(
     noise: Noise,
     lines: list[str],
     tail: list[str],
-    results: dict[str, ArmResult],
+    index: LevelIndex,
 ) -> LevelDecision:
     ids = tuple(a.id for a in thin)
-    step = NextStep("replicate", ids, 1, round_seconds(results.get, ids, 1, session.settings.parallel))
+    step = NextStep("replicate", ids, 1, round_seconds(index.results.get, ids, 1, session.settings.parallel, launched=index.launched))
     spread = (
         f"spread {noise.observed_sd * 100:.1f}% between launches, above the {LAUNCH_SPREAD_PRIOR * 100:.0f}% prior"
         if noise.observed_sd
@@ -345,7 +348,7 @@ def _replicate_first(
         f"no answer rests on a single launch there (it cannot be told from an outlier launch)"
     )
     reasons = [first, *(f"also measured: {line}" for line in lines[1:])]
-    verdict = f"undecided after {_measured_text(session, conc, results)}: {step.text(names)}"
+    verdict = f"undecided after {_measured_text(index, conc)}: {step.text(names)}"
     return LevelDecision(conc, "undecided", verdict, None, comparisons[0], comparisons, [*reasons, *tail], "launch-to-launch", step)
 
 
@@ -378,6 +381,7 @@ def next_step(
     results: dict[str, ArmResult],
     *,
     running: bool = False,
+    launched: Launched | None = None,
 ) -> NextStep:
     """The cheapest step that most reduces the uncertainty of the open comparison closest to being
     decided: more requests on running servers when within-run noise dominates (no start-up to pay),
@@ -403,21 +407,22 @@ def next_step(
 
     # wall-clock, as the runner spends it: a wave of `--parallel` launches costs its slowest one
     slots = session.settings.parallel
-    one_round = round_seconds(results.get, ids, 1, slots)
+    launched = launched or launches
+    one_round = round_seconds(results.get, ids, 1, slots, launched=launched)
     if running:
         on_servers = _requests_on_running(contenders, target, noise, needed, results, MAX_EXTRA_LAUNCHES * one_round)
         if on_servers is not None:
             return on_servers
     ka, kb = target.launches
     if target.limited_by == "within-run" and noise.request_var is not None:
-        requests = statistics.fmean(x.requests for a in contenders for x in launches(results[a.id]))
+        requests = statistics.fmean(x.requests for a in contenders for x in launched(results[a.id]))
         budget_launch = noise.launch_var * (1 / ka + 1 / kb)
         if budget_launch < needed(noise.launch_df):
             # x more requests on each side leave request_var * (1/(Na+x) + 1/(Nb+x)) <= what is left
             na, nb = ka * requests, kb * requests
             extra = max(1, math.ceil(2 * noise.request_var / (needed(noise.launch_df) - budget_launch) - min(na, nb)))
             # the runner measures them as passes over the prompts on one more launch of each contender
-            seconds = round_seconds(results.get, ids, 1 + math.ceil(extra / requests), slots)
+            seconds = round_seconds(results.get, ids, 1 + math.ceil(extra / requests), slots, launched=launched)
             if seconds <= MAX_EXTRA_LAUNCHES * one_round:
                 return NextStep("requests", ids, extra, seconds)
     for j in range(1, MAX_EXTRA_LAUNCHES + 1):
@@ -531,11 +536,11 @@ def _basis_line(comparisons: list[Comparison], noise: Noise, confidence: float, 
     return f"{confidence * 100:g}% confidence over {arms} speculative arm(s){spend}, tie margin {PRACTICAL_MARGIN * 100:.0f}%; {how}; noise: {launch}, {within}"
 
 
-def _drift_line(session: Session, conc: int, comparisons: list[Comparison]) -> list[str]:
+def _drift_line(index: LevelIndex, conc: int, comparisons: list[Comparison]) -> list[str]:
     """The baseline's move between its first launch and its last, against the gap being judged:
     drift is named as a cause only when it is as large as the gap."""
-    base = next((a for a in session.arms if a.is_baseline and a.concurrency == conc), None)
-    result = session.result_for(base.id) if base else None
+    base = index.first_baseline.get(conc)
+    result = index.first_result.get(base.id) if base else None
     if result is None or not comparisons:
         return []
     runs = sorted((r for r in result.runs if r.status in _MEASURED and r.output_throughput), key=lambda r: (r.started_at is None, r.started_at))
@@ -552,10 +557,10 @@ def _drift_line(session: Session, conc: int, comparisons: list[Comparison]) -> l
     return [f"{said}: drift cannot explain it (the noise model holds it: a trend over the launch order and launch-to-launch spread)"]
 
 
-def _measured_text(session: Session, conc: int, results: dict[str, ArmResult]) -> str:
-    arms = [a for a in session.arms if a.concurrency == conc and a.id in results]
-    counts = [len(launches(results[a.id])) for a in arms]
-    seconds = sum(x.measure_s for a in arms for x in launches(results[a.id]))
+def _measured_text(index: LevelIndex, conc: int) -> str:
+    arms, results = index.arms(conc), index.results
+    counts = [len(index.launched(results[a.id])) for a in arms]
+    seconds = sum(x.measure_s for a in arms for x in index.launched(results[a.id]))
     launches_text = f"{sum(counts)} launch{'es' if sum(counts) != 1 else ''} over {len(arms)} arm(s)"
     return f"{launches_text} ({_minutes(seconds)} of measuring)"
 
