@@ -54,7 +54,7 @@ elif sys.argv[1] == "tui-open":
     seen = {}
 
     async def open_session(pilot):
-        session = app.store.get_session(sys.argv[3])  # what Sessions' Enter does, then its results view
+        session = app.state.store.get_session(sys.argv[3])  # what Sessions' Enter does, then its results view
         await app.push_screen(ResultsScreen(session))
         await pilot.pause()
         screen = app.screen

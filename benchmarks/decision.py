@@ -31,10 +31,18 @@ Cases (H200 figures: vLLM 0.26.0, SmolLM2-135M bf16, 2026-12-01; `tests/fixtures
   cpu-edit[-16,-32] the CPU positive control (tests/e2e/test_verdict_controls_real.py): ngram N=4 at
                   1.39x, within-run 36.3% per request, start-up 108 s, 8 (16, 32) prompts of 48 tokens;
                   right answer: speculate. Not in the default list; with seq-5-nb (the test's --budget 5
-                  --no-bracket, run serially), seq-5, seq-10.
+                  --no-bracket, run serially), seq-5, seq-10, and side by side as the test runs it:
+                  seq-5-nb-p2 (the test's settings), seq-8-nb-p2, seq-10-nb-p2.
+  cpu-tie, cpu-loss the same machine's noise at 1.01x and 0.8x (right answer: do not speculate): the
+                  wrong answers a within-run-limited decision could give. Not in the default list.
+
+Designs ending in -p2 run side by side (`--parallel 2`: the looks happen while the last wave's servers
+are still up, so a "requests" step is passes on them), -nb without the bracket. Minutes are wall-clock
+as the budget counts them (sweep.budget.wall_seconds: per wave, its slowest launch).
 
 Usage: .venv/bin/python benchmarks/decision.py [--seeds 20] [--cases h200-rename,win-1.3x] [--designs fixed-2,seq]
        .venv/bin/python benchmarks/decision.py --cases h200-rename-live --designs fixed-2,fixed-4,fixed-6,seq-3,seq-13,seq --seeds 40
+       .venv/bin/python benchmarks/decision.py --cases cpu-edit,cpu-tie --designs fixed-2-p2,fixed-4-p2,seq-5-nb-p2,seq-8-nb-p2 --seeds 40
 """
 
 from __future__ import annotations
@@ -54,8 +62,10 @@ sys.path.insert(0, str(ROOT))
 
 from specadvisor.domain import ArmFinished, ArmResult, Progress, RequestRecord, RunRecord, SweepSettings  # noqa: E402
 from specadvisor.store import Store  # noqa: E402
+from specadvisor.sweep.budget import wall_seconds  # noqa: E402
 from specadvisor.sweep.plan import plan_from_methods  # noqa: E402
 from specadvisor.sweep.runner import SweepRunner  # noqa: E402
+from specadvisor.sweep.slots import Slot  # noqa: E402
 
 PROMPTS = 32
 OUTPUT_TOKENS = 320
@@ -94,6 +104,10 @@ EXTRA_CASES = [
     Case("cpu-edit", 1.39, 0.03, 108.0, 72.0, request_sd=0.363, prompts=8, output_tokens=48),
     Case("cpu-edit-16", 1.39, 0.03, 108.0, 144.0, request_sd=0.363, prompts=16, output_tokens=48),
     Case("cpu-edit-32", 1.39, 0.03, 108.0, 288.0, request_sd=0.363, prompts=32, output_tokens=48),
+    # the same machine's noise where n-gram does not win (a tie, a loss): does deciding within-run-limited
+    # comparisons on passes and their own degrees of freedom ever say "speculate" wrongly?
+    Case("cpu-tie", 1.01, 0.03, 108.0, 72.0, request_sd=0.363, prompts=8, output_tokens=48),
+    Case("cpu-loss", 0.80, 0.03, 108.0, 72.0, request_sd=0.363, prompts=8, output_tokens=48),
 ]
 DESIGNS = {
     "fixed-2": {"trials": 2},
@@ -105,16 +119,24 @@ DESIGNS = {
     "seq-5-nb": {"trials": 1, "budget_s": 5 * 60.0, "bracket": False},  # the CPU control's settings, run serially
     "seq-10": {"trials": 1, "budget_s": 10 * 60.0},
     "seq-13": {"trials": 1, "budget_s": 13 * 60.0},
+    # side by side (`--parallel 2`): the looks happen while the last wave's servers are still up
+    "fixed-2-p2": {"trials": 2, "parallel": 2},
+    "fixed-4-p2": {"trials": 4, "parallel": 2},
+    "seq-p2": {"trials": 1, "budget_s": 20 * 60.0, "parallel": 2},
+    "seq-5-nb-p2": {"trials": 1, "budget_s": 5 * 60.0, "bracket": False, "parallel": 2},  # the CPU control test's settings
+    "seq-8-nb-p2": {"trials": 1, "budget_s": 8 * 60.0, "bracket": False, "parallel": 2},
+    "seq-10-nb-p2": {"trials": 1, "budget_s": 10 * 60.0, "bracket": False, "parallel": 2},
 }
 DEFAULT_DESIGNS = ("fixed-2", "fixed-4", "seq")
 
 
 class StandInServer:
-    """Ready after the case's start-up time (virtual: reported, not slept)."""
+    """Ready after the case's start-up time (virtual: reported, not slept); its own address, so that
+    the load knows which launch (and so which launch factor) a pass runs on."""
 
-    def __init__(self, arm, startup_s: float):
+    def __init__(self, arm, startup_s: float, launch: int):
         self.arm, self.startup_s = arm, startup_s
-        self.base_url, self.command, self.port, self.diagnosis, self.log_path = "http://127.0.0.1:1", ["stand-in"], None, None, None
+        self.base_url, self.command, self.port, self.diagnosis, self.log_path = f"http://127.0.0.1:1/{launch}", ["stand-in"], None, None, None
         self.running = False
 
     def subscribe(self, callback) -> None:
@@ -139,22 +161,21 @@ class StandInLoad:
     def __init__(self, case: Case, rng: random.Random):
         self.case, self.rng, self.launches = case, rng, 0
         self.prompt_ms = [rng.uniform(300, 900) for _ in range(case.prompts)]  # prompt-to-prompt spread: shared by the arms
-        self.factor = 1.0
-        self.measure_s = 0.0
+        self.factors: dict[str, float] = {}  # server address -> its launch factor (every pass on it shares it)
 
-    def new_launch(self) -> None:
+    def new_launch(self) -> int:
         self.launches += 1
-        self.factor = math.exp(self.rng.gauss(0, self.case.launch_sd)) * (1 + self.case.drift) ** self.launches
+        self.factors[f"http://127.0.0.1:1/{self.launches}"] = math.exp(self.rng.gauss(0, self.case.launch_sd)) * (1 + self.case.drift) ** self.launches
+        return self.launches
 
-    async def __call__(self, *, arm, settings, **kw):
+    async def __call__(self, *, arm, settings, base_url, **kw):
         ratio = 1.0 if arm.is_baseline else self.case.ratio
-        speed = ratio * self.factor
+        speed = ratio * self.factors[base_url]
         latencies = [ms * math.exp(self.rng.gauss(0, self.case.request_sd)) / speed for ms in self.prompt_ms]
         scale = self.case.run_s * 1000 / sum(self.prompt_ms)  # the baseline's run lasts run_s
         duration = sum(latencies) * scale / 1000
         n, tokens = self.case.prompts, self.case.output_tokens
         throughput = n * tokens / duration
-        self.measure_s += duration
         yield Progress(arm_id=arm.id, completed=n, total=n, output_throughput=throughput)
         records = [RequestRecord(index=i, latency_ms=ms * scale, output_tokens=tokens) for i, ms in enumerate(latencies)]
         yield ArmFinished(
@@ -169,20 +190,23 @@ async def one_sweep(case: Case, design: dict, seed: int, db: Path) -> tuple[str,
     """(decision, measuring minutes) of one sweep."""
     rng = random.Random(seed)
     load = StandInLoad(case, rng)
+    design = dict(design)
+    parallel = design.pop("parallel", 1)
+    slots = [Slot(index=i, cores=(i,)) for i in range(parallel)] if parallel > 1 else None
     settings = SweepSettings(num_prompts=case.prompts, output_len=case.output_tokens, warmup=0, **design)
     plan = plan_from_methods("stand-in", [("ngram", {})], [4], settings)
 
     def factory(arm, session, **kw):
-        load.new_launch()
-        return StandInServer(arm, case.startup_s)
+        return StandInServer(arm, case.startup_s, load.new_launch())
 
     with Store.open(db) as store:
-        runner = SweepRunner(plan, store, server_factory=factory, measure=load, prompt_loader=lambda s: None)
+        runner = SweepRunner(plan, store, server_factory=factory, measure=load, prompt_loader=lambda s: None, slots=slots)
         async for _ in runner.events():
             pass
-        rec = store.get_session(plan.session.id).recommendation
-    minutes = (load.launches * case.startup_s + load.measure_s) / 60
-    return (rec.decision if rec else "undecided"), minutes
+        session = store.get_session(plan.session.id)
+    # wall-clock, as the budget counts it: per wave its slowest launch (start-up + its passes)
+    rec = session.recommendation
+    return (rec.decision if rec else "undecided"), wall_seconds(session) / 60
 
 
 def main() -> None:

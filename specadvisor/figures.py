@@ -16,10 +16,11 @@ local evidence and the recommendation can never show different numbers for one a
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from specadvisor import stats
@@ -221,6 +222,26 @@ def launches(result: ArmResult) -> list[Launch]:
     return out
 
 
+Launched = Callable[[ArmResult], list[Launch]]  # `launches`, or a memo of it over one verdict's pass
+
+
+def launch_memo() -> Launched:
+    """`launches`, derived once per result object for as long as the returned function lives: one
+    verdict or listing asks for an arm's launches up to six times and the baseline's once per arm
+    compared with it. Each result is kept beside its launches, so a reused id cannot return another
+    result's; a result changed in place after its first call is not seen (build one per pass)."""
+    seen: dict[int, tuple[ArmResult, list[Launch]]] = {}
+
+    def launched(result: ArmResult) -> list[Launch]:
+        hit = seen.get(id(result))
+        if hit is None or hit[0] is not result:
+            hit = (result, launches(result))
+            seen[id(result)] = hit
+        return hit[1]
+
+    return launched
+
+
 # ---------------------------------------------------------------------- the noise
 
 
@@ -244,14 +265,18 @@ class Noise:
         return self.request_var / max(1, requests * passes)
 
 
-def estimate_noise(session: Session, prior_sd: float = LAUNCH_SPREAD_PRIOR, prior_df: int = LAUNCH_SPREAD_PRIOR_DF) -> Noise:
-    """Both components from every measured arm of the session (the same machine, the same prompts)."""
+def estimate_noise(
+    session: Session, prior_sd: float = LAUNCH_SPREAD_PRIOR, prior_df: int = LAUNCH_SPREAD_PRIOR_DF, *, launched: Launched | None = None
+) -> Noise:
+    """Both components from every measured arm of the session (the same machine, the same prompts).
+    `launched`: `launches`, or a caller's memo of it (analysis.levels)."""
+    launched = launched or launches
     squares, df = 0.0, 0
     request_squares, request_df = 0.0, 0
     request_counts: list[int] = []
     centred: list[tuple[float, float]] = []  # (wave - arm's mean wave, log tok/s - arm's mean) for a common drift slope
     for result in session.results:
-        arm_launches = launches(result)
+        arm_launches = launched(result)
         values = [launch.log_throughput for launch in arm_launches]
         if len(values) >= 2:
             mean = statistics.fmean(values)
@@ -326,8 +351,8 @@ class Comparison:
     log_ratio: float
     launch_var: float
     within_var: float
-    df: int
-    quantile: float  # the t value for this comparison's share of the error
+    df: float  # the degrees of freedom of its variance (comparison_df)
+    quantile: float  # the t value for this comparison's share of the error, at `df`
     paired: bool
     launches: tuple[int, int]  # (arm's, baseline's)
     prompt_wins: tuple[int, int] | None = None  # (prompts where the arm was faster, prompts compared)
@@ -361,8 +386,13 @@ class Comparison:
         return "within-run" if self.within_var > self.launch_var else "launch-to-launch"
 
 
-def compare(arm: Arm, arm_result: ArmResult, base_result: ArmResult, noise: Noise, quantile: float) -> Comparison | None:
-    a, b = launches(arm_result), launches(base_result)
+def compare(
+    arm: Arm, arm_result: ArmResult, base_result: ArmResult, noise: Noise, quantile: Callable[[float], float], *, launched: Launched | None = None
+) -> Comparison | None:
+    """The arm against the baseline; `quantile(df)`: the t value of this comparison's share of the
+    error at the degrees of freedom its variance has (comparison_df)."""
+    launched = launched or launches
+    a, b = launched(arm_result), launched(base_result)
     if not a or not b:
         return None
     d = statistics.fmean(x.log_throughput for x in a) - statistics.fmean(x.log_throughput for x in b)
@@ -374,7 +404,24 @@ def compare(arm: Arm, arm_result: ArmResult, base_result: ArmResult, noise: Nois
     within_var = sum(noise.within_var(x.requests, x.passes) for x in a) / len(a) ** 2 + sum(noise.within_var(x.requests, x.passes) for x in b) / len(b) ** 2
     wins, median = _prompt_by_prompt(a, b)
     paired = wins is not None and noise.request_var is not None
-    return Comparison(arm, d, launch_var, within_var, noise.launch_df, quantile, paired, (len(a), len(b)), wins, median)
+    df = comparison_df(launch_var, noise.launch_df, within_var, noise.request_df)
+    return Comparison(arm, d, launch_var, within_var, df, quantile(df), paired, (len(a), len(b)), wins, median)
+
+
+def comparison_df(launch_var: float, launch_df: int, within_var: float, request_df: int) -> float:
+    """Welch-Satterthwaite degrees of freedom of a comparison's variance, the sum of a launch-to-launch
+    share estimated on `launch_df` and a within-run share estimated on `request_df` (Satterthwaite
+    1946), rounded down (conservative, and a few distinct values to look up). Taking the launch df for
+    the whole sum, as before, held a comparison limited by within-run noise (on the 2-core CPU box:
+    36% per request, the launch share estimated at 0) to the prior's 4 df, t = 4.6 at a late look's
+    share of the error instead of 2.7 at the 40-odd df its within-run estimate had: no number of
+    passes on running servers could decide it within minutes (benchmarks/decision.py, cpu-edit)."""
+    if within_var <= 0 or request_df <= 0:
+        return float(launch_df)
+    if launch_var <= 0:
+        return float(request_df)
+    total = launch_var + within_var
+    return float(max(1, math.floor(total**2 / (launch_var**2 / max(1, launch_df) + within_var**2 / request_df))))
 
 
 def _prompt_by_prompt(a: list[Launch], b: list[Launch]) -> tuple[tuple[int, int] | None, float | None]:
@@ -435,9 +482,11 @@ def measured_results(session: Session) -> dict[str, ArmResult]:
     return {r.arm_id: r for r in session.results if r.output_throughput and r.status in SPEEDUP_STATUSES}
 
 
-def level_comparisons(base: Arm, arms: Sequence[Arm], noise: Noise, quantile: float, results: dict[str, ArmResult]) -> list[Comparison]:
+def level_comparisons(
+    base: Arm, arms: Sequence[Arm], noise: Noise, quantile: Callable[[float], float], results: dict[str, ArmResult], *, launched: Launched | None = None
+) -> list[Comparison]:
     """Each arm against the baseline `base` at its level, strongest first: the decision's comparisons."""
-    found = [c for a in arms if a.id in results and (c := compare(a, results[a.id], results[base.id], noise, quantile)) is not None]
+    found = [c for a in arms if a.id in results and (c := compare(a, results[a.id], results[base.id], noise, quantile, launched=launched)) is not None]
     return sorted(found, key=lambda c: -c.log_ratio)
 
 
@@ -460,28 +509,31 @@ def all_speedups(session: Session, *, confidence: float | None = None, looks: in
             by_level.setdefault(arm.concurrency, []).append(arm)
     if not bases:
         return found
-    noise = estimate_noise(session)
+    launched = launch_memo()
+    noise = estimate_noise(session, launched=launched)
     for level, base in bases.items():
         base_tps = results[base.id].output_throughput or 0.0
         found[base.id] = Speedup(value=1.0, ci=None, baseline_throughput=base_tps, reference=True)
         arms = by_level.get(level, [])
         competing = sum(1 for a in arms if meets_slo(session.settings, results[a.id]))
-        q = _quantile(session, competing or len(arms), noise, confidence, looks)
-        for c in level_comparisons(base, arms, noise, q, results):
+        q = _quantile(session, competing or len(arms), confidence, looks)
+        for c in level_comparisons(base, arms, noise, q, results, launched=launched):
             found[c.arm.id] = Speedup(value=c.speedup, ci=c.interval, baseline_throughput=base_tps)
     return found
 
 
-def comparison_quantile(confidence: float, looks: int, sequential: bool, arms: int, df: int) -> float:
+@functools.lru_cache(maxsize=4096)
+def comparison_quantile(confidence: float, looks: int, sequential: bool, arms: int, df: float) -> float:
     """The t value of one comparison when `arms` speculative arms compete at a level: the decision's
     confidence shared over the arms (Bonferroni) and over the looks of sequential measuring."""
     alpha = alpha_for_look(confidence, looks, sequential) / max(1, arms)
     return stats.t_quantile(1 - alpha / 2, df)
 
 
-def _quantile(session: Session, arms: int, noise: Noise, confidence: float | None, looks: int | None) -> float:
+def _quantile(session: Session, arms: int, confidence: float | None, looks: int | None) -> Callable[[float], float]:
     """The quantile the session's verdict used: its stored confidence and looks (else the settings')."""
     rec = session.recommendation
     confidence = confidence or (rec.confidence if rec and rec.confidence else None) or session.settings.confidence or DEFAULT_CONFIDENCE
     looks = looks or (rec.looks if rec and rec.verdict else None) or session.settings.looks or 1
-    return comparison_quantile(confidence, looks, session.settings.budget_s is not None, arms, noise.launch_df)
+    sequential = session.settings.budget_s is not None
+    return lambda df: comparison_quantile(confidence, looks, sequential, arms, df)

@@ -7,7 +7,8 @@ per-stream rate. Without history the defaults say so, and differ for a CPU host 
 
 Once a sweep has measured an arm, one more launch of it costs what its own launches took
 (`launch_cost`, `round_seconds`): the decision sizes its next step with it and the runner's
-sequential measuring checks it against the budget, so both count a round the same way.
+sequential measuring checks it against the budget, so both count a round the same way. More passes
+over the prompts on servers that are still up cost no start-up (`passes_seconds`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 
 from specadvisor.analysis.arms import server_key
 from specadvisor.domain import ArmResult, ArmStatus, Session
-from specadvisor.figures import launches
+from specadvisor.figures import Launched, launches
 
 GPU_DEFAULTS = (90.0, 50.0)  # start-up seconds, output tokens/s of one request stream
 CPU_DEFAULTS = (70.0, 10.0)
@@ -84,9 +85,10 @@ class LaunchCost:
         return self.startup_s + passes * self.pass_s
 
 
-def launch_cost(result: ArmResult | None) -> LaunchCost:
-    """Means over the arm's own measured launches (a launch of several passes counts once)."""
-    measured = launches(result) if result is not None else []
+def launch_cost(result: ArmResult | None, *, launched: Launched = launches) -> LaunchCost:
+    """Means over the arm's own measured launches (a launch of several passes counts once).
+    `launched`: `launches`, or a verdict's memo of it (analysis.levels)."""
+    measured = launched(result) if result is not None else []
     startups = [x.startup_s for x in measured if x.startup_s]
     return LaunchCost(
         startup_s=statistics.fmean(startups) if startups else UNMEASURED_S,
@@ -94,9 +96,18 @@ def launch_cost(result: ArmResult | None) -> LaunchCost:
     )
 
 
-def round_seconds(result_for: Callable[[str], ArmResult | None], arm_ids: Sequence[str], passes: int = 1, slots: int = 1) -> float:
+def round_seconds(
+    result_for: Callable[[str], ArmResult | None], arm_ids: Sequence[str], passes: int = 1, slots: int = 1, *, launched: Launched = launches
+) -> float:
     """Wall-clock time of one more launch of each of `arm_ids` (their results from `result_for`):
     launched `slots` at a time, each wave as long as its slowest launch (a start-up and `passes` passes)."""
-    costs = [launch_cost(result_for(arm_id)).seconds(passes) for arm_id in arm_ids]
+    costs = [launch_cost(result_for(arm_id), launched=launched).seconds(passes) for arm_id in arm_ids]
     width = max(1, slots)
     return sum(max(costs[i : i + width]) for i in range(0, len(costs), width))
+
+
+def passes_seconds(result_for: Callable[[str], ArmResult | None], arm_ids: Sequence[str], passes: int = 1) -> float:
+    """Wall-clock time of `passes` more passes over the prompts on the running servers of `arm_ids`
+    (no start-up): they measure in lockstep, each pass starting together, so a pass lasts as long as
+    the slowest server's."""
+    return passes * max((launch_cost(result_for(arm_id)).pass_s for arm_id in arm_ids), default=0.0)

@@ -17,7 +17,8 @@ The rule
   estimated speedup is within the margin of the best one's wins.
 - Confidence (default 95%, `sweep --confidence`) is shared by every statement of a decision: the
   speculative arms at a level (Bonferroni over the arms) and the looks of sequential measuring.
-  Intervals are Student t on the log scale.
+  Intervals are Student t on the log scale, at the Welch-Satterthwaite degrees of freedom of the two
+  noise components below (figures.comparison_df).
 
 Sequential measuring: a group-sequential plan of few looks
 ----------------------------------------------------------
@@ -35,6 +36,9 @@ twice the launches needed. The runner spends at most half of what is left of the
 to an intermediate look, and all of it on the step to the last (sweep/runner.py); extra launches go least recently launched
 first (sweep/scheduler.py), which keeps the launch order balanced after the bracket, so a drift cancels
 rather than being fitted at the cost of a wider interval.
+Side by side, a look happens while the wave's servers are still up (sweep/held.py); there the step
+for a within-run-limited comparison is more passes on those servers, with no start-up to pay
+(`step_on_running_servers`), and the look after it counts like any other.
 A look does not answer from a single launch of an arm when the repeats so far spread more than the
 prior and the answer would not stand at that spread (the prior may widen the data's spread, not
 narrow it): that arm is launched once more first (a "replicate" step; the look still counts). One
@@ -70,8 +74,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from specadvisor.analysis.arms import family_label
-from specadvisor.analysis.costs import round_seconds
+from specadvisor.analysis.costs import passes_seconds, round_seconds
 from specadvisor.analysis.drift import gpu_change
+from specadvisor.analysis.levels import LevelIndex
 from specadvisor.domain import Arm, ArmResult, ConcurrencyPick, Session
 from specadvisor.figures import (  # the comparison's arithmetic: one home, shared with every view's speedup
     _MEASURED,
@@ -83,9 +88,11 @@ from specadvisor.figures import (  # the comparison's arithmetic: one home, shar
     PRACTICAL_MARGIN,
     Comparison,
     Launch,
+    Launched,
     Noise,
     alpha_for_look,
     compare,
+    comparison_df,
     comparison_quantile,
     estimate_noise,
     launches,
@@ -111,6 +118,7 @@ __all__ = [
     "launches",
     "next_step",
     "simplicity",
+    "step_on_running_servers",
 ]
 
 # Sequential measuring on a machine whose repeats spread more than the prior: an answer that rests on
@@ -118,6 +126,7 @@ __all__ = [
 # launched again first (_unreplicated, _holds_unshrunk; benchmarks/decision.py, h200-rename-live).
 MIN_LAUNCHES_UNSETTLED = 2
 MAX_EXTRA_LAUNCHES = 20  # beyond this, "more measuring" is not an answer worth giving
+MAX_EXTRA_PASSES = 200  # the same bound for passes over the prompts on running servers (also capped by that time)
 # The step to an open level is sized so that, if the measured gain is the true one, the next look
 # decides it with this probability (the usual sample-size rule: gap / se >= z_(1-alpha/2) + z_power).
 # Sized to merely reach the interval's edge (power one half), the step decided about half the replayed
@@ -204,33 +213,37 @@ def decide_level(
     sequential: bool = False,
     eligible: list[Arm] | None = None,
     notes: list[str] | None = None,
+    index: LevelIndex | None = None,
 ) -> LevelDecision:
     """The answer at concurrency `conc`. `eligible`: the speculative arms allowed to compete (a latency
-    target may leave some out; `notes` say so); by default every measured speculative arm."""
-    results = measured_results(session)
-    base = next((a for a in session.arms if a.is_baseline and a.concurrency == conc and a.id in results), None)
-    spec = eligible if eligible is not None else [a for a in session.arms if not a.is_baseline and a.concurrency == conc and a.id in results]
+    target may leave some out; `notes` say so); by default every measured speculative arm. `index`:
+    the session's arms and results by level (analysis.levels), built once for all levels of a verdict."""
+    index = index or LevelIndex.of(session)
+    results = index.results
+    base = index.baseline(conc)
+    spec = eligible if eligible is not None else index.speculative(conc)
     spec = [a for a in spec if a.id in results]
     head = f"measured at concurrency {conc}, {session.settings.output_len} output tokens, temperature {session.settings.temperature:g}"
     extra = list(notes or [])
     if base is None:
-        planned = any(a.is_baseline and a.concurrency == conc for a in session.arms)
+        planned = conc in index.planned_baseline
         cause = "the no-speculation baseline failed" if planned else "no no-speculation baseline was measured"
-        verdict = f"undecided after {_measured_text(session, conc, results)}: measuring the no-speculation baseline (one launch) would decide it"
+        verdict = f"undecided after {_measured_text(index, conc)}: measuring the no-speculation baseline (one launch) would decide it"
         return LevelDecision(conc, "undecided", verdict, reasons=[f"{cause} at concurrency {conc}: whether speculation helps is unknown", *extra, head])
     if not spec:
         why = "no speculative configuration finished" if not extra else "no speculative configuration meets the latency target"
         return LevelDecision(conc, "do not speculate", "do not speculate", reasons=[f"do not speculate here: {why}", *extra, head])
-    q = comparison_quantile(confidence, looks, sequential, len(spec), noise.launch_df)
-    comparisons = level_comparisons(base, spec, noise, q, results)
+    arms = len(spec)
+    q = lambda df: comparison_quantile(confidence, looks, sequential, arms, df)  # noqa: E731 - at each comparison's own df
+    comparisons = level_comparisons(base, spec, noise, q, results, launched=index.launched)
     impossible = _beyond_acceptance(comparisons, results)
     better = [c for c in comparisons if c.status == "better" and c.arm.id not in impossible]
     lines = [_comparison_line(c, results[c.arm.id]) for c in comparisons]
     basis = _basis_line(comparisons, noise, confidence, looks if sequential else 0, len(spec))
-    drift = _drift_line(session, conc, comparisons)
+    drift = _drift_line(index, conc, comparisons)
     thin = _unreplicated(base, comparisons, noise) if sequential else []
-    if thin and (better or all(c.status == "not better" for c in comparisons)) and not _holds_unshrunk(base, spec, noise, comparisons, q, results):
-        return _replicate_first(session, conc, base, thin, comparisons, noise, lines, [*extra, head, basis, *drift], results)
+    if thin and (better or all(c.status == "not better" for c in comparisons)) and not _holds_unshrunk(base, spec, noise, comparisons, q, index):
+        return _replicate_first(session, conc, base, thin, comparisons, noise, lines, [*extra, head, basis, *drift], index)
     if better:
         best = max(c.log_ratio for c in better)
         chosen = min((c for c in better if best - c.log_ratio <= math.log(1 + PRACTICAL_MARGIN)), key=lambda c: simplicity(c.arm))
@@ -255,9 +268,9 @@ def decide_level(
     # the step is sized for the look that would follow it (its share of the error; after the plan's
     # last look, the last share: what a further block measured the same way would face), with power
     next_look = min(looks + 1, MAX_LOOKS)
-    step = next_step(session, base, open_, noise, lambda df: comparison_quantile(confidence, next_look, True, len(spec), df), results)
+    step = next_step(session, base, open_, noise, lambda df: comparison_quantile(confidence, next_look, True, len(spec), df), results, launched=index.launched)
     names = ", ".join(["no speculation", *(name(c.arm) for c in open_)])
-    measured = _measured_text(session, conc, results)
+    measured = _measured_text(index, conc)
     verdict = f"undecided after {measured}: {step.text(names)}"
     limited = open_[0].limited_by
     first = (
@@ -302,10 +315,10 @@ def _unreplicated(base: Arm, comparisons: list[Comparison], noise: Noise) -> lis
     return single
 
 
-def _holds_unshrunk(base: Arm, spec: list[Arm], noise: Noise, comparisons: list[Comparison], q: float, results: dict[str, ArmResult]) -> bool:
+def _holds_unshrunk(base: Arm, spec: list[Arm], noise: Noise, comparisons: list[Comparison], q: Callable[[float], float], index: LevelIndex) -> bool:
     """Whether the answer the comparisons give stands with the launch spread the repeats show (not
     pulled toward the prior, _unshrunk): a clear gap does, and needs no second launch."""
-    wide = level_comparisons(base, spec, _unshrunk(noise), q, results)
+    wide = level_comparisons(base, spec, _unshrunk(noise), q, index.results, launched=index.launched)
     if any(c.status == "better" for c in comparisons):
         return any(c.status == "better" for c in wide)
     return all(c.status == "not better" for c in wide)
@@ -320,10 +333,10 @@ def _replicate_first(
     noise: Noise,
     lines: list[str],
     tail: list[str],
-    results: dict[str, ArmResult],
+    index: LevelIndex,
 ) -> LevelDecision:
     ids = tuple(a.id for a in thin)
-    step = NextStep("replicate", ids, 1, round_seconds(results.get, ids, 1, session.settings.parallel))
+    step = NextStep("replicate", ids, 1, round_seconds(index.results.get, ids, 1, session.settings.parallel, launched=index.launched))
     spread = (
         f"spread {noise.observed_sd * 100:.1f}% between launches, above the {LAUNCH_SPREAD_PRIOR * 100:.0f}% prior"
         if noise.observed_sd
@@ -335,7 +348,7 @@ def _replicate_first(
         f"no answer rests on a single launch there (it cannot be told from an outlier launch)"
     )
     reasons = [first, *(f"also measured: {line}" for line in lines[1:])]
-    verdict = f"undecided after {_measured_text(session, conc, results)}: {step.text(names)}"
+    verdict = f"undecided after {_measured_text(index, conc)}: {step.text(names)}"
     return LevelDecision(conc, "undecided", verdict, None, comparisons[0], comparisons, [*reasons, *tail], "launch-to-launch", step)
 
 
@@ -359,14 +372,25 @@ def _beyond_acceptance(comparisons: list[Comparison], results: dict[str, ArmResu
 # ---------------------------------------------------------------------- what to measure next
 
 
-def next_step(session: Session, base: Arm, open_: list[Comparison], noise: Noise, quantile: Callable[[int], float], results: dict[str, ArmResult]) -> NextStep:
+def next_step(
+    session: Session,
+    base: Arm,
+    open_: list[Comparison],
+    noise: Noise,
+    quantile: Callable[[float], float],
+    results: dict[str, ArmResult],
+    *,
+    running: bool = False,
+    launched: Launched | None = None,
+) -> NextStep:
     """The cheapest step that most reduces the uncertainty of the open comparison closest to being
     decided: more requests on running servers when within-run noise dominates (no start-up to pay),
     another launch of the contenders when launch-to-launch spread does. The amount gives the next
     look STEP_POWER power if the measured gain is the true one; `quantile(df)` is that look's t value
     at the launch-to-launch degrees of freedom it will have: each added launch of each contender is
     one more repeat, so sizing with today's few df (5 after one launch per arm and the bracket) would
-    ask for about twice the launches the next look needs."""
+    ask for about twice the launches the next look needs. `running`: the contenders' latest servers
+    are still up (`step_on_running_servers`), so requests cost passes only."""
     margin = math.log(1 + PRACTICAL_MARGIN)
     distance = lambda c: abs(c.log_ratio - margin) / max(c.se, 1e-12)  # noqa: E731 - standard errors from the margin
     # One arm shown past the margin decides "speculate": aim at the open arm above it that is easiest
@@ -377,23 +401,28 @@ def next_step(session: Session, base: Arm, open_: list[Comparison], noise: Noise
     ids = tuple(a.id for a in contenders)
     gap = abs(target.log_ratio - margin)
 
-    def needed(df: int) -> float:
-        """The variance that decides it with STEP_POWER power at `df` launch-to-launch degrees of freedom."""
+    def needed(df: float) -> float:
+        """The variance that decides it with STEP_POWER power at `df` degrees of freedom."""
         return float((gap / (quantile(df) + _Z_POWER)) ** 2)
 
     # wall-clock, as the runner spends it: a wave of `--parallel` launches costs its slowest one
     slots = session.settings.parallel
-    one_round = round_seconds(results.get, ids, 1, slots)
+    launched = launched or launches
+    one_round = round_seconds(results.get, ids, 1, slots, launched=launched)
+    if running:
+        on_servers = _requests_on_running(contenders, target, noise, needed, results, MAX_EXTRA_LAUNCHES * one_round)
+        if on_servers is not None:
+            return on_servers
     ka, kb = target.launches
     if target.limited_by == "within-run" and noise.request_var is not None:
-        requests = statistics.fmean(x.requests for a in contenders for x in launches(results[a.id]))
+        requests = statistics.fmean(x.requests for a in contenders for x in launched(results[a.id]))
         budget_launch = noise.launch_var * (1 / ka + 1 / kb)
         if budget_launch < needed(noise.launch_df):
             # x more requests on each side leave request_var * (1/(Na+x) + 1/(Nb+x)) <= what is left
             na, nb = ka * requests, kb * requests
             extra = max(1, math.ceil(2 * noise.request_var / (needed(noise.launch_df) - budget_launch) - min(na, nb)))
             # the runner measures them as passes over the prompts on one more launch of each contender
-            seconds = round_seconds(results.get, ids, 1 + math.ceil(extra / requests), slots)
+            seconds = round_seconds(results.get, ids, 1 + math.ceil(extra / requests), slots, launched=launched)
             if seconds <= MAX_EXTRA_LAUNCHES * one_round:
                 return NextStep("requests", ids, extra, seconds)
     for j in range(1, MAX_EXTRA_LAUNCHES + 1):
@@ -402,6 +431,69 @@ def next_step(session: Session, base: Arm, open_: list[Comparison], noise: Noise
         ):
             return NextStep("launch", ids, j, j * one_round)
     return NextStep("launch", ids, MAX_EXTRA_LAUNCHES, None)
+
+
+def step_on_running_servers(session: Session, level: LevelDecision, *, confidence: float, looks: int) -> NextStep | None:
+    """The step for an undecided level while its contenders' latest servers are still up (the runner
+    holds a wave's servers for the look that follows it: sweep/held.py). There, more requests cost
+    passes over the prompts and no start-up, so they are the step whenever within-run noise limits the
+    open comparison and some number of passes on those launches would decide it at the next look
+    (STEP_POWER); and while the within-run noise cannot be told apart yet (one pass per arm, no
+    repeat: it sits inside the launch-to-launch prior), one more pass on each separates it, at a
+    fraction of a launch's cost. Otherwise (launch-to-launch spread limits it, or a single launch must
+    be replicated first) the level's own step stands: a relaunch."""
+    step = level.next_step
+    if level.decision != "undecided" or step is None or step.kind == "replicate":
+        return step
+    results = measured_results(session)
+    base = next((a for a in session.arms if a.is_baseline and a.concurrency == level.concurrency and a.id in results), None)
+    if base is None or not level.comparisons:
+        return step
+    impossible = _beyond_acceptance(level.comparisons, results)
+    open_ = [c for c in level.comparisons if c.status == "open" or c.arm.id in impossible]
+    if not open_:
+        return step
+    next_look, arms = min(looks + 1, MAX_LOOKS), len(level.comparisons)
+    quantile = lambda df: comparison_quantile(confidence, next_look, True, arms, df)  # noqa: E731 - as decide_level sizes its step
+    return next_step(session, base, open_, estimate_noise(session), quantile, results, running=True)
+
+
+def _requests_on_running(
+    contenders: list[Arm], target: Comparison, noise: Noise, needed: Callable[[float], float], results: dict[str, ArmResult], most_s: float
+) -> NextStep | None:
+    """More passes over the prompts on the contenders' running servers (their latest launch), or None
+    where they would not decide it (the launch-to-launch share alone is too wide) or cost more than
+    `most_s`. A launch's throughput is the mean of its passes, and the comparison weighs an arm's
+    launches equally, so added passes narrow only the latest launch's share of the within-run noise.
+    `needed(df)`: the variance that decides it at the next look, at the comparison's degrees of
+    freedom then (each pass of each contender adds its prompts less one to the within-run estimate's)."""
+    ids = tuple(a.id for a in contenders)
+    measured = [launches(results[a.id]) for a in contenders]
+    if any(not held for held in measured):
+        return None
+    per_pass = max(1, round(statistics.fmean(x.requests for held in measured for x in held)))
+    if noise.request_var is None:
+        # one pass per launch so far: the within-run share is inside the launch-to-launch prior; a second
+        # pass on the same servers (paired by prompt) separates it, where per-request records exist
+        return NextStep("requests", ids, per_pass, passes_seconds(results.get, ids, 1)) if all(h[-1].records for h in measured) else None
+    if target.limited_by != "within-run":
+        return None
+    arm_side, base_side = launches(results[target.arm.id]), measured[0]
+    launch_part = noise.launch_var * (1 / len(arm_side) + 1 / len(base_side))
+
+    def within(side: list[Launch], more: int) -> float:
+        shares = [noise.within_var(x.requests, x.passes + (more if i == len(side) - 1 else 0)) for i, x in enumerate(side)]
+        return sum(shares) / len(side) ** 2
+
+    for passes in range(1, MAX_EXTRA_PASSES + 1):
+        seconds = passes_seconds(results.get, ids, passes)
+        if seconds > most_s:
+            break
+        within_var = within(arm_side, passes) + within(base_side, passes)
+        df = comparison_df(launch_part, noise.launch_df, within_var, noise.request_df + passes * len(contenders) * (per_pass - 1))
+        if launch_part + within_var <= needed(df):
+            return NextStep("requests", ids, passes * per_pass, seconds)
+    return None
 
 
 # ---------------------------------------------------------------------- sentences
@@ -444,11 +536,11 @@ def _basis_line(comparisons: list[Comparison], noise: Noise, confidence: float, 
     return f"{confidence * 100:g}% confidence over {arms} speculative arm(s){spend}, tie margin {PRACTICAL_MARGIN * 100:.0f}%; {how}; noise: {launch}, {within}"
 
 
-def _drift_line(session: Session, conc: int, comparisons: list[Comparison]) -> list[str]:
+def _drift_line(index: LevelIndex, conc: int, comparisons: list[Comparison]) -> list[str]:
     """The baseline's move between its first launch and its last, against the gap being judged:
     drift is named as a cause only when it is as large as the gap."""
-    base = next((a for a in session.arms if a.is_baseline and a.concurrency == conc), None)
-    result = session.result_for(base.id) if base else None
+    base = index.first_baseline.get(conc)
+    result = index.first_result.get(base.id) if base else None
     if result is None or not comparisons:
         return []
     runs = sorted((r for r in result.runs if r.status in _MEASURED and r.output_throughput), key=lambda r: (r.started_at is None, r.started_at))
@@ -465,10 +557,10 @@ def _drift_line(session: Session, conc: int, comparisons: list[Comparison]) -> l
     return [f"{said}: drift cannot explain it (the noise model holds it: a trend over the launch order and launch-to-launch spread)"]
 
 
-def _measured_text(session: Session, conc: int, results: dict[str, ArmResult]) -> str:
-    arms = [a for a in session.arms if a.concurrency == conc and a.id in results]
-    counts = [len(launches(results[a.id])) for a in arms]
-    seconds = sum(x.measure_s for a in arms for x in launches(results[a.id]))
+def _measured_text(index: LevelIndex, conc: int) -> str:
+    arms, results = index.arms(conc), index.results
+    counts = [len(index.launched(results[a.id])) for a in arms]
+    seconds = sum(x.measure_s for a in arms for x in index.launched(results[a.id]))
     launches_text = f"{sum(counts)} launch{'es' if sum(counts) != 1 else ''} over {len(arms)} arm(s)"
     return f"{launches_text} ({_minutes(seconds)} of measuring)"
 

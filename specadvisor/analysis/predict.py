@@ -29,6 +29,7 @@ from pydantic import BaseModel
 
 from specadvisor import bounds
 from specadvisor.analysis.arms import family_key, family_label
+from specadvisor.analysis.levels import by_level
 from specadvisor.domain import Arm, ArmResult, ArmStatus, Session
 
 USABLE = {ArmStatus.ok}
@@ -124,10 +125,11 @@ def predict_throughput(session: Session) -> dict[str, Prediction]:
     """
     results = measured(session)
     out: dict[str, Prediction] = {}
-    baselines: dict[int, _Point | None] = {}  # one scan per level, not per family: linear in arms
+    levels = by_level(session.arms, results)  # one pass over the arms, not one per level: linear in arms
+    baselines: dict[int, _Point | None] = {}
     for (fam, conc), arms in _families(session).items():
         if conc not in baselines:
-            baselines[conc] = _baseline_point(session, results, conc)
+            baselines[conc] = _baseline_point(levels.get(conc, []), results)
         baseline = baselines[conc]
         points = [p for a in arms if a.id in results if (p := _point(a, results[a.id])) is not None]
         reference = _reference(points, results)
@@ -167,24 +169,29 @@ def predict_throughput(session: Session) -> dict[str, Prediction]:
     return out
 
 
-def confident_predictions(session: Session) -> dict[str, Prediction]:
+# The views below take `predictions` (predict_throughput(session)) when the caller has them already:
+# a report asks for three of them, and each fit walks every arm of the session.
+
+
+def confident_predictions(session: Session, predictions: dict[str, Prediction] | None = None) -> dict[str, Prediction]:
     """What views show: predictions fitted in their own regime and not contradicted (and references)."""
-    return {k: p for k, p in predict_throughput(session).items() if p.confident}
+    return {k: p for k, p in (predictions if predictions is not None else predict_throughput(session)).items() if p.confident}
 
 
-def withheld_predictions(session: Session) -> dict[str, str]:
+def withheld_predictions(session: Session, predictions: dict[str, Prediction] | None = None) -> dict[str, str]:
     """Arm id -> why its prediction is not shown (measured or planned arms only)."""
-    return {k: p.withheld for k, p in predict_throughput(session).items() if p.arm_id and p.withheld}
+    return {k: p.withheld for k, p in (predictions if predictions is not None else predict_throughput(session)).items() if p.arm_id and p.withheld}
 
 
-def prediction_errors(session: Session, *, rough: bool = False) -> dict[str, float]:
+def prediction_errors(session: Session, *, rough: bool = False, predictions: dict[str, Prediction] | None = None) -> dict[str, float]:
     """Out-of-sample prediction error (percent) of every measured arm with a confident prediction
     (with rough=True, of rough guesses too: --adaptive's margin learns from its own misses)."""
-    return {k: p.error_pct for k, p in predict_throughput(session).items() if p.error_pct is not None and p.arm_id and (rough or p.confident)}
+    found = predictions if predictions is not None else predict_throughput(session)
+    return {k: p.error_pct for k, p in found.items() if p.error_pct is not None and p.arm_id and (rough or p.confident)}
 
 
-def mean_abs_error_pct(session: Session, *, rough: bool = False) -> float | None:
-    errors = list(prediction_errors(session, rough=rough).values())
+def mean_abs_error_pct(session: Session, *, rough: bool = False, predictions: dict[str, Prediction] | None = None) -> float | None:
+    errors = list(prediction_errors(session, rough=rough, predictions=predictions).values())
     return sum(abs(e) for e in errors) / len(errors) if errors else None
 
 
@@ -199,9 +206,10 @@ def _families(session: Session) -> dict[tuple[str, int], list[Arm]]:
     return groups
 
 
-def _baseline_point(session: Session, results: dict[str, ArmResult], conc: int) -> _Point | None:
-    for arm in session.arms:
-        if arm.is_baseline and arm.concurrency == conc and arm.id in results:
+def _baseline_point(level: list[Arm], results: dict[str, ArmResult]) -> _Point | None:
+    """The first measured baseline of a level (`level`: its arms holding a result, in session order)."""
+    for arm in level:
+        if arm.is_baseline:
             r = results[arm.id]
             if r.output_throughput is not None:  # always, for a `measured` result
                 return _Point(arm=arm, n=0, al=1.0, throughput=r.output_throughput, rel_error=relative_error(r))

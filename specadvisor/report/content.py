@@ -8,7 +8,7 @@ from typing import Any
 
 from specadvisor.analysis.arms import arm_label, family_key, family_label, server_key
 from specadvisor.analysis.power import shown_mean_power_w
-from specadvisor.analysis.predict import Prediction, confident_predictions, mean_abs_error_pct, measured, withheld_predictions
+from specadvisor.analysis.predict import Prediction, confident_predictions, mean_abs_error_pct, measured, predict_throughput, withheld_predictions
 from specadvisor.analysis.recommend import recommend
 from specadvisor.domain import Arm, ArmResult, GpuReading, GpuTelemetry, Recommendation, Session
 from specadvisor.figures import Speedup, all_speedups, baseline_result, throughput
@@ -161,7 +161,8 @@ def tabled_arms(session: Session) -> tuple[list[Arm], str]:
 def _build(session: Session, shown: set[str] | None) -> ReportContent:
     """The report of `session`; with `shown`, the per-arm tables and charts keep only those arms."""
     rec = session.recommendation or recommend(session)
-    preds = confident_predictions(session)
+    fitted = predict_throughput(session)  # once: the table's, the error note's and the withheld ones'
+    preds = confident_predictions(session, fitted)
     results = measured(session)
     s = session.settings
     facts = [
@@ -200,9 +201,9 @@ def _build(session: Session, shown: set[str] | None) -> ReportContent:
             problems.append(f"{arm.label}: {w}")
     if len(problems) > MAX_PROBLEMS:
         problems = [*problems[:MAX_PROBLEMS], f"... and {len(problems) - MAX_PROBLEMS} more (see `specadvisor sessions show {session.id[:8]} --json`)"]
-    mae = mean_abs_error_pct(session)
+    mae = mean_abs_error_pct(session, predictions=fitted)
     note = "no arm has both a prediction and a measurement yet" if mae is None else f"mean absolute prediction error over measured arms: {mae:.1f}%"
-    withheld = withheld_predictions(session)
+    withheld = withheld_predictions(session, fitted)
     if withheld:
         labels = {a.id: a.label for a in session.arms}
         note += "; withheld: " + "; ".join(f"{labels.get(k, k)}: {why}" for k, why in withheld.items())
@@ -241,8 +242,10 @@ def _pareto(session: Session, results: dict[str, ArmResult]) -> list[ParetoSerie
         if r is None or not r.output_throughput:
             continue
         per_user = 1000.0 / r.tpot_ms.median if r.tpot_ms.median else r.output_throughput / max(1, arm.concurrency)
-        fam = families.setdefault(family_key(arm), {"label": arm_label(arm, session.model, with_concurrency=False), "points": []})
-        fam["points"].append((r.output_throughput, per_user, arm.concurrency))
+        key = family_key(arm)
+        if key not in families:  # the label once per family, not once per arm
+            families[key] = {"label": arm_label(arm, session.model, with_concurrency=False), "points": []}
+        families[key]["points"].append((r.output_throughput, per_user, arm.concurrency))
     return list(families.values())
 
 

@@ -173,11 +173,27 @@ def specs_for_vllm_name(method: str, rb: RuleBase | None = None) -> list[MethodS
 
 
 def by_vllm_name(method: str, parallel: bool = False, rb: RuleBase | None = None) -> MethodSpec | None:
-    """The method id for a served (method, parallel_drafting) pair: eagle3 + parallel -> P-EAGLE."""
+    """The method id for a served (method, parallel_drafting) pair: eagle3 + parallel -> P-EAGLE.
+    Remembered per rule base: every arm's name asks it (a 100,000-arm verdict names each compared arm
+    twice), and each answer walks the rule base's methods twice."""
+    rb = _rb(rb)
+    key = (id(rb), method, bool(parallel))
+    hit = _BY_VLLM_NAME.get(key)
+    if hit is not None and hit[0] is rb:
+        return hit[1]
     specs = specs_for_vllm_name(method, rb)
     exact = [m for m in specs if bool(m.extra_config.get("parallel_drafting", False)) == bool(parallel)]
     chosen = exact or specs
+    if len(_BY_VLLM_NAME) >= _BY_VLLM_NAME_MAX:  # a bundle may bring any number of method names
+        _BY_VLLM_NAME.clear()
+    _BY_VLLM_NAME[key] = (rb, chosen[0] if chosen else None)
     return chosen[0] if chosen else None
+
+
+# (id(rule base), method, parallel) -> (that rule base, the answer): the rule base is kept so that its
+# id cannot be reused by another one while the entry stands.
+_BY_VLLM_NAME: dict[tuple[int, str, bool], tuple[RuleBase, MethodSpec | None]] = {}
+_BY_VLLM_NAME_MAX = 1024
 
 
 def vllm_name_problem(method: str, vllm_version: str | None, rb: RuleBase | None = None) -> str | None:

@@ -373,20 +373,43 @@ class Store:
         return _ARM_LIST.validate_json(text)
 
 
-# One row per session with the arms a summary can pick (those with a result, the baselines and the
-# recommended arm) and their results as a JSON array, plus the count of all arms; no samples, advice
-# or settings. An arm never run cannot be the best one, and a 100,000-arm bundle may hold 98,000 of them.
+# Each session with the arms (in order) and results its summary's best arm reads (summary.best_arm),
+# in one query: none for an undecided verdict; the baselines and the recommended arm for a verdict that
+# names an arm of the session with its speedup, or says not to speculate; every measured arm otherwise
+# (no usable stored verdict: the best arm is then the fastest by speedup, over the session's noise).
+# Reading every measured arm of every session made listing one fully measured 100,000-arm session
+# take 11 s and 1.3 GB for a session whose verdict was stored. No samples, advice or settings; an arm
+# never run cannot be the best one. tests/store/test_store_sessions.py holds the listing to
+# summarize() of the whole session for each kind of verdict. The verdict is read once per session
+# (MATERIALIZED): inlined, SQLite parsed a stored verdict (megabytes over 100,000 arms) once per arm.
 _SUMMARY_SQL = """
+WITH s AS MATERIALIZED (
+  SELECT *,
+         CASE
+           WHEN pick_set IS NULL THEN 'all'
+           WHEN json_extract(recommendation_json, '$.decision') = 'undecided' THEN 'none'
+           WHEN pick_held AND json_extract(recommendation_json, '$.speedup') IS NOT NULL THEN 'pick'
+           WHEN NOT pick_held AND json_extract(recommendation_json, '$.do_not_speculate') THEN 'pick'
+           ELSE 'all'
+         END AS reads
+    FROM (SELECT sessions.*, CASE WHEN json_valid(recommendation_json) THEN 1 END AS pick_set,
+                 CASE WHEN json_valid(recommendation_json) THEN json_extract(recommendation_json, '$.arm_id') END AS pick,
+                 EXISTS (SELECT 1 FROM arms WHERE arms.session_id = sessions.id
+                           AND arms.arm_id = CASE WHEN json_valid(recommendation_json) THEN json_extract(recommendation_json, '$.arm_id') END) AS pick_held
+            FROM sessions)
+)
 SELECT s.id, s.name, s.created_at, s.updated_at, s.status, s.model, s.drafter, s.workload, s.temperature,
        s.concurrency, s.vllm_version, s.hardware_json, s.recommendation_json, s.provenance_json,
        (SELECT count(*) FROM arms WHERE session_id = s.id) AS arm_count,
+       CASE WHEN s.reads = 'none' THEN '[]' ELSE
        (SELECT json_group_array(json_object('arm', a.arm_json, 'result', r.result_json))
           FROM (SELECT * FROM arms WHERE session_id = s.id ORDER BY position, rowid) AS a
           LEFT JOIN arm_results AS r ON r.session_id = a.session_id AND r.arm_id = a.arm_id
-         WHERE r.arm_id IS NOT NULL
-            OR (a.method IS NULL AND CASE WHEN json_valid(a.arm_json) THEN json_extract(a.arm_json, '$.speculative_config') IS NULL ELSE 1 END)
-            OR a.arm_id = CASE WHEN json_valid(s.recommendation_json) THEN json_extract(s.recommendation_json, '$.arm_id') END) AS arms
-  FROM sessions AS s
+         WHERE (a.method IS NULL AND CASE WHEN json_valid(a.arm_json) THEN json_extract(a.arm_json, '$.speculative_config') IS NULL ELSE 1 END)
+            OR a.arm_id = s.pick
+            OR (s.reads = 'all' AND r.arm_id IS NOT NULL))
+       END AS arms
+  FROM s
 """
 
 

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from specadvisor.analysis.arms import family_label, server_key
-from specadvisor.analysis.costs import round_seconds
+from specadvisor.analysis.costs import passes_seconds, round_seconds
+from specadvisor.analysis.decision import LevelDecision, NextStep, step_on_running_servers
 from specadvisor.analysis.recommend import level_decisions, recommend
 from specadvisor.domain import (
     Arm,
@@ -50,6 +51,7 @@ from specadvisor.redact import remember_secret
 from specadvisor.store import Store
 from specadvisor.sweep.adaptive import AdaptivePolicy
 from specadvisor.sweep.budget import wall_seconds
+from specadvisor.sweep.held import HeldWave, Parked
 from specadvisor.sweep.monitor import GpuMonitor, NoMonitor
 from specadvisor.sweep.plan import SweepPlan
 from specadvisor.sweep.runs import RunWhere, fold_startup, merge, run_record
@@ -273,15 +275,49 @@ class SweepRunner:
                 await asyncio.gather(launching, return_exceptions=True)
 
     async def _launch(self, scheduler: Scheduler, wave: list[Job] | None, emit: Emit, policy: AdaptivePolicy | None) -> None:
-        while wave:
-            if len(wave) > 1 or (wave[0].slot and wave[0].slot.label):
-                placed = ", ".join(f"{_group_name(j.group)} on {(j.slot.label if j.slot else '') or 'host'}" for j in wave)
-                emit(MeasurementWarning(arm_id=None, message=f"wave {wave[0].wave}: {placed}"))
-            gate = WaveGate(len(wave))
-            await asyncio.gather(*(self._run_job(job, emit, policy, gate) for job in wave))
-            wave = scheduler.next_wave()
-        if self.session.settings.budget_s is not None:
-            await self._measure_until_decided(scheduler, emit, policy)
+        """The plan's waves, then sequential measuring (`--budget`). Measuring sequentially, each wave's
+        servers are held until the next wave is known (sweep/held.py): after the plan's last one the
+        first look may ask for more requests on them."""
+        sequential = self.session.settings.budget_s is not None
+        held: HeldWave | None = None
+        try:
+            while wave:
+                if len(wave) > 1 or (wave[0].slot and wave[0].slot.label):
+                    placed = ", ".join(f"{_group_name(j.group)} on {(j.slot.label if j.slot else '') or 'host'}" for j in wave)
+                    emit(MeasurementWarning(arm_id=None, message=f"wave {wave[0].wave}: {placed}"))
+                if not sequential:
+                    await self._run_wave(wave, emit, policy)
+                    wave = scheduler.next_wave()
+                    continue
+                held = await self._hold_wave(wave, emit, policy)
+                wave = scheduler.next_wave()  # the wave's results are recorded: its servers may still be up
+                if wave:
+                    await held.close()
+                    held = None
+            if sequential:
+                held = await self._measure_until_decided(scheduler, emit, policy, held)
+        except BaseException:
+            if held is not None:
+                await held.abort()
+            raise
+        if held is not None:
+            await held.close()
+
+    async def _run_wave(self, wave: list[Job], emit: Emit, policy: AdaptivePolicy | None) -> None:
+        gate = WaveGate(len(wave))
+        await asyncio.gather(*(self._run_job(job, emit, policy, gate) for job in wave))
+
+    async def _hold_wave(self, wave: list[Job], emit: Emit, policy: AdaptivePolicy | None) -> HeldWave:
+        """Run a wave whose servers stay up once measured; returns when every job has parked its server
+        (or ended). The caller closes (or, on an error, aborts) it."""
+        gate, held = WaveGate(len(wave)), HeldWave(wave)
+        held.start(self._run_job(job, emit, policy, gate, held) for job in wave)
+        try:
+            await held.ready()
+        except BaseException:
+            await held.abort()
+            raise
+        return held
 
     def _record_unlaunched(self, watchdog: Watchdog, emit: Emit) -> int:
         """The arms the time limit left without any run: recorded as skipped with the reason, so the
@@ -298,80 +334,174 @@ class SweepRunner:
         self._record(ArmResult(arm_id=arm.id, status=ArmStatus.skipped, warnings=[reason]), [])
         emit(MeasurementWarning(arm_id=arm.id, message=reason))
 
-    async def _measure_until_decided(self, scheduler: Scheduler, emit: Emit, policy: AdaptivePolicy | None) -> None:
+    async def _measure_until_decided(self, scheduler: Scheduler, emit: Emit, policy: AdaptivePolicy | None, held: HeldWave | None) -> HeldWave | None:
         """Sequential measuring (analysis.decision): look at the decision after each round; while a level
         is undecided and the budget (settings.budget_s of extra measuring, wall-clock: sweep/budget.py)
-        allows, run the step it names in one block: the launches of each contender it asks for (as many
-        as the budget pays for), with more passes over the prompts on each when within-run noise limits
-        it. The looks follow a plan of at most MAX_LOOKS, each with its fixed share of the error
-        (figures.alpha_for_look), so looking again does not inflate it."""
+        allows, run the step it names in one block. Where the contenders' servers of the last wave are
+        still up (`held`) and within-run noise limits it, the step is more passes over the prompts on
+        those servers (`analysis.decision.step_on_running_servers`), measured in lockstep and looked at
+        again with the servers still up; otherwise the launches of each contender it asks for (as many
+        as the budget pays for, with more passes on each when within-run noise limits it), whose wave is
+        held in turn. The looks follow a plan of at most MAX_LOOKS, each with its fixed share of the
+        error (figures.alpha_for_look), however cheap the step before it: looking again does not inflate
+        it. Returns the wave still held (the caller releases it)."""
         settings = self.session.settings
         spent, budget = 0.0, settings.budget_s or 0.0
         settings.looks = 0
-        while True:
-            settings.looks += 1
-            open_ = [d for d in level_decisions(self.session, confidence=settings.confidence, looks=settings.looks) if d.decision == "undecided"]
-            steps = [d for d in open_ if d.next_step is not None and d.next_step.arm_ids]
-            if not steps:
-                break
-            if settings.looks >= MAX_LOOKS:
-                emit(MeasurementWarning(arm_id=None, message=f"the plan's {MAX_LOOKS} looks are taken: {steps[0].verdict}"))
-                break
-            level = min(steps, key=lambda d: d.next_step.seconds if d.next_step and d.next_step.seconds is not None else math.inf)
-            step = level.next_step
-            assert step is not None
-            passes = 1
-            if step.kind == "requests":
-                per_pass = max(1, len(getattr(self._prompts, "prompts", None) or []) or settings.num_prompts)
-                passes = min(MAX_PASSES, 1 + math.ceil(step.amount / per_pass))
-            # The launches the step asks for are measured before the next look (each look spends error:
-            # one launch per look decided half as many replayed cases), as many as the budget still pays for.
-            per_round = round_seconds(self.session.result_for, step.arm_ids, passes, len(self.slots))
-            affordable = int((budget - spent) // per_round) if per_round > 0 else 1
-            # The plan's last look gets what the budget still pays for: no later look could use it. An
-            # earlier one at most half of it, so that a step sized on a few noisy launches leaves a
-            # last look to spend the rest on.
-            wanted = affordable if settings.looks + 1 == MAX_LOOKS else min(step.amount, max(1, affordable // 2))
-            rounds = max(1, min(wanted, affordable)) if step.kind == "launch" else 1
-            estimate = per_round * rounds
-            if spent + estimate > budget:
-                emit(MeasurementWarning(arm_id=None, message=f"measuring budget spent ({spent / 60:.1f} of {budget / 60:.1f} min): {level.verdict}"))
-                break
-            left = self._watchdog.seconds_left() if self._watchdog is not None else None
-            if left is not None and estimate > left:  # a round the time limit would cut: not started
-                emit(
-                    MeasurementWarning(
-                        arm_id=None, message=f"the time limit leaves {left / 60:.1f} min, the next round needs about {estimate / 60:.1f}: {level.verdict}"
-                    )
-                )
-                break
-            what = f"{passes} passes over the prompts on " if passes > 1 else ""
-            more = "one more launch" if rounds == 1 else f"{rounds} more launches"
-            message = f"look {settings.looks}, concurrency {level.concurrency}: undecided; measuring {what}{more} of each contender"
-            emit(MeasurementWarning(arm_id=None, message=message))
-            before = wall_seconds(self.session)
-            for _ in range(rounds):  # trial k of every contender before trial k+1 of any
-                for wave in scheduler.extra_launches(step.arm_ids, passes):
-                    gate = WaveGate(len(wave))
-                    await asyncio.gather(*(self._run_job(job, emit, policy, gate) for job in wave))
-            added = wall_seconds(self.session) - before
-            if added <= 0:  # the round measured nothing (its launches failed): more of the same will not decide it
-                emit(MeasurementWarning(arm_id=None, message=f"the added launches measured nothing: stopping with {level.verdict}"))
-                break
-            spent += added
+        try:
+            while True:
+                settings.looks += 1
+                open_ = [d for d in level_decisions(self.session, confidence=settings.confidence, looks=settings.looks) if d.decision == "undecided"]
+                steps = [d for d in open_ if d.next_step is not None and d.next_step.arm_ids]
+                if not steps:
+                    break
+                if settings.looks >= MAX_LOOKS:
+                    emit(MeasurementWarning(arm_id=None, message=f"the plan's {MAX_LOOKS} looks are taken: {steps[0].verdict}"))
+                    break
+                level = min(steps, key=lambda d: d.next_step.seconds if d.next_step and d.next_step.seconds is not None else math.inf)
+                step = level.next_step
+                assert step is not None
+                servers = held.serving(step.arm_ids) if held is not None else None
+                if servers is not None:
+                    step = step_on_running_servers(self.session, level, confidence=settings.confidence, looks=settings.looks) or step
+                if step.kind == "requests" and held is not None and servers is not None:
+                    added = await self._requests_on_running(held, servers, step, budget - spent, level, emit, policy)
+                else:
+                    if held is not None:  # a relaunch: the running servers stop first
+                        await held.close()
+                        held = None
+                    added, held = await self._relaunch(scheduler, step, budget - spent, level, emit, policy)
+                if added is None:
+                    break
+                spent += added
+        except BaseException:
+            if held is not None:
+                await held.abort()
+            raise
         self.store.save_session(self.session)
+        return held
 
-    async def _run_job(self, job: Job, emit: Emit, policy: AdaptivePolicy | None, gate: WaveGate | None = None) -> None:
+    def _affordable(self, cost: float, wanted: int, left: float) -> int:
+        """How many of a step's units (passes or launch rounds) to measure before the next look: the
+        plan's last look gets what the budget still pays for (no later look could use it); an earlier
+        one at most half of it, so that a step sized on a few noisy launches leaves a last look to spend
+        the rest on. 0: not even one fits the budget."""
+        affordable = int(left // cost) if cost > 0 else 1
+        if affordable < 1:
+            return 0
+        last = self.session.settings.looks + 1 == MAX_LOOKS
+        return max(1, min(affordable if last else min(wanted, max(1, affordable // 2)), affordable))
+
+    def _refused(self, estimate: float, left: float, level: LevelDecision, emit: Emit) -> bool:
+        """A block the budget or the time limit cannot pay for is not started (the message says why)."""
+        budget = self.session.settings.budget_s or 0.0
+        if estimate > left:
+            emit(MeasurementWarning(arm_id=None, message=f"measuring budget spent ({(budget - left) / 60:.1f} of {budget / 60:.1f} min): {level.verdict}"))
+            return True
+        limit = self._watchdog.seconds_left() if self._watchdog is not None else None
+        if limit is not None and estimate > limit:  # a block the time limit would cut: not started
+            emit(
+                MeasurementWarning(
+                    arm_id=None, message=f"the time limit leaves {limit / 60:.1f} min, the next round needs about {estimate / 60:.1f}: {level.verdict}"
+                )
+            )
+            return True
+        return False
+
+    async def _requests_on_running(
+        self, held: HeldWave, servers: list[Parked], step: NextStep, left: float, level: LevelDecision, emit: Emit, policy: AdaptivePolicy | None
+    ) -> float | None:
+        """More passes over the prompts on the contenders' running servers (no start-up), in lockstep:
+        every server starts pass k together and serves the same prompts in the same order, so the
+        arms stay paired by prompt and share the host's conditions. Returns the wall-clock seconds
+        added, or None to stop measuring."""
+        per_pass = max(1, len(getattr(self._prompts, "prompts", None) or []) or self.session.settings.num_prompts)
+        cost = passes_seconds(self.session.result_for, step.arm_ids, 1)
+        passes = self._affordable(cost, max(1, math.ceil(step.amount / per_pass)), left)
+        if self._refused(cost * max(1, passes), left, level, emit):
+            return None
+        emit(
+            MeasurementWarning(
+                arm_id=None,
+                message=f"look {self.session.settings.looks}, concurrency {level.concurrency}: undecided; measuring "
+                f"{passes} more pass{'es' if passes > 1 else ''} over the prompts on each contender's running server",
+            )
+        )
+        before = wall_seconds(self.session)
+        for _ in range(passes):
+            await asyncio.gather(*(self._one_more_pass(p, step.arm_ids, emit, policy) for p in servers))
+        return self._added(before, level, emit)
+
+    async def _one_more_pass(self, parked: Parked, arm_ids: tuple[str, ...], emit: Emit, policy: AdaptivePolicy | None) -> None:
+        parked.passes += 1
+        for arm in parked.job.group:
+            if arm.id in arm_ids:
+                where: RunWhere = {**parked.where, "startup_s": parked.startup_s, "repeat": parked.passes}
+                await self._measure_arm(arm, parked.server, self._prompts, emit, policy, where)
+
+    async def _relaunch(
+        self, scheduler: Scheduler, step: NextStep, left: float, level: LevelDecision, emit: Emit, policy: AdaptivePolicy | None
+    ) -> tuple[float | None, HeldWave | None]:
+        """The launches of each contender the step asks for (with more passes on each when within-run
+        noise limits it and no server is up), as many rounds as the budget pays for; the last wave is
+        held for the next look. Returns (the wall-clock seconds added or None to stop, the held wave)."""
+        settings = self.session.settings
+        passes = 1
+        if step.kind == "requests":
+            per_pass = max(1, len(getattr(self._prompts, "prompts", None) or []) or settings.num_prompts)
+            passes = min(MAX_PASSES, 1 + math.ceil(step.amount / per_pass))
+        # The launches the step asks for are measured before the next look (each look spends error:
+        # one launch per look decided half as many replayed cases), as many as the budget still pays for.
+        per_round = round_seconds(self.session.result_for, step.arm_ids, passes, len(self.slots))
+        rounds = self._affordable(per_round, step.amount, left) if step.kind == "launch" else 1
+        if self._refused(per_round * max(1, rounds), left, level, emit):
+            return None, None
+        what = f"{passes} passes over the prompts on " if passes > 1 else ""
+        more = "one more launch" if rounds == 1 else f"{rounds} more launches"
+        emit(
+            MeasurementWarning(
+                arm_id=None, message=f"look {settings.looks}, concurrency {level.concurrency}: undecided; measuring {what}{more} of each contender"
+            )
+        )
+        before = wall_seconds(self.session)
+        held: HeldWave | None = None
+        try:
+            for round_ in range(rounds):  # trial k of every contender before trial k+1 of any
+                waves = scheduler.extra_launches(step.arm_ids, passes)
+                for i, wave in enumerate(waves):
+                    if round_ < rounds - 1 or i < len(waves) - 1:
+                        await self._run_wave(wave, emit, policy)
+                    else:  # the last wave before the look: its servers wait for it
+                        held = await self._hold_wave(wave, emit, policy)
+        except BaseException:
+            if held is not None:
+                await held.abort()
+            raise
+        return self._added(before, level, emit), held
+
+    def _added(self, before: float, level: LevelDecision, emit: Emit) -> float | None:
+        added = wall_seconds(self.session) - before
+        if added <= 0:  # the block measured nothing (its launches failed): more of the same will not decide it
+            emit(MeasurementWarning(arm_id=None, message=f"the added launches measured nothing: stopping with {level.verdict}"))
+            return None
+        return added
+
+    async def _run_job(self, job: Job, emit: Emit, policy: AdaptivePolicy | None, gate: WaveGate | None = None, held: HeldWave | None = None) -> None:
         """One server launch on the job's slot: start, measure every arm of its group, stop. The
-        wave's jobs start their measurements together (see sweep/wave_sync.py)."""
-        async with (gate or WaveGate(1)).member() as arrival:
-            await self._run_job_in_wave(job, emit, policy, arrival)
+        wave's jobs start their measurements together (see sweep/wave_sync.py); with `held`, the
+        server stays up once measured until the wave is released (sweep/held.py)."""
+        try:
+            async with (gate or WaveGate(1)).member() as arrival:
+                await self._run_job_in_wave(job, emit, policy, arrival, held)
+        finally:
+            if held is not None:
+                held.leave(job)
 
-    async def _run_job_in_wave(self, job: Job, emit: Emit, policy: AdaptivePolicy | None, arrival: Arrival) -> None:
+    async def _run_job_in_wave(self, job: Job, emit: Emit, policy: AdaptivePolicy | None, arrival: Arrival, held: HeldWave | None = None) -> None:
         where: RunWhere = {"trial": job.trial, "role": job.role, "wave": job.wave, "placement": job.slot.label if job.slot else ""}
         unfinished = list(job.group)  # arms of this launch whose run is not recorded yet
         try:
-            await self._launch_and_measure(job, emit, policy, arrival, where, unfinished)
+            await self._launch_and_measure(job, emit, policy, arrival, where, unfinished, held)
         except asyncio.CancelledError:
             watchdog = self._watchdog
             if watchdog is not None and watchdog.fired and watchdog.seconds is not None:  # the server is stopped by now
@@ -380,7 +510,9 @@ class SweepRunner:
                     self._fail(arm, stopped_reason(watchdog.seconds), None, emit, where=where)
             raise
 
-    async def _launch_and_measure(self, job: Job, emit: Emit, policy: AdaptivePolicy | None, arrival: Arrival, where: RunWhere, unfinished: list[Arm]) -> None:
+    async def _launch_and_measure(
+        self, job: Job, emit: Emit, policy: AdaptivePolicy | None, arrival: Arrival, where: RunWhere, unfinished: list[Arm], held: HeldWave | None = None
+    ) -> None:
         group, first, slot = job.group, job.group[0], job.slot
         try:
             await self._monitor.before_launch(first, emit, slot)
@@ -419,6 +551,8 @@ class SweepRunner:
                         run_where["repeat"] = repeat
                     await self._measure_arm(arm, server, self._prompts, emit, policy, run_where)
                 unfinished.remove(arm)
+            if held is not None:  # up until the look that follows is done with it
+                await held.park(Parked(job, server, where, startup_s, job.passes))
         finally:
             await asyncio.shield(_stop_quietly(server))
             if slot is not None:

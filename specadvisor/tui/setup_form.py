@@ -59,6 +59,17 @@ def _budget(text: str, label: str, default: str) -> float | None:
     return parse_duration(text, label, default=parse_duration(default, label))
 
 
+def _time_limit(text: str, label: str, default: str) -> float | None:
+    """The sweep's hard limit (`sweep --time-limit`, SweepSettings.time_limit_s) as a duration; empty
+    or "none": no limit. NaN, infinities and 0 do not read as a duration; a limit over the bound
+    declared on SweepSettings (7 days) is refused here, as the flag refuses it."""
+    seconds = parse_duration(text, label, default=None)  # the field's default: no limit
+    if seconds is not None and setting_specs.problem("time_limit_s", seconds):
+        high = setting_specs.SPECS["time_limit_s"].cli_bound.high
+        raise InputError(f"{label}: {seconds / 60:g} min is over the {high:g} min limit", hint=f"enter at most {high:g} min (7 days), or clear it for no limit")
+    return seconds
+
+
 def _prompt_file(text: str, label: str, default: str) -> str | None:
     text = text.strip()
     if not text:
@@ -101,6 +112,7 @@ FIELDS: tuple[Field, ...] = (
     Field("temperature", "Temperature", _default("temperature"), _temperature),
     Field("num_prompts", "Requests", _default("num_prompts"), _count("num_prompts")),
     Field("budget", "Time budget", DEFAULT_BUDGET, _budget),
+    Field("time_limit", "Time limit", "", _time_limit, "none (or a hard stop for the sweep, e.g. 2 h)"),
 )
 BY_ID = {f.id: f for f in FIELDS}
 
@@ -120,6 +132,7 @@ class FormValues:
     workload: Workload
     budget_s: float | None
     gpu: str | None = None  # plan for this named GPU (hypothetical) instead of this machine
+    time_limit_s: float | None = None  # the sweep's hard limit (SweepSettings.time_limit_s); None: none
 
 
 def parse_form(kind: str, source: str, texts: dict[str, str]) -> tuple[FormValues | None, dict[str, str]]:
@@ -145,10 +158,10 @@ def parse_form(kind: str, source: str, texts: dict[str, str]) -> tuple[FormValue
         temperature=values["temperature"],
         num_prompts=values["num_prompts"],
     )
-    return FormValues(workload=workload, budget_s=values["budget"], gpu=values["gpu"]), {}
+    return FormValues(workload=workload, budget_s=values["budget"], gpu=values["gpu"], time_limit_s=values["time_limit"]), {}
 
 
-def initial_texts(workload: Workload, budget: str = DEFAULT_BUDGET, gpu: str | None = None) -> dict[str, str]:
+def initial_texts(workload: Workload, budget: str = DEFAULT_BUDGET, gpu: str | None = None, time_limit: str = "") -> dict[str, str]:
     """What the fields show on opening: the current values, as real text (not placeholders)."""
     levels = workload.concurrency_levels or [workload.concurrency]
     builtin = workload.prompt_source is None or workload.prompt_source in BUILTIN_SOURCES
@@ -160,4 +173,5 @@ def initial_texts(workload: Workload, budget: str = DEFAULT_BUDGET, gpu: str | N
         "temperature": f"{workload.temperature:g}",
         "num_prompts": str(workload.num_prompts),
         "budget": budget,
+        "time_limit": time_limit,
     }

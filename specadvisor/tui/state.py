@@ -36,6 +36,8 @@ class TuiState:
     model_profile: ModelProfile | None = None
     budget_s: float | None = None  # the Setup form's time budget: sizes the default plan
     budget_text: str | None = None
+    time_limit_s: float | None = None  # the Setup form's hard limit on the sweep (SweepSettings.time_limit_s)
+    time_limit_text: str = ""
     target_gpu: str | None = None  # Setup's "Plan for GPU" (H100x8): advice, plan and export for it
     planned_hardware: HardwareProfile | None = None  # that GPU's hypothetical profile, once advised
     advice: Advice | None = None
@@ -51,6 +53,13 @@ class TuiState:
         if self._store is None:
             self._store = self.services.open_store()
         return self._store
+
+    def take_plan(self, plan: PlanLike) -> None:
+        """The plan the Advice screen shows and Start runs (from Setup, or re-planned for a budget),
+        its session carrying the Setup form's time limit as `sweep --time-limit` would."""
+        plan.session.settings = plan.session.settings.model_copy(update={"time_limit_s": self.time_limit_s})
+        self.plan = plan
+        self.session = plan.session
 
     @property
     def sweep_running(self) -> bool:

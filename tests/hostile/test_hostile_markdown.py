@@ -95,7 +95,7 @@ def test_control_and_bidi_characters_in_the_report_are_shown_escaped(char):
 def test_the_prediction_note_carries_escaped_labels(tmp_path, cli, monkeypatch):
     from specadvisor.report import content
 
-    monkeypatch.setattr(content, "withheld_predictions", lambda session: {session.arms[1].id: "measured arms contradict the model"})
+    monkeypatch.setattr(content, "withheld_predictions", lambda session, predictions=None: {session.arms[1].id: "measured arms contradict the model"})
     db, sid = _import(tmp_path, cli, _doc(_withheld_label))
     code, report, err = cli(["--db", str(db), "report", sid])
     assert code == 0, err

@@ -11,6 +11,8 @@ import pytest
 from specadvisor.domain import ArmResult, ArmStatus, MetricsSample, PositionStats, Recommendation
 from specadvisor.errors import InputError, StoreError
 from specadvisor.store import Store
+from specadvisor.store.store import _SUMMARY_SQL
+from specadvisor.store.summary import summarize
 from store_samples import make_session
 
 
@@ -132,7 +134,7 @@ def test_list_is_one_query_however_many_sessions(store):
     finally:
         store.db.conn.set_trace_callback(None)
     assert len(summaries) == 5 and all(s.best_speedup == pytest.approx(1.725) for s in summaries)
-    assert len([q for q in statements if q.lstrip().upper().startswith("SELECT")]) == 1
+    assert len([q for q in statements if q.lstrip().upper().startswith(("SELECT", "WITH"))]) == 1
 
 
 def test_find_sessions_filters_by_model_and_hardware(store):
@@ -296,3 +298,27 @@ def test_naive_timestamps_do_not_break_listing(store):
     store.save_session(aware)
     store.save_session(naive)
     assert [s.id for s in store.list_sessions()] == [naive.id, aware.id]
+
+
+@pytest.mark.parametrize(
+    ("verdict", "arms_read"),
+    [
+        (None, 3),  # no verdict: the fastest by speedup, which needs every measured arm
+        (Recommendation(arm_id=None, decision="undecided", verdict="undecided after 3 launches"), 0),
+        (Recommendation(arm_id="ngram-n2-c1", speedup=1.5, decision="speculate", verdict="speculate: ngram N=2"), 2),  # baseline + pick
+        (Recommendation(arm_id=None, do_not_speculate=True, decision="do not speculate", verdict="do not speculate"), 1),
+        (Recommendation(arm_id="ngram-n2-c1"), 3),  # an answer from before the decision rule: no speedup stored
+        (Recommendation(arm_id="gone-arm", speedup=2.0, decision="speculate"), 3),  # names an arm the session lacks
+        (Recommendation(arm_id="gone-arm", do_not_speculate=True), 1),
+    ],
+    ids=["none", "undecided", "speculate", "do-not-speculate", "no-speedup", "missing-arm", "missing-arm-dns"],
+)
+def test_listing_reads_only_what_the_summary_needs_and_says_the_same(store, verdict, arms_read):
+    """The listing loads only the arms the best arm depends on (the stored verdict's), and what it says
+    is summarize() of the whole loaded session, whatever the verdict."""
+    session = make_session(recommendation=verdict)
+    store.save_session(session)
+    (listed,) = store.list_sessions()
+    whole = summarize(store.get_session(session.id)).model_copy(update={"arms": len(session.arms)})
+    assert listed.model_dump() == whole.model_dump()
+    assert store.db.execute(f"SELECT json_array_length(arms) FROM ({_SUMMARY_SQL})").fetchone()[0] == arms_read

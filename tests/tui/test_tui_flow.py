@@ -290,3 +290,55 @@ async def test_the_edit_workload_picks_its_prompt_set_and_output_length(make_app
         app.screen.query_one("#source", Select).value = "humaneval"
         await settle(pilot)
         assert app.screen.query_one("#output_len", Input).value == "300"
+
+
+async def test_the_time_limit_field_refuses_nonsense_in_one_line_and_starts_nothing(make_app, calls):
+    """`sweep --time-limit` in the form: NaN, infinity, zero, a negative and a limit over the 7 days
+    declared on SweepSettings each read as one line under the field, and nothing is advised or run."""
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        app.screen.query_one("#model", Input).value = MODEL.id
+        expected = {
+            "nan": "Time limit: cannot read 'nan' as a duration",
+            "inf": "Time limit: cannot read 'inf' as a duration",
+            "0": "Time limit must be more than zero",
+            "-5": "Time limit: cannot read '-5' as a duration",
+            "1e308": "Time limit: cannot read '1e308' as a duration",
+            "99999999": "Time limit: 1e+08 min is over the 10080 min limit",
+        }
+        for text, message in expected.items():
+            app.screen.query_one("#time_limit", Input).value = text
+            await pilot.press("f5")
+            await settle(pilot)
+            assert isinstance(app.screen, SetupScreen)
+            shown = str(app.screen.query_one("#time_limit-error", Static).render())
+            assert message in shown and "\n" not in shown.strip(), (text, shown)
+            assert app.focused is app.screen.query_one("#time_limit", Input)
+        assert calls.inspected == [] and calls.runners == [] and app.state.plan is None
+
+
+async def test_the_time_limit_reaches_the_sweep_and_survives_a_replan(make_app, calls):
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.screen.query_one("#model", Input).value = MODEL.id
+        assert "none" in app.screen.query_one("#time_limit", Input).placeholder  # empty: no limit
+        app.screen.query_one("#time_limit", Input).value = "1 h 30 min"
+        await pilot.press("f5")
+        await settle(pilot)
+        assert isinstance(app.screen, AdviceScreen)
+        assert app.state.plan.session.settings.time_limit_s == 5400
+        app.screen.replan(None)  # what the budget key does once answered
+        await settle(pilot)
+        assert app.state.plan.session.settings.time_limit_s == 5400
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert calls.runners[0].session.settings.time_limit_s == 5400
+
+
+async def test_a_cleared_time_limit_means_none(make_app):
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await go_to_advice(app, pilot)
+        assert app.state.plan.session.settings.time_limit_s is None

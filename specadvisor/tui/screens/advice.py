@@ -218,8 +218,7 @@ class AdviceScreen(AppScreen):
         self.app.call_from_thread(self._set_plan, plan)
 
     def _set_plan(self, plan: PlanLike) -> None:
-        self.state.plan = plan
-        self.state.session = plan.session
+        self.state.take_plan(plan)
         self.refresh_plan()
 
     def action_export_plan(self) -> None:

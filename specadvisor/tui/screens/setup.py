@@ -59,7 +59,7 @@ class SetupScreen(AppScreen):
                         yield Label("  Prompt set", id="source-label")
                         builtin = wl.prompt_source if wl.prompt_source in {v: k for k, v in PROMPT_SOURCES} else "humaneval"
                         yield Select(PROMPT_SOURCES, value=builtin, allow_blank=False, id="source", compact=True)
-                    texts = initial_texts(wl, state.budget_text or BY_ID["budget"].default, state.target_gpu)
+                    texts = initial_texts(wl, state.budget_text or BY_ID["budget"].default, state.target_gpu, state.time_limit_text)
                     for field in FIELDS:
                         with Horizontal(classes="field-row"):
                             yield Label(f"  {field.label}", id=f"{field.id}-label")
@@ -200,6 +200,8 @@ class SetupScreen(AppScreen):
         self.state.workload = values.workload
         self.state.budget_s = values.budget_s
         self.state.budget_text = texts["budget"]
+        self.state.time_limit_s = values.time_limit_s
+        self.state.time_limit_text = texts["time_limit"]
         self.state.target_gpu = values.gpu
         self.advise(ref, values.workload, values.gpu)
 
@@ -222,8 +224,7 @@ class SetupScreen(AppScreen):
 
         self.state.planned_hardware = planned
         self.state.advice = advice
-        self.state.plan = plan
-        self.state.session = plan.session
+        self.state.take_plan(plan)
         self.app.push_screen(AdviceScreen())
 
 

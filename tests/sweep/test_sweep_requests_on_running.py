@@ -1,0 +1,153 @@
+"""More requests on running servers (issue 22): measuring sequentially side by side, the look after the
+last wave happens while its servers are still up, and a step limited by within-run noise is more
+passes over the prompts on those same servers, in lockstep, instead of a relaunch. The real runner,
+scheduler, store and decision; fakes only at the process boundary (servers and the load generator)."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+
+from specadvisor.domain import ArmFinished, MeasurementWarning, Progress, RequestRecord, RunRecord, SweepSettings
+from specadvisor.figures import estimate_noise, launches
+from specadvisor.sweep.budget import wall_seconds
+from specadvisor.sweep.plan import plan_from_methods
+from specadvisor.sweep.runner import SweepRunner
+from specadvisor.sweep.slots import Slot
+from sweep_fakes import FakeServer, no_prompts, spec_result
+
+SIDE_BY_SIDE = [Slot(index=0, cores=(0,)), Slot(index=1, cores=(1,))]
+PROMPTS = 8
+
+
+class NoisyRequests:
+    """Passes over 8 prompts at T=0: each request's latency is its prompt's length x a per-request
+    factor (`jitter` on the log scale, deterministic) / the arm's speed; a pass lasts `pass_s`. It
+    records whether each pass overlapped the other arm's pass of the same number, to see the lockstep."""
+
+    def __init__(self, speedup: float, jitter: float, pass_s: float = 10.0):
+        self.speedup, self.jitter, self.pass_s = speedup, jitter, pass_s
+        self.calls: list[str] = []
+        self.started: dict[str, int] = {}  # passes started per arm
+        self.lockstep: list[bool] = []  # per pass: the other arm started its pass of the same number meanwhile
+
+    async def __call__(self, *, arm, settings, base_url, **kw):
+        i = len(self.calls)
+        self.calls.append(arm.id)
+        mine = self.started[arm.id] = self.started.get(arm.id, 0) + 1
+        other = "ngram-n4" if arm.is_baseline else "baseline"
+        for _ in range(2000):  # up to ~2 s: the other server's pass of the same number starts meanwhile (lockstep)
+            if self.started.get(other, 0) >= mine:
+                break
+            await asyncio.sleep(0.001)
+        self.lockstep.append(self.started.get(other, 0) >= mine)
+        speed = 1.0 if arm.is_baseline else self.speedup
+        latencies = [400.0 * (1 + j / 4) * math.exp(self.jitter * math.sin(7.3 * (i + 1) * (j + 1))) / speed for j in range(PROMPTS)]
+        value = 100.0 * speed
+        yield Progress(arm_id=arm.id, completed=PROMPTS, total=PROMPTS, output_throughput=value)
+        result = spec_result(arm.id, arm.n, value)
+        result.duration_s, result.completed = self.pass_s, PROMPTS
+        result.runs = [RunRecord(requests=[RequestRecord(index=j, latency_ms=ms) for j, ms in enumerate(latencies)])]
+        yield ArmFinished(result=result)
+
+
+async def sweep(store, measure, **settings):
+    plan = plan_from_methods("m", [("ngram", {})], [4], SweepSettings(num_prompts=PROMPTS, bracket=False, **settings))
+    runner = SweepRunner(plan, store, server_factory=lambda arm, s, **kw: FakeServer(arm), measure=measure, prompt_loader=no_prompts, slots=SIDE_BY_SIDE)
+    events = [e async for e in runner.events()]
+    return store.get_session(plan.session.id), [e.message for e in events if isinstance(e, MeasurementWarning)]
+
+
+async def test_within_run_noise_gets_more_requests_on_the_running_servers_not_a_relaunch(store):
+    """One side-by-side wave, then the looks: the extra requests go to the two servers already up
+    (no start-up paid again), as more passes of that same launch, both arms pass for pass."""
+    measure = NoisyRequests(1.3, jitter=0.45)
+    session, messages = await sweep(store, measure, budget_s=300)
+    assert len(FakeServer.instances) == 2 and all(s.stopped for s in FakeServer.instances)  # no relaunch; both stopped at the end
+    assert any(m.startswith("look 1, concurrency 1: undecided; measuring 1 more pass over the prompts on each contender's running server") for m in messages)
+    base, ngram = session.result_for("baseline"), session.result_for("ngram-n4")
+    assert len(base.runs) == len(ngram.runs) > 2  # lockstep: every pass on both servers
+    assert {(r.trial, r.role, r.wave) for r in (*base.runs, *ngram.runs)} == {(1, "trial", 1)}  # the same launch
+    assert [r.repeat for r in base.runs][1:] == list(range(2, len(base.runs) + 1))  # passes 2, 3, ... of the launch
+    # each pass measured beside the other arm's pass of the same number (they start together, see the same host)
+    assert all(measure.lockstep) and len(measure.lockstep) == 2 * len(base.runs)
+    # a pass on a running server is not a launch: no launch-to-launch repeat is claimed from it
+    assert [len(launches(r)) for r in (base, ngram)] == [1, 1] and estimate_noise(session).observed_df == 0
+    assert estimate_noise(session).request_var is not None  # the passes separate the within-run noise
+    assert wall_seconds(session) == 1.5 + 10.0 * len(base.runs)  # one start-up, then the passes
+    assert session.recommendation.verdict == "speculate: ngram N=4", session.recommendation.reasons
+
+
+async def test_a_budget_that_pays_for_passes_but_not_for_a_relaunch_still_measures(store):
+    """Passes of 1 s against a relaunch of 2.5 s (1.5 s start-up): a 2 s budget paid for nothing
+    before (a relaunch was the only "more data"); on the running servers it pays for two passes,
+    and never for more than it allows."""
+    measure = NoisyRequests(1.3, jitter=0.45, pass_s=1.0)
+    session, messages = await sweep(store, measure, budget_s=2.0)
+    assert len(FakeServer.instances) == 2
+    extra = wall_seconds(session) - (1.5 + 1.0)
+    assert 0 < extra <= 2.0, messages
+    assert len(session.result_for("baseline").runs) == len(session.result_for("ngram-n4").runs) == 3
+
+
+async def test_launch_to_launch_spread_is_still_answered_with_a_relaunch(store):
+    """No within-run noise (every request of a prompt takes the same time): after the pass that
+    separates it, what limits the answer is the spread between launches, which passes on the same
+    servers cannot narrow; the held servers are stopped before the next launches start."""
+    running_at_start: list[int] = []
+
+    def factory(arm, s, **kw):
+        running_at_start.append(sum(1 for x in FakeServer.instances if x.running and x.arm.id == arm.id))  # its last launch still up?
+        return FakeServer(arm)
+
+    class Spread(NoisyRequests):
+        async def __call__(self, *, arm, settings, base_url, **kw):
+            async for event in super().__call__(arm=arm, settings=settings, base_url=base_url, **kw):
+                if isinstance(event, ArmFinished):  # one factor per server launch: 6% apart
+                    launch = sum(1 for x in FakeServer.instances if x.arm.id == arm.id)
+                    event.result.output_throughput = (event.result.output_throughput or 0) * (1.06 if launch % 2 else 0.94)
+                yield event
+
+    plan = plan_from_methods("m", [("ngram", {})], [4], SweepSettings(num_prompts=PROMPTS, bracket=False, budget_s=120))
+    runner = SweepRunner(plan, store, server_factory=factory, measure=Spread(1.06, jitter=0.0), prompt_loader=no_prompts, slots=SIDE_BY_SIDE)
+    messages = [e.message async for e in runner.events() if isinstance(e, MeasurementWarning)]
+    looks = [m for m in messages if m.startswith("look ")]
+    assert looks[0].endswith("measuring 1 more pass over the prompts on each contender's running server"), messages  # separates the noise
+    assert "more launch" in looks[1], messages  # then: the spread between launches limits it
+    assert len(FakeServer.instances) > 2 and max(running_at_start) == 0  # held servers stopped first
+
+
+async def test_a_cancel_during_the_extra_passes_stops_the_held_servers(store):
+    """A user's cancel while the held servers measure more passes: both servers are stopped, the
+    session is interrupted, and what was measured stays stored."""
+    measure = NoisyRequests(1.3, jitter=0.45)
+    plan = plan_from_methods("m", [("ngram", {})], [4], SweepSettings(num_prompts=PROMPTS, bracket=False, budget_s=300))
+    runner = SweepRunner(plan, store, server_factory=lambda arm, s, **kw: FakeServer(arm), measure=measure, prompt_loader=no_prompts, slots=SIDE_BY_SIDE)
+    async for event in runner.events():
+        if isinstance(event, Progress) and len(measure.calls) >= 3:  # the first extra pass is measuring
+            runner.cancel()
+    session = store.get_session(plan.session.id)
+    assert session.status == "interrupted" and len(FakeServer.instances) == 2
+    assert all(s.stopped and not s.running for s in FakeServer.instances)
+    assert session.result_for("baseline").output_throughput and session.result_for("ngram-n4").output_throughput
+
+
+async def test_the_time_limit_cuts_the_extra_passes_and_stops_the_held_servers(store):
+    """`--time-limit` fires while the running servers measure an extra pass (real seconds here; the
+    passes' recorded durations are short, so the budget let them start): the pass in flight is
+    dropped, both servers are stopped, and the sweep still ends with its answer from what was measured."""
+
+    class Slow(NoisyRequests):
+        async def __call__(self, *, arm, settings, base_url, **kw):
+            if len(self.calls) >= 2:  # the extra passes, after the planned wave
+                await asyncio.sleep(1.5)  # past the limit: it fires mid-pass
+            async for event in super().__call__(arm=arm, settings=settings, base_url=base_url, **kw):
+                yield event
+
+    measure = Slow(1.3, jitter=0.45, pass_s=0.1)
+    session, messages = await sweep(store, measure, budget_s=60, time_limit_s=1.0)
+    assert any(m.startswith("time limit of") for m in messages), messages
+    assert len(FakeServer.instances) == 2 and all(s.stopped and not s.running for s in FakeServer.instances)
+    assert session.status == "finished" and session.recommendation is not None
+    base, ngram = session.result_for("baseline"), session.result_for("ngram-n4")
+    assert base.output_throughput and ngram.output_throughput and len(base.runs) == len(ngram.runs) == 1  # the cut pass is not a run
