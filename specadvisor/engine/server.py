@@ -17,13 +17,8 @@ import httpx
 
 from specadvisor.engine import reaper
 from specadvisor.engine.diagnose import Diagnosis, diagnose
-from specadvisor.engine.spec import (
-    ServerSpec,
-    build_command,
-    free_port,
-    port_is_free,
-    server_env,
-)
+from specadvisor.engine.ports import free_port, port_is_free
+from specadvisor.engine.spec import ServerSpec, build_command, server_env
 from specadvisor.errors import EngineError
 from specadvisor.fileio import make_private_dirs
 from specadvisor.redact import LogRedactor, redact_argv, redact_text

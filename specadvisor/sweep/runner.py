@@ -566,7 +566,7 @@ class SweepRunner:
             return self._server_factory(arm, self.session)
         port = None
         if pinned:
-            from specadvisor.engine.spec import free_port
+            from specadvisor.engine.ports import free_port
 
             port = free_port()
             while port in self._ports:
