@@ -97,7 +97,6 @@ from specadvisor.figures import (  # the comparison's arithmetic: one home, shar
     estimate_noise,
     launches,
     level_comparisons,
-    measured_results,
 )
 
 __all__ = [
@@ -410,7 +409,7 @@ def next_step(
     launched = launched or launches
     one_round = round_seconds(results.get, ids, 1, slots, launched=launched)
     if running:
-        on_servers = _requests_on_running(contenders, target, noise, needed, results, MAX_EXTRA_LAUNCHES * one_round)
+        on_servers = _requests_on_running(contenders, target, noise, needed, results, MAX_EXTRA_LAUNCHES * one_round, launched)
         if on_servers is not None:
             return on_servers
     ka, kb = target.launches
@@ -445,8 +444,8 @@ def step_on_running_servers(session: Session, level: LevelDecision, *, confidenc
     step = level.next_step
     if level.decision != "undecided" or step is None or step.kind == "replicate":
         return step
-    results = measured_results(session)
-    base = next((a for a in session.arms if a.is_baseline and a.concurrency == level.concurrency and a.id in results), None)
+    index = LevelIndex.of(session)  # the same lookups decide_level reads, not another scan of the arms
+    results, base = index.results, index.baseline(level.concurrency)
     if base is None or not level.comparisons:
         return step
     impossible = _beyond_acceptance(level.comparisons, results)
@@ -455,11 +454,18 @@ def step_on_running_servers(session: Session, level: LevelDecision, *, confidenc
         return step
     next_look, arms = min(looks + 1, MAX_LOOKS), len(level.comparisons)
     quantile = lambda df: comparison_quantile(confidence, next_look, True, arms, df)  # noqa: E731 - as decide_level sizes its step
-    return next_step(session, base, open_, estimate_noise(session), quantile, results, running=True)
+    noise = estimate_noise(session, launched=index.launched)
+    return next_step(session, base, open_, noise, quantile, results, running=True, launched=index.launched)
 
 
 def _requests_on_running(
-    contenders: list[Arm], target: Comparison, noise: Noise, needed: Callable[[float], float], results: dict[str, ArmResult], most_s: float
+    contenders: list[Arm],
+    target: Comparison,
+    noise: Noise,
+    needed: Callable[[float], float],
+    results: dict[str, ArmResult],
+    most_s: float,
+    launched: Launched = launches,
 ) -> NextStep | None:
     """More passes over the prompts on the contenders' running servers (their latest launch), or None
     where they would not decide it (the launch-to-launch share alone is too wide) or cost more than
@@ -468,7 +474,7 @@ def _requests_on_running(
     `needed(df)`: the variance that decides it at the next look, at the comparison's degrees of
     freedom then (each pass of each contender adds its prompts less one to the within-run estimate's)."""
     ids = tuple(a.id for a in contenders)
-    measured = [launches(results[a.id]) for a in contenders]
+    measured = [launched(results[a.id]) for a in contenders]
     if any(not held for held in measured):
         return None
     per_pass = max(1, round(statistics.fmean(x.requests for held in measured for x in held)))
@@ -478,7 +484,7 @@ def _requests_on_running(
         return NextStep("requests", ids, per_pass, passes_seconds(results.get, ids, 1)) if all(h[-1].records for h in measured) else None
     if target.limited_by != "within-run":
         return None
-    arm_side, base_side = launches(results[target.arm.id]), measured[0]
+    arm_side, base_side = launched(results[target.arm.id]), measured[0]
     launch_part = noise.launch_var * (1 / len(arm_side) + 1 / len(base_side))
 
     def within(side: list[Launch], more: int) -> float:
