@@ -135,12 +135,15 @@ async def test_a_cancel_during_the_extra_passes_stops_the_held_servers(store):
 async def test_the_time_limit_cuts_the_extra_passes_and_stops_the_held_servers(store):
     """`--time-limit` fires while the running servers measure an extra pass (real seconds here; the
     passes' recorded durations are short, so the budget let them start): the pass in flight is
-    dropped, both servers are stopped, and the sweep still ends with its answer from what was measured."""
+    stored as a stopped run with the requests it completed and the reason, both servers are stopped,
+    and the sweep still ends with its answer from the full passes only."""
 
     class Slow(NoisyRequests):
         async def __call__(self, *, arm, settings, base_url, **kw):
-            if len(self.calls) >= 2:  # the extra passes, after the planned wave
-                await asyncio.sleep(1.5)  # past the limit: it fires mid-pass
+            if len(self.calls) >= 2:  # the extra passes, after the planned wave: 3 requests done, then past the limit
+                self.calls.append(arm.id)
+                yield Progress(arm_id=arm.id, completed=3, total=PROMPTS, output_throughput=1000.0)
+                await asyncio.sleep(1.5)
             async for event in super().__call__(arm=arm, settings=settings, base_url=base_url, **kw):
                 yield event
 
@@ -150,4 +153,15 @@ async def test_the_time_limit_cuts_the_extra_passes_and_stops_the_held_servers(s
     assert len(FakeServer.instances) == 2 and all(s.stopped and not s.running for s in FakeServer.instances)
     assert session.status == "finished" and session.recommendation is not None
     base, ngram = session.result_for("baseline"), session.result_for("ngram-n4")
-    assert base.output_throughput and ngram.output_throughput and len(base.runs) == len(ngram.runs) == 1  # the cut pass is not a run
+    for result in (base, ngram):
+        full, cut = result.runs  # the cut pass is stored, after the full one
+        assert (full.status, full.repeat) == ("ok", 1)
+        assert (cut.status, cut.repeat, cut.completed, cut.planned) == ("stopped", 2, 3, PROMPTS)
+        assert (cut.trial, cut.role, cut.wave) == (full.trial, full.role, full.wave)  # a pass of the same launch
+        assert cut.output_throughput is None and cut.duration_s and cut.duration_s > 0.5  # time spent (until the limit), no figure
+        assert result.status.value == "ok" and result.output_throughput == full.output_throughput  # 1000 tok/s of the cut pass is nowhere
+        assert [x.passes for x in launches(result)] == [1]
+        assert any(w.startswith("trial 1, pass 2: stopped at the time limit (1 s) after 3 of 8 requests") for w in result.warnings), result.warnings
+    assert sum(m.startswith("trial 1, pass 2: stopped at the time limit") for m in messages) == 2, messages
+    assert any("2 pass(es) of measured arms cut, stored as stopped and not counted" in r for r in session.recommendation.reasons)
+    assert wall_seconds(session) > 1.5 + 0.1 + 0.5  # the cut pass's time was spent: the budget counts it
