@@ -294,11 +294,9 @@ def _unshrunk(noise: Noise) -> Noise:
     (benchmarks/decision.py, h200-rename-live seed 48). Used only as a check of an answer that rests on
     one launch of an arm (_holds_unshrunk): applied to every look it cost the clear cases a third more
     measuring (h200-humaneval 5.4 -> 7.5 min mean), where a second launch of the one arm is cheap."""
-    if noise.observed_sd is None or noise.observed_df == 0:
+    if noise.observed_launch_var is None or noise.observed_df == 0:
         return noise
-    moderated = (LAUNCH_SPREAD_PRIOR_DF * LAUNCH_SPREAD_PRIOR**2 + noise.observed_df * noise.observed_sd**2) / noise.launch_df
-    within_one = max(moderated - noise.launch_var, 0.0)  # the within-run share that estimate_noise took out
-    observed = noise.observed_sd**2 - within_one
+    observed = noise.observed_launch_var  # the repeats' spread less their own within-run share (estimate_noise)
     return dataclasses.replace(noise, launch_var=observed) if observed > noise.launch_var else noise
 
 
@@ -550,9 +548,15 @@ def _drift_line(index: LevelIndex, conc: int, comparisons: list[Comparison]) -> 
     if result is None or not comparisons:
         return []
     runs = sorted((r for r in result.runs if r.status in _MEASURED and r.output_throughput), key=lambda r: (r.started_at is None, r.started_at))
-    if len(runs) < 2:
+    # by launch, each its passes' geometric mean (as figures.launches): more passes on a held server
+    # are one launch measured longer, not a move of the machine between launches
+    passes: dict[tuple[int, str, int | None, str], list[float]] = {}
+    for run in runs:
+        passes.setdefault((run.trial, run.role, run.wave, run.placement), []).append(math.log(run.output_throughput or 1.0))
+    if len(passes) < 2:
         return []
-    first, last = runs[0].output_throughput or 1.0, runs[-1].output_throughput or 1.0
+    values = [math.exp(statistics.fmean(logs)) for logs in passes.values()]
+    first, last = values[0], values[-1]
     move = last / first - 1
     gap = comparisons[0].speedup - 1
     machine = gpu_change(result)

@@ -9,7 +9,7 @@ import asyncio
 import math
 
 from specadvisor.domain import ArmFinished, MeasurementWarning, Progress, RequestRecord, RunRecord, SweepSettings
-from specadvisor.figures import estimate_noise, launches
+from specadvisor.figures import compare, estimate_noise, launches
 from specadvisor.sweep.budget import wall_seconds
 from specadvisor.sweep.plan import plan_from_methods
 from specadvisor.sweep.runner import SweepRunner
@@ -52,7 +52,8 @@ class NoisyRequests:
 
 
 async def sweep(store, measure, **settings):
-    plan = plan_from_methods("m", [("ngram", {})], [4], SweepSettings(num_prompts=PROMPTS, bracket=False, **settings))
+    settings = {"bracket": False, **settings}
+    plan = plan_from_methods("m", [("ngram", {})], [4], SweepSettings(num_prompts=PROMPTS, **settings))
     runner = SweepRunner(plan, store, server_factory=lambda arm, s, **kw: FakeServer(arm), measure=measure, prompt_loader=no_prompts, slots=SIDE_BY_SIDE)
     events = [e async for e in runner.events()]
     return store.get_session(plan.session.id), [e.message for e in events if isinstance(e, MeasurementWarning)]
@@ -76,6 +77,40 @@ async def test_within_run_noise_gets_more_requests_on_the_running_servers_not_a_
     assert estimate_noise(session).request_var is not None  # the passes separate the within-run noise
     assert wall_seconds(session) == 1.5 + 10.0 * len(base.runs)  # one start-up, then the passes
     assert session.recommendation.verdict == "speculate: ngram N=4", session.recommendation.reasons
+
+
+async def test_with_the_bracket_on_the_passes_go_to_the_confirmation_wave_held_for_the_look(store):
+    """The defaults (`--budget` with the end-of-sweep bracket): side by side, the plan's last wave is
+    the bracket's confirmation wave, a second launch of the baseline AND of the leader. That wave is
+    the one held for the look, so the passes run on those two servers (no third launch of either)
+    and are credited to that launch (role confirm, wave 2), never to trial 1: each arm has two
+    launches, one of 1 pass and one of many. The comparison weighs launches equally, so the passes
+    narrow only the confirmation launch's within-run share: the first launch's is the floor, and the
+    comparison's within-run variance says so; the launch spread is estimated from launch values that
+    carry each its own passes' share (figures.estimate_noise, tests/analysis/test_decision_passes.py)."""
+    measure = NoisyRequests(1.3, jitter=0.45)
+    session, messages = await sweep(store, measure, budget_s=300, bracket=True)
+    assert "wave 2: baseline on cores 0, ngram N=4 on cores 1" in messages, messages
+    assert len(FakeServer.instances) == 4 and all(s.stopped for s in FakeServer.instances)  # 2 waves of 2: no relaunch after the look
+    looks = [m for m in messages if m.startswith("look ")]
+    assert looks and all("on each contender's running server" in m for m in looks), messages
+    base, ngram = session.result_for("baseline"), session.result_for("ngram-n4")
+    for result in (base, ngram):
+        first, *held = result.runs
+        assert (first.trial, first.role, first.wave, first.repeat) == (1, "trial", 1, 1)
+        assert {(r.trial, r.role, r.wave) for r in held} == {(1, "confirm", 2)} and [r.repeat for r in held] == list(range(1, len(held) + 1))
+        assert [(x.passes, x.wave) for x in launches(result)] == [(1, 1), (len(held), 2)] and len(held) > 2
+    noise = estimate_noise(session)
+    assert noise.observed_df == 2 and noise.request_var is not None  # one repeat per arm; the passes separate the within-run noise
+    comparison = compare(ngram_arm(session), ngram, base, noise, lambda df: 2.0)
+    one_pass = noise.request_var / PROMPTS
+    assert math.isclose(comparison.within_var, 2 * (one_pass + one_pass / len(held)) / 4)  # the first launch's pass is the floor
+    assert wall_seconds(session) == 2 * 1.5 + 10.0 * len(base.runs)  # two waves (a start-up each), then the passes
+    assert session.recommendation.verdict == "speculate: ngram N=4", session.recommendation.reasons
+
+
+def ngram_arm(session):
+    return next(a for a in session.arms if a.id == "ngram-n4")
 
 
 async def test_a_budget_that_pays_for_passes_but_not_for_a_relaunch_still_measures(store):
