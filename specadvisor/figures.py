@@ -418,17 +418,48 @@ def compare(
     a, b = launched(arm_result), launched(base_result)
     if not a or not b:
         return None
-    d = statistics.fmean(x.log_throughput for x in a) - statistics.fmean(x.log_throughput for x in b)
-    launch_var = noise.launch_var * (1 / len(a) + 1 / len(b))
+    side_a, side_b = Side.of(a, noise), Side.of(b, noise)
+    d = side_a.log_throughput - side_b.log_throughput
+    launch_var = side_a.launch_var + side_b.launch_var
     if noise.trend and all(x.wave is not None for x in (*a, *b)):  # the arms ran at different points of a drift
-        apart = statistics.fmean(float(x.wave or 0) for x in a) - statistics.fmean(float(x.wave or 0) for x in b)
+        apart = side_a.wave - side_b.wave
         d -= noise.trend * apart
         launch_var += noise.trend_var * apart * apart
-    within_var = sum(noise.within_var(x.requests, x.passes) for x in a) / len(a) ** 2 + sum(noise.within_var(x.requests, x.passes) for x in b) / len(b) ** 2
+    within_var = side_a.within_var + side_b.within_var
     wins, median = _prompt_by_prompt(a, b)
     paired = wins is not None and noise.request_var is not None
     df = comparison_df(launch_var, noise.launch_df, within_var, noise.request_df)
     return Comparison(arm, d, launch_var, within_var, df, quantile(df), paired, (len(a), len(b)), wins, median)
+
+
+@dataclass(frozen=True)
+class Side:
+    """One arm's launches combined: each weighted by its precision, 1 / (launch-to-launch + its own
+    within-run share), the usual random-effects weighting. Launches of one pass over the same prompts
+    weigh the same, as before; a launch measured longer (more passes over the prompts on a held
+    server, sweep/held.py) weighs more where within-run noise dominates. Weighted equally, a launch
+    of 14 passes beside one of 1 pass kept the short one's within-run noise as a floor that no
+    number of passes could lower, and the step sized on pooled requests (next_step) promised a
+    decision the comparison then could not reach."""
+
+    log_throughput: float
+    launch_var: float  # the launch-to-launch share of the combined value's variance
+    within_var: float  # the within-run share
+    wave: float  # the weighted launch order (drift: the trend is taken out at this point)
+
+    @staticmethod
+    def of(launched: Sequence[Launch], noise: Noise) -> Side:
+        shares = [noise.within_var(x.requests, x.passes) for x in launched]
+        totals = [noise.launch_var + w for w in shares]
+        weights = [1 / t for t in totals] if all(t > 0 for t in totals) else [1.0] * len(launched)
+        total = sum(weights)
+        parts = [w / total for w in weights]
+        return Side(
+            log_throughput=sum(p * x.log_throughput for p, x in zip(parts, launched, strict=True)),
+            launch_var=noise.launch_var * sum(p * p for p in parts),
+            within_var=sum(p * p * w for p, w in zip(parts, shares, strict=True)),
+            wave=sum(p * float(x.wave or 0) for p, x in zip(parts, launched, strict=True)),
+        )
 
 
 def comparison_df(launch_var: float, launch_df: int, within_var: float, request_df: int) -> float:

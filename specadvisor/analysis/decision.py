@@ -90,6 +90,7 @@ from specadvisor.figures import (  # the comparison's arithmetic: one home, shar
     Launch,
     Launched,
     Noise,
+    Side,
     alpha_for_look,
     compare,
     comparison_df,
@@ -170,13 +171,20 @@ class LevelDecision:
 
 @dataclass(frozen=True)
 class NextStep:
-    """What measuring would decide an open level: more requests on the contenders' servers, or
-    another launch of each contender, and about how long."""
+    """What measuring would decide an open level: more requests (passes over the prompts) on the
+    contenders' servers, or another launch of each contender, and about how long.
+
+    A "requests" step is priced as what it costs where it would run: on servers that are still up
+    (`running`: the runner's own step between looks, `step_on_running_servers`) it is the passes
+    only; anywhere else (an undecided verdict, read after the sweep has stopped its servers) it is one
+    more launch of each contender measuring `passes` passes, start-up included, and the verdict says so."""
 
     kind: str  # requests | launch | replicate (a second launch of a single-launch arm before any answer)
     arm_ids: tuple[str, ...]  # the contenders (the baseline and the open arms)
     amount: int  # extra requests per contender, or extra launches per contender
     seconds: float | None  # None: more than MAX_EXTRA_LAUNCHES launches would be needed
+    passes: int = 1  # requests: passes over the prompts on each contender's server (running, or launched once more)
+    running: bool = False  # requests: on the contenders' servers that are still up (no start-up in `seconds`)
 
     def text(self, names: str) -> str:
         """The tail of an undecided verdict: what to measure, for how long, and how sure that is."""
@@ -185,13 +193,17 @@ class NextStep:
                 f"measuring one more launch of {names} for about {_minutes(self.seconds or 0.0)} more comes first: "
                 "at this machine's launch spread one launch might not decide it"
             )
-        if self.kind == "requests":
-            what = f"about {self.amount} more requests on each of {names}'s servers"
+        paid = ""
+        passes = f"{self.passes} pass{'es' if self.passes != 1 else ''} over the prompts"
+        if self.kind == "requests" and self.running:
+            what, paid = f"{passes} more on each of {names}'s running servers (about {self.amount} more requests on each of them)", " (no start-up)"
+        elif self.kind == "requests":
+            what, paid = f"one more launch of each of {names} with {passes} (about {self.amount} more requests on each of them)", " (start-up included)"
         else:
             what = f"{self.amount} more launch{'es' if self.amount > 1 else ''} of each of {names}"
         if self.seconds is None:
             return f"even {what} might not decide it: the gain sits too close to the {PRACTICAL_MARGIN * 100:.0f}% margin"
-        return f"measuring {what} for about {_minutes(self.seconds)} more would likely decide it ({STEP_POWER:.0%} power if the gain holds)"
+        return f"measuring {what} for about {_minutes(self.seconds)} more{paid} would likely decide it ({STEP_POWER:.0%} power if the gain holds)"
 
 
 def simplicity(arm: Arm) -> tuple[int, int]:
@@ -412,16 +424,9 @@ def next_step(
             return on_servers
     ka, kb = target.launches
     if target.limited_by == "within-run" and noise.request_var is not None:
-        requests = statistics.fmean(x.requests for a in contenders for x in launched(results[a.id]))
-        budget_launch = noise.launch_var * (1 / ka + 1 / kb)
-        if budget_launch < needed(noise.launch_df):
-            # x more requests on each side leave request_var * (1/(Na+x) + 1/(Nb+x)) <= what is left
-            na, nb = ka * requests, kb * requests
-            extra = max(1, math.ceil(2 * noise.request_var / (needed(noise.launch_df) - budget_launch) - min(na, nb)))
-            # the runner measures them as passes over the prompts on one more launch of each contender
-            seconds = round_seconds(results.get, ids, 1 + math.ceil(extra / requests), slots, launched=launched)
-            if seconds <= MAX_EXTRA_LAUNCHES * one_round:
-                return NextStep("requests", ids, extra, seconds)
+        on_relaunch = _requests_on_relaunch(contenders, target, noise, needed, results, MAX_EXTRA_LAUNCHES * one_round, slots, launched)
+        if on_relaunch is not None:
+            return on_relaunch
     for j in range(1, MAX_EXTRA_LAUNCHES + 1):
         if noise.launch_var * (1 / (ka + j) + 1 / (kb + j)) + target.within_var * (ka * kb) / ((ka + j) * (kb + j)) <= needed(
             noise.launch_df + j * len(contenders)
@@ -456,6 +461,37 @@ def step_on_running_servers(session: Session, level: LevelDecision, *, confidenc
     return next_step(session, base, open_, noise, quantile, results, running=True, launched=index.launched)
 
 
+def _requests_on_relaunch(
+    contenders: list[Arm],
+    target: Comparison,
+    noise: Noise,
+    needed: Callable[[float], float],
+    results: dict[str, ArmResult],
+    most_s: float,
+    slots: int,
+    launched: Launched,
+) -> NextStep | None:
+    """One more launch of each contender measuring several passes over the prompts (the servers are
+    down: a start-up each), sized on the comparison the next look will make: the new launch joins the
+    arm's others, weighted by its precision (figures.Side), and adds a repeat and its passes' df to
+    the noise estimates. None where no number of passes up to the cost of MAX_EXTRA_LAUNCHES launches
+    would decide it (the launch-to-launch share alone is too wide)."""
+    ids = tuple(a.id for a in contenders)
+    arm_side, base_side = launched(results[target.arm.id]), launched(results[contenders[0].id])
+    requests = max(1, round(statistics.fmean(x.requests for a in contenders for x in launched(results[a.id]))))
+    for passes in range(2, MAX_EXTRA_PASSES + 1):
+        seconds = round_seconds(results.get, ids, passes, slots, launched=launched)
+        if seconds > most_s:
+            break
+        extra = Launch(0.0, passes, requests, 0.0, None, ())
+        a, b = Side.of([*arm_side, extra], noise), Side.of([*base_side, extra], noise)
+        launch_part, within_var = a.launch_var + b.launch_var, a.within_var + b.within_var
+        df = comparison_df(launch_part, noise.launch_df + len(contenders), within_var, noise.request_df + passes * len(contenders) * (requests - 1))
+        if launch_part + within_var <= needed(df):
+            return NextStep("requests", ids, passes * requests, seconds, passes)
+    return None
+
+
 def _requests_on_running(
     contenders: list[Arm],
     target: Comparison,
@@ -479,24 +515,23 @@ def _requests_on_running(
     if noise.request_var is None:
         # one pass per launch so far: the within-run share is inside the launch-to-launch prior; a second
         # pass on the same servers (paired by prompt) separates it, where per-request records exist
-        return NextStep("requests", ids, per_pass, passes_seconds(results.get, ids, 1)) if all(h[-1].records for h in measured) else None
+        return NextStep("requests", ids, per_pass, passes_seconds(results.get, ids, 1), 1, running=True) if all(h[-1].records for h in measured) else None
     if target.limited_by != "within-run":
         return None
     arm_side, base_side = launched(results[target.arm.id]), measured[0]
-    launch_part = noise.launch_var * (1 / len(arm_side) + 1 / len(base_side))
 
-    def within(side: list[Launch], more: int) -> float:
-        shares = [noise.within_var(x.requests, x.passes + (more if i == len(side) - 1 else 0)) for i, x in enumerate(side)]
-        return sum(shares) / len(side) ** 2
+    def longer(side: list[Launch], more: int) -> Side:  # the latest launch (the one still up) measured `more` passes longer
+        return Side.of([*side[:-1], dataclasses.replace(side[-1], passes=side[-1].passes + more)], noise)
 
     for passes in range(1, MAX_EXTRA_PASSES + 1):
         seconds = passes_seconds(results.get, ids, passes)
         if seconds > most_s:
             break
-        within_var = within(arm_side, passes) + within(base_side, passes)
+        a, b = longer(arm_side, passes), longer(base_side, passes)
+        launch_part, within_var = a.launch_var + b.launch_var, a.within_var + b.within_var
         df = comparison_df(launch_part, noise.launch_df, within_var, noise.request_df + passes * len(contenders) * (per_pass - 1))
         if launch_part + within_var <= needed(df):
-            return NextStep("requests", ids, passes * per_pass, seconds)
+            return NextStep("requests", ids, passes * per_pass, seconds, passes, running=True)
     return None
 
 

@@ -417,9 +417,8 @@ class SweepRunner:
         every server starts pass k together and serves the same prompts in the same order, so the
         arms stay paired by prompt and share the host's conditions. Returns the wall-clock seconds
         added, or None to stop measuring."""
-        per_pass = max(1, len(getattr(self._prompts, "prompts", None) or []) or self.session.settings.num_prompts)
         cost = passes_seconds(self.session.result_for, step.arm_ids, 1)
-        passes = self._affordable(cost, max(1, math.ceil(step.amount / per_pass)), left)
+        passes = self._affordable(cost, max(1, step.passes), left)
         if self._refused(cost * max(1, passes), left, level, emit):
             return None
         emit(
@@ -448,10 +447,7 @@ class SweepRunner:
         noise limits it and no server is up), as many rounds as the budget pays for; the last wave is
         held for the next look. Returns (the wall-clock seconds added or None to stop, the held wave)."""
         settings = self.session.settings
-        passes = 1
-        if step.kind == "requests":
-            per_pass = max(1, len(getattr(self._prompts, "prompts", None) or []) or settings.num_prompts)
-            passes = min(MAX_PASSES, 1 + math.ceil(step.amount / per_pass))
+        passes = min(MAX_PASSES, step.passes) if step.kind == "requests" else 1  # the passes the verdict priced (at most MAX_PASSES a look)
         # The launches the step asks for are measured before the next look (each look spends error:
         # one launch per look decided half as many replayed cases), as many as the budget still pays for.
         per_round = round_seconds(self.session.result_for, step.arm_ids, passes, len(self.slots))

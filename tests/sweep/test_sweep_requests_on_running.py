@@ -84,10 +84,11 @@ async def test_with_the_bracket_on_the_passes_go_to_the_confirmation_wave_held_f
     the bracket's confirmation wave, a second launch of the baseline AND of the leader. That wave is
     the one held for the look, so the passes run on those two servers (no third launch of either)
     and are credited to that launch (role confirm, wave 2), never to trial 1: each arm has two
-    launches, one of 1 pass and one of many. The comparison weighs launches equally, so the passes
-    narrow only the confirmation launch's within-run share: the first launch's is the floor, and the
-    comparison's within-run variance says so; the launch spread is estimated from launch values that
-    carry each its own passes' share (figures.estimate_noise, tests/analysis/test_decision_passes.py)."""
+    launches, one of 1 pass and one of many. The comparison weighs each launch by its precision
+    (figures.Side): with no launch-to-launch spread to speak of, every pass counts alike, so the
+    passes narrow the arm's whole within-run share, not only the held launch's. Weighted equally, as
+    before, the first launch's single pass was a floor (a quarter of one pass's share per side) that
+    no number of passes lowered, and this sweep took 13 passes where 7 decide it now."""
     measure = NoisyRequests(1.3, jitter=0.45)
     session, messages = await sweep(store, measure, budget_s=300, bracket=True)
     assert "wave 2: baseline on cores 0, ngram N=4 on cores 1" in messages, messages
@@ -103,8 +104,10 @@ async def test_with_the_bracket_on_the_passes_go_to_the_confirmation_wave_held_f
     noise = estimate_noise(session)
     assert noise.observed_df == 2 and noise.request_var is not None  # one repeat per arm; the passes separate the within-run noise
     comparison = compare(ngram_arm(session), ngram, base, noise, lambda df: 2.0)
+    assert noise.launch_var == 0.0 and comparison.launch_var == 0.0
     one_pass = noise.request_var / PROMPTS
-    assert math.isclose(comparison.within_var, 2 * (one_pass + one_pass / len(held)) / 4)  # the first launch's pass is the floor
+    assert math.isclose(comparison.within_var, 2 * one_pass / len(base.runs))  # every pass of the arm counts alike: no floor
+    assert len(held) <= 8, len(held)
     assert wall_seconds(session) == 2 * 1.5 + 10.0 * len(base.runs)  # two waves (a start-up each), then the passes
     assert session.recommendation.verdict == "speculate: ngram N=4", session.recommendation.reasons
 
