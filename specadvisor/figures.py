@@ -257,7 +257,7 @@ class Noise:
     request_df: int = 0
     trend: float = 0.0  # drift: change of log throughput per wave, common to all arms (0: not estimable)
     trend_var: float = 0.0  # its variance
-    observed_launch_var: float | None = None  # the repeats' launch component alone (no prior), within-run share taken out
+    observed_launch_var: float | None = None  # the repeats' launch component alone (no prior), within-run share taken out (a moment estimate: may be < 0)
 
     def within_var(self, requests: int, passes: int = 1) -> float:
         """One launch's within-run variance (its requests over `passes` passes)."""

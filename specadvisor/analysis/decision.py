@@ -6,7 +6,8 @@ The rule
 --------
 - The quantity judged is the speedup of each speculative arm over the no-speculation baseline:
   d = log(arm throughput / baseline throughput), each throughput the geometric mean of the arm's
-  launches. The answer is for the workload as its prompt set samples it: at T=0 every arm serves the
+  launches, each launch weighted by its precision (figures.Side: launches of one pass weigh the same;
+  a launch measured over more passes weighs more where within-run noise dominates). The answer is for the workload as its prompt set samples it: at T=0 every arm serves the
   same prompts in the same order, so prompt lengths are shared and cancel in the comparison.
 - Ties go to the simpler configuration. A gain within PRACTICAL_MARGIN (3%) is a tie: smaller than
   what a redeploy, a drafter's memory and a second code path are worth, and about the launch-to-launch
@@ -504,7 +505,8 @@ def _requests_on_running(
     """More passes over the prompts on the contenders' running servers (their latest launch), or None
     where they would not decide it (the launch-to-launch share alone is too wide) or cost more than
     `most_s`. A launch's throughput is the mean of its passes, and the comparison weighs an arm's
-    launches equally, so added passes narrow only the latest launch's share of the within-run noise.
+    launches by their precision (figures.Side), so the passes added to the latest launch narrow the
+    arm's within-run share as a whole where it dominates, and the launch-to-launch share not at all.
     `needed(df)`: the variance that decides it at the next look, at the comparison's degrees of
     freedom then (each pass of each contender adds its prompts less one to the within-run estimate's)."""
     ids = tuple(a.id for a in contenders)
