@@ -480,17 +480,36 @@ def _requests_on_relaunch(
     ids = tuple(a.id for a in contenders)
     arm_side, base_side = launched(results[target.arm.id]), launched(results[contenders[0].id])
     requests = max(1, round(statistics.fmean(x.requests for a in contenders for x in launched(results[a.id]))))
-    for passes in range(2, MAX_EXTRA_PASSES + 1):
-        seconds = round_seconds(results.get, ids, passes, slots, launched=launched)
-        if seconds > most_s:
-            break
+
+    def seconds(passes: int) -> float:
+        return round_seconds(results.get, ids, passes, slots, launched=launched)
+
+    def decides(passes: int) -> bool:
         extra = Launch(0.0, passes, requests, 0.0, None, ())
         a, b = Side.of([*arm_side, extra], noise), Side.of([*base_side, extra], noise)
         launch_part, within_var = a.launch_var + b.launch_var, a.within_var + b.within_var
         df = comparison_df(launch_part, noise.launch_df + len(contenders), within_var, noise.request_df + passes * len(contenders) * (requests - 1))
-        if launch_part + within_var <= needed(df):
-            return NextStep("requests", ids, passes * requests, seconds, passes)
-    return None
+        return launch_part + within_var <= needed(df)
+
+    # both grow with the passes (cost; variance falls and the df rise): bisect, a level of many arms
+    # (a 100,000-arm bundle) must not price 200 candidate steps one by one
+    most = _last(2, MAX_EXTRA_PASSES, lambda p: seconds(p) <= most_s)
+    if most is None or not decides(most):
+        return None
+    short = _last(2, most, lambda p: not decides(p))  # the most passes that would not decide it yet
+    fewest = 2 if short is None else short + 1
+    return NextStep("requests", ids, fewest * requests, seconds(fewest), fewest)
+
+
+def _last(low: int, high: int, holds: Callable[[int], bool]) -> int | None:
+    """The largest n in [low, high] for which `holds` is true, `holds` true up to some n and false
+    after it; None when it holds nowhere."""
+    if not holds(low):
+        return None
+    while low < high:
+        mid = (low + high + 1) // 2
+        low, high = (mid, high) if holds(mid) else (low, mid - 1)
+    return low
 
 
 def _requests_on_running(
