@@ -257,6 +257,7 @@ class Noise:
     request_df: int = 0
     trend: float = 0.0  # drift: change of log throughput per wave, common to all arms (0: not estimable)
     trend_var: float = 0.0  # its variance
+    observed_launch_var: float | None = None  # the repeats' launch component alone (no prior), within-run share taken out (a moment estimate: may be < 0)
 
     def within_var(self, requests: int, passes: int = 1) -> float:
         """One launch's within-run variance (its requests over `passes` passes)."""
@@ -274,6 +275,7 @@ def estimate_noise(
     squares, df = 0.0, 0
     request_squares, request_df = 0.0, 0
     request_counts: list[int] = []
+    repeated: list[list[Launch]] = []  # arms with two or more launches: their within-run share of `squares`
     centred: list[tuple[float, float]] = []  # (wave - arm's mean wave, log tok/s - arm's mean) for a common drift slope
     for result in session.results:
         arm_launches = launched(result)
@@ -282,6 +284,7 @@ def estimate_noise(
             mean = statistics.fmean(values)
             squares += sum((v - mean) ** 2 for v in values)
             df += len(values) - 1
+            repeated.append(arm_launches)
             waves = [launch.wave for launch in arm_launches]
             if all(w is not None for w in waves):
                 mean_wave = statistics.fmean(float(w or 0) for w in waves)
@@ -299,6 +302,7 @@ def estimate_noise(
     # there costs a degree of freedom and widens every comparison whose arms ran at different times.
     sxx = sum(x * x for x, _ in centred)
     trend = sum(x * y for x, y in centred) / sxx if sxx > 0 and df >= MIN_TREND_DF else 0.0
+    fitted_df = df
     if trend:
         left = max(squares - trend * trend * sxx, 0.0)
         if trend * trend * sxx > TREND_SHOWN**2 * left / (df - 1):
@@ -307,10 +311,15 @@ def estimate_noise(
             trend = 0.0
     request_var = request_squares / request_df if request_df >= 1 else None
     moderated = (prior_df * prior_sd**2 + squares) / (prior_df + df)
+    # Launch values carry their own within-run noise: the launch component is what is left of it. The
+    # prior describes one-pass launches (run totals), so it loses one pass's share; the repeats lose
+    # what their own passes carry (_within_share): a launch with 14 passes over the prompts (more
+    # requests on a held server) carries a fourteenth of one pass's, and taking a whole pass's share
+    # from it, as before, understated the launch spread and so every interval resting on it.
     typical_requests = statistics.median(request_counts) if request_counts else 1
-    # run totals carry their own within-run noise: the launch component is what is left of it
     within_one = request_var / typical_requests if request_var is not None else 0.0
-    launch_var = max(moderated - within_one, 0.0)
+    within_data = _within_share(repeated, request_var) * (df / fitted_df if fitted_df else 0.0)
+    launch_var = max((prior_df * (prior_sd**2 - within_one) + squares - within_data) / (prior_df + df), 0.0)
     return Noise(
         launch_var=launch_var,
         launch_df=prior_df + df,
@@ -320,7 +329,21 @@ def estimate_noise(
         request_df=request_df,
         trend=trend,
         trend_var=moderated / sxx if sxx > 0 and trend else 0.0,
+        observed_launch_var=(squares - within_data) / df if df else None,
     )
+
+
+def _within_share(repeated: list[list[Launch]], request_var: float | None) -> float:
+    """What within-run noise adds, in expectation, to the sum of squares of the arms' launch values
+    about their means: for values of variance launch + w_i, E[sum (x_i - mean)^2] = (n - 1) launch +
+    (1 - 1/n) sum w_i, where w_i is launch i's within-run share (its requests x its passes)."""
+    if request_var is None:
+        return 0.0
+    total = 0.0
+    for arm_launches in repeated:
+        n = len(arm_launches)
+        total += (1 - 1 / n) * sum(request_var / max(1, x.requests * x.passes) for x in arm_launches)
+    return total
 
 
 def _two_way_residual(passes: list[tuple[RequestRecord, ...]]) -> tuple[float, int]:
@@ -395,17 +418,48 @@ def compare(
     a, b = launched(arm_result), launched(base_result)
     if not a or not b:
         return None
-    d = statistics.fmean(x.log_throughput for x in a) - statistics.fmean(x.log_throughput for x in b)
-    launch_var = noise.launch_var * (1 / len(a) + 1 / len(b))
+    side_a, side_b = Side.of(a, noise), Side.of(b, noise)
+    d = side_a.log_throughput - side_b.log_throughput
+    launch_var = side_a.launch_var + side_b.launch_var
     if noise.trend and all(x.wave is not None for x in (*a, *b)):  # the arms ran at different points of a drift
-        apart = statistics.fmean(float(x.wave or 0) for x in a) - statistics.fmean(float(x.wave or 0) for x in b)
+        apart = side_a.wave - side_b.wave
         d -= noise.trend * apart
         launch_var += noise.trend_var * apart * apart
-    within_var = sum(noise.within_var(x.requests, x.passes) for x in a) / len(a) ** 2 + sum(noise.within_var(x.requests, x.passes) for x in b) / len(b) ** 2
+    within_var = side_a.within_var + side_b.within_var
     wins, median = _prompt_by_prompt(a, b)
     paired = wins is not None and noise.request_var is not None
     df = comparison_df(launch_var, noise.launch_df, within_var, noise.request_df)
     return Comparison(arm, d, launch_var, within_var, df, quantile(df), paired, (len(a), len(b)), wins, median)
+
+
+@dataclass(frozen=True)
+class Side:
+    """One arm's launches combined: each weighted by its precision, 1 / (launch-to-launch + its own
+    within-run share), the usual random-effects weighting. Launches of one pass over the same prompts
+    weigh the same, as before; a launch measured longer (more passes over the prompts on a held
+    server, sweep/held.py) weighs more where within-run noise dominates. Weighted equally, a launch
+    of 14 passes beside one of 1 pass kept the short one's within-run noise as a floor that no
+    number of passes could lower, and the step sized on pooled requests (next_step) promised a
+    decision the comparison then could not reach."""
+
+    log_throughput: float
+    launch_var: float  # the launch-to-launch share of the combined value's variance
+    within_var: float  # the within-run share
+    wave: float  # the weighted launch order (drift: the trend is taken out at this point)
+
+    @staticmethod
+    def of(launched: Sequence[Launch], noise: Noise) -> Side:
+        shares = [noise.within_var(x.requests, x.passes) for x in launched]
+        totals = [noise.launch_var + w for w in shares]
+        weights = [1 / t for t in totals] if all(t > 0 for t in totals) else [1.0] * len(launched)
+        total = sum(weights)
+        parts = [w / total for w in weights]
+        return Side(
+            log_throughput=sum(p * x.log_throughput for p, x in zip(parts, launched, strict=True)),
+            launch_var=noise.launch_var * sum(p * p for p in parts),
+            within_var=sum(p * p * w for p, w in zip(parts, shares, strict=True)),
+            wave=sum(p * float(x.wave or 0) for p, x in zip(parts, launched, strict=True)),
+        )
 
 
 def comparison_df(launch_var: float, launch_df: int, within_var: float, request_df: int) -> float:

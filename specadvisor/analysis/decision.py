@@ -6,7 +6,8 @@ The rule
 --------
 - The quantity judged is the speedup of each speculative arm over the no-speculation baseline:
   d = log(arm throughput / baseline throughput), each throughput the geometric mean of the arm's
-  launches. The answer is for the workload as its prompt set samples it: at T=0 every arm serves the
+  launches, each launch weighted by its precision (figures.Side: launches of one pass weigh the same;
+  a launch measured over more passes weighs more where within-run noise dominates). The answer is for the workload as its prompt set samples it: at T=0 every arm serves the
   same prompts in the same order, so prompt lengths are shared and cancel in the comparison.
 - Ties go to the simpler configuration. A gain within PRACTICAL_MARGIN (3%) is a tie: smaller than
   what a redeploy, a drafter's memory and a second code path are worth, and about the launch-to-launch
@@ -90,6 +91,7 @@ from specadvisor.figures import (  # the comparison's arithmetic: one home, shar
     Launch,
     Launched,
     Noise,
+    Side,
     alpha_for_look,
     compare,
     comparison_df,
@@ -170,13 +172,20 @@ class LevelDecision:
 
 @dataclass(frozen=True)
 class NextStep:
-    """What measuring would decide an open level: more requests on the contenders' servers, or
-    another launch of each contender, and about how long."""
+    """What measuring would decide an open level: more requests (passes over the prompts) on the
+    contenders' servers, or another launch of each contender, and about how long.
+
+    A "requests" step is priced as what it costs where it would run: on servers that are still up
+    (`running`: the runner's own step between looks, `step_on_running_servers`) it is the passes
+    only; anywhere else (an undecided verdict, read after the sweep has stopped its servers) it is one
+    more launch of each contender measuring `passes` passes, start-up included, and the verdict says so."""
 
     kind: str  # requests | launch | replicate (a second launch of a single-launch arm before any answer)
     arm_ids: tuple[str, ...]  # the contenders (the baseline and the open arms)
     amount: int  # extra requests per contender, or extra launches per contender
     seconds: float | None  # None: more than MAX_EXTRA_LAUNCHES launches would be needed
+    passes: int = 1  # requests: passes over the prompts on each contender's server (running, or launched once more)
+    running: bool = False  # requests: on the contenders' servers that are still up (no start-up in `seconds`)
 
     def text(self, names: str) -> str:
         """The tail of an undecided verdict: what to measure, for how long, and how sure that is."""
@@ -185,13 +194,17 @@ class NextStep:
                 f"measuring one more launch of {names} for about {_minutes(self.seconds or 0.0)} more comes first: "
                 "at this machine's launch spread one launch might not decide it"
             )
-        if self.kind == "requests":
-            what = f"about {self.amount} more requests on each of {names}'s servers"
+        paid = ""
+        passes = f"{self.passes} pass{'es' if self.passes != 1 else ''} over the prompts"
+        if self.kind == "requests" and self.running:
+            what, paid = f"{passes} more on each of {names}'s running servers (about {self.amount} more requests on each of them)", " (no start-up)"
+        elif self.kind == "requests":
+            what, paid = f"one more launch of each of {names} with {passes} (about {self.amount} more requests on each of them)", " (start-up included)"
         else:
             what = f"{self.amount} more launch{'es' if self.amount > 1 else ''} of each of {names}"
         if self.seconds is None:
             return f"even {what} might not decide it: the gain sits too close to the {PRACTICAL_MARGIN * 100:.0f}% margin"
-        return f"measuring {what} for about {_minutes(self.seconds)} more would likely decide it ({STEP_POWER:.0%} power if the gain holds)"
+        return f"measuring {what} for about {_minutes(self.seconds)} more{paid} would likely decide it ({STEP_POWER:.0%} power if the gain holds)"
 
 
 def simplicity(arm: Arm) -> tuple[int, int]:
@@ -294,11 +307,9 @@ def _unshrunk(noise: Noise) -> Noise:
     (benchmarks/decision.py, h200-rename-live seed 48). Used only as a check of an answer that rests on
     one launch of an arm (_holds_unshrunk): applied to every look it cost the clear cases a third more
     measuring (h200-humaneval 5.4 -> 7.5 min mean), where a second launch of the one arm is cheap."""
-    if noise.observed_sd is None or noise.observed_df == 0:
+    if noise.observed_launch_var is None or noise.observed_df == 0:
         return noise
-    moderated = (LAUNCH_SPREAD_PRIOR_DF * LAUNCH_SPREAD_PRIOR**2 + noise.observed_df * noise.observed_sd**2) / noise.launch_df
-    within_one = max(moderated - noise.launch_var, 0.0)  # the within-run share that estimate_noise took out
-    observed = noise.observed_sd**2 - within_one
+    observed = noise.observed_launch_var  # the repeats' spread less their own within-run share (estimate_noise)
     return dataclasses.replace(noise, launch_var=observed) if observed > noise.launch_var else noise
 
 
@@ -414,16 +425,9 @@ def next_step(
             return on_servers
     ka, kb = target.launches
     if target.limited_by == "within-run" and noise.request_var is not None:
-        requests = statistics.fmean(x.requests for a in contenders for x in launched(results[a.id]))
-        budget_launch = noise.launch_var * (1 / ka + 1 / kb)
-        if budget_launch < needed(noise.launch_df):
-            # x more requests on each side leave request_var * (1/(Na+x) + 1/(Nb+x)) <= what is left
-            na, nb = ka * requests, kb * requests
-            extra = max(1, math.ceil(2 * noise.request_var / (needed(noise.launch_df) - budget_launch) - min(na, nb)))
-            # the runner measures them as passes over the prompts on one more launch of each contender
-            seconds = round_seconds(results.get, ids, 1 + math.ceil(extra / requests), slots, launched=launched)
-            if seconds <= MAX_EXTRA_LAUNCHES * one_round:
-                return NextStep("requests", ids, extra, seconds)
+        on_relaunch = _requests_on_relaunch(contenders, target, noise, needed, results, MAX_EXTRA_LAUNCHES * one_round, slots, launched)
+        if on_relaunch is not None:
+            return on_relaunch
     for j in range(1, MAX_EXTRA_LAUNCHES + 1):
         if noise.launch_var * (1 / (ka + j) + 1 / (kb + j)) + target.within_var * (ka * kb) / ((ka + j) * (kb + j)) <= needed(
             noise.launch_df + j * len(contenders)
@@ -458,6 +462,56 @@ def step_on_running_servers(session: Session, level: LevelDecision, *, confidenc
     return next_step(session, base, open_, noise, quantile, results, running=True, launched=index.launched)
 
 
+def _requests_on_relaunch(
+    contenders: list[Arm],
+    target: Comparison,
+    noise: Noise,
+    needed: Callable[[float], float],
+    results: dict[str, ArmResult],
+    most_s: float,
+    slots: int,
+    launched: Launched,
+) -> NextStep | None:
+    """One more launch of each contender measuring several passes over the prompts (the servers are
+    down: a start-up each), sized on the comparison the next look will make: the new launch joins the
+    arm's others, weighted by its precision (figures.Side), and adds a repeat and its passes' df to
+    the noise estimates. None where no number of passes up to the cost of MAX_EXTRA_LAUNCHES launches
+    would decide it (the launch-to-launch share alone is too wide)."""
+    ids = tuple(a.id for a in contenders)
+    arm_side, base_side = launched(results[target.arm.id]), launched(results[contenders[0].id])
+    requests = max(1, round(statistics.fmean(x.requests for a in contenders for x in launched(results[a.id]))))
+
+    def seconds(passes: int) -> float:
+        return round_seconds(results.get, ids, passes, slots, launched=launched)
+
+    def decides(passes: int) -> bool:
+        extra = Launch(0.0, passes, requests, 0.0, None, ())
+        a, b = Side.of([*arm_side, extra], noise), Side.of([*base_side, extra], noise)
+        launch_part, within_var = a.launch_var + b.launch_var, a.within_var + b.within_var
+        df = comparison_df(launch_part, noise.launch_df + len(contenders), within_var, noise.request_df + passes * len(contenders) * (requests - 1))
+        return launch_part + within_var <= needed(df)
+
+    # both grow with the passes (cost; variance falls and the df rise): bisect, a level of many arms
+    # (a 100,000-arm bundle) must not price 200 candidate steps one by one
+    most = _last(2, MAX_EXTRA_PASSES, lambda p: seconds(p) <= most_s)
+    if most is None or not decides(most):
+        return None
+    short = _last(2, most, lambda p: not decides(p))  # the most passes that would not decide it yet
+    fewest = 2 if short is None else short + 1
+    return NextStep("requests", ids, fewest * requests, seconds(fewest), fewest)
+
+
+def _last(low: int, high: int, holds: Callable[[int], bool]) -> int | None:
+    """The largest n in [low, high] for which `holds` is true, `holds` true up to some n and false
+    after it; None when it holds nowhere."""
+    if not holds(low):
+        return None
+    while low < high:
+        mid = (low + high + 1) // 2
+        low, high = (mid, high) if holds(mid) else (low, mid - 1)
+    return low
+
+
 def _requests_on_running(
     contenders: list[Arm],
     target: Comparison,
@@ -470,7 +524,8 @@ def _requests_on_running(
     """More passes over the prompts on the contenders' running servers (their latest launch), or None
     where they would not decide it (the launch-to-launch share alone is too wide) or cost more than
     `most_s`. A launch's throughput is the mean of its passes, and the comparison weighs an arm's
-    launches equally, so added passes narrow only the latest launch's share of the within-run noise.
+    launches by their precision (figures.Side), so the passes added to the latest launch narrow the
+    arm's within-run share as a whole where it dominates, and the launch-to-launch share not at all.
     `needed(df)`: the variance that decides it at the next look, at the comparison's degrees of
     freedom then (each pass of each contender adds its prompts less one to the within-run estimate's)."""
     ids = tuple(a.id for a in contenders)
@@ -481,24 +536,23 @@ def _requests_on_running(
     if noise.request_var is None:
         # one pass per launch so far: the within-run share is inside the launch-to-launch prior; a second
         # pass on the same servers (paired by prompt) separates it, where per-request records exist
-        return NextStep("requests", ids, per_pass, passes_seconds(results.get, ids, 1)) if all(h[-1].records for h in measured) else None
+        return NextStep("requests", ids, per_pass, passes_seconds(results.get, ids, 1), 1, running=True) if all(h[-1].records for h in measured) else None
     if target.limited_by != "within-run":
         return None
     arm_side, base_side = launched(results[target.arm.id]), measured[0]
-    launch_part = noise.launch_var * (1 / len(arm_side) + 1 / len(base_side))
 
-    def within(side: list[Launch], more: int) -> float:
-        shares = [noise.within_var(x.requests, x.passes + (more if i == len(side) - 1 else 0)) for i, x in enumerate(side)]
-        return sum(shares) / len(side) ** 2
+    def longer(side: list[Launch], more: int) -> Side:  # the latest launch (the one still up) measured `more` passes longer
+        return Side.of([*side[:-1], dataclasses.replace(side[-1], passes=side[-1].passes + more)], noise)
 
     for passes in range(1, MAX_EXTRA_PASSES + 1):
         seconds = passes_seconds(results.get, ids, passes)
         if seconds > most_s:
             break
-        within_var = within(arm_side, passes) + within(base_side, passes)
+        a, b = longer(arm_side, passes), longer(base_side, passes)
+        launch_part, within_var = a.launch_var + b.launch_var, a.within_var + b.within_var
         df = comparison_df(launch_part, noise.launch_df, within_var, noise.request_df + passes * len(contenders) * (per_pass - 1))
         if launch_part + within_var <= needed(df):
-            return NextStep("requests", ids, passes * per_pass, seconds)
+            return NextStep("requests", ids, passes * per_pass, seconds, passes, running=True)
     return None
 
 
@@ -550,9 +604,15 @@ def _drift_line(index: LevelIndex, conc: int, comparisons: list[Comparison]) -> 
     if result is None or not comparisons:
         return []
     runs = sorted((r for r in result.runs if r.status in _MEASURED and r.output_throughput), key=lambda r: (r.started_at is None, r.started_at))
-    if len(runs) < 2:
+    # by launch, each its passes' geometric mean (as figures.launches): more passes on a held server
+    # are one launch measured longer, not a move of the machine between launches
+    passes: dict[tuple[int, str, int | None, str], list[float]] = {}
+    for run in runs:
+        passes.setdefault((run.trial, run.role, run.wave, run.placement), []).append(math.log(run.output_throughput or 1.0))
+    if len(passes) < 2:
         return []
-    first, last = runs[0].output_throughput or 1.0, runs[-1].output_throughput or 1.0
+    values = [math.exp(statistics.fmean(logs)) for logs in passes.values()]
+    first, last = values[0], values[-1]
     move = last / first - 1
     gap = comparisons[0].speedup - 1
     machine = gpu_change(result)

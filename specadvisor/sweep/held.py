@@ -15,7 +15,11 @@ The extra passes are stored as more runs of the same launch (same trial, role, w
 `repeat` counting up), as passes of a planned launch already are: `figures.launches` folds them into
 that one launch, so a pass is never counted as a launch (the launch-to-launch spread would shrink
 for nothing: a pass on a running server does not see a new start-up's state), and the passes feed
-the prompts x passes estimate of the within-run noise (`figures.estimate_noise`).
+the prompts x passes estimate of the within-run noise (`figures.estimate_noise`). With the bracket on
+(the default), the held wave is the bracket's confirmation wave (the baseline and the leader launched
+again side by side), so the passes go to each arm's second launch; the comparison weighs an arm's
+launches by their precision (`figures.Side`), so they narrow the arm's whole within-run share. A pass
+the time limit cuts is stored as a stopped run and counted nowhere (`sweep/time_limit.py`).
 """
 
 from __future__ import annotations

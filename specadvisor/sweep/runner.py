@@ -15,6 +15,7 @@ import os
 import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -54,12 +55,12 @@ from specadvisor.sweep.budget import wall_seconds
 from specadvisor.sweep.held import HeldWave, Parked
 from specadvisor.sweep.monitor import GpuMonitor, NoMonitor
 from specadvisor.sweep.plan import SweepPlan
-from specadvisor.sweep.runs import RunWhere, fold_startup, merge, run_record
+from specadvisor.sweep.runs import RunWhere, fold_startup, merge, run_name, run_record
 from specadvisor.sweep.scheduler import DONE_STATUSES, Job, Scheduler
 from specadvisor.sweep.slots import Slot
 from specadvisor.sweep.stopping import CiTarget
 from specadvisor.sweep.stopping import account_savings as _account_savings
-from specadvisor.sweep.time_limit import Watchdog, annotate, limit_text, not_launched_reason, stopped_reason
+from specadvisor.sweep.time_limit import STOPPED_RUN, Watchdog, annotate, limit_text, not_launched_reason, stopped_reason
 from specadvisor.sweep.wave_sync import Arrival, StartupLocks, WaveGate
 from specadvisor.trust import refuse_imported
 
@@ -164,7 +165,8 @@ class SweepRunner:
         self._task: asyncio.Task[None] | None = None
         self._cancel_requested = threading.Event()
         self._watchdog: Watchdog | None = None  # the sweep's hard time limit (settings.time_limit_s), once running
-        self._stopped_at_limit = 0
+        self._stopped_at_limit = 0  # arms the limit cut before any measurement of theirs
+        self._passes_cut = 0  # runs of already measured arms the limit cut mid-pass
 
     # ------------------------------------------------------------------ public
 
@@ -246,7 +248,7 @@ class SweepRunner:
         unlaunched = self._record_unlaunched(watchdog, emit) if watchdog.fired else 0
         rec = recommend(session)
         if watchdog.fired and watchdog.seconds is not None:
-            annotate(rec, watchdog.seconds, self._stopped_at_limit, unlaunched)
+            annotate(rec, watchdog.seconds, self._stopped_at_limit, unlaunched, self._passes_cut)
         session.recommendation = rec
         self.store.set_recommendation(session.id, rec)
         mark_sweep_finished(session)
@@ -415,9 +417,8 @@ class SweepRunner:
         every server starts pass k together and serves the same prompts in the same order, so the
         arms stay paired by prompt and share the host's conditions. Returns the wall-clock seconds
         added, or None to stop measuring."""
-        per_pass = max(1, len(getattr(self._prompts, "prompts", None) or []) or self.session.settings.num_prompts)
         cost = passes_seconds(self.session.result_for, step.arm_ids, 1)
-        passes = self._affordable(cost, max(1, math.ceil(step.amount / per_pass)), left)
+        passes = self._affordable(cost, max(1, step.passes), left)
         if self._refused(cost * max(1, passes), left, level, emit):
             return None
         emit(
@@ -446,10 +447,7 @@ class SweepRunner:
         noise limits it and no server is up), as many rounds as the budget pays for; the last wave is
         held for the next look. Returns (the wall-clock seconds added or None to stop, the held wave)."""
         settings = self.session.settings
-        passes = 1
-        if step.kind == "requests":
-            per_pass = max(1, len(getattr(self._prompts, "prompts", None) or []) or settings.num_prompts)
-            passes = min(MAX_PASSES, 1 + math.ceil(step.amount / per_pass))
+        passes = min(MAX_PASSES, step.passes) if step.kind == "requests" else 1  # the passes the verdict priced (at most MAX_PASSES a look)
         # The launches the step asks for are measured before the next look (each look spends error:
         # one launch per look decided half as many replayed cases), as many as the budget still pays for.
         per_round = round_seconds(self.session.result_for, step.arm_ids, passes, len(self.slots))
@@ -545,11 +543,16 @@ class SweepRunner:
             await self._fit_prompts(server, emit)
             await arrival.ready()  # the wave measures together
             for arm in group:
-                for repeat in range(1, job.passes + 1):  # more requests on the running server: no start-up to pay
-                    run_where: RunWhere = {**where, "startup_s": startup_s}
-                    if repeat > 1:
-                        run_where["repeat"] = repeat
-                    await self._measure_arm(arm, server, self._prompts, emit, policy, run_where)
+                try:
+                    for repeat in range(1, job.passes + 1):  # more requests on the running server: no start-up to pay
+                        run_where: RunWhere = {**where, "startup_s": startup_s}
+                        if repeat > 1:
+                            run_where["repeat"] = repeat
+                        await self._measure_arm(arm, server, self._prompts, emit, policy, run_where)
+                except asyncio.CancelledError:
+                    if self._limit_fired():  # its cut run is recorded (_measure_arm)
+                        unfinished.remove(arm)
+                    raise
                 unfinished.remove(arm)
             if held is not None:  # up until the look that follows is done with it
                 await held.park(Parked(job, server, where, startup_s, job.passes))
@@ -617,6 +620,10 @@ class SweepRunner:
                         if reason:
                             result = _partial_result(arm, last_progress, samples, reason)
                             break
+        except asyncio.CancelledError:
+            if self._limit_fired():
+                self._record_cut(arm, server, prompts, last_progress, started, where, emit)
+            raise
         except Exception as err:  # noqa: BLE001 - a crash mid-arm (transport errors, engine errors) costs one arm
             result = ArmResult(arm_id=arm.id, status=ArmStatus.failed, error=_describe(err))
         if result is None:
@@ -635,6 +642,34 @@ class SweepRunner:
         merged = merge(self.session.result_for(arm.id), result, record)
         self._record(merged, samples)
         emit(ArmFailed(result=merged) if merged.status == ArmStatus.failed else ArmFinished(result=merged))
+
+    def _limit_fired(self) -> bool:
+        return self._watchdog is not None and self._watchdog.fired and self._watchdog.seconds is not None
+
+    def _record_cut(self, arm: Arm, server: ServerHandle, prompts: Any, progress: Progress | None, started: datetime, where: RunWhere, emit: Emit) -> None:
+        """A run the time limit cut mid-pass (a planned launch's, or one more pass on a running server):
+        stored as a stopped run with the requests it completed and the time it took (spent, so the
+        budget counts it), the reason in the arm's warnings. Its throughput is left out (None), so no
+        figure counts a partial pass as a full one: it served only the prompts it reached, and the
+        measurement hands over per-request records only at a pass's end (time_limit.stopped_reason)."""
+        assert self._watchdog is not None and self._watchdog.seconds is not None
+        done, total = (progress.completed, progress.total) if progress is not None else (0, 0)
+        planned = len(getattr(prompts, "prompts", None) or []) or total
+        finished = utcnow()
+        reason = stopped_reason(self._watchdog.seconds, done, planned)
+        result = ArmResult(arm_id=arm.id, status=ArmStatus.failed, started_at=started, finished_at=finished, error=reason)
+        result.serve_argv = serve_argv(server)
+        record = run_record(result, **where)
+        record.status, record.completed, record.planned = STOPPED_RUN, done, planned
+        record.duration_s = (finished - started).total_seconds()
+        merged = merge(self.session.result_for(arm.id), result, record)
+        self._record(merged, [])
+        if merged.status == ArmStatus.failed:
+            self._stopped_at_limit += 1
+            emit(ArmFailed(result=merged))
+        else:
+            self._passes_cut += 1
+            emit(MeasurementWarning(arm_id=arm.id, message=f"{run_name(record)}: {reason}"))
 
     async def _fit_prompts(self, server: ServerHandle, emit: Emit) -> None:
         """Once, on the first ready server: drop prompts too long for max_model_len (vLLM would

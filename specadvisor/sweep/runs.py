@@ -62,7 +62,7 @@ def merge(previous: ArmResult | None, new: ArmResult, record: RunRecord) -> ArmR
     if new.status not in _MEASURED or new.output_throughput is None:
         kept = previous.model_copy(deep=True)
         kept.runs = runs
-        kept.warnings = _dedupe([*kept.warnings, *(f"{_run_name(record)}: {w}" for w in [new.error or "failed", *new.warnings])])
+        kept.warnings = _dedupe([*kept.warnings, *(f"{run_name(record)}: {w}" for w in [new.error or "failed", *new.warnings])])
         return kept
     if previous.status not in _MEASURED or previous.output_throughput is None:
         new.runs = runs
@@ -154,8 +154,10 @@ def _merge_acceptance(merged: ArmResult, a: ArmResult, b: ArmResult) -> None:
     merged.per_position = positions
 
 
-def _run_name(record: RunRecord) -> str:
-    return record.role if record.role != "trial" else f"trial {record.trial}"
+def run_name(record: RunRecord) -> str:
+    """ "trial 2", "bracket", "trial 1, pass 3" (a later pass over the prompts on the same launch)."""
+    launch = record.role if record.role != "trial" else f"trial {record.trial}"
+    return f"{launch}, pass {record.repeat}" if record.repeat > 1 else launch
 
 
 def _dedupe(items: list[str]) -> list[str]:

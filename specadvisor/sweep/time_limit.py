@@ -3,8 +3,10 @@ runner, from its start (checkpoint downloads included) to its verdict.
 
 `--budget` only decides whether sequential measuring starts another look; nothing in it stops a slow
 arm or a long plan. The limit does: when it is reached the launches in flight are cancelled (their
-servers stopped by the runner's own clean-up), their arms are recorded as stopped with one line
-(`STOPPED`), no launch starts after it, and the verdict is taken from what was measured, with the
+servers stopped by the runner's own clean-up), the run each was measuring is stored as a stopped
+run (`STOPPED_RUN`, with the requests it completed and the reason in one line, `STOPPED`) whether it
+was an arm's first run or one more pass over the prompts on a running server, the arms whose run had
+not started are recorded as stopped, no launch starts after it, and the verdict is taken from what was measured, with the
 limit named in its reasons (and in the verdict when it is undecided). A resumed sweep gets the limit
 afresh: it bounds one run, not the sum of runs.
 """
@@ -18,6 +20,7 @@ from typing import Any
 from specadvisor.domain import Recommendation
 
 STOPPED = "stopped at the time limit"
+STOPPED_RUN = "stopped"  # RunRecord.status of a run the limit cut: stored, and not a measurement (figures read "ok" and "stopped_early")
 
 
 def limit_text(seconds: float) -> str:
@@ -26,9 +29,16 @@ def limit_text(seconds: float) -> str:
     return f"{minutes:g} min" if minutes >= 1 else f"{seconds:g} s"
 
 
-def stopped_reason(seconds: float) -> str:
-    """The reason recorded on an arm cut off mid-launch."""
-    return f"{STOPPED} ({limit_text(seconds)}): its server was stopped and the run discarded"
+def stopped_reason(seconds: float, completed: int | None = None, planned: int = 0) -> str:
+    """The reason recorded on a run cut off mid-pass (`completed` None: its server never started measuring).
+    A cut pass served only the prompts it reached, not the prompt set a full pass serves: it is kept
+    as a stopped run and left out of every figure (its run total would compare a subset of the prompts
+    with full passes, and the measurement hands its per-request records over only at a pass's end)."""
+    head = f"{STOPPED} ({limit_text(seconds)})"
+    if completed is None:
+        return f"{head}: its server was stopped and the run discarded"
+    of = f" of {planned}" if planned else ""
+    return f"{head} after {completed}{of} requests of its pass: stored as a stopped run, left out of the figures (a partial pass is not the same prompts)"
 
 
 def not_launched_reason(seconds: float) -> str:
@@ -36,9 +46,15 @@ def not_launched_reason(seconds: float) -> str:
     return f"not launched: the sweep reached its time limit ({limit_text(seconds)})"
 
 
-def annotate(rec: Recommendation, seconds: float, stopped: int, unlaunched: int) -> None:
-    """The verdict names the limit: a reason always, and the verdict itself when it cannot decide."""
-    cut = ", ".join(part for part in (f"{stopped} arm(s) stopped mid-run" if stopped else "", f"{unlaunched} not launched" if unlaunched else "") if part)
+def annotate(rec: Recommendation, seconds: float, stopped: int, unlaunched: int, passes_cut: int = 0) -> None:
+    """The verdict names the limit: a reason always, and the verdict itself when it cannot decide.
+    `stopped`: arms cut before any measurement; `passes_cut`: runs of already measured arms cut mid-pass."""
+    parts = (
+        f"{stopped} arm(s) stopped mid-run" if stopped else "",
+        f"{passes_cut} pass(es) of measured arms cut, stored as stopped and not counted" if passes_cut else "",
+        f"{unlaunched} not launched" if unlaunched else "",
+    )
+    cut = ", ".join(part for part in parts if part)
     note = f"the sweep stopped at its time limit of {limit_text(seconds)}" + (f" ({cut})" if cut else "")
     rec.reasons = [*rec.reasons, f"{note}: the verdict uses only what was measured before it"]
     if rec.decision in ("undecided", ""):

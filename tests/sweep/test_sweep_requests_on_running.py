@@ -9,7 +9,7 @@ import asyncio
 import math
 
 from specadvisor.domain import ArmFinished, MeasurementWarning, Progress, RequestRecord, RunRecord, SweepSettings
-from specadvisor.figures import estimate_noise, launches
+from specadvisor.figures import compare, estimate_noise, launches
 from specadvisor.sweep.budget import wall_seconds
 from specadvisor.sweep.plan import plan_from_methods
 from specadvisor.sweep.runner import SweepRunner
@@ -52,7 +52,8 @@ class NoisyRequests:
 
 
 async def sweep(store, measure, **settings):
-    plan = plan_from_methods("m", [("ngram", {})], [4], SweepSettings(num_prompts=PROMPTS, bracket=False, **settings))
+    settings = {"bracket": False, **settings}
+    plan = plan_from_methods("m", [("ngram", {})], [4], SweepSettings(num_prompts=PROMPTS, **settings))
     runner = SweepRunner(plan, store, server_factory=lambda arm, s, **kw: FakeServer(arm), measure=measure, prompt_loader=no_prompts, slots=SIDE_BY_SIDE)
     events = [e async for e in runner.events()]
     return store.get_session(plan.session.id), [e.message for e in events if isinstance(e, MeasurementWarning)]
@@ -76,6 +77,43 @@ async def test_within_run_noise_gets_more_requests_on_the_running_servers_not_a_
     assert estimate_noise(session).request_var is not None  # the passes separate the within-run noise
     assert wall_seconds(session) == 1.5 + 10.0 * len(base.runs)  # one start-up, then the passes
     assert session.recommendation.verdict == "speculate: ngram N=4", session.recommendation.reasons
+
+
+async def test_with_the_bracket_on_the_passes_go_to_the_confirmation_wave_held_for_the_look(store):
+    """The defaults (`--budget` with the end-of-sweep bracket): side by side, the plan's last wave is
+    the bracket's confirmation wave, a second launch of the baseline AND of the leader. That wave is
+    the one held for the look, so the passes run on those two servers (no third launch of either)
+    and are credited to that launch (role confirm, wave 2), never to trial 1: each arm has two
+    launches, one of 1 pass and one of many. The comparison weighs each launch by its precision
+    (figures.Side): with no launch-to-launch spread to speak of, every pass counts alike, so the
+    passes narrow the arm's whole within-run share, not only the held launch's. Weighted equally, as
+    before, the first launch's single pass was a floor (a quarter of one pass's share per side) that
+    no number of passes lowered, and this sweep took 13 passes where 7 decide it now."""
+    measure = NoisyRequests(1.3, jitter=0.45)
+    session, messages = await sweep(store, measure, budget_s=300, bracket=True)
+    assert "wave 2: baseline on cores 0, ngram N=4 on cores 1" in messages, messages
+    assert len(FakeServer.instances) == 4 and all(s.stopped for s in FakeServer.instances)  # 2 waves of 2: no relaunch after the look
+    looks = [m for m in messages if m.startswith("look ")]
+    assert looks and all("on each contender's running server" in m for m in looks), messages
+    base, ngram = session.result_for("baseline"), session.result_for("ngram-n4")
+    for result in (base, ngram):
+        first, *held = result.runs
+        assert (first.trial, first.role, first.wave, first.repeat) == (1, "trial", 1, 1)
+        assert {(r.trial, r.role, r.wave) for r in held} == {(1, "confirm", 2)} and [r.repeat for r in held] == list(range(1, len(held) + 1))
+        assert [(x.passes, x.wave) for x in launches(result)] == [(1, 1), (len(held), 2)] and len(held) > 2
+    noise = estimate_noise(session)
+    assert noise.observed_df == 2 and noise.request_var is not None  # one repeat per arm; the passes separate the within-run noise
+    comparison = compare(ngram_arm(session), ngram, base, noise, lambda df: 2.0)
+    assert noise.launch_var == 0.0 and comparison.launch_var == 0.0
+    one_pass = noise.request_var / PROMPTS
+    assert math.isclose(comparison.within_var, 2 * one_pass / len(base.runs))  # every pass of the arm counts alike: no floor
+    assert len(held) <= 8, len(held)
+    assert wall_seconds(session) == 2 * 1.5 + 10.0 * len(base.runs)  # two waves (a start-up each), then the passes
+    assert session.recommendation.verdict == "speculate: ngram N=4", session.recommendation.reasons
+
+
+def ngram_arm(session):
+    return next(a for a in session.arms if a.id == "ngram-n4")
 
 
 async def test_a_budget_that_pays_for_passes_but_not_for_a_relaunch_still_measures(store):
@@ -135,12 +173,15 @@ async def test_a_cancel_during_the_extra_passes_stops_the_held_servers(store):
 async def test_the_time_limit_cuts_the_extra_passes_and_stops_the_held_servers(store):
     """`--time-limit` fires while the running servers measure an extra pass (real seconds here; the
     passes' recorded durations are short, so the budget let them start): the pass in flight is
-    dropped, both servers are stopped, and the sweep still ends with its answer from what was measured."""
+    stored as a stopped run with the requests it completed and the reason, both servers are stopped,
+    and the sweep still ends with its answer from the full passes only."""
 
     class Slow(NoisyRequests):
         async def __call__(self, *, arm, settings, base_url, **kw):
-            if len(self.calls) >= 2:  # the extra passes, after the planned wave
-                await asyncio.sleep(1.5)  # past the limit: it fires mid-pass
+            if len(self.calls) >= 2:  # the extra passes, after the planned wave: 3 requests done, then past the limit
+                self.calls.append(arm.id)
+                yield Progress(arm_id=arm.id, completed=3, total=PROMPTS, output_throughput=1000.0)
+                await asyncio.sleep(1.5)
             async for event in super().__call__(arm=arm, settings=settings, base_url=base_url, **kw):
                 yield event
 
@@ -150,4 +191,15 @@ async def test_the_time_limit_cuts_the_extra_passes_and_stops_the_held_servers(s
     assert len(FakeServer.instances) == 2 and all(s.stopped and not s.running for s in FakeServer.instances)
     assert session.status == "finished" and session.recommendation is not None
     base, ngram = session.result_for("baseline"), session.result_for("ngram-n4")
-    assert base.output_throughput and ngram.output_throughput and len(base.runs) == len(ngram.runs) == 1  # the cut pass is not a run
+    for result in (base, ngram):
+        full, cut = result.runs  # the cut pass is stored, after the full one
+        assert (full.status, full.repeat) == ("ok", 1)
+        assert (cut.status, cut.repeat, cut.completed, cut.planned) == ("stopped", 2, 3, PROMPTS)
+        assert (cut.trial, cut.role, cut.wave) == (full.trial, full.role, full.wave)  # a pass of the same launch
+        assert cut.output_throughput is None and cut.duration_s and cut.duration_s > 0.5  # time spent (until the limit), no figure
+        assert result.status.value == "ok" and result.output_throughput == full.output_throughput  # 1000 tok/s of the cut pass is nowhere
+        assert [x.passes for x in launches(result)] == [1]
+        assert any(w.startswith("trial 1, pass 2: stopped at the time limit (1 s) after 3 of 8 requests") for w in result.warnings), result.warnings
+    assert sum(m.startswith("trial 1, pass 2: stopped at the time limit") for m in messages) == 2, messages
+    assert any("2 pass(es) of measured arms cut, stored as stopped and not counted" in r for r in session.recommendation.reasons)
+    assert wall_seconds(session) > 1.5 + 0.1 + 0.5  # the cut pass's time was spent: the budget counts it

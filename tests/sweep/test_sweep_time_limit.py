@@ -86,6 +86,7 @@ async def test_the_limit_stops_the_arm_in_flight_and_launches_nothing_after_it(s
     cut = stored.result_for("ngram-n4")
     assert cut.status == ArmStatus.failed and cut.error.startswith("stopped at the time limit (10 min)")
     assert "\n" not in cut.error
+    assert [(run.status, run.output_throughput) for run in cut.runs] == [("stopped", None)]  # stored as the run the limit cut
     assert [e.result.arm_id for e in events if isinstance(e, ArmFailed)] == ["ngram-n4"]
     assert stored.result_for("ngram-n2").status == ArmStatus.ok and stored.result_for("baseline").status == ArmStatus.ok
     assert [run.role for run in stored.result_for("baseline").runs] == ["trial"]  # no bracket run
