@@ -22,6 +22,7 @@ import statistics
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 
 from specadvisor import stats
 from specadvisor.domain import Arm, ArmResult, ArmStatus, PositionStats, RequestRecord, RunRecord, Session, SweepSettings
@@ -194,6 +195,13 @@ class Launch:
     startup_s: float | None
     records: tuple[tuple[RequestRecord, ...], ...]  # per pass (empty: none stored)
     wave: int | None = None  # launch order in the sweep (drift is a trend over it)
+    started_at: datetime | None = None  # its first pass's start
+    exact_tok_s: float | None = None  # a one-pass launch's figure as measured (exp of its log rounds it)
+
+    @property
+    def tok_s(self) -> float:
+        """Its throughput: the one pass's, or the passes' geometric mean."""
+        return self.exact_tok_s if self.exact_tok_s is not None else math.exp(self.log_throughput)
 
 
 def launches(result: ArmResult) -> list[Launch]:
@@ -205,18 +213,25 @@ def launches(result: ArmResult) -> list[Launch]:
             groups.setdefault((run.trial, run.role, run.wave, run.placement), []).append(run)
     if not groups and result.output_throughput and result.status in (ArmStatus.ok, ArmStatus.stopped_early):
         # measured before runs were recorded (or imported from vllm bench): one launch
-        return [Launch(math.log(result.output_throughput), 1, result.completed, result.duration_s or 0.0, None, (), result.wave)]
+        return [
+            Launch(
+                math.log(result.output_throughput), 1, result.completed, result.duration_s or 0.0, None, (), result.wave, exact_tok_s=result.output_throughput
+            )
+        ]
     out = []
     for runs in groups.values():
+        log_throughput = statistics.fmean(math.log(r.output_throughput or 1.0) for r in runs)
         out.append(
             Launch(
-                log_throughput=statistics.fmean(math.log(r.output_throughput or 1.0) for r in runs),
+                log_throughput=log_throughput,
                 passes=len(runs),
                 requests=max(1, round(statistics.fmean(r.completed for r in runs))),
                 measure_s=sum(r.duration_s or 0.0 for r in runs),
                 startup_s=runs[0].startup_s,
                 records=tuple(tuple(r.requests) for r in runs if r.requests),
                 wave=runs[0].wave,
+                started_at=min((r.started_at for r in runs if r.started_at), default=None),
+                exact_tok_s=runs[0].output_throughput if len(runs) == 1 else None,
             )
         )
     return out

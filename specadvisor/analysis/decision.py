@@ -76,11 +76,10 @@ from dataclasses import dataclass, field
 
 from specadvisor.analysis.arms import family_label
 from specadvisor.analysis.costs import passes_seconds, round_seconds
-from specadvisor.analysis.drift import gpu_change
+from specadvisor.analysis.drift import gpu_change, in_time_order
 from specadvisor.analysis.levels import LevelIndex
 from specadvisor.domain import Arm, ArmResult, ConcurrencyPick, Session
 from specadvisor.figures import (  # the comparison's arithmetic: one home, shared with every view's speedup
-    _MEASURED,
     DEFAULT_CONFIDENCE,
     LAUNCH_SPREAD_PRIOR,
     LAUNCH_SPREAD_PRIOR_DF,
@@ -603,16 +602,10 @@ def _drift_line(index: LevelIndex, conc: int, comparisons: list[Comparison]) -> 
     result = index.first_result.get(base.id) if base else None
     if result is None or not comparisons:
         return []
-    runs = sorted((r for r in result.runs if r.status in _MEASURED and r.output_throughput), key=lambda r: (r.started_at is None, r.started_at))
-    # by launch, each its passes' geometric mean (as figures.launches): more passes on a held server
-    # are one launch measured longer, not a move of the machine between launches
-    passes: dict[tuple[int, str, int | None, str], list[float]] = {}
-    for run in runs:
-        passes.setdefault((run.trial, run.role, run.wave, run.placement), []).append(math.log(run.output_throughput or 1.0))
-    if len(passes) < 2:
+    ordered = in_time_order(index.launched(result))  # by launch, as the drift report: passes are one launch
+    if len(ordered) < 2:
         return []
-    values = [math.exp(statistics.fmean(logs)) for logs in passes.values()]
-    first, last = values[0], values[-1]
+    first, last = ordered[0].tok_s, ordered[-1].tok_s
     move = last / first - 1
     gap = comparisons[0].speedup - 1
     machine = gpu_change(result)

@@ -16,25 +16,26 @@ import math
 
 from specadvisor import stats
 from specadvisor.domain import ArmResult, DriftReport, Session
+from specadvisor.figures import Launch, launches
 
 DEFAULT_THRESHOLD = 0.05
 
 
 def baseline_drift(session: Session, concurrency: int | None = None, spread: tuple[float, int] | None = None) -> DriftReport | None:
-    """Drift of the baseline at `concurrency` (the session's by default): its first measured run
-    against its last, in time order. None with fewer than two measured runs. `spread` (sd, df of
+    """Drift of the baseline at `concurrency` (the session's by default): its first launch against its
+    last, in time order, each the mean of its passes (more passes on a held server are one launch
+    measured longer, not a move of the machine). None with fewer than two launches. `spread` (sd, df of
     the run-to-run scatter) says how much of such a change noise alone could make (shown beside it)."""
     conc = session.concurrency if concurrency is None else concurrency
     arm = next((a for a in session.arms if a.is_baseline and a.concurrency == conc), None)
     result = session.result_for(arm.id) if arm else None
     if arm is None or result is None:
         return None
-    runs = [r for r in result.runs if r.output_throughput and r.status in ("ok", "stopped_early")]
-    if len(runs) < 2:
+    ordered = in_time_order(launches(result))
+    if len(ordered) < 2:
         return None
-    runs.sort(key=lambda r: (r.started_at is None, r.started_at))
-    first, last = runs[0], runs[-1]
-    before, after = first.output_throughput or 0.0, last.output_throughput or 0.0  # both measured (filtered above)
+    first, last = ordered[0], ordered[-1]
+    before, after = first.tok_s, last.tok_s
     change = (after - before) / before
     apart = (last.started_at - first.started_at).total_seconds() if first.started_at and last.started_at else None
     threshold = session.settings.drift_threshold
@@ -46,12 +47,17 @@ def baseline_drift(session: Session, concurrency: int | None = None, spread: tup
         last=after,
         change=change,
         seconds_apart=apart,
-        measurements=len(runs),
+        measurements=len(ordered),
         threshold=threshold,
         noise=noise,
         machine=machine,
         exceeded=abs(change) > threshold,
     )
+
+
+def in_time_order(measured: list[Launch]) -> list[Launch]:
+    """Launches by the start of their first pass (undated ones last, as measured)."""
+    return sorted(measured, key=lambda x: (x.started_at is None, x.started_at))
 
 
 def gpu_change(result: ArmResult) -> str | None:

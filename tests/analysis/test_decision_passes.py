@@ -106,3 +106,14 @@ def test_the_drift_is_read_between_launches_not_between_passes_of_one_launch():
     assert "(100.0 -> 115.4 tok/s)" in line and "moved +15.4%" in line, line
     # one launch, its passes apart: no move of the machine between launches to speak of
     assert drift_lines(passes_session([[100.0, 121.0]], [[130.0, 130.0]])) == []
+
+
+def test_the_drift_report_agrees_with_the_drift_line():
+    """`recommendation.drift` (the --json field and the report's drift line) reads the same launches as
+    the verdict's reason: first launch against last, a held launch's passes as one figure."""
+    from specadvisor.analysis.recommend import recommend
+
+    drift = recommend(passes_session([[100.0], [110.0, 121.0]], [[130.0], [130.0, 130.0]])).drift
+    assert drift is not None and drift.measurements == 2
+    assert drift.first == 100.0 and math.isclose(drift.last, math.sqrt(110.0 * 121.0)) and math.isclose(drift.change, math.sqrt(1.331) - 1)
+    assert recommend(passes_session([[100.0, 121.0]], [[130.0, 130.0]])).drift is None  # one launch: nothing moved between launches
