@@ -42,23 +42,24 @@ def print_json(obj: Any) -> None:
 
     # pydantic-core's encoder, straight from the models: json.dump with an indent runs in Python, and
     # dumping a 100,000-arm session to Python objects and walking them took most of `show --json`.
-    text = to_json(obj, indent=2, ensure_ascii=True, fallback=str).decode("ascii")
-    if json_needs_redaction(text):  # something secret-shaped: decoded and redacted value by value
+    if isinstance(obj, dict):  # checked entry by entry: one encoding and one check of each, not two
         text = to_json(_redacted(obj), indent=2, ensure_ascii=True, fallback=str).decode("ascii")
+    else:
+        text = to_json(obj, indent=2, ensure_ascii=True, fallback=str).decode("ascii")
+        if json_needs_redaction(text):  # something secret-shaped: decoded and redacted value by value
+            text = to_json(redact(to_jsonable(obj)), indent=2, ensure_ascii=True, fallback=str).decode("ascii")
     sys.stdout.write(text)
     sys.stdout.write("\n")
 
 
-def _redacted(obj: Any) -> Any:
-    """redact() of `obj`'s JSON value. A dict (a whole session under `show --json`) is redacted key by
-    key, as redact_value maps a dict, and an entry whose own JSON holds nothing secret-shaped is kept
-    as it is: a verdict's "256 output tokens" must not send 100,000 arms through redaction (29 s)."""
+def _redacted(obj: dict[Any, Any]) -> dict[Any, Any]:
+    """redact() of a dict's JSON value (a whole session under `show --json`), key by key as redact_value
+    maps a dict: an entry whose own JSON holds nothing secret-shaped is kept as it is, so a verdict's
+    "256 output tokens" does not send 100,000 arms through redaction (29 s)."""
     from pydantic_core import to_json
 
     from specadvisor.redact import json_needs_redaction, redact
 
-    if not isinstance(obj, dict):
-        return redact(to_jsonable(obj))
     out: dict[Any, Any] = {}
     for key, value in obj.items():
         entry = {key: value}
