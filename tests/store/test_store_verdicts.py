@@ -73,7 +73,22 @@ def test_a_row_smuggling_a_second_result_is_refused_in_one_line(store):
 def test_a_row_whose_result_names_another_arm_loads_as_it_always_did(store):
     session = make_session()
     store.save_session(session)
-    store.db.execute("UPDATE arm_results SET result_json = replace(result_json, ?, ?) WHERE session_id = ? AND rowid = (SELECT min(rowid) FROM arm_results)",
-                     [f'"arm_id": "{session.results[0].arm_id}"', '"arm_id": "elsewhere"', session.id])
+    store.db.execute(
+        "UPDATE arm_results SET result_json = replace(result_json, ?, ?) WHERE session_id = ? AND rowid = (SELECT min(rowid) FROM arm_results)",
+        [f'"arm_id": "{session.results[0].arm_id}"', '"arm_id": "elsewhere"', session.id],
+    )
     results = store.get_session(session.id).results
     assert [r.arm_id for r in results] == ["elsewhere", *[r.arm_id for r in session.results[1:]]]
+
+
+def test_a_result_is_stored_without_its_default_fields_and_reads_back_the_same(store):
+    import math
+
+    session = make_session()
+    session.results[0].output_throughput = math.nan  # kept as NaN, as every stored figure is
+    store.save_session(session)
+    (text,) = store.db.execute("SELECT result_json FROM arm_results WHERE arm_id = ?", [session.results[1].arm_id]).fetchone()
+    assert '"error"' not in text and '"rate_points"' not in text  # None and [] are the defaults: not written
+    back = store.get_session(session.id).results
+    assert math.isnan(back[0].output_throughput)
+    assert [r.model_dump_json() for r in back] == [r.model_dump_json() for r in session.results]
