@@ -25,6 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from specadvisor.analysis.recommend import recommend
 from specadvisor.domain import Arm, ArmResult, Session, SweepSettings
 from specadvisor.store import Store
 from specadvisor.store.bundle import bundle_document, export_bundle
@@ -35,10 +36,11 @@ OPERATION_LIMIT_S = 90.0  # an operation still running after this is stopped and
 N_VALUES = 8
 LEVELS = 64
 
-# Runs one operation in a child process and prints "seconds peak_rss_kib" on its last line.
+# Runs one operation in a child process and prints "seconds peak_rss_kib code cpu_seconds" on its last line.
 _CHILD = """
 import contextlib, io, sys, time
 start = time.perf_counter()
+cpu_start = time.process_time()
 if sys.argv[1] == "tui-listing":
     from pathlib import Path
     from specadvisor.store import Store
@@ -71,7 +73,7 @@ else:
 elapsed = time.perf_counter() - start
 # VmHWM, not ru_maxrss: Linux carries the parent's peak RSS into ru_maxrss across fork and exec
 peak = next(line.split()[1] for line in open("/proc/self/status") if line.startswith("VmHWM:"))
-print(f"{elapsed} {peak} {code}")
+print(f"{elapsed} {peak} {code} {time.process_time() - cpu_start}")
 """
 
 
@@ -109,16 +111,21 @@ def write_compact(session: Session, path: Path) -> Path:
 
 
 def once(label: str, argv: list[str]) -> tuple[float, float]:
-    """(seconds, peak RSS MiB) of one operation run in its own process."""
+    """(seconds, peak RSS MiB) of one operation run in its own process; its CPU seconds (user + sys,
+    which a shared box's load inflates less than the wall) are remembered in CPU_SECONDS."""
     try:
         done = subprocess.run([sys.executable, "-c", _CHILD, *argv], capture_output=True, text=True, check=False, timeout=OPERATION_LIMIT_S)
     except subprocess.TimeoutExpired:
         return math.inf, 0.0  # printed as "over the limit": the operation did not finish
-    last = done.stdout.strip().splitlines()[-1:] or ["0 0 1"]
-    seconds, rss_kib, code = last[0].split()
+    last = done.stdout.strip().splitlines()[-1:] or ["0 0 1 0"]
+    seconds, rss_kib, code, cpu = last[0].split()
     if done.returncode != 0 or code != "0":
         raise SystemExit(f"{label}: exit {done.returncode}/{code}: {done.stderr.strip()[-2000:]}")
+    CPU_SECONDS.setdefault(label, []).append(float(cpu))
     return float(seconds), int(rss_kib) / 1024
+
+
+CPU_SECONDS: dict[str, list[float]] = {}
 
 
 def timed(label: str, argv: list[str], repeat: int) -> tuple[str, list[float], float]:
@@ -126,7 +133,8 @@ def timed(label: str, argv: list[str], repeat: int) -> tuple[str, list[float], f
     runs = [once(label, argv) for _ in range(repeat)]
     seconds = [s for s, _ in runs]
     row = (label, seconds, max(rss for _, rss in runs))
-    print(f"{label:<34} median {statistics.median(seconds):7.2f} s ({min(seconds):.2f}-{max(seconds):.2f}) {row[2]:7.0f} MiB", flush=True)
+    cpu = statistics.median(CPU_SECONDS.get(label, [math.inf])[-repeat:])  # inf: every run was stopped
+    print(f"{label:<34} median {statistics.median(seconds):7.2f} s ({min(seconds):.2f}-{max(seconds):.2f}) CPU {cpu:6.2f} s {row[2]:7.0f} MiB", flush=True)
     return row
 
 
@@ -145,10 +153,14 @@ def measure_session(session: Session, other: Session, folder: Path, repeat: int)
         refused = subprocess.run([sys.executable, "-m", "specadvisor", "--db", db, "sessions", "import", str(big)], capture_output=True, text=True, check=False)
         print(f"import refused (exit {refused.returncode}): {refused.stderr.strip()[:160]}", flush=True)
         start = time.perf_counter()
+        # As an import stores it (store/bundle.py): with the verdict computed once from the data,
+        # marked as computed by this decision code, so the views read it instead of recomputing.
+        judged = session.model_copy(update={"recommendation": recommend(session)})
+        judging = time.perf_counter() - start
         with Store.open(Path(db)) as store:
-            store.save_session(session)
+            store.save_session(judged, verdict_computed_here=True)
         rows = [("store the session (bundle over the limit)", [time.perf_counter() - start], 0.0)]
-        print(f"saved into the database directly in {rows[0][1][0]:.2f} s (in process)", flush=True)
+        print(f"saved into the database directly in {rows[0][1][0]:.2f} s (in process; its verdict computed in {judging:.2f} s)", flush=True)
     else:
         imports = [
             once("sessions import (big)", ["--db", str(folder / f"import-{session.id[:8]}-{i}.db"), "sessions", "import", str(big)]) for i in range(repeat)
@@ -182,6 +194,7 @@ def main_(arms: int, repeat: int, repeat_full: int, only_full: bool) -> None:
         sum(range(10**7))
         # On a shared box the figures scale with its load: this says how busy it was.
         print(f"load gauge: sum(range(10**7)) took {time.perf_counter() - calibration:.2f} s (about 0.15 s on an idle core)")
+        print(f"load average at the start: {' '.join(Path('/proc/loadavg').read_text().split()[:3])}", flush=True)
         other = build(min(arms, 2_000))
         tables = {}
         variants = [(f"a result every {RESULT_EVERY} arms", RESULT_EVERY, repeat), ("every arm measured", 1, repeat_full)]
@@ -189,12 +202,14 @@ def main_(arms: int, repeat: int, repeat_full: int, only_full: bool) -> None:
             print(f"-- {name}", flush=True)
             tables[name] = (times, measure_session(build(arms, every), other, folder, times))
         for name, (times, rows) in tables.items():
-            print(f"\n{name}\n| operation | seconds, median of {times} (min-max) | peak RSS MiB |\n|---|---|---|")
+            print(f"\n{name}\n| operation | seconds, median of {times} (min-max) | CPU s, median | peak RSS MiB |\n|---|---|---|---|")
             for label, seconds, rss in rows:
+                cpu = CPU_SECONDS.get(label)
+                cpu_text = f"{statistics.median(cpu[-times:]):.1f}" if cpu else "-"
                 if math.isinf(max(seconds)):
-                    print(f"| {label} | over {OPERATION_LIMIT_S:.0f} (stopped) in {sum(map(math.isinf, seconds))} of {times} | {rss:.0f} |")
+                    print(f"| {label} | over {OPERATION_LIMIT_S:.0f} (stopped) in {sum(map(math.isinf, seconds))} of {times} | {cpu_text} | {rss:.0f} |")
                 else:
-                    print(f"| {label} | {statistics.median(seconds):.1f} ({min(seconds):.1f}-{max(seconds):.1f}) | {rss:.0f} |")
+                    print(f"| {label} | {statistics.median(seconds):.1f} ({min(seconds):.1f}-{max(seconds):.1f}) | {cpu_text} | {rss:.0f} |")
 
 
 if __name__ == "__main__":

@@ -230,7 +230,9 @@ def redact_text(text: str, *, redact_paths: bool = False) -> str:
     known = _known_values
     if known is not None:
         text = known.sub(REDACTED, text)
-    if _any_rule().search(text):
+    # Every rule needs a needle word: a plain scan for them first (1.5 us a line, where the rules'
+    # combined search took 42 us: a verdict's 100,000 reasons spent 9 s there to find nothing).
+    if _NEEDLES().search(text.lower()) and _any_rule().search(text):
         for pattern, replacement in _text_rules():
             text = pattern.sub(replacement, text)
     if redact_paths:

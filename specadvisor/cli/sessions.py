@@ -188,12 +188,13 @@ def run_export(args: argparse.Namespace) -> int:
 
 def run_import(args: argparse.Namespace) -> int:
     from specadvisor import textsafe
+    from specadvisor.analysis.recommend import recommend
     from specadvisor.cli.output import print_json
     from specadvisor.store.bundle import import_bundle, parse_bundle
 
     parsed = parse_bundle(args.file)  # validated before the database is even opened
     with _open(args) as store:
-        session, created = import_bundle(store, parsed)
+        session, created = import_bundle(store, parsed, judge=recommend)  # a verdict computed once, not per view
     if args.json:
         print_json({"session_id": session.id, "created": created, "origin": session.provenance.origin})
     elif created:
@@ -305,6 +306,7 @@ def render_session(session: Session) -> None:
 
     from specadvisor.cli.output import console
     from specadvisor.figures import all_speedups
+    from specadvisor.report.content import shown_reasons
     from specadvisor.report.snippet import recommended_command
     from specadvisor.textsafe import markup
     from specadvisor.textsafe import markup as escape
@@ -353,8 +355,11 @@ def render_session(session: Session) -> None:
         out.print(f"[bold]Verdict:[/bold] {escape(rec.headline)}{speed}", soft_wrap=True)
         for pick in rec.per_concurrency if len(rec.per_concurrency) > 1 else []:
             out.print(f"  at concurrency {pick.concurrency}: {escape(pick.verdict or pick.summary)}", soft_wrap=True)
-        for reason in rec.reasons:
+        reasons, more = shown_reasons(session, rec)  # as the TUI's panel: --json has them all
+        for reason in reasons:
             out.print(f"  - {escape(reason)}")
+        if more:
+            out.print(f"  {escape(more)}", soft_wrap=True)
         command = recommended_command(session, rec) if rec.speculative_config else None
         if command:
             out.print(f"  serve with: {markup(command)}", soft_wrap=True)

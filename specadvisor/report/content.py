@@ -103,6 +103,16 @@ class ReportContent:
 MAX_REPORT_ARMS = 1_000
 TOP_ARMS_PER_CONCURRENCY = 10
 MAX_PROBLEMS = 200
+# A verdict's reasons `sessions show` and the TUI's panel list (the report and --json list every one):
+# a verdict over 100,000 measured arms has one per arm, which rich took 25 s to print.
+MAX_SHOWN_REASONS = 50
+
+
+def shown_reasons(session: Session, rec: Recommendation) -> tuple[list[str], str | None]:
+    """The first MAX_SHOWN_REASONS reasons, and a line saying how many were left out (None: none)."""
+    left = len(rec.reasons) - MAX_SHOWN_REASONS
+    more = f"… {left} more reasons: `specadvisor sessions show {session.id[:8]} --json` has them all" if left > 0 else None
+    return rec.reasons[:MAX_SHOWN_REASONS], more
 
 
 def build(session: Session) -> ReportContent:

@@ -185,6 +185,14 @@ def m005_request_records(db: Database) -> None:
     db.execute("ALTER TABLE arm_results ADD COLUMN request_records INTEGER NOT NULL DEFAULT 0")
 
 
+@migrations(name="m006_verdict_computed_by")
+def m006_verdict_computed_by(db: Database) -> None:
+    """Schema v6: a verdict this specadvisor computed from stored measurements (an imported session
+    without one) names the decision code that computed it (store.verdicts), so views read it instead of
+    recomputing, and a build whose decision code differs recomputes. NULL: the sweep's or the bundle's."""
+    db.execute("ALTER TABLE sessions ADD COLUMN verdict_computed_by TEXT")
+
+
 def known_migration_names() -> list[str]:
     """Every migration this build knows, in order (all are pending on an empty database)."""
     return [m.name for m in migrations.pending(Database(memory=True))]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import itertools
 import json
 import math
@@ -35,6 +36,7 @@ from specadvisor.store import rows
 from specadvisor.store.migrations import MIGRATION_SET, known_migration_names, migrations
 from specadvisor.store.redact import redact_session, scrub
 from specadvisor.store.summary import SessionSummary, summarize
+from specadvisor.store.verdicts import decision_code_version
 
 _T = TypeVar("_T")
 _ARM_LIST = TypeAdapter(list[Arm])
@@ -158,12 +160,14 @@ class Store:
     # ------------------------------------------------------------------ writing
 
     @_guarded
-    def save_session(self, session: Session, *, only_if_new: bool = False) -> bool:
+    def save_session(self, session: Session, *, only_if_new: bool = False, verdict_computed_here: bool = False) -> bool:
         """Upsert the session and everything in it. Arms, results and samples absent from `session`
         are kept: a runner writing arms as they finish and a view saving notes must not erase each other.
         With only_if_new, nothing is written (False) when the session, or another import of the same
         bundle, is already stored: checked inside the write transaction, so of two concurrent imports
-        of one bundle exactly one adds it.
+        of one bundle exactly one adds it. With verdict_computed_here, the session's verdict is one
+        specadvisor computed from its stored measurements (see store.verdicts); otherwise a verdict
+        that differs from the stored one is taken as the sweep's own and the mark is dropped.
         """
         _require_finite_times(session.samples)
         # Samples are numbers keyed by our own arm ids: nothing to redact, and by far the bulk of a session.
@@ -171,7 +175,7 @@ class Store:
         with self._write():
             if only_if_new and self._already_stored(session):
                 return False
-            self._upsert("sessions", rows.session_row(session), ("id",))
+            self._upsert("sessions", self._with_verdict_mark(rows.session_row(session), verdict_computed_here), ("id",))
             # One statement for all rows: an imported bundle may hold 100,000 arms.
             self._upsert_many("arms", rows.arm_rows(session.id, session.arms), ("session_id", "arm_id"))
             for result in session.results:
@@ -195,10 +199,15 @@ class Store:
                 self._upsert("samples", rows.sample_row(session_id, sample), ("session_id", "arm_id", "t"))
 
     @_guarded
-    def set_recommendation(self, session_id: str, rec: Recommendation | None) -> None:
+    def set_recommendation(self, session_id: str, rec: Recommendation | None, *, computed_here: bool = False) -> None:
+        """Store the session's verdict: the sweep's own, or (computed_here) one specadvisor computed from
+        the stored measurements, marked with the decision code that computed it (store.verdicts)."""
+        mark = decision_code_version() if computed_here and rec is not None else None
         with self._write():
             self._require(session_id)
-            self.db.execute("UPDATE sessions SET recommendation_json = ? WHERE id = ?", [rows.dump(rec and scrub(rec)), session_id])
+            self.db.execute(
+                "UPDATE sessions SET recommendation_json = ?, verdict_computed_by = ? WHERE id = ?", [rows.dump(rec and scrub(rec)), mark, session_id]
+            )
             self._touch(session_id)
 
     @_guarded
@@ -262,7 +271,7 @@ class Store:
         """Newest first, in one query: the session row plus each arm's label, status and throughput
         (no samples, no stored result JSON), which is all a summary's best arm needs."""
         summaries = []
-        for row in self._query(_SUMMARY_SQL, []):
+        for row in self._query(_SUMMARY_SQL, [decision_code_version()]):
             try:
                 summaries.append(summarize(_summary_session(row)).model_copy(update={"arms": row["arm_count"]}))
             except (ValidationError, ValueError, TypeError):
@@ -318,6 +327,14 @@ class Store:
         )
         self.db.conn.executemany(sql, ([row[c] for c in columns] for row in itertools.chain([first], table_rows)))
 
+    def _with_verdict_mark(self, row: dict[str, Any], computed_here: bool) -> dict[str, Any]:
+        """The session row with its verdict's mark: this code's for a verdict computed here; kept as
+        stored while the verdict is the stored one (a view saving notes); dropped for any other."""
+        if computed_here and row["recommendation_json"] is not None:
+            return {**row, "verdict_computed_by": decision_code_version()}
+        stored = self.db.execute("SELECT recommendation_json FROM sessions WHERE id = ?", [row["id"]]).fetchone()
+        return row if stored is not None and stored[0] == row["recommendation_json"] else {**row, "verdict_computed_by": None}
+
     def _write_result(self, session_id: str, result: ArmResult) -> None:
         self._upsert("arm_results", rows.result_row(session_id, result), ("session_id", "arm_id"))
         self.db.execute("DELETE FROM position_counts WHERE session_id = ? AND arm_id = ?", [session_id, result.arm_id])
@@ -332,7 +349,8 @@ class Store:
 
     def _load(self, session_id: str, *, with_samples: bool = True) -> Session:
         try:
-            return self._load_unchecked(session_id, with_samples=with_samples)
+            with _collector_paused():
+                return self._load_unchecked(session_id, with_samples=with_samples)
         except (ValidationError, ValueError, TypeError) as exc:
             if isinstance(exc, InputError):
                 raise
@@ -351,17 +369,15 @@ class Store:
         if with_samples:
             for r in self._query("SELECT arm_id, sample_json FROM gpu_samples WHERE session_id = ? ORDER BY t, gpu", [session_id]):
                 readings.setdefault(r["arm_id"], []).append(r["sample_json"])
-        results = [
-            rows.result_from_row(r["result_json"], readings.get(r["arm_id"], []))
-            for r in self._query("SELECT arm_id, result_json FROM arm_results WHERE session_id = ? ORDER BY rowid", [session_id])
-        ]
+        result_rows = self.db.execute("SELECT arm_id, result_json FROM arm_results WHERE session_id = ? ORDER BY rowid", [session_id]).fetchall()
+        results = rows.results_from_rows(result_rows, readings)
         samples = []
         if with_samples:
             samples = [
                 MetricsSample.model_validate(json.loads(r["sample_json"]))
                 for r in self._query("SELECT sample_json FROM samples WHERE session_id = ? ORDER BY rowid", [session_id])
             ]
-        return rows.session_from_rows(found[0], arms, results, samples)
+        return rows.session_from_rows(_current_verdict(found[0]), arms, results, samples)
 
     def _load_arms(self, session_id: str) -> list[Arm]:
         """The session's arms in order, validated as one JSON array in one call: an imported bundle may
@@ -383,7 +399,13 @@ class Store:
 # summarize() of the whole session for each kind of verdict. The verdict is read once per session
 # (MATERIALIZED): inlined, SQLite parsed a stored verdict (megabytes over 100,000 arms) once per arm.
 _SUMMARY_SQL = """
-WITH s AS MATERIALIZED (
+WITH fresh AS MATERIALIZED (
+  SELECT id, name, created_at, updated_at, status, model, drafter, workload, temperature, concurrency, vllm_version,
+         hardware_json, provenance_json,
+         CASE WHEN verdict_computed_by IS NULL OR verdict_computed_by = ? THEN recommendation_json END AS recommendation_json
+    FROM sessions
+),
+s AS MATERIALIZED (
   SELECT *,
          CASE
            WHEN pick_set IS NULL THEN 'all'
@@ -392,11 +414,11 @@ WITH s AS MATERIALIZED (
            WHEN NOT pick_held AND json_extract(recommendation_json, '$.do_not_speculate') THEN 'pick'
            ELSE 'all'
          END AS reads
-    FROM (SELECT sessions.*, CASE WHEN json_valid(recommendation_json) THEN 1 END AS pick_set,
+    FROM (SELECT fresh.*, CASE WHEN json_valid(recommendation_json) THEN 1 END AS pick_set,
                  CASE WHEN json_valid(recommendation_json) THEN json_extract(recommendation_json, '$.arm_id') END AS pick,
-                 EXISTS (SELECT 1 FROM arms WHERE arms.session_id = sessions.id
+                 EXISTS (SELECT 1 FROM arms WHERE arms.session_id = fresh.id
                            AND arms.arm_id = CASE WHEN json_valid(recommendation_json) THEN json_extract(recommendation_json, '$.arm_id') END) AS pick_held
-            FROM sessions)
+            FROM fresh)
 )
 SELECT s.id, s.name, s.created_at, s.updated_at, s.status, s.model, s.drafter, s.workload, s.temperature,
        s.concurrency, s.vllm_version, s.hardware_json, s.recommendation_json, s.provenance_json,
@@ -413,6 +435,13 @@ SELECT s.id, s.name, s.created_at, s.updated_at, s.status, s.model, s.drafter, s
 """
 
 
+def _current_verdict(row: dict[str, Any]) -> dict[str, Any]:
+    """The session row, its verdict left out when specadvisor computed it with other decision code
+    than this build's (store.verdicts): the views then compute it again, as for a session without one."""
+    mark = row.get("verdict_computed_by")
+    return row if mark is None or mark == decision_code_version() else {**row, "recommendation_json": None}
+
+
 def _summary_session(row: dict[str, Any]) -> Session:
     """The parts of a session that summarize() reads, validated as fully as a loaded session's."""
     pairs = json.loads(row["arms"])
@@ -426,6 +455,23 @@ def _summary_session(row: dict[str, Any]) -> Session:
             "results": [rows.result_from_row(p["result"]) for p in pairs if p["result"] is not None],
         }
     )
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cycle collector paused while a session's models are built, and what they built moved
+    out of its reach (gc.freeze) before it resumes: its passes over the millions of objects of a
+    100,000-result session took three quarters of loading one (7 s of 9), and resumed on a young
+    generation holding them all it took 1.7 s more. The models hold no reference cycles: reference
+    counting still frees them when the session is dropped."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if was_enabled:
+            gc.enable()
 
 
 def _create_private(path: Path) -> None:

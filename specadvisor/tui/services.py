@@ -146,9 +146,10 @@ def default_services(db_path: Path | None = None, server_env: dict[str, str] | N
         return _export(session, path) or path
 
     def import_bundle(store: Store, path: Path) -> tuple[Session, bool]:
+        from specadvisor.analysis.recommend import recommend as _recommend
         from specadvisor.store.bundle import import_bundle as _import
 
-        return _import(store, path)
+        return _import(store, path, judge=_recommend)  # as `sessions import`: a verdict computed once, not per view
 
     def hypothetical(spec: str) -> HardwareProfile:
         from specadvisor.hardware import hypothetical as _hypothetical

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from specadvisor.domain import Arm, ArmResult, SweepSettings
+from specadvisor.domain import Arm, ArmResult, Session, SweepSettings
 from specadvisor.store.bundle import export_bundle, read_bundle
 from specadvisor.store.redact import REDACTED, redact_argv, redact_text
 from store_samples import make_session
@@ -96,3 +96,17 @@ def test_fields_added_later_are_covered_too():
     from specadvisor.store.redact import redact_session
 
     assert SECRETS[1] not in redact_session(session).model_dump_json()
+
+
+def test_a_session_is_redacted_field_by_field_as_a_whole_and_clean_fields_are_not_rebuilt():
+    from specadvisor.redact import redact_value as redact_whole
+    from specadvisor.store.redact import redact_session
+
+    session = make_session(notes="reach it with Authorization: Bearer abcdefghijklmnop1234")
+    session.recommendation.reasons.append("measured at concurrency 1, 256 output tokens")  # a "maybe" in every verdict
+    redacted = redact_session(session)
+    data = session.model_dump(mode="json")
+    expected = Session.model_validate({"id": data.pop("id"), **redact_whole(data)})
+    assert redacted == expected and "abcdefghijklmnop1234" not in redacted.notes
+    kept = [*zip(redacted.arms, session.arms, strict=True), *zip(redacted.results, session.results, strict=True)]
+    assert all(new is old for new, old in kept)  # nothing secret-shaped there: kept, not dumped and rebuilt

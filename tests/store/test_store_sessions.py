@@ -13,6 +13,7 @@ from specadvisor.errors import InputError, StoreError
 from specadvisor.store import Store
 from specadvisor.store.store import _SUMMARY_SQL
 from specadvisor.store.summary import summarize
+from specadvisor.store.verdicts import decision_code_version
 from store_samples import make_session
 
 
@@ -321,4 +322,4 @@ def test_listing_reads_only_what_the_summary_needs_and_says_the_same(store, verd
     (listed,) = store.list_sessions()
     whole = summarize(store.get_session(session.id)).model_copy(update={"arms": len(session.arms)})
     assert listed.model_dump() == whole.model_dump()
-    assert store.db.execute(f"SELECT json_array_length(arms) FROM ({_SUMMARY_SQL})").fetchone()[0] == arms_read
+    assert store.db.execute(f"SELECT json_array_length(arms) FROM ({_SUMMARY_SQL})", [decision_code_version()]).fetchone()[0] == arms_read

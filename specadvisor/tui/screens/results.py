@@ -18,7 +18,7 @@ from specadvisor.analysis.capacity import capacity_answer
 from specadvisor.domain import ArmResult, ArmStatus, Recommendation, Session
 from specadvisor.figures import all_speedups, speedup_text
 from specadvisor.fileio import write_atomic
-from specadvisor.report.content import tabled_arms
+from specadvisor.report.content import MAX_SHOWN_REASONS, shown_reasons, tabled_arms
 from specadvisor.report.snippet import recommended_config, spec_config_json
 from specadvisor.sweep.live import short_label
 from specadvisor.tui.format import result_row, verdict_headline
@@ -38,7 +38,7 @@ COLUMNS = ("arm", "status", "tok/s", "speedup [CI]", "AL", "acc.", "TTFT p50/99"
 NOT_MEASURED = "Not measured yet: this plan has not run, so there is no verdict."
 # The panel lists at most this many reasons (a verdict over 100,000 measured arms has a line per arm: 9 MB
 # of text for the terminal to wrap); the rest are counted and `sessions show ID --json` has them all.
-MAX_PANEL_REASONS = 50
+MAX_PANEL_REASONS = MAX_SHOWN_REASONS
 
 
 def measured(session: Session) -> bool:
@@ -67,9 +67,8 @@ def _recommendation_pieces(session: Session, rec: Recommendation | None, command
     arm = next((a for a in session.arms if a.id == rec.arm_id), None)
     speed = speedup_text(rec.speedup, rec.speedup_ci) if rec.speedup else ""
     head = verdict_headline(rec, short_label(arm) if arm else None, speed)
-    lines = [head, *[f"• {r}" for r in rec.reasons[:MAX_PANEL_REASONS]]]
-    if len(rec.reasons) > MAX_PANEL_REASONS:
-        lines.append(f"… {len(rec.reasons) - MAX_PANEL_REASONS} more reasons: `specadvisor sessions show {session.id[:8]} --json` has them all")
+    reasons, more = shown_reasons(session, rec)
+    lines = [head, *[f"• {r}" for r in reasons], *([more] if more else [])]
     if command:
         lines += ["", command]
     return lines
