@@ -71,7 +71,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from specadvisor.analysis.arms import family_label
@@ -264,7 +264,7 @@ def decide_level(
             reasons.append(
                 f"{name(top.arm)} measured {_pct(top.speedup)} but within the {PRACTICAL_MARGIN * 100:.0f}% margin of {name(chosen.arm)}: the simpler one wins the tie"
             )
-        reasons += [f"also measured: {line}" for c, line in zip(comparisons, lines, strict=True) if c is not chosen and c.status != "better"]
+        reasons += _also_measured(line for c, line in zip(comparisons, lines, strict=True) if c is not chosen and c.status != "better")
         return LevelDecision(conc, "speculate", f"speculate: {name(chosen.arm)}", chosen.arm, chosen, comparisons, [*reasons, *extra, head, basis, *drift])
     if all(c.status == "not better" for c in comparisons):
         top = comparisons[0]
@@ -273,14 +273,14 @@ def decide_level(
             if top.interval[1] < 1
             else f"not faster by more than the {PRACTICAL_MARGIN * 100:.0f}% margin that a tie goes to the simpler config (no speculation)"
         )
-        reasons = [f"do not speculate here: the best speculative arm, {lines[0]}: {cause}", *(f"also measured: {line}" for line in lines[1:])]
+        reasons = [f"do not speculate here: the best speculative arm, {lines[0]}: {cause}", *_also_measured(lines[1:])]
         return LevelDecision(conc, "do not speculate", "do not speculate", None, top, comparisons, [*reasons, *extra, head, basis, *drift])
     open_ = [c for c in comparisons if c.status == "open" or c.arm.id in impossible]
     # the step is sized for the look that would follow it (its share of the error; after the plan's
     # last look, the last share: what a further block measured the same way would face), with power
     next_look = min(looks + 1, MAX_LOOKS)
     step = next_step(session, base, open_, noise, lambda df: comparison_quantile(confidence, next_look, True, len(spec), df), results, launched=index.launched)
-    names = ", ".join(["no speculation", *(name(c.arm) for c in open_)])
+    names = _listed(["no speculation", *(name(c.arm) for c in open_)])
     measured = _measured_text(index, conc)
     verdict = f"undecided after {measured}: {step.text(names)}"
     limited = open_[0].limited_by
@@ -292,7 +292,7 @@ def decide_level(
     )
     reasons = [
         first,
-        *(f"also measured: {line}" for c, line in zip(comparisons, lines, strict=True) if c is not open_[0]),
+        *_also_measured(line for c, line in zip(comparisons, lines, strict=True) if c is not open_[0]),
     ]
     return LevelDecision(conc, "undecided", verdict, None, open_[0], comparisons, [*reasons, *extra, head, basis, *drift], limited, step)
 
@@ -351,12 +351,12 @@ def _replicate_first(
         if noise.observed_sd
         else "no repeated launch yet"
     )
-    names = ", ".join(name(a) for a in thin)
+    names = _listed([name(a) for a in thin])
     first = (
         f"undecided: {lines[0]}; one launch of {names} on a machine with {spread}: "
         f"no answer rests on a single launch there (it cannot be told from an outlier launch)"
     )
-    reasons = [first, *(f"also measured: {line}" for line in lines[1:])]
+    reasons = [first, *_also_measured(lines[1:])]
     verdict = f"undecided after {_measured_text(index, conc)}: {step.text(names)}"
     return LevelDecision(conc, "undecided", verdict, None, comparisons[0], comparisons, [*reasons, *tail], "launch-to-launch", step)
 
@@ -614,6 +614,26 @@ def _drift_line(index: LevelIndex, conc: int, comparisons: list[Comparison]) -> 
     if abs(move) >= abs(gap):
         return [f"{said}: drift alone could produce it (the noise model holds it: a trend over the launch order and launch-to-launch spread)"]
     return [f"{said}: drift cannot explain it (the noise model holds it: a trend over the launch order and launch-to-launch spread)"]
+
+
+SHOWN_NAMES = 6  # arms named in one verdict sentence; the rest are counted
+SHOWN_ALSO_MEASURED = 10  # "also measured" lines per level (the closest first); the rest are counted
+
+
+def _listed(names: list[str]) -> str:
+    """Names for one sentence: a verdict over 100,000 arms must not name them all in its headline."""
+    if len(names) <= SHOWN_NAMES:
+        return ", ".join(names)
+    return f"{', '.join(names[:SHOWN_NAMES])} and {len(names) - SHOWN_NAMES} more arms"
+
+
+def _also_measured(lines: Iterable[str]) -> list[str]:
+    """The other arms' comparisons, closest first, at most SHOWN_ALSO_MEASURED of them: every arm's
+    figure is in its own row (show, --json, the report), so the verdict counts the rest."""
+    listed = list(lines)
+    shown = [f"also measured: {line}" for line in listed[:SHOWN_ALSO_MEASURED]]
+    rest = len(listed) - len(shown)
+    return [*shown, f"also measured: {rest} more arms, each with its speedup in its own row"] if rest else shown
 
 
 def _measured_text(index: LevelIndex, conc: int) -> str:
