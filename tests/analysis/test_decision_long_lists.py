@@ -19,5 +19,8 @@ def test_the_other_arms_are_listed_closest_first_then_counted():
     lines = [f"arm {k}" for k in range(50_000)]
     reasons = _also_measured(iter(lines))
     assert reasons[:2] == ["also measured: arm 0", "also measured: arm 1"]
-    assert len(reasons) == SHOWN_ALSO_MEASURED + 1 and reasons[-1] == f"also measured: {50_000 - SHOWN_ALSO_MEASURED} more arms, each with its speedup in its own row"
+    assert (
+        len(reasons) == SHOWN_ALSO_MEASURED + 1
+        and reasons[-1] == f"also measured: {50_000 - SHOWN_ALSO_MEASURED} more arms, each with its speedup in its own row"
+    )
     assert _also_measured(lines[:3]) == ["also measured: arm 0", "also measured: arm 1", "also measured: arm 2"]
