@@ -425,15 +425,25 @@ class Comparison:
 
 
 def compare(
-    arm: Arm, arm_result: ArmResult, base_result: ArmResult, noise: Noise, quantile: Callable[[float], float], *, launched: Launched | None = None
+    arm: Arm,
+    arm_result: ArmResult,
+    base_result: ArmResult,
+    noise: Noise,
+    quantile: Callable[[float], float],
+    *,
+    launched: Launched | None = None,
+    reference: Reference | None = None,
 ) -> Comparison | None:
     """The arm against the baseline; `quantile(df)`: the t value of this comparison's share of the
-    error at the degrees of freedom its variance has (comparison_df)."""
+    error at the degrees of freedom its variance has (comparison_df). `reference`: the baseline's side,
+    when the caller compares many arms with one baseline (level_comparisons)."""
     launched = launched or launches
-    a, b = launched(arm_result), launched(base_result)
+    a = launched(arm_result)
+    ref = reference or Reference.of(launched(base_result), noise)
+    b = ref.launches
     if not a or not b:
         return None
-    side_a, side_b = Side.of(a, noise), Side.of(b, noise)
+    side_a, side_b = Side.of(a, noise), ref.side
     d = side_a.log_throughput - side_b.log_throughput
     launch_var = side_a.launch_var + side_b.launch_var
     if noise.trend and all(x.wave is not None for x in (*a, *b)):  # the arms ran at different points of a drift
@@ -441,7 +451,7 @@ def compare(
         d -= noise.trend * apart
         launch_var += noise.trend_var * apart * apart
     within_var = side_a.within_var + side_b.within_var
-    wins, median = _prompt_by_prompt(a, b)
+    wins, median = _prompt_by_prompt(_per_prompt(a), ref.per_prompt)
     paired = wins is not None and noise.request_var is not None
     df = comparison_df(launch_var, noise.launch_df, within_var, noise.request_df)
     return Comparison(arm, d, launch_var, within_var, df, quantile(df), paired, (len(a), len(b)), wins, median)
@@ -477,6 +487,21 @@ class Side:
         )
 
 
+@dataclass(frozen=True)
+class Reference:
+    """The baseline's side of every comparison at a level, derived once: a level of 1,500 arms
+    combined the baseline's launches and its per-prompt latencies again for each arm."""
+
+    launches: list[Launch]
+    side: Side
+    per_prompt: dict[int, float]
+
+    @staticmethod
+    def of(launched: list[Launch], noise: Noise) -> Reference:
+        empty = Side(0.0, 0.0, 0.0, 0.0)
+        return Reference(launched, Side.of(launched, noise) if launched else empty, _per_prompt(launched))
+
+
 def comparison_df(launch_var: float, launch_df: int, within_var: float, request_df: int) -> float:
     """Welch-Satterthwaite degrees of freedom of a comparison's variance, the sum of a launch-to-launch
     share estimated on `launch_df` and a within-run share estimated on `request_df` (Satterthwaite
@@ -493,20 +518,20 @@ def comparison_df(launch_var: float, launch_df: int, within_var: float, request_
     return float(max(1, math.floor(total**2 / (launch_var**2 / max(1, launch_df) + within_var**2 / request_df))))
 
 
-def _prompt_by_prompt(a: list[Launch], b: list[Launch]) -> tuple[tuple[int, int] | None, float | None]:
+def _per_prompt(launches_: list[Launch]) -> dict[int, float]:
+    """Each prompt's mean log latency over an arm's launches and passes."""
+    logs: dict[int, list[float]] = {}
+    for launch in launches_:
+        for passed in launch.records:
+            for r in passed:
+                if r.latency_ms > 0:
+                    logs.setdefault(r.index, []).append(math.log(r.latency_ms))
+    return {i: statistics.fmean(v) for i, v in logs.items()}
+
+
+def _prompt_by_prompt(pa: dict[int, float], pb: dict[int, float]) -> tuple[tuple[int, int] | None, float | None]:
     """Per-prompt speedups (baseline latency / arm latency, each averaged over the arm's passes on the
-    log scale): how many prompts got faster, and the median speedup."""
-
-    def per_prompt(launches_: list[Launch]) -> dict[int, float]:
-        logs: dict[int, list[float]] = {}
-        for launch in launches_:
-            for passed in launch.records:
-                for r in passed:
-                    if r.latency_ms > 0:
-                        logs.setdefault(r.index, []).append(math.log(r.latency_ms))
-        return {i: statistics.fmean(v) for i, v in logs.items()}
-
-    pa, pb = per_prompt(a), per_prompt(b)
+    log scale; `_per_prompt` of each side): how many prompts got faster, and the median speedup."""
     common = sorted(set(pa) & set(pb))
     if len(common) < MIN_PAIRED_PROMPTS:
         return None, None
@@ -555,7 +580,13 @@ def level_comparisons(
     base: Arm, arms: Sequence[Arm], noise: Noise, quantile: Callable[[float], float], results: dict[str, ArmResult], *, launched: Launched | None = None
 ) -> list[Comparison]:
     """Each arm against the baseline `base` at its level, strongest first: the decision's comparisons."""
-    found = [c for a in arms if a.id in results and (c := compare(a, results[a.id], results[base.id], noise, quantile, launched=launched)) is not None]
+    if base.id not in results:
+        return []
+    launched = launched or launches
+    ref = Reference.of(launched(results[base.id]), noise)
+    found = [
+        c for a in arms if a.id in results and (c := compare(a, results[a.id], results[base.id], noise, quantile, launched=launched, reference=ref)) is not None
+    ]
     return sorted(found, key=lambda c: -c.log_ratio)
 
 
