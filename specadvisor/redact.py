@@ -254,6 +254,24 @@ def redact_argv(argv: list[str], *, redact_paths: bool = False) -> list[str]:
     return out
 
 
+def redact_entries(entries: dict[str, Any], to_plain: Callable[[Any], Any], keep: frozenset[str] = frozenset()) -> tuple[dict[str, Any], bool]:
+    """redact_value() of a mapping of models, entry by entry as redact_value maps a dict: an entry whose
+    own JSON holds nothing secret-shaped is kept as it is, so a verdict saying "256 output tokens" does
+    not send a 100,000-arm session through redaction. `to_plain` turns an entry into JSON-like values;
+    `keep`: keys never redacted (a session's id). Returns the entries and whether any changed."""
+    from pydantic_core import to_json
+
+    out: dict[str, Any] = {}
+    changed = False
+    for key, value in entries.items():
+        entry = {key: value}
+        if key not in keep and json_needs_redaction(to_json(entry, fallback=str).decode("utf-8")):
+            value = redact_value(to_plain(entry))[key]
+            changed = True
+        out[key] = value
+    return out, changed
+
+
 def redact_value(value: Any, *, redact_paths: bool = False) -> Any:
     if isinstance(value, str):
         return redact_text(value, redact_paths=redact_paths)

@@ -53,18 +53,10 @@ def print_json(obj: Any) -> None:
 
 
 def _redacted(obj: dict[Any, Any]) -> dict[Any, Any]:
-    """redact() of a dict's JSON value (a whole session under `show --json`), key by key as redact_value
-    maps a dict: an entry whose own JSON holds nothing secret-shaped is kept as it is, so a verdict's
-    "256 output tokens" does not send 100,000 arms through redaction (29 s)."""
-    from pydantic_core import to_json
+    """redact() of a dict's JSON value (a whole session under `show --json`), entry by entry."""
+    from specadvisor.redact import redact_entries
 
-    from specadvisor.redact import json_needs_redaction, redact
-
-    out: dict[Any, Any] = {}
-    for key, value in obj.items():
-        entry = {key: value}
-        out.update(redact(to_jsonable(entry)) if json_needs_redaction(to_json(entry, fallback=str).decode("utf-8")) else entry)
-    return out
+    return redact_entries(obj, to_jsonable)[0]
 
 
 def console() -> Console:

@@ -8,13 +8,13 @@ strings is treated as a possible argv, and free-form dict keys that name a crede
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from pydantic import BaseModel
-from pydantic_core import to_json, to_jsonable_python
+from pydantic_core import to_jsonable_python
 
 from specadvisor.domain import Session
-from specadvisor.redact import REDACTED, json_needs_redaction, redact, redact_argv, redact_text, redact_value
+from specadvisor.redact import REDACTED, redact, redact_argv, redact_entries, redact_text, redact_value
 
 __all__ = ["REDACTED", "redact", "redact_argv", "redact_session", "redact_text", "redact_value", "scrub"]
 
@@ -37,16 +37,8 @@ def redact_session(session: Session, *, redact_paths: bool = False) -> Session:
 
 
 def _redact_fields(session: Session) -> Session:
-    """redact_session() without home paths, field by field as redact_value maps a dict: a field whose
-    own JSON holds nothing secret-shaped is kept as it is (the same value as a round trip), so a verdict
-    saying "256 output tokens" does not send 100,000 arms and results through redaction (16 s)."""
-    fields: dict[str, Any] = {}
-    changed = False
-    for name in type(session).model_fields:
-        value = getattr(session, name)
-        entry = {name: value}
-        if name != "id" and json_needs_redaction(to_json(entry, fallback=str).decode("utf-8")):
-            value = redact_value(to_jsonable_python(entry))[name]
-            changed = True
-        fields[name] = value
+    """redact_session() without home paths, field by field (redact_entries): a field whose own JSON
+    holds nothing secret-shaped is kept as it is, so a verdict saying "256 output tokens" does not send
+    100,000 arms and results through redaction (16 s)."""
+    fields, changed = redact_entries({name: getattr(session, name) for name in type(session).model_fields}, to_jsonable_python, frozenset({"id"}))
     return Session.model_validate(fields) if changed else session
