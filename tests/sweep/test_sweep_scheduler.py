@@ -281,3 +281,19 @@ async def test_a_failed_start_does_not_hold_the_rest_of_its_wave(store):
     factory = lambda arm, session, placement=None: FakeServer(arm, fail_start=arm.id == "ngram-n4")  # noqa: E731
     await asyncio.wait_for(run(plan, store, measure, factory=factory, slots=cpu_slots([0, 1], 2)), timeout=10)
     assert "baseline" in measure.calls
+
+
+async def test_side_by_side_the_slots_rotate_so_no_arm_keeps_one_slot(store):
+    """Two slots, three trials and the bracket's confirmation wave: each configuration runs on both
+    slots, the baseline first in its wave yet on core 0 in odd waves and core 1 in even ones. Filled
+    in the same order every wave, the baseline always had core 0 (which on a 2-core box also carries
+    the client) and that core's speed was read as the n-gram arm's gain."""
+    plan = make_plan(n_values=(4,), trials=3)
+    await run(plan, store, FakeMeasure(tput), slots=cpu_slots([0, 1], 2))
+    stored = store.get_session(plan.session.id)
+    placed = {r.arm_id: [(run_.wave, run_.placement) for run_ in r.runs] for r in stored.results}
+    assert placed["baseline"][:3] == [(1, "cores 0"), (2, "cores 1"), (3, "cores 0")]
+    assert placed["ngram-n4"][:3] == [(1, "cores 1"), (2, "cores 0"), (3, "cores 1")]
+    for runs in placed.values():
+        assert {p for _, p in runs} == {"cores 0", "cores 1"}
+    assert all(len({p for w, p in runs_ if w == wave}) == 1 for runs_ in placed.values() for wave in {w for w, _ in runs_})
