@@ -9,6 +9,8 @@ minutes and contains no Python overhead. Designs compared, each over the same se
   fixed-2   the fixed design: 2 interleaved trials per arm + the baseline bracket (`--trials 2`)
   fixed-4   the same with twice the launches (`--trials 4`): what twice the time would decide
   seq       sequential measuring: 1 trial + bracket, then rounds until decided (`--budget 20`)
+  fixed-4-again  fixed-4 on independent draws (each seed + 100000): how often twice the time
+            disagrees with itself, the noise floor of the column "undecided where fixed-4 is right"
 
 A run of the noise model: launch factor exp(N(0, launch_sd)) x (1 + drift)^launch, and per request
 latency = prompt_i x exp(N(0, request_sd)) / (true ratio x launch factor), prompt_i fixed per prompt
@@ -35,6 +37,9 @@ Cases (H200 figures: vLLM 0.26.0, SmolLM2-135M bf16, 2026-12-01; `tests/fixtures
                   seq-5-nb-p2 (the test's settings), seq-8-nb-p2, seq-10-nb-p2.
   cpu-tie, cpu-loss the same machine's noise at 1.01x and 0.8x (right answer: do not speculate): the
                   wrong answers a within-run-limited decision could give. Not in the default list.
+  cpu-seq-steady, cpu-seq-7pct, cpu-seq-noisy  the CPU positive control as it runs now, one server at a
+                  time on both cores: 1.22x, 6% per request, start-up 35 s, runs of 15 s, launch spread
+                  3 / 7 / 12% (the box measured 2-12%); speculate. With seq-8, seq-10. Not in the default list.
 
 Designs ending in -p2 run side by side (`--parallel 2`: the looks happen while the last wave's servers
 are still up, so a "requests" step is passes on them), -nb without the bracket. Minutes are wall-clock
@@ -108,15 +113,23 @@ EXTRA_CASES = [
     # comparisons on passes and their own degrees of freedom ever say "speculate" wrongly?
     Case("cpu-tie", 1.01, 0.03, 108.0, 72.0, request_sd=0.363, prompts=8, output_tokens=48),
     Case("cpu-loss", 0.80, 0.03, 108.0, 72.0, request_sd=0.363, prompts=8, output_tokens=48),
+    # the CPU positive control one server at a time on both cores (2026-12-02, evening: benchmarks/README.md,
+    # "The CPU positive control, measured again"): 1.22x, within-run 6% per request, start-up 35 s, baseline
+    # runs of 15 s; the box's launch spread measured 2.1% in one sweep and 11.9% in another: both bounds
+    Case("cpu-seq-steady", 1.22, 0.03, 35.0, 15.0, request_sd=0.06, prompts=8, output_tokens=48),
+    Case("cpu-seq-7pct", 1.22, 0.07, 35.0, 15.0, request_sd=0.06, prompts=8, output_tokens=48),
+    Case("cpu-seq-noisy", 1.22, 0.12, 35.0, 15.0, request_sd=0.06, prompts=8, output_tokens=48),
 ]
 DESIGNS = {
     "fixed-2": {"trials": 2},
     "fixed-4": {"trials": 4},
+    "fixed-4-again": {"trials": 4, "seed_offset": 100_000},  # fixed-4 on independent draws: the seed-by-seed column's own noise
     "fixed-6": {"trials": 6},
     "seq": {"trials": 1, "budget_s": 20 * 60.0},
     "seq-3": {"trials": 1, "budget_s": 3 * 60.0},
     "seq-5": {"trials": 1, "budget_s": 5 * 60.0},
     "seq-5-nb": {"trials": 1, "budget_s": 5 * 60.0, "bracket": False},  # the CPU control's settings, run serially
+    "seq-8": {"trials": 1, "budget_s": 8 * 60.0},
     "seq-10": {"trials": 1, "budget_s": 10 * 60.0},
     "seq-13": {"trials": 1, "budget_s": 13 * 60.0},
     # side by side (`--parallel 2`): the looks happen while the last wave's servers are still up
@@ -188,9 +201,9 @@ class StandInLoad:
 
 async def one_sweep(case: Case, design: dict, seed: int, db: Path) -> tuple[str, float]:
     """(decision, measuring minutes) of one sweep."""
-    rng = random.Random(seed)
-    load = StandInLoad(case, rng)
     design = dict(design)
+    rng = random.Random(seed + design.pop("seed_offset", 0))
+    load = StandInLoad(case, rng)
     parallel = design.pop("parallel", 1)
     slots = [Slot(index=i, cores=(i,)) for i in range(parallel)] if parallel > 1 else None
     settings = SweepSettings(num_prompts=case.prompts, output_len=case.output_tokens, warmup=0, **design)
