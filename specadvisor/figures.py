@@ -179,7 +179,7 @@ LAUNCH_SPREAD_PRIOR_DF = 4
 MIN_TREND_DF = 2  # repeated launches needed before a drift trend is fitted
 TREND_SHOWN = 2.0  # a trend is fitted when its slope exceeds this many standard errors
 MIN_PAIRED_PROMPTS = 8  # fewer common prompts give no usable prompt-by-prompt spread
-_MEASURED = ("ok", "stopped_early")
+MEASURED = ("ok", "stopped_early")  # a run whose figures count (one home: analysis.placement reads it too)
 
 # ---------------------------------------------------------------------- the measurements
 
@@ -209,7 +209,7 @@ def launches(result: ArmResult) -> list[Launch]:
     shares its trial, role and wave)."""
     groups: dict[tuple[int, str, int | None, str], list[RunRecord]] = {}
     for run in result.runs:
-        if run.status in _MEASURED and run.output_throughput and run.output_throughput > 0:
+        if run.status in MEASURED and run.output_throughput and run.output_throughput > 0:
             groups.setdefault((run.trial, run.role, run.wave, run.placement), []).append(run)
     if not groups and result.output_throughput and result.status in (ArmStatus.ok, ArmStatus.stopped_early):
         # measured before runs were recorded (or imported from vllm bench): one launch

@@ -78,6 +78,7 @@ from specadvisor.analysis.arms import family_label
 from specadvisor.analysis.costs import passes_seconds, round_seconds
 from specadvisor.analysis.drift import gpu_change, in_time_order
 from specadvisor.analysis.levels import LevelIndex
+from specadvisor.analysis.placement import confounded_line
 from specadvisor.domain import Arm, ArmResult, ConcurrencyPick, Session
 from specadvisor.figures import (  # the comparison's arithmetic: one home, shared with every view's speedup
     DEFAULT_CONFIDENCE,
@@ -252,9 +253,13 @@ def decide_level(
     lines = [_comparison_line(c, results[c.arm.id]) for c in comparisons]
     basis = _basis_line(comparisons, noise, confidence, looks if sequential else 0, len(spec))
     drift = _drift_line(index, conc, comparisons)
+
+    def tail(judged: Comparison) -> list[str]:  # the lines every answer at this level ends with
+        return [*extra, head, basis, *drift, *confounded_line(results.get(base.id), results.get(judged.arm.id), name(judged.arm))]
+
     thin = _unreplicated(base, comparisons, noise) if sequential else []
     if thin and (better or all(c.status == "not better" for c in comparisons)) and not _holds_unshrunk(base, spec, noise, comparisons, q, index):
-        return _replicate_first(session, conc, base, thin, comparisons, noise, lines, [*extra, head, basis, *drift], index)
+        return _replicate_first(session, conc, base, thin, comparisons, noise, lines, tail(comparisons[0]), index)
     if better:
         best = max(c.log_ratio for c in better)
         chosen = min((c for c in better if best - c.log_ratio <= math.log(1 + PRACTICAL_MARGIN)), key=lambda c: simplicity(c.arm))
@@ -265,7 +270,7 @@ def decide_level(
                 f"{name(top.arm)} measured {_pct(top.speedup)} but within the {PRACTICAL_MARGIN * 100:.0f}% margin of {name(chosen.arm)}: the simpler one wins the tie"
             )
         reasons += _also_measured(line for c, line in zip(comparisons, lines, strict=True) if c is not chosen and c.status != "better")
-        return LevelDecision(conc, "speculate", f"speculate: {name(chosen.arm)}", chosen.arm, chosen, comparisons, [*reasons, *extra, head, basis, *drift])
+        return LevelDecision(conc, "speculate", f"speculate: {name(chosen.arm)}", chosen.arm, chosen, comparisons, [*reasons, *tail(chosen)])
     if all(c.status == "not better" for c in comparisons):
         top = comparisons[0]
         cause = (
@@ -274,7 +279,7 @@ def decide_level(
             else f"not faster by more than the {PRACTICAL_MARGIN * 100:.0f}% margin that a tie goes to the simpler config (no speculation)"
         )
         reasons = [f"do not speculate here: the best speculative arm, {lines[0]}: {cause}", *_also_measured(lines[1:])]
-        return LevelDecision(conc, "do not speculate", "do not speculate", None, top, comparisons, [*reasons, *extra, head, basis, *drift])
+        return LevelDecision(conc, "do not speculate", "do not speculate", None, top, comparisons, [*reasons, *tail(top)])
     open_ = [c for c in comparisons if c.status == "open" or c.arm.id in impossible]
     # the step is sized for the look that would follow it (its share of the error; after the plan's
     # last look, the last share: what a further block measured the same way would face), with power
@@ -294,7 +299,7 @@ def decide_level(
         first,
         *_also_measured(line for c, line in zip(comparisons, lines, strict=True) if c is not open_[0]),
     ]
-    return LevelDecision(conc, "undecided", verdict, None, open_[0], comparisons, [*reasons, *extra, head, basis, *drift], limited, step)
+    return LevelDecision(conc, "undecided", verdict, None, open_[0], comparisons, [*reasons, *tail(open_[0])], limited, step)
 
 
 def _unshrunk(noise: Noise) -> Noise:
