@@ -36,7 +36,9 @@ def test_each_arm_on_one_slot_of_its_own_is_said():
 
 
 def test_rotated_slots_and_serial_sweeps_say_nothing_of_slots():
-    rotated = session_with({"baseline": ["cores 0", "cores 1", "cores 0"], "ngram-n4": ["cores 1", "cores 0", "cores 1"]}, {"baseline": 100.0, "ngram-n4": 150.0})
+    rotated = session_with(
+        {"baseline": ["cores 0", "cores 1", "cores 0"], "ngram-n4": ["cores 1", "cores 0", "cores 1"]}, {"baseline": 100.0, "ngram-n4": 150.0}
+    )
     serial = session_with({"baseline": ["", "", ""], "ngram-n4": ["", "", ""]}, {"baseline": 100.0, "ngram-n4": 150.0})
     for session in (rotated, serial):
         assert SLOT_LINE not in reasons(session)
