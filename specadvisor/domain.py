@@ -503,7 +503,7 @@ class SweepSettings(Model):
     num_prompts: int = setting(32, "measured requests per arm, e.g. 32 or 1k", flag="--num-prompts", unit="requests", counts=True, ge=1, le=1_000_000)
     output_len: int = setting(
         256,
-        "output tokens per request, fixed (ignore_eos), e.g. 256 or 2k (default: 256; 128 for --prompts edit)",
+        "output tokens per request, fixed (ignore_eos), e.g. 256 or 2k (default: 256; 128 for --prompts edit, 320 for rename)",
         flag="--output-len",
         unit="tokens",
         counts=True,

@@ -10,6 +10,12 @@ The output length is fixed at EDIT_OUTPUT_LEN and only functions long enough tha
 is still the copy are kept (MIN_CODE_CHARS: code runs 2.7-4.3 characters per token in SmolLM2's and
 Llama-style tokenizers, so 600 characters hold at least 138 tokens); past the copy a model writes
 something else and the workload would stop measuring editing.
+
+HumanEval's functions are short and full of doctest examples, so a small model strays from the copy
+more (AL 2.8-3.1 at N=4 on SmolLM2-135M) and the copy ends after a few hundred tokens. `rename_tasks`
+is the longer case: 64 generated 50-line data-processing functions (templated, deterministic, real
+Python) copied back at RENAME_OUTPUT_LEN tokens, the shape of "apply this edit to a file" requests.
+It is the set where lookup drafting has the most to win; `edit` is the harder, shorter one.
 """
 
 from __future__ import annotations
@@ -18,10 +24,13 @@ import ast
 import builtins
 import io
 import keyword
+import random
 import tokenize
 
 EDIT_OUTPUT_LEN = 128
 MIN_CODE_CHARS = 600
+RENAME_OUTPUT_LEN = 320
+RENAME_TASKS = 64
 _SUFFIXES = ("value", "input", "item", "k")  # new name = old + "_" + one of these, by task order
 _NEVER_RENAME = set(dir(builtins)) | set(keyword.kwlist) | {"self", "cls", "_"}
 
@@ -46,6 +55,82 @@ def edit_tasks(rows: list[dict[str, str]]) -> list[dict[str, str]]:
         text = INSTRUCTION.format(old=old, new=new) + f"\n\n```python\n{code}```"
         tasks.append({"id": task_id, "code": code, "old": old, "new": new, "prompt": text, "expected": rename(code, old, new)})
     return tasks
+
+
+def rename_tasks() -> list[dict[str, str]]:
+    """RENAME_TASKS long functions, one variable each to rename, in the shape `edit_tasks` returns.
+    A fixed seed: every machine gets the same prompts."""
+    rng = random.Random(7)
+    tasks: list[dict[str, str]] = []
+    for i in range(RENAME_TASKS):
+        names = {role: rng.choice(choices) for role, choices in _ROLES.items()}
+        func = f"{rng.choice(_VERBS)}_{rng.choice(_NOUNS)}_{i}"
+        code = _TEMPLATE.format(func=func, **names)
+        old = rng.choice(["acc", "data", "scale", "limit"])
+        new = f"{names[old]}_{_SUFFIXES[i % len(_SUFFIXES)]}"
+        text = INSTRUCTION.format(old=names[old], new=new) + f"\n\n```python\n{code}```"
+        tasks.append({"id": f"rename-{i}", "code": code, "old": names[old], "new": new, "prompt": text, "expected": rename(code, names[old], new)})
+    return tasks
+
+
+_VERBS = ("process", "summarize", "aggregate", "normalize", "filter", "collect", "rank", "merge")
+_NOUNS = ("orders", "metrics", "sensors", "invoices", "users", "readings", "tickets", "batches")
+_ROLES = {
+    "data": ("records", "items", "rows", "entries", "samples", "events", "orders", "packets"),
+    "acc": ("total", "running_sum", "accumulator", "subtotal"),
+    "limit": ("threshold", "limit", "cutoff", "bound"),
+    "scale": ("scale", "factor", "weight", "multiplier"),
+    "key": ("value", "amount", "score", "price", "level"),
+}
+_TEMPLATE = '''def {func}({data}, {limit}, {scale}, top_n=10):
+    """Summarize {data} above {limit} after multiplying by {scale}."""
+    if {limit} < 0:
+        raise ValueError("{limit} must not be negative")
+    {acc} = 0
+    count = 0
+    result = []
+    seen = set()
+    for item in {data}:
+        value = item.get("{key}", 0) * {scale}
+        if value > {limit}:
+            {acc} += value
+            count += 1
+            result.append(item)
+        elif value < -{limit}:
+            {acc} -= value
+            seen.add(item.get("id"))
+        else:
+            continue
+    if count == 0:
+        return {{"total": 0, "count": 0, "items": []}}
+    average = {acc} / count
+    spread = 0.0
+    for item in result:
+        delta = item.get("{key}", 0) * {scale} - average
+        spread += delta * delta
+    spread = (spread / count) ** 0.5
+    ranked = sorted(result, key=lambda r: r.get("{key}", 0), reverse=True)
+    top = ranked[:top_n]
+    bottom = ranked[-top_n:]
+    labels = []
+    for index, item in enumerate(top):
+        label = str(item.get("name", index)).strip().lower()
+        if label in seen:
+            label = label + "_dup"
+        labels.append(label)
+    outliers = [item.get("id") for item in result if abs(item.get("{key}", 0) * {scale} - average) > 2 * spread]
+    summary = {{
+        "total": {acc},
+        "count": count,
+        "average": average,
+        "spread": spread,
+        "top": labels,
+        "bottom": [b.get("id") for b in bottom],
+        "outliers": outliers,
+        "skipped": len(seen),
+    }}
+    return summary
+'''
 
 
 def rename(code: str, old: str, new: str) -> str:

@@ -18,12 +18,12 @@ from typing import Any
 import httpx
 from pydantic import BaseModel, Field
 
-from specadvisor.bench.editing import EDIT_OUTPUT_LEN, edit_tasks
+from specadvisor.bench.editing import EDIT_OUTPUT_LEN, RENAME_OUTPUT_LEN, edit_tasks, rename_tasks
 from specadvisor.errors import EngineError, InputError
 
-BUILTIN_SOURCES = ("humaneval", "sharegpt", "math", "rag", "edit", "random")
+BUILTIN_SOURCES = ("humaneval", "sharegpt", "math", "rag", "edit", "rename", "random")
 DEFAULT_OUTPUT_LEN = 256
-_SOURCE_OUTPUT_LEN = {"edit": EDIT_OUTPUT_LEN}  # the answer stays inside the copy
+_SOURCE_OUTPUT_LEN = {"edit": EDIT_OUTPUT_LEN, "rename": RENAME_OUTPUT_LEN}  # the answer stays inside the copy
 CHARS_PER_TOKEN_ESTIMATE = 3  # English averages ~4 chars per token: 3 overestimates, so we drop, never overflow
 
 
@@ -55,7 +55,7 @@ def default_output_len(source: str | None) -> int:
 
 
 def load_prompts(source: str, num: int, *, seed: int = 0) -> PromptSet:
-    """`source`: humaneval | sharegpt | math | rag | edit | random | a path (.jsonl, .json ShareGPT, .txt)."""
+    """`source`: humaneval | sharegpt | math | rag | edit | rename | random | a path (.jsonl, .json ShareGPT, .txt)."""
     if num < 1:
         raise InputError(f"number of prompts must be at least 1, got {num}", hint="pass --num-prompts 1 or more")
     name = source.strip()
@@ -100,6 +100,8 @@ def _builtin(name: str, seed: int) -> tuple[list[Prompt], bool, bool]:
         return _random_words(seed), False, True
     if name == "edit":
         return list(_editing()), True, False
+    if name == "rename":
+        return list(_renaming()), True, False
     return list(_project_set(name)), True, False
 
 
@@ -123,6 +125,12 @@ def _humaneval() -> tuple[Prompt, ...]:
 def _editing() -> tuple[Prompt, ...]:
     """Copy-with-a-rename chat prompts derived from HumanEval (specadvisor.bench.editing)."""
     return tuple(Prompt(messages=[{"role": "user", "content": t["prompt"]}], id=t["id"]) for t in edit_tasks(list(_humaneval_rows())))
+
+
+@cache
+def _renaming() -> tuple[Prompt, ...]:
+    """The long copy-with-a-rename set: generated 50-line functions (specadvisor.bench.editing)."""
+    return tuple(Prompt(messages=[{"role": "user", "content": t["prompt"]}], id=t["id"]) for t in rename_tasks())
 
 
 @cache

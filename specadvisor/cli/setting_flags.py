@@ -19,7 +19,7 @@ class SettingFlag(NamedTuple):
 
 FLAGS: tuple[SettingFlag, ...] = (
     SettingFlag('num_prompts', '--num-prompts', 'measured requests per arm, e.g. 32 or 1k', '32', 'count', None),
-    SettingFlag('output_len', '--output-len', 'output tokens per request, fixed (ignore_eos), e.g. 256 or 2k (default: 256; 128 for --prompts edit)', None, 'count', None),
+    SettingFlag('output_len', '--output-len', 'output tokens per request, fixed (ignore_eos), e.g. 256 or 2k (default: 256; 128 for --prompts edit, 320 for rename)', None, 'count', None),
     SettingFlag('temperature', '--temperature', 'sampling temperature of every request; acceptance drops as it rises', 0.0, 'float', None),
     SettingFlag('seed', '--seed', 'seed of every request and of the prompt sample, so runs repeat', 0, 'int', None),
     SettingFlag('warmup', '--warmup', 'warmup requests per arm, excluded from results', 2, 'int', None),

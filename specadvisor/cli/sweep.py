@@ -40,7 +40,7 @@ def register(p: argparse.ArgumentParser) -> None:
     p.add_argument("--n", default=None, help="num_speculative_tokens values, e.g. 1,3,7")
     p.add_argument("--baseline", action=argparse.BooleanOptionalAction, default=True, help="also measure no speculation (default: yes)")
     p.add_argument("--adaptive", action="store_true", help="measure the largest N first, predict the rest, launch only promising N")
-    p.add_argument("--prompts", default="humaneval", help="prompt source: humaneval, sharegpt, math, rag, edit, or a file (default: %(default)s)")
+    p.add_argument("--prompts", default="humaneval", help="prompt source: humaneval, sharegpt, math, rag, edit, rename, or a file (default: %(default)s)")
     add_setting_flags(p)
     p.add_argument(
         "--bracket", action=argparse.BooleanOptionalAction, default=True, help="measure the baseline again at the end to measure drift (default: yes)"

@@ -7,7 +7,7 @@ import io
 import re
 import tokenize
 
-from specadvisor.bench.editing import EDIT_OUTPUT_LEN, MIN_CODE_CHARS, edit_tasks, rename
+from specadvisor.bench.editing import EDIT_OUTPUT_LEN, MIN_CODE_CHARS, RENAME_OUTPUT_LEN, edit_tasks, rename, rename_tasks
 from specadvisor.bench.prompts import BUILTIN_SOURCES, _humaneval_rows, default_output_len, load_prompts
 
 FENCED = re.compile(r"```python\n(.*)```\Z", re.S)
@@ -73,3 +73,37 @@ def test_the_variable_is_the_most_used_parameter_or_local_never_a_builtin():
 def test_edits_default_to_their_own_output_length():
     assert default_output_len("edit") == EDIT_OUTPUT_LEN == 128
     assert default_output_len("humaneval") == default_output_len(None) == default_output_len("/tmp/mine.jsonl") == 256
+
+
+# --------------------------------------------------------------------------- the long rename set
+
+
+def test_rename_is_a_builtin_chat_source_of_64_distinct_long_edits_at_320_tokens():
+    assert "rename" in BUILTIN_SOURCES
+    ps = load_prompts("rename", 64, seed=0)
+    assert ps.chat and not ps.synthetic and ps.source == "rename" and not ps.notes
+    assert len({p.id for p in ps.prompts}) == 64 and all(p.id.startswith("rename-") for p in ps.prompts)
+    assert default_output_len("rename") == RENAME_OUTPUT_LEN == 320
+    assert [p.messages for p in load_prompts("rename", 8, seed=3).prompts] == [p.messages for p in load_prompts("rename", 8, seed=3).prompts]
+
+
+def test_each_rename_task_is_parseable_code_whose_copy_outlasts_the_fixed_output():
+    tasks = rename_tasks()
+    assert tasks == rename_tasks() and len({t["code"] for t in tasks}) == len(tasks)
+    for task in tasks:
+        code = FENCED.search(task["prompt"]).group(1)
+        assert code == task["code"] and code.count("\n") >= 45
+        ast.parse(code)
+        # 3.6 characters per token in SmolLM2's tokenizer (426-444 tokens a function); even at the
+        # 4.35 of the densest HumanEval code the copy holds the whole fixed output
+        assert len(code) / 4.35 >= RENAME_OUTPUT_LEN, task["id"]
+
+
+def test_a_rename_answer_differs_from_its_prompt_only_by_the_rename_and_every_role_is_renamed_somewhere():
+    tasks = rename_tasks()
+    for task in tasks:
+        before, after = names(task["code"]), names(task["expected"])
+        changed = {(x, y) for x, y in zip(before, after, strict=True) if x != y}
+        assert changed == {(task["old"], task["new"])} and task["new"] not in before, task["id"]
+        assert before.count(task["old"]) >= 2  # a variable the function uses (the data twice, the rest 4-8 times)
+    assert len({t["old"] for t in tasks}) >= 8  # the accumulator, the data, the scale and the limit, by name
