@@ -286,6 +286,9 @@ async def test_the_edit_workload_picks_its_prompt_set_and_output_length(make_app
         assert (settings.prompt_source, settings.output_len) == ("edit", 128)
         app.screen.app.pop_screen()
         await settle(pilot)
+        app.screen.query_one("#source", Select).value = "rename"  # the long edits: their own length
+        await settle(pilot)
+        assert app.screen.query_one("#output_len", Input).value == "320"
         app.screen.query_one("#output_len", Input).value = "300"  # a length the user typed is kept
         app.screen.query_one("#source", Select).value = "humaneval"
         await settle(pilot)
