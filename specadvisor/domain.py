@@ -32,6 +32,21 @@ class Model(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
 
 
+def complete_models() -> None:
+    """Build every deferred domain model's schema now. defer_build keeps importing the models cheap,
+    but a model validated only inside another (an Arm in a Session read from disk or a bundle) keeps a
+    placeholder serializer until its own class is built, and pydantic 2.13 (what vLLM 0.26 installs)
+    then refuses to serialize it on its own ("'MockValSer' object is not an instance of
+    'SchemaSerializer'"): `sessions export` failed so on the H200. Called where sessions are read and
+    written (the store, bundles, --json output); 60 ms once, a flag check after."""
+    pending = [Model]
+    while pending:
+        cls = pending.pop()
+        pending.extend(cls.__subclasses__())
+        if cls is not Model and not cls.__pydantic_complete__:
+            cls.model_rebuild()
+
+
 def utcnow() -> datetime:
     return datetime.now(UTC)
 

@@ -40,6 +40,10 @@ def print_json(obj: Any) -> None:
         return
     from pydantic_core import to_json
 
+    if "specadvisor.domain" in sys.modules:  # a domain model may be serialized on its own here
+        from specadvisor.domain import complete_models
+
+        complete_models()
     # pydantic-core's encoder, straight from the models: json.dump with an indent runs in Python, and
     # dumping a 100,000-arm session to Python objects and walking them took most of `show --json`.
     if isinstance(obj, dict):  # checked entry by entry: one encoding and one check of each, not two

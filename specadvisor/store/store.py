@@ -29,7 +29,7 @@ from pydantic import TypeAdapter, ValidationError
 from sqlite_utils import Database
 
 from specadvisor import settings
-from specadvisor.domain import Arm, ArmResult, MetricsSample, Provenance, Recommendation, Session, utcnow
+from specadvisor.domain import Arm, ArmResult, MetricsSample, Provenance, Recommendation, Session, complete_models, utcnow
 from specadvisor.errors import InputError, StoreError
 from specadvisor.fileio import make_private_dirs
 from specadvisor.store import rows
@@ -38,6 +38,7 @@ from specadvisor.store.redact import redact_session, scrub
 from specadvisor.store.summary import SessionSummary, summarize
 from specadvisor.store.verdicts import decision_code_version
 
+complete_models()  # sessions read here are serialized part by part (redaction, rows, --json)
 _T = TypeVar("_T")
 _ARM_LIST = TypeAdapter(list[Arm])
 SESSION_STATUSES = ("planned", "running", "interrupted", "finished")
