@@ -67,10 +67,10 @@ def rename_tasks() -> list[dict[str, str]]:
         names = {role: rng.choice(choices) for role, choices in _ROLES.items()}
         func = f"{rng.choice(_VERBS)}_{rng.choice(_NOUNS)}_{i}"
         code = _TEMPLATE.format(func=func, **names)
-        old = rng.choice(["acc", "data", "scale", "limit"])
-        new = f"{names[old]}_{_SUFFIXES[i % len(_SUFFIXES)]}"
-        text = INSTRUCTION.format(old=names[old], new=new) + f"\n\n```python\n{code}```"
-        tasks.append({"id": f"rename-{i}", "code": code, "old": names[old], "new": new, "prompt": text, "expected": rename(code, names[old], new)})
+        old = names[rng.choice(["acc", "data", "scale", "limit"])]
+        new = f"{old}_{_SUFFIXES[i % len(_SUFFIXES)]}"
+        text = INSTRUCTION.format(old=old, new=new) + f"\n\n```python\n{code}```"
+        tasks.append({"id": f"rename-{i}", "code": code, "old": old, "new": new, "prompt": text, "expected": rename(code, old, new)})
     return tasks
 
 

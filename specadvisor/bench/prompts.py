@@ -124,13 +124,18 @@ def _humaneval() -> tuple[Prompt, ...]:
 @cache
 def _editing() -> tuple[Prompt, ...]:
     """Copy-with-a-rename chat prompts derived from HumanEval (specadvisor.bench.editing)."""
-    return tuple(Prompt(messages=[{"role": "user", "content": t["prompt"]}], id=t["id"]) for t in edit_tasks(list(_humaneval_rows())))
+    return _chat_prompts(edit_tasks(list(_humaneval_rows())))
 
 
 @cache
 def _renaming() -> tuple[Prompt, ...]:
     """The long copy-with-a-rename set: generated 50-line functions (specadvisor.bench.editing)."""
-    return tuple(Prompt(messages=[{"role": "user", "content": t["prompt"]}], id=t["id"]) for t in rename_tasks())
+    return _chat_prompts(rename_tasks())
+
+
+def _chat_prompts(tasks: list[dict[str, str]]) -> tuple[Prompt, ...]:
+    """Editing tasks as one-turn chat prompts, keeping each task's id."""
+    return tuple(Prompt(messages=[{"role": "user", "content": t["prompt"]}], id=t["id"]) for t in tasks)
 
 
 @cache
