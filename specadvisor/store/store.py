@@ -45,9 +45,14 @@ SESSION_STATUSES = ("planned", "running", "interrupted", "finished")
 _MIGRATIONS_TABLE = "_sqlite_migrations"
 
 
+def _is_busy(exc: sqlite3.Error) -> bool:
+    text = str(exc)
+    return "locked" in text or "busy" in text
+
+
 def _sqlite_error(path: Path, exc: sqlite3.Error) -> StoreError:
     text = str(exc)
-    if "locked" in text or "busy" in text:
+    if _is_busy(exc):
         return StoreError(f"database {path} is locked by another process", hint="close the other specadvisor and retry")
     if isinstance(exc, sqlite3.DatabaseError) and ("not a database" in text or "malformed" in text or "corrupt" in text):
         return StoreError(
@@ -98,27 +103,34 @@ class Store:
             _create_private(path)
         except OSError as exc:
             raise StoreError(f"cannot create database {path}: {exc.strerror}", hint="pass --db PATH in a writable folder") from exc
-        conn = None
-        try:
-            conn = sqlite3.connect(str(path), timeout=busy_timeout_s, check_same_thread=False)
-            db = Database(conn)
-            _check_schema(path, db)
-            db.execute("PRAGMA foreign_keys = ON")
-            _apply_migrations(db)
-            if db.execute("PRAGMA user_version").fetchone()[0] != len(known_migration_names()):
-                db.execute(f"PRAGMA user_version = {len(known_migration_names())}")
-            db.enable_wal()
-        except sqlite3.Error as exc:
-            if conn is not None:
-                conn.close()
-            error = _sqlite_error(path, exc)
-            if "cannot be written" in error.message and path.is_file():
-                return cls(path, _open_read_only(path, error))
-            raise error from exc
-        except StoreError:
-            if conn is not None:
-                conn.close()
-            raise
+        deadline = time.monotonic() + busy_timeout_s
+        while True:
+            conn = None
+            try:
+                conn = sqlite3.connect(str(path), timeout=busy_timeout_s, check_same_thread=False)
+                db = Database(conn)
+                _check_schema(path, db)
+                db.execute("PRAGMA foreign_keys = ON")
+                _apply_migrations(db)
+                if db.execute("PRAGMA user_version").fetchone()[0] != len(known_migration_names()):
+                    db.execute(f"PRAGMA user_version = {len(known_migration_names())}")
+                db.enable_wal()
+                break
+            except sqlite3.Error as exc:
+                if conn is not None:
+                    conn.close()
+                if _is_busy(exc) and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                    continue  # another process is creating or migrating this file (SQLite skips its
+                    # busy wait where waiting could deadlock, e.g. on the journal-mode switch): open again
+                error = _sqlite_error(path, exc)
+                if "cannot be written" in error.message and path.is_file():
+                    return cls(path, _open_read_only(path, error))
+                raise error from exc
+            except StoreError:
+                if conn is not None:
+                    conn.close()
+                raise
         return cls(path, db)
 
     def close(self) -> None:
