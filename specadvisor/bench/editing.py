@@ -13,10 +13,12 @@ something else and the workload would stop measuring editing.
 
 HumanEval's functions are short and full of doctest examples, so a small model strays from the copy
 more (AL 2.8-3.1 at N=4 on SmolLM2-135M on an H200) and the copy ends after a few hundred tokens.
-`rename_tasks` is the longer case: 64 generated 50-line data-processing functions (templated,
+`rename_tasks` is the longer case: 32 generated 42-line data-processing functions (templated,
 deterministic, real Python) copied back at RENAME_OUTPUT_LEN tokens, the shape of "apply this edit
-to a file" requests. Drafts are accepted more often there (AL 3.43 on the H200, 4.76 on the CPU
-build), which is not the same as a win: on the H200 that model tied (benchmarks/README.md).
+to a file" requests, worded as RENAME_INSTRUCTION. They are the prompts of the H200 editing sessions
+in tests/fixtures/h200 (n-gram N=4 won 1.48x there at AL 4.00 for SmolLM2-135M). A 50-line set with
+the `edit` wording tied on the H200 instead: the model described half of those functions in prose
+rather than copying them (benchmarks/README.md).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import tokenize
 EDIT_OUTPUT_LEN = 128
 MIN_CODE_CHARS = 600
 RENAME_OUTPUT_LEN = 320
-RENAME_TASKS = 64
+RENAME_TASKS = 32
 _SUFFIXES = ("value", "input", "item", "k")  # new name = old + "_" + one of these, by task order
 _NEVER_RENAME = set(dir(builtins)) | set(keyword.kwlist) | {"self", "cls", "_"}
 
@@ -59,34 +61,33 @@ def edit_tasks(rows: list[dict[str, str]]) -> list[dict[str, str]]:
 
 
 def rename_tasks() -> list[dict[str, str]]:
-    """RENAME_TASKS long functions, one variable each to rename, in the shape `edit_tasks` returns.
-    A fixed seed: every machine gets the same prompts."""
+    """RENAME_TASKS 42-line functions, one variable each to rename, in the shape `edit_tasks` returns.
+    A fixed seed and a fixed order of draws: every machine gets the same prompts, and they are the
+    prompts of the H200 editing sessions in tests/fixtures/h200 (the same sha256 once sampled)."""
     rng = random.Random(7)
     tasks: list[dict[str, str]] = []
     for i in range(RENAME_TASKS):
-        names = {role: rng.choice(choices) for role, choices in _ROLES.items()}
+        names = {role: rng.choice(choices) for role, choices in _ROLES.items()}  # data, acc, limit, scale, key
         func = f"{rng.choice(_VERBS)}_{rng.choice(_NOUNS)}_{i}"
         code = _TEMPLATE.format(func=func, **names)
-        old = names[rng.choice(["acc", "data", "scale", "limit"])]
-        new = f"{old}_{_SUFFIXES[i % len(_SUFFIXES)]}"
-        text = INSTRUCTION.format(old=old, new=new) + f"\n\n```python\n{code}```"
+        old, new = rng.choice([(names["acc"], names["acc"] + "_value"), (names["data"], "input_" + names["data"]), (names["scale"], names["scale"] + "_k")])
+        text = RENAME_INSTRUCTION.format(old=old, new=new) + f"\n\n```python\n{code}\n```"
         tasks.append({"id": f"rename-{i}", "code": code, "old": old, "new": new, "prompt": text, "expected": rename(code, old, new)})
     return tasks
 
 
+RENAME_INSTRUCTION = "Rewrite the following function exactly, only renaming variable {old} to {new}:"
 _VERBS = ("process", "summarize", "aggregate", "normalize", "filter", "collect", "rank", "merge")
 _NOUNS = ("orders", "metrics", "sensors", "invoices", "users", "readings", "tickets", "batches")
-_ROLES = {
+_ROLES = {  # drawn in this order
     "data": ("records", "items", "rows", "entries", "samples", "events", "orders", "packets"),
     "acc": ("total", "running_sum", "accumulator", "subtotal"),
     "limit": ("threshold", "limit", "cutoff", "bound"),
     "scale": ("scale", "factor", "weight", "multiplier"),
     "key": ("value", "amount", "score", "price", "level"),
 }
-_TEMPLATE = '''def {func}({data}, {limit}, {scale}, top_n=10):
+_TEMPLATE = '''def {func}({data}, {limit}, {scale}):
     """Summarize {data} above {limit} after multiplying by {scale}."""
-    if {limit} < 0:
-        raise ValueError("{limit} must not be negative")
     {acc} = 0
     count = 0
     result = []
@@ -111,15 +112,14 @@ _TEMPLATE = '''def {func}({data}, {limit}, {scale}, top_n=10):
         spread += delta * delta
     spread = (spread / count) ** 0.5
     ranked = sorted(result, key=lambda r: r.get("{key}", 0), reverse=True)
-    top = ranked[:top_n]
-    bottom = ranked[-top_n:]
+    top = ranked[:10]
+    bottom = ranked[-10:]
     labels = []
     for index, item in enumerate(top):
         label = str(item.get("name", index)).strip().lower()
         if label in seen:
             label = label + "_dup"
         labels.append(label)
-    outliers = [item.get("id") for item in result if abs(item.get("{key}", 0) * {scale} - average) > 2 * spread]
     summary = {{
         "total": {acc},
         "count": count,
@@ -127,11 +127,8 @@ _TEMPLATE = '''def {func}({data}, {limit}, {scale}, top_n=10):
         "spread": spread,
         "top": labels,
         "bottom": [b.get("id") for b in bottom],
-        "outliers": outliers,
-        "skipped": len(seen),
     }}
-    return summary
-'''
+    return summary'''
 
 
 def rename(code: str, old: str, new: str) -> str:
