@@ -196,6 +196,35 @@ def test_locked_new_database_fails_at_open(tmp_path):
         holder.close()
 
 
+def test_an_immediate_busy_while_another_process_migrates_is_retried_not_reported(tmp_path, monkeypatch):
+    """SQLite answers "database is locked" at once, without its busy wait, where waiting could
+    deadlock (two processes creating the same new file: three concurrent `sessions import` once
+    failed so). Open tries again until its busy timeout; only a lock that outlasts it is an error."""
+    import specadvisor.store.store as store_module
+
+    real = store_module._apply_migrations
+    calls = []
+
+    def busy_once(db):
+        calls.append(1)
+        if len(calls) == 1:
+            raise sqlite3.OperationalError("database is locked")
+        real(db)
+
+    monkeypatch.setattr(store_module, "_apply_migrations", busy_once)
+    with Store.open(tmp_path / "new.db", busy_timeout_s=5) as store:
+        store.save_session(make_session())
+        assert len(store.list_sessions()) == 1
+    assert len(calls) == 2
+
+    def always_busy(db):
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(store_module, "_apply_migrations", always_busy)
+    with pytest.raises(StoreError, match="locked by another process"):
+        Store.open(tmp_path / "other.db", busy_timeout_s=0.2)
+
+
 def test_folder_given_as_database_is_refused(tmp_path):
     with pytest.raises(StoreError, match="not a regular file"):
         Store.open(tmp_path)
