@@ -13,7 +13,7 @@ something else and the workload would stop measuring editing.
 
 HumanEval's functions are short and full of doctest examples, so a small model strays from the copy
 more (AL 2.8-3.1 at N=4 on SmolLM2-135M on an H200) and the copy ends after a few hundred tokens.
-`rename_tasks` is the longer case: 32 generated 42-line data-processing functions (templated,
+`rename_tasks` is the longer case: 32 generated 43-line data-processing functions (templated,
 deterministic, real Python) copied back at RENAME_OUTPUT_LEN tokens, the shape of "apply this edit
 to a file" requests, worded as RENAME_INSTRUCTION. They are the prompts of the H200 editing sessions
 in tests/fixtures/h200 (n-gram N=4 won 1.48x there at AL 4.00 for SmolLM2-135M). A 50-line set with
@@ -61,7 +61,7 @@ def edit_tasks(rows: list[dict[str, str]]) -> list[dict[str, str]]:
 
 
 def rename_tasks() -> list[dict[str, str]]:
-    """RENAME_TASKS 42-line functions, one variable each to rename, in the shape `edit_tasks` returns.
+    """RENAME_TASKS 43-line functions, one variable each to rename, in the shape `edit_tasks` returns.
     A fixed seed and a fixed order of draws: every machine gets the same prompts, and they are the
     prompts of the H200 editing sessions in tests/fixtures/h200 (the same sha256 once sampled)."""
     rng = random.Random(7)

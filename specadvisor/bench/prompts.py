@@ -129,7 +129,7 @@ def _editing() -> tuple[Prompt, ...]:
 
 @cache
 def _renaming() -> tuple[Prompt, ...]:
-    """The long copy-with-a-rename set: generated 42-line functions (specadvisor.bench.editing)."""
+    """The long copy-with-a-rename set: generated 43-line functions (specadvisor.bench.editing)."""
     return _chat_prompts(rename_tasks())
 
 

@@ -28,7 +28,7 @@ PROMPT_SOURCES = [
     ("Math word problems", "math"),
     ("RAG (long context)", "rag"),
     ("Code edits (copy with a rename)", "edit"),
-    ("Long code edits (42-line functions)", "rename"),
+    ("Long code edits (43-line functions)", "rename"),
 ]
 DEFAULT_SOURCE = {"code": "humaneval", "chat": "sharegpt", "math": "math", "rag": "rag", "agentic": "sharegpt", "edit": "edit"}
 
