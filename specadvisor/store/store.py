@@ -50,6 +50,14 @@ def _is_busy(exc: sqlite3.Error) -> bool:
     return "locked" in text or "busy" in text
 
 
+def _another_opener(exc: sqlite3.Error) -> bool:
+    """Another process is creating or migrating the same file: it holds it (SQLite skips its busy wait
+    where waiting could deadlock, e.g. on the journal-mode switch) or migrated first ("already
+    exists", "duplicate column"). Opening again reads the pending migrations afresh."""
+    text = str(exc)
+    return _is_busy(exc) or "already exists" in text or "duplicate column" in text
+
+
 def _sqlite_error(path: Path, exc: sqlite3.Error) -> StoreError:
     text = str(exc)
     if _is_busy(exc):
@@ -111,7 +119,7 @@ class Store:
                 db = Database(conn)
                 _check_schema(path, db)
                 db.execute("PRAGMA foreign_keys = ON")
-                _apply_migrations(db)
+                migrations.apply(db)
                 if db.execute("PRAGMA user_version").fetchone()[0] != len(known_migration_names()):
                     db.execute(f"PRAGMA user_version = {len(known_migration_names())}")
                 db.enable_wal()
@@ -119,10 +127,9 @@ class Store:
             except sqlite3.Error as exc:
                 if conn is not None:
                     conn.close()
-                if _is_busy(exc) and time.monotonic() < deadline:
+                if _another_opener(exc) and time.monotonic() < deadline:
                     time.sleep(0.05)
-                    continue  # another process is creating or migrating this file (SQLite skips its
-                    # busy wait where waiting could deadlock, e.g. on the journal-mode switch): open again
+                    continue
                 error = _sqlite_error(path, exc)
                 if "cannot be written" in error.message and path.is_file():
                     return cls(path, _open_read_only(path, error))
@@ -495,19 +502,6 @@ def _create_private(path: Path) -> None:
     if not path.exists():
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
         os.close(fd)
-
-
-def _apply_migrations(db: Database) -> None:
-    """Migrate; when another process opening the same new file migrated first ("already exists",
-    "duplicate column"), the pending list is read again rather than failing the second command."""
-    for attempt in range(5):
-        try:
-            migrations.apply(db)
-            return
-        except sqlite3.OperationalError as exc:
-            if not ("already exists" in str(exc) or "duplicate column" in str(exc)) or attempt == 4:
-                raise
-            time.sleep(0.05 * (attempt + 1))
 
 
 def _open_read_only(path: Path, error: StoreError) -> Database:

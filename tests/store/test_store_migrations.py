@@ -202,7 +202,7 @@ def test_an_immediate_busy_while_another_process_migrates_is_retried_not_reporte
     failed so). Open tries again until its busy timeout; only a lock that outlasts it is an error."""
     import specadvisor.store.store as store_module
 
-    real = store_module._apply_migrations
+    real = store_module.migrations.apply
     calls = []
 
     def busy_once(db):
@@ -211,7 +211,7 @@ def test_an_immediate_busy_while_another_process_migrates_is_retried_not_reporte
             raise sqlite3.OperationalError("database is locked")
         real(db)
 
-    monkeypatch.setattr(store_module, "_apply_migrations", busy_once)
+    monkeypatch.setattr(store_module.migrations, "apply", busy_once)
     with Store.open(tmp_path / "new.db", busy_timeout_s=5) as store:
         store.save_session(make_session())
         assert len(store.list_sessions()) == 1
@@ -220,7 +220,7 @@ def test_an_immediate_busy_while_another_process_migrates_is_retried_not_reporte
     def always_busy(db):
         raise sqlite3.OperationalError("database is locked")
 
-    monkeypatch.setattr(store_module, "_apply_migrations", always_busy)
+    monkeypatch.setattr(store_module.migrations, "apply", always_busy)
     with pytest.raises(StoreError, match="locked by another process"):
         Store.open(tmp_path / "other.db", busy_timeout_s=0.2)
 
