@@ -786,3 +786,98 @@ SweepEvent = Annotated[
     | SweepFinished,
     Field(discriminator="kind"),
 ]
+
+
+# --------------------------------------------------------------------------- trained drafters
+
+TrainStatus = Literal["planned", "running", "interrupted", "failed", "complete"]
+TRAIN_STATUSES: tuple[str, ...] = ("planned", "running", "interrupted", "failed", "complete")
+
+
+class TrainPoint(Model):
+    """One optimizer step as the trainer logged it. `accuracy[k]`: the share of training positions
+    where the drafted tokens 1..k+1 all equal the target's greedy tokens (Speculators' full_acc_k), the
+    teacher-forced counterpart of vLLM's per-position acceptance at temperature 0."""
+
+    step: int = Field(ge=0)
+    seconds: float = Field(ge=0)  # training time since the first step, summed over resumed runs
+    loss: float | None = None
+    accuracy: list[float] = Field(default_factory=list)
+
+
+class TrainValidation(Model):
+    """The trainer's pass over the held-out rows at the end of an epoch (teacher-forced)."""
+
+    epoch: int = Field(ge=0)
+    step: int = Field(ge=0)
+    loss: float | None = None
+    accuracy: list[float] = Field(default_factory=list)
+
+
+class TrainSettings(Model):
+    """What a training run was asked for: the data it regenerates and the budget it trains for."""
+
+    method: Literal["eagle3"] = "eagle3"
+    prompt_source: str = "humaneval"
+    num_prompts: int = Field(0, ge=0)  # 0: every prompt the source has
+    heldout_share: float = Field(0.1, gt=0.0, lt=0.5)
+    output_len: int = Field(512, ge=8, le=32_768)  # regeneration cap: responses end at EOS or here
+    temperature: float = Field(0.0, ge=0.0, le=2.0)
+    request_format: Literal["chat", "completions"] = "completions"
+    minutes: float | None = Field(None, gt=0.0, le=7 * 24 * 60)
+    steps: int | None = Field(None, ge=1, le=10_000_000)
+    draft_vocab_size: int | None = Field(None, ge=64, le=1_000_000)
+    total_seq_len: int = Field(2048, ge=128, le=131_072)
+    ttt_steps: int = Field(3, ge=1, le=16)
+    seed: int = Field(0, ge=0)
+
+
+class TrainedDrafter(Model):
+    """A drafter specadvisor trained: where it is, what it was trained on and how, and how far it got.
+    Sessions that measure it name its folder as their drafter; `heldout_session_id` measured it with
+    vLLM on prompts of its training set that training never saw (the drift baseline)."""
+
+    id: str = Field(default_factory=new_id)
+    name: str = ""
+    created_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow)
+    status: TrainStatus = "planned"
+    stage: str = ""  # the stage reached: regenerate | prepare | train | export | heldout | judge
+    target: str = ""
+    folder: str = ""  # the drafter folder vLLM loads (empty until training has saved one)
+    work_dir: str = ""  # regenerated rows, prepared data, checkpoints, logs: what a resume continues from
+    settings: TrainSettings = Field(default_factory=TrainSettings)
+    prompt_sha256: str = ""  # of the prompt texts used, as the sweep's prompt hash
+    train_prompts: int = 0
+    heldout_prompts: int = 0
+    heldout_ids: list[str] = Field(default_factory=list)  # prompt ids kept out of training
+    tokens: int = 0  # regenerated tokens the loss saw (response tokens)
+    steps: int = 0
+    epochs: int = 0  # epochs begun
+    epoch_start_step: int = 0  # the step the last epoch began at (an interrupted epoch resumes from it)
+    train_seconds: float = 0.0  # optimizer time, summed over resumed runs
+    wall_seconds: float = 0.0  # everything: server start, regeneration, training, export
+    stopped_by: str = ""  # steps | time | interrupted | error
+    curve: list[TrainPoint] = Field(default_factory=list)
+    validation: list[TrainValidation] = Field(default_factory=list)
+    versions: dict[str, str] = Field(default_factory=dict)  # speculators, torch, vllm, transformers
+    device: str = ""  # the GPU that trained it, or "cpu"
+    hardware_fingerprint: str = ""
+    heldout_session_id: str | None = None
+    judge_session_ids: list[str] = Field(default_factory=list)
+    error: str | None = None
+
+
+class TrainEvent(Model):
+    """One thing a training run did, for the live views (CLI line, TUI screen)."""
+
+    kind: Literal["stage", "plan", "step", "val", "checkpoint", "note", "done", "error"]
+    stage: str = ""
+    message: str = ""
+    step: int | None = None
+    total_steps: int | None = None  # known for a step budget
+    deadline_s: float | None = None  # seconds of training left, for a time budget
+    loss: float | None = None
+    accuracy: list[float] = Field(default_factory=list)
+    steps_per_s: float | None = None
+    eta_s: float | None = None

@@ -31,6 +31,11 @@ class Paths:
         return self.data / "logs"
 
     @property
+    def drafters(self) -> Path:
+        """Drafters `specadvisor train` made: one folder each (data, checkpoints, the drafter)."""
+        return self.data / "drafters"
+
+    @property
     def user_rules(self) -> Path:
         return self.config / "rules"
 

@@ -78,6 +78,28 @@ def load_prompts(source: str, num: int, *, seed: int = 0) -> PromptSet:
     return PromptSet(source=label, prompts=prompts, chat=chat, synthetic=synthetic, notes=notes)
 
 
+def prompt_pool(source: str, *, seed: int = 0) -> PromptSet:
+    """Every distinct prompt a source holds, in its own order (training regenerates them all)."""
+    name = source.strip()
+    if name.lower() in BUILTIN_SOURCES:
+        pool, chat, synthetic = _builtin(name.lower(), seed)
+        label = name.lower()
+    else:
+        path = Path(name).expanduser()
+        if not path.is_file():
+            raise InputError(f"unknown prompt source {source!r}", hint=f"use one of {', '.join(BUILTIN_SOURCES)} or the path of a .jsonl/.json/.txt file")
+        pool, chat = _from_file(path)
+        synthetic, label = False, str(path)
+    seen: set[str] = set()
+    distinct = []
+    for prompt in pool:
+        key = prompt.text if prompt.text is not None else json.dumps(prompt.messages, sort_keys=True)
+        if key not in seen:
+            seen.add(key)
+            distinct.append(prompt)
+    return PromptSet(source=label, prompts=distinct, chat=chat, synthetic=synthetic)
+
+
 def _sample(pool: list[Prompt], num: int, seed: int) -> tuple[list[Prompt], list[str]]:
     rng = random.Random(seed)
     if num <= len(pool):

@@ -193,6 +193,26 @@ def m006_verdict_computed_by(db: Database) -> None:
     db.execute("ALTER TABLE sessions ADD COLUMN verdict_computed_by TEXT")
 
 
+@migrations(name="m007_trained_drafters")
+def m007_trained_drafters(db: Database) -> None:
+    """Schema v7: drafters specadvisor trained (`specadvisor train`), one row each: the columns a list
+    needs, the whole record (curve, versions, held-out and judging sessions) as JSON."""
+    db.execute(
+        """
+        CREATE TABLE trained_drafters (
+            id TEXT PRIMARY KEY,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            status TEXT NOT NULL,
+            target TEXT NOT NULL DEFAULT '',
+            folder TEXT NOT NULL DEFAULT '',
+            drafter_json TEXT NOT NULL
+        )
+        """
+    )
+    db.execute("CREATE INDEX trained_drafters_folder ON trained_drafters (folder)")
+
+
 def known_migration_names() -> list[str]:
     """Every migration this build knows, in order (all are pending on an empty database)."""
     return [m.name for m in migrations.pending(Database(memory=True))]

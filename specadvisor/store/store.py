@@ -29,7 +29,7 @@ from pydantic import TypeAdapter, ValidationError
 from sqlite_utils import Database
 
 from specadvisor import settings
-from specadvisor.domain import Arm, ArmResult, MetricsSample, Provenance, Recommendation, Session, complete_models, utcnow
+from specadvisor.domain import Arm, ArmResult, MetricsSample, Provenance, Recommendation, Session, TrainedDrafter, complete_models, utcnow
 from specadvisor.errors import InputError, StoreError
 from specadvisor.fileio import make_private_dirs
 from specadvisor.store import rows
@@ -311,6 +311,49 @@ class Store:
         sql = "SELECT id FROM sessions" + (" WHERE " + " AND ".join(where) if where else "")
         sessions = [self._load(r[0]) for r in self.db.execute(sql, params).fetchall()]
         return sorted(sessions, key=lambda s: _aware(s.created_at), reverse=True)
+
+    # ------------------------------------------------------------------ trained drafters
+
+    @_guarded
+    def save_drafter(self, drafter: TrainedDrafter) -> None:
+        """Insert or replace a trained drafter's record (a training run saves it at every stage)."""
+        record = drafter.model_copy(update={"updated_at": utcnow()})
+        row = {
+            "id": record.id,
+            "created_at": record.created_at.isoformat(),
+            "updated_at": record.updated_at.isoformat(),
+            "status": record.status,
+            "target": record.target,
+            "folder": record.folder,
+            "drafter_json": record.model_dump_json(),
+        }
+        with self._write():
+            self._upsert("trained_drafters", row, ("id",))
+
+    @_guarded
+    def get_drafter(self, id_or_prefix: str) -> TrainedDrafter:
+        """The one trained drafter whose id is, or starts with, `id_or_prefix`."""
+        prefix = id_or_prefix.strip()
+        found = self._query("SELECT drafter_json FROM trained_drafters WHERE substr(id, 1, ?) = ? LIMIT 2", [len(prefix), prefix]) if prefix else []
+        if not found:
+            raise InputError(f"no trained drafter matches {prefix!r}", hint="see `specadvisor drafters list` for the ids")
+        if len(found) > 1:
+            raise InputError(f"trained drafter id prefix {prefix!r} is ambiguous", hint="type more characters of the id")
+        return TrainedDrafter.model_validate_json(found[0]["drafter_json"])
+
+    @_guarded
+    def list_drafters(self) -> list[TrainedDrafter]:
+        """Every trained drafter, newest first."""
+        found = self._query("SELECT drafter_json FROM trained_drafters ORDER BY created_at DESC", [])
+        return [TrainedDrafter.model_validate_json(r["drafter_json"]) for r in found]
+
+    @_guarded
+    def drafter_for_folder(self, folder: str | None) -> TrainedDrafter | None:
+        """The trained drafter a session's drafter folder is, if specadvisor trained it here."""
+        if not folder:
+            return None
+        found = self._query("SELECT drafter_json FROM trained_drafters WHERE folder = ? ORDER BY created_at DESC LIMIT 1", [folder])
+        return TrainedDrafter.model_validate_json(found[0]["drafter_json"]) if found else None
 
     # ------------------------------------------------------------------ internals (lock held)
 
