@@ -37,6 +37,9 @@ class OlderName(_Strict):
     families: list[str] = Field(default_factory=list)  # [[model]] ids it serves
     min_version: str | None = None  # first vLLM version accepting it for these models
     source: str = ""
+    # "v0": served only by the V0 engine, which took no `method` for it: the config leaves `method`
+    # out, V1's oracle hands it to V0 and V0 detects the drafter from the checkpoint (DeepSeek MTP on 0.8.5)
+    engine: Literal["v1", "v0"] = "v1"
 
     _v1 = field_validator("min_version")(_check_version)
 

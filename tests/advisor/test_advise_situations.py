@@ -256,7 +256,7 @@ SITUATIONS = [
         version="0.24.0",
         absent={"dspark"},
         has={"peagle": "RedHatAI/Qwen3-8B-speculator.peagle"},
-        warning="needs vLLM >= 0.25.1",
+        warning="needs vLLM >= 0.25.0",
     ),
     dict(
         id="dspark-in-0.26-grid-within-block-7",
