@@ -27,6 +27,8 @@ class Option:
     variant: str = ""
     reviewed: bool = True  # False: a drafter discovered on the Hub that nobody has checked
     speculators_type: str | None = None  # a Speculators-format checkpoint's speculators_model_type
+    extra_config: dict[str, object] = field(default_factory=dict)  # keys this drafter needs on this release (use_heterogeneous_vocab)
+    notes: list[str] = field(default_factory=list)  # what the user should know about this drafter here
 
 
 def method_id_for(vllm_method: str, parallel: bool, rb: RuleBase) -> str | None:

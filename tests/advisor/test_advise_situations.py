@@ -678,6 +678,8 @@ def test_situation(case, rb):
     assert advice.tensor_parallel_known is case.get("tp_known", True)
     if advice.fits is False:  # a plan that cannot start says so first and prints no command
         assert advice.baseline["serve_command"] is None and advice.verdict.startswith("Does not fit on")
+    elif advice.target_check != "loads":  # an architecture nobody read, or one this release cannot load: no command
+        assert advice.baseline["serve_command"] is None and advice.verdict.startswith(("Unverified", "vLLM"))
     elif advice.tensor_parallel_known:
         assert advice.baseline["speculative_config"] is None and "vllm serve" in advice.baseline["serve_command"]
     else:
