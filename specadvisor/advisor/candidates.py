@@ -137,6 +137,7 @@ def build_candidates(
             target_model_type=target.text_model_type,
             speculators_type=option.speculators_type,
             implied_method=vllm_method if v0_shape else None,
+            drafter_checkpoint=bool(option.drafter),
         )
         if problems:
             advice.warnings.append(f"{spec.label} left out: {'; '.join(problems)}")

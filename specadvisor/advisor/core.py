@@ -12,7 +12,7 @@ from specadvisor.advisor import local as local_ev
 from specadvisor.advisor.candidates import build_candidates, target_identity
 from specadvisor.advisor.facts import Facts, gather
 from specadvisor.advisor.gates import load_gate
-from specadvisor.advisor.options import Option, facts_platform, gather_options
+from specadvisor.advisor.options import Option, facts_platform, gather_options, is_reupload
 from specadvisor.advisor.render import serve_command
 from specadvisor.advisor.scoring import Tally, apply_rules
 from specadvisor.advisor.sizing import MemoryPlan, plan_memory, weight_format
@@ -21,6 +21,7 @@ from specadvisor.domain import Advice, DrafterProfile, HardwareProfile, ModelPro
 from specadvisor.rulebase import RuleBase, default_rulebase, drafters_for, find_model_family, registry
 
 USER_DRAFTER_BONUS = 0.5
+UNCONFIRMED_MTP_PENALTY = 2.0  # below the lookup methods: a stripped MTP layer rejects every draft
 
 
 def advise(
@@ -85,6 +86,11 @@ def advise(
         if option.origin == "user":
             tallies[key].score += USER_DRAFTER_BONUS
             tallies[key].reasons.append(f"You supplied this drafter ({option.drafter}).")
+    for key, option in options.items():
+        if option.origin == "native" and is_reupload(model, facts):
+            tallies[key].score -= UNCONFIRMED_MTP_PENALTY
+            tallies[key].reasons.append(option.notes[0])
+            advice.trace.append(f"= {key}: -{UNCONFIRMED_MTP_PENALTY:g}, MTP heads unconfirmed on a re-upload")
     user_methods = {key for key, o in options.items() if o.origin == "user"}
     rule_verdicts = apply_rules(rb, facts, tallies, advice, user_methods)
 

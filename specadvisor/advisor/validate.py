@@ -128,6 +128,17 @@ def _blocks(contract: Contract, method: str, model_type: str, release: str) -> b
     return bool(allow) and not any(part in model_type for part in allow)
 
 
+def _assistant_problems(model_types: list[str], vllm_version: str | None) -> list[str]:
+    """MTP through a separate assistant checkpoint (Gemma 4) needs the release to map that
+    checkpoint's model_type to an MTP drafter (hf_config_override: gemma4_assistant from 0.21.0)."""
+    contract = load_contract()
+    if contract.release_for(vllm_version) is None or any(contract.fact(f"mtp_target/{t}", vllm_version) for t in model_types):
+        return []
+    firsts = [span for t in model_types if (span := contract.first(f"mtp_target/{t}"))]
+    later = f"; it does from vLLM {firsts[0]['since']} ({firsts[0]['source']})" if firsts else ""
+    return [f"vLLM {effective_version(vllm_version)} has no MTP path for an assistant checkpoint ({', '.join(model_types)}){later}"]
+
+
 def contract_problems(
     config: dict[str, Any],
     vllm_version: str | None,
@@ -184,6 +195,7 @@ def validate_spec_config(
     target_model_type: str | None = None,
     speculators_type: str | None = None,
     implied_method: str | None = None,
+    drafter_checkpoint: bool = False,
 ) -> list[str]:
     """Problems that would make this vLLM version reject the config or serve it wrongly; [] = valid.
 
@@ -217,6 +229,8 @@ def validate_spec_config(
         speculators_type=speculators_type,
     )
     problems += [p for p in found if not (on_platform and "CPU build" in p)]
+    if spec is not None and spec.uses_native_heads and drafter_checkpoint:
+        problems += _assistant_problems(spec.architecture_hints, vllm_version)
     specs = registry.specs_for_vllm_name(method, rb)
     needs_model = all(m.needs_drafter and not m.model_optional for m in specs)
     if needs_model and not config.get("model"):

