@@ -202,6 +202,7 @@ def _plan(
         drafter_gib=largest[0] if largest else None,
         tensor_parallel_size=tp,
         catalog_kv_kib=facts.family.kv_kib_per_token if facts.family else None,
+        mla=bool(facts.family and facts.family.mla),
     )
 
 

@@ -348,7 +348,7 @@ SITUATIONS = [
         version=None,
         tp=8,
         has={"dflash": "z-lab/Kimi-K2.5-DFlash"},
-        grid={"dflash": [7]},
+        grid={"dflash": [3, 5, 7]},
     ),
     dict(
         id="llama-70b-2xh200-tp2",

@@ -588,7 +588,7 @@ ROWS = [
         1,
         "z-lab's Kimi-K2.5 DFlash drafter has block 8: N=7, and int4 weights want all 8 GPUs",
         n={"dflash": 7},
-        grid={"dflash": [7]},
+        grid={"dflash": [3, 5, 7]},
         tp=8,
     ),
     row(
