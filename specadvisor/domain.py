@@ -106,6 +106,7 @@ class ModelProfile(Model):
     family: str | None = None
     architecture: str | None = None
     model_type: str | None = None
+    text_model_type: str | None = None  # text_config.model_type where the config nests one (gemma3_text)
     params_b: float | None = None
     active_params_b: float | None = None
     is_moe: bool = False
@@ -189,6 +190,10 @@ class Advice(Model):
     trace: list[str] = Field(default_factory=list)  # every rule checked and what it changed (advise --explain)
     verdict_level: Literal["speculate", "careful", "unlikely", ""] = ""
     suggest_training: bool = False  # no drafter fits: training one (Speculators, EAGLE-3 first) is the way up
+    # whether this vLLM release's model registry loads the target: "unverified" when its architecture
+    # is unknown (no config.json read, not in the catalog); either way other than "loads", no command
+    target_check: Literal["loads", "unverified", "does-not-load"] = "loads"
+    serve_flags: list[str] = Field(default_factory=list)  # flags every serve line of this target needs (--trust-remote-code)
 
 
 # --------------------------------------------------------------------------- sweep plan and results

@@ -4,6 +4,7 @@ speedup where evidence bounds it."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from specadvisor.advisor import local as local_ev
@@ -14,6 +15,30 @@ from specadvisor.advisor.scoring import Tally
 from specadvisor.advisor.validate import validate_spec_config
 from specadvisor.domain import Advice, Candidate, EvidenceRef, ModelProfile, Workload
 from specadvisor.rulebase import Evidence, RuleBase, find_model_family, registry
+from specadvisor.rulebase.contract import load_contract
+
+
+@dataclass(frozen=True)
+class Target:
+    """What the gates read of the target: config.json's architecture and model_type, and its text
+    config's model_type (the EAGLE-3 allow-list's), from inspection or else the catalog."""
+
+    architecture: str | None
+    model_type: str | None
+    text_model_type: str | None
+
+
+def target_identity(model: ModelProfile, facts: Facts) -> Target:
+    family = facts.family
+    architecture = model.architecture or (family.architecture if family else "") or None
+    model_type = model.model_type or (family.model_type if family else "") or None
+    inspected_text = model.text_model_type if model.architecture else None
+    text = inspected_text or (family.text_model_type if family and not model.architecture else "") or model_type
+    return Target(architecture, model_type, text)
+
+
+def _serve_ref(model: ModelProfile) -> str:
+    return model.path if model.source == "local" and model.path else model.id
 
 
 def _published_ref(ev: Evidence) -> EvidenceRef:
@@ -80,24 +105,26 @@ def build_candidates(
         spec = option.method
         grid = _clip_grid(tally.grid, option, facts, rb)
         family_id = facts.family.id if facts.family else None
-        # a catalog model's config.json facts come from models.toml when it was not inspected
-        architecture = model.architecture or (facts.family.architecture if facts.family else "") or None
-        model_type = model.model_type or (facts.family.model_type if facts.family else "") or None
-        vllm_method = registry.vllm_name(spec, facts.vllm_version, model_type=model_type, family=family_id)
+        target = target_identity(model, facts)
+        vllm_method = registry.vllm_name(spec, facts.vllm_version, model_type=target.model_type, family=family_id)
         if vllm_method is None:
             problem = f"{spec.label} has no method name vLLM {facts.vllm_version} accepts for this model (it needs vLLM >= {spec.name_since})"
             advice.warnings.append(f"{spec.label} left out: {problem}")
             advice.trace.append(f"x {key}: {problem}")
             continue
+        v0_shape = registry.sends_no_method(spec, facts.vllm_version, model_type=target.model_type, family=family_id)
         start = start_n.choose(option, tally, grid, rb, drafter_k=option.default_k)
         grid = start.grid
-        config: dict[str, Any] = {"method": vllm_method}
+        config: dict[str, Any] = {} if v0_shape else {"method": vllm_method}
         if option.drafter:
             config["model"] = option.drafter
+        elif spec.uses_native_heads and not load_contract().fills_drafter(vllm_method, target.text_model_type, facts.vllm_version):
+            config["model"] = _serve_ref(model)  # before 0.11 vLLM fills the drafter in only for the targets it lists
         config["num_speculative_tokens"] = start.n
         config.update(spec.extra_config)
         config.update(spec.default_config)
         config.update({k: v for k, v in tally.config.items() if k != "num_speculative_tokens"})
+        config.update(option.extra_config)
         advice.trace.append(f"= {key}: {start.why}")
         problems = validate_spec_config(
             config,
@@ -106,11 +133,14 @@ def build_candidates(
             mtp_layers=facts.mtp_layers if option.origin == "native" else None,
             block_size=option.block_size,
             platform=facts_platform(facts),
-            target_architecture=architecture,
+            target_architecture=target.architecture,
+            target_model_type=target.text_model_type,
             speculators_type=option.speculators_type,
+            implied_method=vllm_method if v0_shape else None,
+            drafter_checkpoint=bool(option.drafter),
         )
         if problems:
-            advice.warnings.append(f"{spec.name} left out: {'; '.join(problems)}")
+            advice.warnings.append(f"{spec.label} left out: {'; '.join(problems)}")
             advice.trace.append(f"x {key}: config invalid ({'; '.join(problems)})")
             continue
         refs: list[EvidenceRef] = []
@@ -132,7 +162,17 @@ def build_candidates(
         refs += [_published_ref(ev) for ev in specific]
         refs += [_published_ref(rb.evidence[i]) for i in [*tally.evidence, *start.evidence] if i in rb.evidence]
         refs = list({ref.id: ref for ref in refs}.values())
-        warnings = list(spec.caveats)
+        warnings = list(spec.caveats) + list(option.notes)
+        if v0_shape:
+            warnings.insert(
+                0,
+                f"vLLM {facts.vllm_version} serves {spec.label} only on its V0 engine: the config names no method (V0 detects {vllm_method} "
+                "from the checkpoint) and V0 exposes none of the V1 acceptance counters, so a sweep compares throughput only.",
+            )
+        if "model" in config and not option.drafter:
+            warnings.insert(
+                0, f"vLLM {facts.vllm_version} fills the MTP drafter in only for the targets it lists: the config names the target itself as 'model'."
+            )
         warnings += [f"Needs the {pkg} package in vLLM's environment." for pkg in spec.requires_packages]
         if not option.reviewed:
             warnings.append(f"{option.drafter} was discovered on the Hugging Face Hub and is unreviewed: check its model card and measure it.")

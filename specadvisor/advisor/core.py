@@ -9,17 +9,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from specadvisor.advisor import local as local_ev
-from specadvisor.advisor.candidates import build_candidates
+from specadvisor.advisor.candidates import build_candidates, target_identity
 from specadvisor.advisor.facts import Facts, gather
-from specadvisor.advisor.options import Option, facts_platform, gather_options
+from specadvisor.advisor.gates import load_gate
+from specadvisor.advisor.options import Option, facts_platform, gather_options, is_reupload
 from specadvisor.advisor.render import serve_command
 from specadvisor.advisor.scoring import Tally, apply_rules
 from specadvisor.advisor.sizing import MemoryPlan, plan_memory, weight_format
-from specadvisor.advisor.verdict import set_does_not_fit, set_verdict
+from specadvisor.advisor.verdict import set_does_not_fit, set_headline, set_verdict
 from specadvisor.domain import Advice, DrafterProfile, HardwareProfile, ModelProfile, Session, Workload
 from specadvisor.rulebase import RuleBase, default_rulebase, drafters_for, find_model_family, registry
 
 USER_DRAFTER_BONUS = 0.5
+UNCONFIRMED_MTP_PENALTY = 2.0  # below the lookup methods: a stripped MTP layer rejects every draft
 
 
 def advise(
@@ -61,6 +63,11 @@ def advise(
     )
     if memory.tensor_parallel_size is None:
         advice.missing_inputs = ["--tensor-parallel-size", "--params-b"]
+    gate = load_gate(model.id, target_identity(model, facts).architecture, vllm_version)
+    advice.target_check = gate.state  # type: ignore[assignment]  # LoadGate.state is one of the Literal's values
+    advice.trace.append(f"gate: {gate.message}")
+    if family is not None and family.trust_remote_code:
+        advice.serve_flags = ["--trust-remote-code"]
     advice.trace.append(
         f"facts: {facts.vendor} x{facts.gpu_count} ({f'{facts.gpu_memory_gib:.0f}' if facts.gpu_memory_gib else '?'} GiB each), model family {family.id if family else 'unknown'}, "
         f"{facts.params_b or '?'}B params ({facts.active_params_b or '?'}B active), MTP layers {facts.mtp_layers}, "
@@ -79,6 +86,11 @@ def advise(
         if option.origin == "user":
             tallies[key].score += USER_DRAFTER_BONUS
             tallies[key].reasons.append(f"You supplied this drafter ({option.drafter}).")
+    for key, option in options.items():
+        if option.origin == "native" and is_reupload(model, facts):
+            tallies[key].score -= UNCONFIRMED_MTP_PENALTY
+            tallies[key].reasons.append(option.notes[0])
+            advice.trace.append(f"= {key}: -{UNCONFIRMED_MTP_PENALTY:g}, MTP heads unconfirmed on a re-upload")
     user_methods = {key for key, o in options.items() if o.origin == "user"}
     rule_verdicts = apply_rules(rb, facts, tallies, advice, user_methods)
 
@@ -91,9 +103,9 @@ def advise(
             _serve_ref(model),
             None,
             tensor_parallel_size=tp,
-            extra_args=["--max-model-len", str(memory.max_model_len)] if memory.max_model_len else [],
+            extra_args=[*(["--max-model-len", str(memory.max_model_len)] if memory.max_model_len else []), *advice.serve_flags],
         )
-        if advice.tensor_parallel_known and memory.fits is not False
+        if advice.tensor_parallel_known and memory.fits is not False and gate.state == "loads"
         else None,
         "why": "Every sweep keeps this arm: a speedup only means something against it.",
     }
@@ -103,7 +115,18 @@ def advise(
     if not advice.tensor_parallel_known:
         rule_verdicts.append("careful")
         advice.trace.append("= verdict at most 'careful': the model's size is unknown")
+    if gate.state != "loads":
+        rule_verdicts.append("careful")
+        advice.trace.append(f"= verdict at most 'careful': {gate.state}")
+    if gate.state == "does-not-load":
+        for candidate in advice.candidates:
+            advice.trace.append(f"x {candidate.id}: vLLM {vllm_version} cannot load the target")
+        advice.candidates = []
     set_verdict(advice, rule_verdicts, rb)
+    if gate.state == "unverified":
+        advice.warnings.insert(0, gate.message)
+    if gate.state != "loads" and memory.fits is not False:
+        set_headline(advice, gate.message if gate.state == "does-not-load" else f"{gate.message} {advice.verdict}")
     if memory.fits is False:
         set_does_not_fit(advice, _does_not_fit(memory, hardware))
     return advice
@@ -179,6 +202,7 @@ def _plan(
         drafter_gib=largest[0] if largest else None,
         tensor_parallel_size=tp,
         catalog_kv_kib=facts.family.kv_kib_per_token if facts.family else None,
+        mla=bool(facts.family and facts.family.mla),
     )
 
 

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from specadvisor.advisor.facts import Facts
 from specadvisor.advisor.validate import speculators_problem
 from specadvisor.domain import DrafterProfile, DrafterRef, ModelProfile
-from specadvisor.rulebase import DrafterEntry, MethodSpec, RuleBase, registry
+from specadvisor.rulebase import DrafterEntry, MethodSpec, RuleBase, find_model_family, registry
+from specadvisor.rulebase.contract import load_contract
 from specadvisor.rulebase.versions import effective_version
 
 
@@ -27,6 +28,8 @@ class Option:
     variant: str = ""
     reviewed: bool = True  # False: a drafter discovered on the Hub that nobody has checked
     speculators_type: str | None = None  # a Speculators-format checkpoint's speculators_model_type
+    extra_config: dict[str, object] = field(default_factory=dict)  # keys this drafter needs on this release (use_heterogeneous_vocab)
+    notes: list[str] = field(default_factory=list)  # what the user should know about this drafter here
 
 
 def method_id_for(vllm_method: str, parallel: bool, rb: RuleBase) -> str | None:
@@ -53,7 +56,13 @@ def facts_platform(facts: Facts) -> str | None:
 
 
 def _user_option(
-    drafter: DrafterProfile, available: dict[str, MethodSpec], rb: RuleBase, version: str, warnings: list[str], platform: str | None
+    drafter: DrafterProfile,
+    available: dict[str, MethodSpec],
+    rb: RuleBase,
+    version: str,
+    warnings: list[str],
+    platform: str | None,
+    target_vocab: int | None = None,
 ) -> Option | None:
     if drafter.compatible is False or not drafter.servable:
         warnings.append(f"Your drafter {drafter.id} cannot serve this target as it is ({'; '.join(drafter.warnings) or 'incompatible'}): it is left out.")
@@ -71,7 +80,42 @@ def _user_option(
     if method_id not in available:
         warnings.append(_unavailable(rb.methods[method_id], version, f"Your drafter {drafter.id}", platform))
         return None
-    return Option(available[method_id], drafter.path or drafter.id, drafter.block_size, drafter.default_k, "user")
+    option = Option(available[method_id], drafter.path or drafter.id, drafter.block_size, drafter.default_k, "user")
+    return _vocab_checked(option, drafter, target_vocab, rb, version, warnings)
+
+
+HETEROGENEOUS_VOCAB = "use_heterogeneous_vocab"
+"""The --speculative-config key that lets a draft model keep its own vocabulary (its methods: rules/methods.toml)."""
+
+
+def _vocab_checked(option: Option, drafter: DrafterProfile, target_vocab: int | None, rb: RuleBase, version: str, warnings: list[str]) -> Option | None:
+    """A draft model must share the target's vocabulary: vLLM raises "Target and draft model should have
+    the same vocabulary size" (SpeculativeConfig.verify_equal_vocab_size_if_draft_model) unless the
+    release has `use_heterogeneous_vocab` (0.25.0-0.33), which maps the shared tokens. The sizes come
+    from the configs, else from the catalog (offline)."""
+    mapped_by = rb.config_keys.get(HETEROGENEOUS_VOCAB)
+    if mapped_by is None or option.method.vllm_method not in mapped_by.methods or not target_vocab:
+        return option
+    family = find_model_family(drafter.id, rb)
+    draft_vocab = drafter.vocab_size or (family.vocab_size if family else None)
+    if not draft_vocab or draft_vocab == target_vocab:
+        return option
+    contract = load_contract()
+    key = contract.fact(f"key/{HETEROGENEOUS_VOCAB}", version)
+    if key is None:
+        first = contract.first(f"key/{HETEROGENEOUS_VOCAB}")
+        later = f"; vLLM {first['since']} can map them with use_heterogeneous_vocab ({first['source']})" if first else ""
+        warnings.append(
+            f"Your draft model {drafter.id} has a {draft_vocab}-token vocabulary and the target {target_vocab}: vLLM {version} raises "
+            f"'Target and draft model should have the same vocabulary size'; it is left out{later}."
+        )
+        return None
+    option.extra_config[HETEROGENEOUS_VOCAB] = True
+    option.notes.append(
+        f"The draft model's vocabulary ({draft_vocab} tokens) differs from the target's ({target_vocab}): the config sets "
+        f"use_heterogeneous_vocab (vLLM {version}, {key['source']}), which drafts only the tokens both share, with greedy draft sampling."
+    )
+    return option
 
 
 def _variant_rank(entry: DrafterRef | DrafterEntry, facts: Facts) -> int:
@@ -105,7 +149,8 @@ def gather_options(
     options: dict[str, Option] = {}
     warnings: list[str] = []
     if drafter is not None:
-        option = _user_option(drafter, available, rb, version, warnings, facts_platform(facts))
+        target_vocab = model.vocab_size or (facts.family.vocab_size if facts.family else None)
+        option = _user_option(drafter, available, rb, version, warnings, facts_platform(facts), target_vocab)
         if option:
             options[option.method.id] = option
     left_out: set[str] = set()
@@ -141,7 +186,7 @@ def gather_options(
     native = registry.native_heads_method(rb)
     if native is not None and facts.native_mtp and native.id not in options:
         if native.id in available:
-            options[native.id] = Option(available[native.id], None, None, None, "native")
+            options[native.id] = Option(available[native.id], None, None, None, "native", notes=_mtp_unconfirmed(model, facts))
         else:
             warnings.append(f"The model's MTP heads need method '{native.vllm_method}', which vLLM {version} does not offer.")
     in_checkpoint = registry.in_checkpoint_method(rb)
@@ -157,3 +202,21 @@ def gather_options(
         if spec.drafting == "lookup" and spec.offer and spec.id not in options:
             options[spec.id] = Option(spec)
     return {key: option for key, option in options.items() if option.method.offer or option.origin == "user"}, warnings
+
+
+def _mtp_unconfirmed(model: ModelProfile, facts: Facts) -> list[str]:
+    """MTP heads taken from the catalog for a checkpoint that is not the family's own (a third-party
+    quantized re-upload): such uploads often drop the MTP layer (vllm#13704: DeepSeek-V3 AWQ, every
+    draft rejected), and only the weight index can tell."""
+    if not is_reupload(model, facts):
+        return []
+    return [
+        f"MTP heads unconfirmed: {model.id} is not {facts.family.hf_id if facts.family else 'the original checkpoint'} but a re-upload, and quantized "
+        "re-uploads often drop the MTP layer (vllm#13704: every draft rejected); run `specadvisor inspect` on it to read its weight index."
+    ]
+
+
+def is_reupload(model: ModelProfile, facts: Facts) -> bool:
+    if model.mtp.confirmed_by_weights or facts.family is None or not facts.family.hf_id or model.source in ("local", "hf-cache", "hub"):
+        return False
+    return model.id.split("/")[0].lower() != facts.family.hf_id.split("/")[0].lower()

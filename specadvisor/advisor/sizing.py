@@ -132,6 +132,7 @@ def plan_memory(
     tensor_parallel_size: int | None = None,
     catalog_kv_kib: float | None = None,
     drafter_gib: float | None = None,
+    mla: bool = False,
 ) -> MemoryPlan:
     """Per-GPU memory for weights + drafter + KV cache + overhead, and the tensor-parallel size that holds it.
 
@@ -176,9 +177,16 @@ def plan_memory(
         f"memory: per GPU {per_gpu:.0f} GiB x {USABLE:.0%} usable = {usable:.1f} GiB; overhead {OVERHEAD_GIB:g} GiB + {OVERHEAD_SHARE:.0%} of each GPU's weights",
     ]
 
+    def kv_ranks(tp: int) -> int:
+        """How many ranks share the KV cache: all of them, except under MLA, where each holds all of it."""
+        return 1 if mla else tp
+
+    if mla:
+        lines.append("memory: MLA: the compressed KV cache is replicated on every tensor-parallel rank (not divided by TP)")
+
     def need(tp: int) -> float:
         shard = (weights + drafter) / tp
-        return shard + kv_total / tp + OVERHEAD_GIB + OVERHEAD_SHARE * weights / tp
+        return shard + kv_total / kv_ranks(tp) + OVERHEAD_GIB + OVERHEAD_SHARE * weights / tp
 
     candidates = [tensor_parallel_size] if tensor_parallel_size else _powers_of_two(count)
 
@@ -194,15 +202,28 @@ def plan_memory(
     plan = (
         MemoryPlan(chosen, True, lines, need_gib=need(chosen), usable_gib=usable)
         if chosen is not None
-        else _short_of_memory(lines, candidates[-1], usable, need, kv_total, kv_kib, weights, tensor_parallel_size, count, concurrency, prompt_len + output_len)
+        else _short_of_memory(
+            lines,
+            candidates[-1],
+            usable,
+            need,
+            kv_total,
+            kv_kib,
+            weights,
+            tensor_parallel_size,
+            count,
+            concurrency,
+            prompt_len + output_len,
+            kv_ranks(candidates[-1]),
+        )
     )
     tp = plan.tensor_parallel_size or 1
     context = model.context_length
     if plan.fits and kv_kib and context:
-        room = usable - (need(tp) - kv_total / tp)  # KV room per GPU once weights and overhead are placed
-        full = kv_kib * context / 2**20 / tp
+        room = usable - (need(tp) - kv_total / kv_ranks(tp))  # KV room per GPU once weights and overhead are placed
+        full = kv_kib * context / 2**20 / kv_ranks(tp)
         if full > room:
-            fitting = max(1024, int(room * tp * 2**20 / kv_kib) // 1024 * 1024)
+            fitting = max(1024, int(room * kv_ranks(tp) * 2**20 / kv_kib) // 1024 * 1024)
             plan.max_model_len = fitting
             plan.warnings.append(
                 f"One request at the model's full context ({context} tokens, about {full:.0f} GiB of KV cache per GPU) does not fit "
@@ -223,16 +244,17 @@ def _short_of_memory(
     count: int,
     concurrency: int,
     request_tokens: int,
+    kv_ranks: int,
 ) -> MemoryPlan:
     """No TP holds the whole workload's KV cache with headroom. When weights, drafter, the lean start-up
     overhead and one request still fit, vLLM starts and queues what its KV cache cannot hold: that
     fits, with a warning. Otherwise it cannot start."""
-    static = need(tp) - kv_total / tp - (OVERHEAD_GIB - START_OVERHEAD_GIB) - (OVERHEAD_SHARE - START_OVERHEAD_SHARE) * weights / tp
-    one_request = (kv_kib or 0) * request_tokens / 2**20 / tp
+    static = need(tp) - kv_total / kv_ranks - (OVERHEAD_GIB - START_OVERHEAD_GIB) - (OVERHEAD_SHARE - START_OVERHEAD_SHARE) * weights / tp
+    one_request = (kv_kib or 0) * request_tokens / 2**20 / kv_ranks
     how = "as you set it" if given_tp else f"all {count} GPUs"
     if static + one_request <= usable:
         room = usable - static
-        held = int(room * tp * 2**20 / (kv_kib * request_tokens)) if kv_kib else concurrency
+        held = int(room * kv_ranks * 2**20 / (kv_kib * request_tokens)) if kv_kib else concurrency
         lines.append(f"memory: TP {tp}: weights and overhead {static:.1f} GiB per GPU leave {room:.1f} GiB of KV cache: about {held} of {concurrency} requests")
         plan = MemoryPlan(tp, True, lines, need_gib=need(tp), usable_gib=usable)
         if held < concurrency:
@@ -242,8 +264,8 @@ def _short_of_memory(
             )
         else:
             plan.warnings.append(
-                f"Tight fit at tensor parallel {tp} ({how}): weights and overhead take {static:.0f} of {usable:.0f} usable GiB per GPU, "
-                "leaving little room for activations and long requests; it should start, but more GPUs or a quantized checkpoint give headroom."
+                f"Tight fit at tensor parallel {tp} ({how}): weights and overhead take {static:.0f} GiB of the {usable:.0f} GiB usable per GPU, "
+                f"leaving {usable - static:.0f} GiB for the KV cache and activations of long requests; it should start, but more GPUs or a quantized checkpoint give headroom."
             )
         return plan
     plan = MemoryPlan(tp, False, lines, need_gib=static + one_request, usable_gib=usable)

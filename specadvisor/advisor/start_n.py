@@ -46,6 +46,9 @@ def centre(grid: list[int], n: int, limit: int | None) -> list[int]:
     if kept[-1] == n and limit is not None and n < limit:
         step = n - kept[-2] if len(kept) > 1 else 1
         kept.append(min(limit, n + step))
+    if len(kept) == 1 and kept[0] > 1:  # one value is not a sweep: step down as the AMD block-16 grid does (3, 7, 11, 15)
+        step = max(1, kept[0] // 3)
+        kept = [max(1, kept[0] - 2 * step), kept[0] - step, kept[0]]
     return sorted(set(kept))
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from specadvisor.rulebase import RuleBase, config_keys_for, default_rulebase, registry
 from specadvisor.rulebase.contract import Contract, load_contract
-from specadvisor.rulebase.versions import effective_version
+from specadvisor.rulebase.versions import effective_version, parse_version
 
 _REJECTED = {
     "tensor_parallel_size": "vLLM rejects it inside the speculative config: use 'draft_tensor_parallel_size'",
@@ -86,6 +86,59 @@ def speculators_problem(speculators_type: str | None, vllm_version: str | None, 
     return f"vLLM {effective_version(vllm_version)} cannot load a speculators-format '{speculators_type}' drafter{later}"
 
 
+def host_problems(
+    method: str,
+    vllm_version: str | None,
+    target_architecture: str | None,
+    target_model_type: str | None,
+    target_interface: str,
+    contract: Contract,
+) -> list[str]:
+    """Why this target cannot host the method's drafter in this release, each with the vLLM file and
+    release it was read at: the target class must implement the interface the drafter attaches
+    through (SupportsEagle3; before it existed, define get_eagle3_aux_hidden_state_layers), and its
+    text model_type must pass SpeculativeConfig's allow-list where the release has one (0.8.5-0.21:
+    Llama only in 0.9.2, no Gemma 3 in 0.20). An unknown architecture or model_type is not judged
+    here: the advisor says the advice is unverified."""
+    shown = effective_version(vllm_version)
+    release = contract.release_for(vllm_version)
+    if release is None:
+        return []
+    problems = []
+    if target_interface and target_architecture:
+        hosts = contract.eagle3_hosts(release) if target_interface == "SupportsEagle3" else contract.ids(target_interface, release)
+        if hosts and target_architecture not in hosts:
+            first = contract.first(f"{target_interface}/{target_architecture}")
+            later = f"; it does from vLLM {first['since']} ({first['source']})" if first else ""
+            problems.append(f"vLLM {shown}'s {target_architecture} does not implement {target_interface}, so this drafter cannot attach to it{later}")
+    allow = contract.aux_hidden_allow(method, release)
+    if allow and target_model_type and not any(part in target_model_type for part in allow):
+        span = next(iter(allow.values()))
+        takes = next((r for r in contract.releases if parse_version(r) > parse_version(release) and not _blocks(contract, method, target_model_type, r)), None)
+        problems.append(
+            f"vLLM {shown} serves {method} only for target model types containing {', '.join(sorted(allow))} "
+            f"({span['source']} in vLLM {shown}: {span.get('message', '')!r}); this target's is {target_model_type}"
+            + (f"; vLLM {takes} takes it" if takes else "")
+        )
+    return problems
+
+
+def _blocks(contract: Contract, method: str, model_type: str, release: str) -> bool:
+    allow = contract.aux_hidden_allow(method, release)
+    return bool(allow) and not any(part in model_type for part in allow)
+
+
+def _assistant_problems(model_types: list[str], vllm_version: str | None) -> list[str]:
+    """MTP through a separate assistant checkpoint (Gemma 4) needs the release to map that
+    checkpoint's model_type to an MTP drafter (hf_config_override: gemma4_assistant from 0.21.0)."""
+    contract = load_contract()
+    if contract.release_for(vllm_version) is None or any(contract.fact(f"mtp_target/{t}", vllm_version) for t in model_types):
+        return []
+    firsts = [span for t in model_types if (span := contract.first(f"mtp_target/{t}"))]
+    later = f"; it does from vLLM {firsts[0]['since']} ({firsts[0]['source']})" if firsts else ""
+    return [f"vLLM {effective_version(vllm_version)} has no MTP path for an assistant checkpoint ({', '.join(model_types)}){later}"]
+
+
 def contract_problems(
     config: dict[str, Any],
     vllm_version: str | None,
@@ -93,6 +146,7 @@ def contract_problems(
     platform: str | None = None,
     target_architecture: str | None = None,
     target_interface: str = "",
+    target_model_type: str | None = None,
     speculators_type: str | None = None,
     contract: Contract | None = None,
 ) -> list[str]:
@@ -125,11 +179,7 @@ def contract_problems(
     unloadable = speculators_problem(speculators_type, vllm_version, contract)
     if unloadable:
         problems.append(unloadable)
-    implementers = contract.ids(target_interface, release) if target_interface else set()
-    if target_architecture and implementers and target_architecture not in implementers:
-        first = contract.facts.get(f"{target_interface}/{target_architecture}")
-        later = f"; it does from vLLM {first[0]['since']}" if first else ""
-        problems.append(f"vLLM {shown}'s {target_architecture} does not implement {target_interface}, so this drafter cannot attach to it{later}")
+    problems += host_problems(method, vllm_version, target_architecture, target_model_type, target_interface, contract)
     return problems
 
 
@@ -142,17 +192,23 @@ def validate_spec_config(
     block_size: int | None = None,
     platform: str | None = None,
     target_architecture: str | None = None,
+    target_model_type: str | None = None,
     speculators_type: str | None = None,
+    implied_method: str | None = None,
+    drafter_checkpoint: bool = False,
 ) -> list[str]:
     """Problems that would make this vLLM version reject the config or serve it wrongly; [] = valid.
 
-    `platform` (cuda, rocm, cpu), `target_architecture` (config.json's, when known) and
-    `speculators_type` (a Speculators-format drafter's speculators_model_type) add the platform,
-    target and drafter-format checks."""
+    `platform` (cuda, rocm, cpu), `target_architecture` and `target_model_type` (config.json's, the
+    text config's model_type, when known) and `speculators_type` (a Speculators-format drafter's
+    speculators_model_type) add the platform, target and drafter-format checks. `implied_method` is
+    the method a V0-era config leaves out on purpose (DeepSeek MTP on 0.8.5: V0 detects it)."""
     rb = rulebase or default_rulebase()
     if not isinstance(config, dict):
         return ["the speculative config must be a JSON object"]
     method = config.get("method")
+    if method is None and implied_method:
+        return _key_problems(config, implied_method, vllm_version, rb) + _n_problems(config, implied_method, rb, None, None)
     if not isinstance(method, str) or not method:
         return ["no 'method': name it explicitly, or vLLM guesses it from the drafter's name"]
     problem = registry.vllm_name_problem(method, vllm_version, rb)
@@ -169,9 +225,12 @@ def validate_spec_config(
         platform=platform,
         target_architecture=target_architecture,
         target_interface=spec.target_interface if spec else "",
+        target_model_type=target_model_type,
         speculators_type=speculators_type,
     )
     problems += [p for p in found if not (on_platform and "CPU build" in p)]
+    if spec is not None and spec.uses_native_heads and drafter_checkpoint:
+        problems += _assistant_problems(spec.architecture_hints, vllm_version)
     specs = registry.specs_for_vllm_name(method, rb)
     needs_model = all(m.needs_drafter and not m.model_optional for m in specs)
     if needs_model and not config.get("model"):

@@ -59,3 +59,9 @@ def set_does_not_fit(advice: Advice, headline: str) -> None:
     server that cannot start, and no serve command is given until the user changes GPUs, TP or model."""
     advice.trace.append(f"= headline: {headline}")
     advice.verdict = headline
+
+
+def set_headline(advice: Advice, headline: str) -> None:
+    """A target this release cannot load (or whose loading nobody could check) leads with that."""
+    advice.trace.append(f"= headline: {headline}")
+    advice.verdict = headline

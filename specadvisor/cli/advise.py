@@ -174,14 +174,14 @@ def _commands(advice: Advice, model: ModelProfile, hw: HardwareProfile, config: 
     the plan does not fit. One line each for --json (scripts); `width` breaks them for people."""
     from specadvisor.advisor import container_command, serve_command
 
-    if not advice.tensor_parallel_known or advice.fits is False:
+    if not advice.tensor_parallel_known or advice.fits is False or advice.target_check != "loads":
         return {"serve_command": None, "container_command": None}
     ref = model.path if model.source == "local" and model.path else model.id
     local = [ref] if model.source == "local" and model.path else []
     if config and isinstance(config.get("model"), str) and _is_local_folder(config["model"]):
         local.append(config["model"])
     tp = advice.tensor_parallel_size
-    extra = ["--max-model-len", str(advice.max_model_len)] if advice.max_model_len else []
+    extra = [*(["--max-model-len", str(advice.max_model_len)] if advice.max_model_len else []), *advice.serve_flags]
     return {
         "serve_command": serve_command(ref, config, tensor_parallel_size=tp, extra_args=extra, width=width),
         "container_command": container_command(
@@ -251,8 +251,17 @@ def render(advice: Advice, model: ModelProfile, hw: HardwareProfile, *, explain_
         for warning in c.warnings:
             out.print(f"  [yellow]note:[/yellow] {escape(warning)}", soft_wrap=True)
     baseline_title = "Recommended: serve without speculation" if advice.speculation_unlikely else "Baseline (no speculation)"
-    commands = advice.tensor_parallel_known and advice.fits is not False
-    if advice.fits is False:
+    commands = advice.tensor_parallel_known and advice.fits is not False and advice.target_check == "loads"
+    if advice.target_check != "loads" and advice.fits is not False:
+        out.print(
+            "\n[bold]No serve command:[/bold] "
+            + (
+                "this vLLM release cannot load the model."
+                if advice.target_check == "does-not-load"
+                else "the model's architecture is unverified (see the first line)."
+            )
+        )
+    elif advice.fits is False:
         out.print("\n[bold]No serve command:[/bold] the plan does not fit these GPUs (see the first line and the warnings).")
     elif not advice.tensor_parallel_known:
         out.print(

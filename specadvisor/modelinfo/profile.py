@@ -123,6 +123,7 @@ def build_profile(model_id: str, located: Located) -> ModelProfile:
         family=family_of(model_id, model_type),
         architecture=architectures[0] if architectures else None,
         model_type=model_type,
+        text_model_type=cfg.get("model_type") if cfg is not config and isinstance(cfg.get("model_type"), str) else None,
         params_b=_sig(total_b),
         active_params_b=_sig(active_b),
         is_moe=is_moe,

@@ -80,6 +80,47 @@ class Contract:
         speculative config before 0.20; earlier V0-only releases state nothing and count as no)."""
         return bool(self.ids("cpu/serves", version)) and self.fact("cpu/refuses_speculation", version) is None
 
+    def first(self, fact_id: str) -> dict[str, Any] | None:
+        """The earliest range of a fact (its `since` and `source`), or None when no release read states it."""
+        spans = self.facts.get(fact_id)
+        return spans[0] if spans else None
+
+    def where(self, fact_id: str, version: str | None) -> str:
+        """`vllm/...py:line in vLLM X`: where the fact holding in `version` (else its first range) was read."""
+        span = self.fact(fact_id, version) or self.first(fact_id)
+        return f"{span['source']} in vLLM {span['since']}" if span else "no vLLM release read"
+
+    def loads(self, architecture: str, version: str | None) -> bool | None:
+        """Whether the release's model registry has the architecture for generation; None when the
+        version is older than every release read."""
+        if self.release_for(version) is None:
+            return None
+        return self.fact(f"arch/{architecture}", version) is not None
+
+    def eagle3_hosts(self, version: str | None) -> set[str]:
+        """Target classes an EAGLE-3 head can attach to: SupportsEagle3 implementers, or before that
+        interface (0.10.1.1) the classes defining get_eagle3_aux_hidden_state_layers (0.9.2: Llama's)."""
+        return self.ids("SupportsEagle3", version) or self.ids("Eagle3AuxLayers", version)
+
+    def aux_hidden_allow(self, method: str, version: str | None) -> dict[str, dict[str, Any]]:
+        """SpeculativeConfig's allow-list of target model_type substrings for this method in this
+        release ({} when the release has none for it: 0.22 dropped the list)."""
+        release = self.release_for(version)
+        if release is None:
+            return {}
+        return {
+            fact_id.split("/", 1)[1]: span
+            for fact_id, span in self._by_release[release].items()
+            if fact_id.startswith("aux_hidden_allow/") and method in span.get("methods", "").split(",")
+        }
+
+    def fills_drafter(self, method: str, model_type: str | None, version: str | None) -> bool:
+        """Whether the release sets the drafter to the target itself when the config names no `model`
+        (every `mtp` from 0.11; before, only the model types it lists)."""
+        if self.fact(f"fills_drafter/{method}", version) is not None:
+            return True
+        return bool(model_type) and self.fact(f"fills_drafter_for/{model_type}", version) is not None
+
     def cpu_kernels(self, version: str | None) -> set[str]:
         """Speculative-decoding kernels the CPU build has its own versions of (DFlash's from 0.26)."""
         return self.ids("cpu/kernel", version)

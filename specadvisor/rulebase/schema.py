@@ -37,6 +37,9 @@ class OlderName(_Strict):
     families: list[str] = Field(default_factory=list)  # [[model]] ids it serves
     min_version: str | None = None  # first vLLM version accepting it for these models
     source: str = ""
+    # "v0": served only by the V0 engine, which took no `method` for it: the config leaves `method`
+    # out, V1's oracle hands it to V0 and V0 detects the drafter from the checkpoint (DeepSeek MTP on 0.8.5)
+    engine: Literal["v1", "v0"] = "v1"
 
     _v1 = field_validator("min_version")(_check_version)
 
@@ -160,6 +163,11 @@ class ModelFamily(_Strict):
     weights_dtype: str = ""  # how the published checkpoint stores weights (fp8, mxfp4); empty = bf16
     architecture: str = ""  # config.json's architectures[0]: the target-interface check (SupportsEagle3) needs it
     model_type: str = ""  # config.json's model_type
+    text_model_type: str = ""  # its text_config's model_type where it differs (gemma3_text): vLLM's EAGLE-3 allow-list reads this one
+    architecture_source: str = ""  # where architecture and model_type were read (the checkpoint's config.json)
+    vocab_size: int | None = Field(None, gt=0)  # config.json's vocab_size: a draft model must match it (vLLM raises otherwise)
+    mla: bool = False  # multi-head latent attention (DeepSeek-V3 style): vLLM keeps the whole KV cache on every TP rank
+    trust_remote_code: bool = False  # its config/tokenizer code ships in the checkpoint: vLLM needs --trust-remote-code (Kimi)
     temperature: float | None = Field(None, ge=0)  # the model card's recommended sampling temperature
     kv_kib_per_token: float | None = Field(None, gt=0)  # KV cache per token (all layers, bf16), when known
     source: str = ""

@@ -366,16 +366,15 @@ ROWS = [
     ),
     # ---------------------------------------------------------------- Qwen3 dense
     row(
-        "qwen3-8b-0.25-no-dspark",
+        "qwen3-8b-0.25.0-has-dspark",
         gpus("H100"),
         "Qwen/Qwen3-8B",
         "0.25.0",
         "chat",
         1,
-        "DSpark arrives in 0.26: P-EAGLE (N=7) is the first choice on 0.25",
-        absent={"dspark"},
-        top="peagle",
-        n={"peagle": 7},
+        "DSpark is in the 0.25.0 wheel's method list (vllm/config/speculative.py), not only from 0.25.1: it is offered on 0.25.0",
+        has={"dspark": "deepseek-ai/dspark_qwen3_8b_block7", "peagle": "RedHatAI/Qwen3-8B-speculator.peagle"},
+        n={"peagle": 7, "dspark": 7},
     ),
     row(
         "qwen3-8b-math-long-dflash",
@@ -589,7 +588,7 @@ ROWS = [
         1,
         "z-lab's Kimi-K2.5 DFlash drafter has block 8: N=7, and int4 weights want all 8 GPUs",
         n={"dflash": 7},
-        grid={"dflash": [7]},
+        grid={"dflash": [3, 5, 7]},
         tp=8,
     ),
     row(

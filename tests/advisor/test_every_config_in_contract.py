@@ -98,13 +98,23 @@ def test_every_emitted_config_is_one_the_release_accepts(platform, releases, wor
             config = candidate.speculative_config
             spec = registry.get(candidate.id)
             target = next((t for t in TARGETS if situation.startswith(t.id)), None)
+            architecture = target.architecture if target else "Qwen3ForCausalLM"
+            if architecture and not CONTRACT.loads(architecture, version):
+                wrong.append(f"vLLM {version} {situation}: the release cannot load {architecture}, yet {config} was emitted")
+            if "method" not in config:  # the V0-era shape: V0 still there, and it fills the DeepSeek MTP drafter in itself
+                assert CONTRACT.ids("v1_engine", version) and CONTRACT.fact("fills_drafter_for/deepseek_v3", version), (version, config)
+                continue
             problems = contract_problems(
                 config,
                 version,
                 platform=platform,
-                target_architecture=target.architecture if target else "Qwen3ForCausalLM",
+                target_architecture=architecture,
                 target_interface=spec.target_interface if spec else "",
+                target_model_type=target.model_type if target else "qwen3",
             )
+            filled = CONTRACT.fills_drafter(config["method"], target.model_type if target else None, version)
+            if spec is not None and spec.uses_native_heads and "model" not in config and not filled:
+                problems.append("no 'model', and this release fills the MTP drafter in only for the targets it lists")
             if platform == "cpu" and config["method"] == "dflash" and not CONTRACT.fact("cpu/kernel/copy_and_expand_dflash_inputs_kernel", version):
                 problems.append("the CPU build has no DFlash kernel")
             if problems:
@@ -136,7 +146,7 @@ def test_contract_problems_name_the_source_of_each_refusal():
     args = dict(target_architecture="Qwen3MoeForCausalLM", target_interface="SupportsEagle3", speculators_type="eagle3")
     assert contract_problems(eagle3, "0.11.1", **args) == []
     assert contract_problems(eagle3, "0.10.2", **args) == [
-        "vLLM 0.10.2's Qwen3MoeForCausalLM does not implement SupportsEagle3, so this drafter cannot attach to it; it does from vLLM 0.11.1"
+        "vLLM 0.10.2's Qwen3MoeForCausalLM does not implement SupportsEagle3, so this drafter cannot attach to it; it does from vLLM 0.11.1 (vllm/model_executor/models/qwen3_moe.py:629)"
     ]
     assert contract_problems(eagle3, "0.9.2", **{**args, "target_architecture": None}) == [
         "vLLM 0.9.2 cannot load a speculators-format 'eagle3' drafter; it can from vLLM 0.10.1.1"

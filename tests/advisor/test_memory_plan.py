@@ -76,7 +76,7 @@ def test_workload_defaults_come_from_practice(rb):
         ({"method": "mtp", "num_speculative_tokens": 1}, "0.10.2", "needs vLLM >= 0.11.0"),
         ({"method": "suffix", "num_speculative_tokens": 8}, "0.11.0", "needs vLLM >= 0.11.1"),
         ({"method": "draft_model", "model": "d", "num_speculative_tokens": 3}, "0.14.1", "needs vLLM >= 0.15.0"),
-        ({"method": "dspark", "num_speculative_tokens": 7}, "0.24.0", "needs vLLM >= 0.25.1"),
+        ({"method": "dspark", "num_speculative_tokens": 7}, "0.24.0", "needs vLLM >= 0.25.0"),
     ],
 )
 def test_version_bounds_with_their_sources(config, version, problem, rb):

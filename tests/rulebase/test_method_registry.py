@@ -102,9 +102,14 @@ def test_display_names_for_plans(rb):
 
 def test_mtp_name_follows_the_vllm_version(rb):
     """vllm#25232 unified the per-family MTP names into "mtp" for 0.11; older releases need the family's
-    (GLM-4.5 and MiMo went through deepseek_mtp; 0.8.5's V1 engine took no MTP at all)."""
+    (GLM-4.5 and MiMo went through deepseek_mtp; 0.8.5's V1 engine took no MTP at all: its V0 engine
+    served DeepSeek's from a config without `method`, and that name is never sent)."""
     mtp = registry.get("mtp", rb)
-    assert registry.vllm_name(mtp, "0.8.5", family="deepseek-v3") is None
+    assert registry.sends_no_method(mtp, "0.8.5", family="deepseek-v3")
+    assert not registry.sends_no_method(mtp, "0.9.0", family="deepseek-v3")
+    assert registry.vllm_name(mtp, "0.9.0", family="deepseek-v3") == "deepseek_mtp"
+    assert "deepseek_mtp" not in registry.vllm_names("0.8.5", rb)
+    assert registry.vllm_name(mtp, "0.8.5", model_type="glm4_moe") is None
     assert registry.vllm_name(mtp, "0.9.2", family="deepseek-v3") == "deepseek_mtp"
     assert registry.vllm_name(mtp, "0.10.2", model_type="qwen3_next") == "qwen3_next_mtp"
     assert registry.vllm_name(mtp, "0.10.1", model_type="qwen3_next") is None
