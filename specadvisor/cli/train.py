@@ -181,18 +181,19 @@ def _run_training(plan: TrainPlan, store: Store) -> int:
 def _after_training(store: Store, plan: TrainPlan, drafter: TrainedDrafter, judge: dict[str, Any], *, sweep: bool) -> int:
     """The held-out check, then (unless --no-sweep) the judging sweep over the N grid it suggests."""
     from specadvisor.analysis.trained import n_grid
+    from specadvisor.app import running
     from specadvisor.app import train as use_case
-    from specadvisor.cli.sweep import execute
 
     _say("held-out check: the drafter alone on prompts training never saw (vLLM's acceptance per position)")
     serving = use_case.serving_of(plan)
     heldout = use_case.heldout_check(drafter, serving)
-    code = execute(store, heldout, json_out=True, parallel="1")
+    running.drive(running.runner_for(heldout, store, running.RunOptions(parallel="1", note=_say)), lambda event: None)
     drafter = use_case.link_session(store, drafter.id, heldout.session, heldout=True)
     result = _drafter_result(heldout.session)
-    if result is None or code != 0:
-        _say("held-out check measured nothing: the drafter folder did not serve (see the session's logs)")
-        return code or 4
+    if result is None:
+        failed = next((r.error for r in heldout.session.results if r.error), None)
+        _say(f"held-out check measured nothing: the drafter did not serve ({failed or 'see the session logs'}); session {heldout.session.id[:8]}")
+        return 4
     grid, reason = n_grid([p.rate for p in sorted(result.per_position, key=lambda p: p.position)])
     _say(f"held-out acceptance length {result.mean_acceptance_length:.2f} at N={drafter.settings.ttt_steps + 1}; {reason}")
     if not sweep:
