@@ -78,7 +78,7 @@ def default_draft_vocab(vocab_size: int | None) -> int | None:
     vocabularies), in steps of 512: the draft head then covers the tokens the data uses most."""
     if not vocab_size:
         return None
-    return max(512, min(32_000, vocab_size // 4) // 512 * 512)
+    return max(512, min(32_000, vocab_size // 4 // 512 * 512))
 
 
 def aux_layers(num_layers: int) -> list[int]:
@@ -365,12 +365,17 @@ def _profile(model: str) -> ModelProfile:
 
 
 def _check_release(profile: ModelProfile, version: str | None, platform: str) -> None:
-    """Refuse where this vLLM cannot extract hidden states or cannot host an EAGLE-3 head for this
-    target, naming the releases that can (read from the release wheels: rules/vllm_contract.json)."""
-    from specadvisor.advisor.validate import validate_spec_config
+    """Refuse where this vLLM cannot load the target, cannot extract hidden states for online
+    training, or cannot host an EAGLE-3 head for this target, naming the releases that can (read
+    from the release wheels: rules/vllm_contract.json)."""
+    from specadvisor.advisor.gates import load_gate
+    from specadvisor.advisor.validate import host_problems, validate_spec_config
     from specadvisor.rulebase.contract import load_contract
 
     contract = load_contract()
+    gate = load_gate(profile.id, profile.architecture, version, contract)
+    if gate.state == "does-not-load":
+        raise EngineError(gate.message, hint=f"train with vLLM {gate.first} or newer" if gate.first else "train a model vLLM can serve")
     release = contract.release_for(version)
     if release is not None and contract.fact("method/extract_hidden_states", release) is None:
         first = contract.facts.get("method/extract_hidden_states")
@@ -378,7 +383,8 @@ def _check_release(profile: ModelProfile, version: str | None, platform: str) ->
         raise EngineError(
             f"vLLM {version} cannot extract hidden states for online training", hint=f"train with vLLM {since} or newer (the 'extract_hidden_states' method)"
         )
-    problems = validate_spec_config(
+    problems = host_problems(TRAIN_METHOD, version, profile.architecture, profile.model_type, "SupportsEagle3", contract)
+    problems += validate_spec_config(
         {"method": TRAIN_METHOD, "model": "trained-drafter", "num_speculative_tokens": 3},
         version,
         platform=platform if platform in ("cuda", "rocm", "cpu") else None,
@@ -388,7 +394,7 @@ def _check_release(profile: ModelProfile, version: str | None, platform: str) ->
     if problems:
         raise EngineError(
             f"an EAGLE-3 drafter for {profile.architecture} cannot be served here: {problems[0]}",
-            hint="train where the drafter can be served (see the release named), or use n-gram/suffix",
+            hint="train where it can be served (the release named), or use n-gram/suffix, which need no drafter",
         )
 
 
