@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from specadvisor.domain import HardwareProfile, ModelProfile, Session, TrainedDrafter
     from specadvisor.engine.cpu import CpuEngine
     from specadvisor.engine.speculators_env import TrainingPython
+    from specadvisor.rulebase.schema import MethodSpec
     from specadvisor.store import Store
     from specadvisor.training.runner import TrainJob, TrainRunner
 
@@ -216,11 +217,10 @@ def judging_sweep(
     concurrency: list[int] | None = None,
     budget_min: float | None = None,
 ) -> Prepared:
-    """The sweep that answers "does it pay here": the baseline, the model-free lookup method at its
+    """The sweep that answers "does it pay here": the baseline, the model-free lookup methods at their
     usual N, and the drafter over `n_grid`, at the user's concurrency, judged by the one decision rule."""
     from specadvisor.app.sweeps import SweepRequest, plan_sweep
     from specadvisor.bench.prompts import default_output_len
-    from specadvisor.rulebase import registry
     from specadvisor.sweep.plan import SweepPlan
 
     source = prompts or drafter.settings.prompt_source
@@ -246,11 +246,21 @@ def judging_sweep(
         entry_point="train (judging sweep)",
     )
     prepared = plan_sweep(request, serving.cpu)
-    lookup = registry.model_free("cpu" if serving.cpu else None)
-    grid = lookup.default_n_grid
-    SweepPlan(session=prepared.session).add_arm(lookup.id, 4 if 4 in grid else grid[len(grid) // 2], dict(lookup.default_config))
+    plan = SweepPlan(session=prepared.session)
+    for lookup in lookup_methods(drafter.versions.get("vllm"), "cpu" if serving.cpu else "cuda"):
+        grid = lookup.default_n_grid
+        plan.add_arm(lookup.id, 4 if 4 in grid else grid[len(grid) // 2], dict(lookup.default_config))
     prepared.session.drafter = drafter.folder
     return prepared
+
+
+def lookup_methods(vllm_version: str | None, platform: str) -> list[MethodSpec]:
+    """The model-free methods this release serves on the platform with nothing more installed
+    (n-gram; on CUDA also the GPU n-gram): what a trained drafter has to beat to be worth its training."""
+    from specadvisor.rulebase import registry
+
+    served = registry.served_methods(vllm_version if vllm_version not in (None, "unknown") else None, platform)
+    return [spec for spec in served.values() if spec.drafting == "lookup" and spec.offer and not spec.requires_packages]
 
 
 def link_session(store: Store, drafter_id: str, session: Session, *, heldout: bool) -> TrainedDrafter:

@@ -307,6 +307,9 @@ class _ProgressLine:
         self.open = False
 
     def show(self, event: TrainEvent) -> None:
+        if event.kind == "error":  # the error itself ends the command with its one line
+            self.done()
+            return
         if not (event.kind == "step" or (event.kind == "stage" and event.step is not None)):
             self.done()
             if event.message:

@@ -30,12 +30,13 @@ POLL_INTERVAL_S = 1.0
 _TAIL_KEPT = 2000
 
 
-def open_private_log(path: Path) -> IO[str]:
+def open_private_log(path: Path, *, append: bool = False) -> IO[str]:
     """A server log only its owner can read (0600), in folders only its owner can list (0700):
-    logs hold prompts, paths and whatever vLLM prints. A symlink planted at the path is refused."""
+    logs hold prompts, paths and whatever vLLM prints. A symlink planted at the path is refused.
+    `append`: keep what an earlier run wrote (a resumed training run's log)."""
     make_private_dirs(path.parent)
     os.chmod(path.parent, 0o700)  # the arm's own log folder, even one an older version made
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC) | getattr(os, "O_NOFOLLOW", 0), 0o600)
     os.fchmod(fd, 0o600)
     return os.fdopen(fd, "w", encoding="utf-8", buffering=1)
 

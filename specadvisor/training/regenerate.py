@@ -75,11 +75,14 @@ async def regenerate(
     on_row: Callable[[int, int], None] = lambda done, total: None,
     transport: httpx.AsyncBaseTransport | None = None,
 ) -> int:
-    """Answer every prompt not yet in `rows_path` and append its row; returns the rows written now."""
+    """Answer every prompt not yet in `rows_path` and append its row; returns the rows written now.
+    A prompt the server refuses as bad input (longer than its context) is skipped; more than half
+    refused is an error."""
     todo = [p for p in prompts if p.id not in done_ids(rows_path)]
     total = len(prompts)
     finished = total - len(todo)
     written = 0
+    skipped: list[str] = []
     queue: asyncio.Queue[Prompt] = asyncio.Queue()
     for prompt in todo:
         queue.put_nowait(prompt)
@@ -92,9 +95,12 @@ async def regenerate(
                 while not queue.empty():
                     prompt = queue.get_nowait()
                     row = await _one(client, prompt, settings)
-                    out.write(json.dumps(row) + "\n")
-                    out.flush()
-                    written += 1
+                    if row is None:
+                        skipped.append(prompt.id)
+                    else:
+                        out.write(json.dumps(row) + "\n")
+                        out.flush()
+                        written += 1
                     finished += 1
                     on_row(finished, total)
 
@@ -105,10 +111,15 @@ async def regenerate(
                 for task in workers:
                     task.cancel()
         os.fsync(out.fileno())
+    if skipped and len(skipped) * 2 > len(todo):
+        raise EngineError(
+            f"the server refused {len(skipped)} of {len(todo)} prompts (too long for its --max-model-len?)",
+            hint="pass shorter prompts, or a larger --server-arg=--max-model-len=N",
+        )
     return written
 
 
-async def _one(client: httpx.AsyncClient, prompt: Prompt, settings: RegenerateSettings) -> dict[str, Any]:
+async def _one(client: httpx.AsyncClient, prompt: Prompt, settings: RegenerateSettings) -> dict[str, Any] | None:
     body: dict[str, Any] = {
         "model": settings.model,
         "max_tokens": settings.output_len,
@@ -122,6 +133,8 @@ async def _one(client: httpx.AsyncClient, prompt: Prompt, settings: RegenerateSe
     else:
         body["prompt"] = prompt.text
     response = await client.post("/v1/chat/completions" if chat else "/v1/completions", json=body)
+    if 400 <= response.status_code < 500 and response.status_code not in (401, 403, 404):
+        return None  # this prompt does not fit the server (too long for --max-model-len): skipped, counted
     if response.status_code != 200:
         raise EngineError(
             f"the target server refused a regeneration request ({response.status_code}: {response.text[:200]})",

@@ -42,7 +42,7 @@ class TrainWorker:
         env = self.python.env()
         env.update(self.extra_env)
         env["PYTHONUNBUFFERED"] = "1"
-        log = open_private_log(self.log_path)
+        log = open_private_log(self.log_path, append=True)
         try:
             self._proc = await asyncio.create_subprocess_exec(
                 str(self.python.python),

@@ -57,9 +57,9 @@ def test_a_server_without_token_ids_is_refused_with_the_release_that_has_them(tm
         asyncio.run(regenerate("http://server", [Prompt(text="x", id="a")], tmp_path / "rows.jsonl", SETTINGS, transport=transport))
 
 
-def test_a_refused_request_names_the_status(tmp_path: Path) -> None:
-    transport = httpx.MockTransport(lambda request: httpx.Response(400, text="bad model"))
-    with pytest.raises(EngineError, match="400: bad model"):
+def test_a_failing_server_names_the_status(tmp_path: Path) -> None:
+    transport = httpx.MockTransport(lambda request: httpx.Response(500, text="engine dead"))
+    with pytest.raises(EngineError, match="500: engine dead"):
         asyncio.run(regenerate("http://server", [Prompt(text="x", id="a")], tmp_path / "rows.jsonl", SETTINGS, transport=transport))
 
 
@@ -69,3 +69,17 @@ def test_clearing_removes_only_the_extraction_files(tmp_path: Path) -> None:
     (tmp_path / "keep.txt").write_text("mine")
     assert clear_hidden_states(tmp_path, wait_s=0.1) == 2
     assert [p.name for p in tmp_path.iterdir()] == ["keep.txt"]
+
+
+def test_prompts_the_server_refuses_are_skipped_unless_most_are(tmp_path: Path) -> None:
+    def handle(request: httpx.Request) -> httpx.Response:
+        if json.loads(request.content)["prompt"] == "long":
+            return httpx.Response(400, json={"error": "maximum context length is 2048 tokens"})
+        return httpx.Response(200, json={"choices": [{"prompt_token_ids": [5], "token_ids": [9]}]})
+
+    rows = tmp_path / "rows.jsonl"
+    prompts = [Prompt(text="long", id="a"), Prompt(text="ok", id="b"), Prompt(text="ok2", id="c")]
+    assert asyncio.run(regenerate("http://server", prompts, rows, SETTINGS, transport=httpx.MockTransport(handle))) == 2
+    with pytest.raises(EngineError, match="refused 2 of 3 prompts"):
+        two_long = [Prompt(text="long", id="x"), Prompt(text="long", id="y"), Prompt(text="ok", id="z")]
+        asyncio.run(regenerate("http://server", two_long, tmp_path / "other.jsonl", SETTINGS, transport=httpx.MockTransport(handle)))

@@ -162,7 +162,10 @@ def _install(spec: dict[str, Any]) -> None:
     max_steps = spec.get("max_steps")
     deadline = spec.get("deadline")
     if cpu:
+        import speculators.train.checkpointer as checkpointer_mod
+
         trainer_mod.get_local_rank = lambda: "cpu"  # type: ignore[assignment]
+        checkpointer_mod.get_current_device = lambda: "cpu"  # type: ignore[assignment]  (a resume loads the checkpoint here)
         if not torch.accelerator.is_available():
             torch.accelerator.synchronize = lambda *args, **kwargs: None  # type: ignore[assignment]
 
@@ -264,9 +267,12 @@ def main(argv: list[str]) -> int:
         from speculators.train.config import TrainConfig
 
         train_main(TrainConfig.resolve(_train_argv(spec)))
+        trainer = _last.get("trainer")
+        if trainer is not None and not trainer.stopped_by:  # Speculators caught SIGINT and saved `interrupted`
+            emit("error", kind="interrupted", detail=f"interrupted at step {trainer.global_step}; the checkpoint is kept for a resume")
+            return 130
         emit("stage", stage="export")
         _export(spec)
-        trainer = _last.get("trainer")
         emit(
             "done",
             save_path=spec["save_path"],
@@ -278,6 +284,7 @@ def main(argv: list[str]) -> int:
         if isinstance(exc, KeyboardInterrupt):
             emit("error", kind="interrupted", detail="interrupted")
             return 130
+        traceback.print_exc()  # into the trainer's log, beside Speculators' own output
         emit("error", kind=type(exc).__name__, detail=str(exc)[:2000], traceback=traceback.format_exc()[-4000:])
         return 1
 
