@@ -12,6 +12,7 @@ from specadvisor.advisor import local as local_ev
 from specadvisor.advisor.candidates import build_candidates, target_identity
 from specadvisor.advisor.facts import Facts, gather
 from specadvisor.advisor.gates import load_gate
+from specadvisor.advisor.measured import gpu_id
 from specadvisor.advisor.options import Option, facts_platform, gather_options, is_reupload
 from specadvisor.advisor.render import serve_command
 from specadvisor.advisor.scoring import Tally, apply_rules
@@ -95,7 +96,7 @@ def advise(
     rule_verdicts = apply_rules(rb, facts, tallies, advice, user_methods)
 
     measured = local_ev.local_results(local_sessions, rb)
-    advice.candidates = build_candidates(rb, model, facts, options, tallies, measured, advice, workload)
+    advice.candidates = build_candidates(rb, model, facts, options, tallies, measured, advice, workload, gpu_id(hardware, rb))
     advice.baseline = {
         "label": "no speculation",
         "speculative_config": None,

@@ -56,6 +56,9 @@ class MethodSpec(_Strict):
     display_name: str = ""  # short label for plans and tables ("P-EAGLE"); defaults to `name`
     vllm_method: str
     aliases: list[str] = Field(default_factory=list)  # other spellings users type (p-eagle)
+    # a method id whose measured gains on a model speak for this one too (ngram_gpu drafts exactly like
+    # ngram and only keeps async scheduling on, so it is at least as fast); its slowdowns do not
+    gains_from: str = ""
     name_since: str | None = None  # first vLLM version accepting `vllm_method` itself (mtp: 0.11.0)
     older_names: list[OlderName] = Field(default_factory=list)  # what to send before `name_since`
     accepted_aliases: list[str] = Field(default_factory=list)  # deprecated names vLLM still accepts and rewrites; never sent
@@ -221,6 +224,8 @@ class Evidence(_Strict):
     concurrency: str = ""
     versus: str = "no speculation"  # what the speedup is relative to; only "no speculation" sets expectations
     workload: list[WorkloadName] | None = None  # a measurement speaks for these workloads only (None: any)
+    gpus: list[str] = Field(default_factory=list)  # GPU catalog ids it was measured on: a same-model, same-GPU result outranks rule priors
+    best_n: int | None = Field(None, ge=1)  # the N at which the measured speedup peaked: the advice starts this method there on this model
     source: str
     date: str = ""
 
