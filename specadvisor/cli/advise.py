@@ -280,6 +280,8 @@ def render(advice: Advice, model: ModelProfile, hw: HardwareProfile, *, explain_
     if not advice.speculation_unlikely and commands:
         out.print(f"\n[bold]{baseline_title}[/bold]")
         out.print(_commands(advice, model, hw, None, width=PASTE_WIDTH)["serve_command"], soft_wrap=True, markup=False)
+    for line in advice.memory:
+        out.print(f"[dim]memory:[/dim] {escape(line)}", soft_wrap=True)
     for warning in advice.warnings:
         out.print(f"[yellow]warning:[/yellow] {escape(warning)}", soft_wrap=True)
     if advice.suggest_training:

@@ -173,6 +173,7 @@ class ModelFamily(_Strict):
     trust_remote_code: bool = False  # its config/tokenizer code ships in the checkpoint: vLLM needs --trust-remote-code (Kimi)
     temperature: float | None = Field(None, ge=0)  # the model card's recommended sampling temperature
     kv_kib_per_token: float | None = Field(None, gt=0)  # KV cache per token (all layers, bf16), when known
+    kv_heads: int | None = Field(None, ge=1)  # config.json's num_key_value_heads (not for MLA): vLLM replicates them when TP exceeds the count
     source: str = ""
     notes: str = ""
 

@@ -65,6 +65,15 @@ def test_advise_human_output_and_explain(capsys):
     assert "+ small-target-high-concurrency:" in out
 
 
+def test_the_memory_plans_assumptions_are_printed(capsys):
+    """Issue 39: bytes per parameter, the KV dtype and per-rank layout, and what each arm is charged."""
+    assert main(["advise", "--model", "deepseek-ai/DeepSeek-R1", "--gpu", "H200x8", "--offline"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "memory: weights: 671B parameters x 1 bytes" in out
+    assert "in 16 bits (vLLM's --kv-cache-dtype auto" in out and "MLA: each of the 8 ranks keeps the whole compressed KV cache" in out
+    assert "charged per arm: the baseline and lookup arms load the target only; mtp +" in out
+
+
 def test_a_plan_that_does_not_fit_leads_with_it_and_prints_no_command(capsys):
     argv = ["advise", "--model", "mistralai/Mistral-Large-3-675B-Instruct-2512", "--gpu", "H100x8", "--vllm-version", "0.32.0", "--offline"]
     assert main(argv) == 0
