@@ -157,8 +157,9 @@ def run(args: argparse.Namespace) -> int:
     )
     if discovered:
         advice.trace.insert(0, f"drafter discovery: {discovered}")
-    if args.output_len is None or args.temperature is None:
-        advice.trace.insert(0, f"workload defaults: output {output_len} tokens, temperature {temperature:g} ({defaults.why})")
+    described = defaults.describe(args.output_len, args.temperature)
+    if described:
+        advice.trace.insert(0, described)
     advice.warnings[:0] = [*notes, *model.warnings]
     if args.json:
         from specadvisor.cli.output import print_json

@@ -65,6 +65,18 @@ def test_advise_human_output_and_explain(capsys):
     assert "+ small-target-high-concurrency:" in out
 
 
+def test_a_temperature_you_pass_is_never_called_the_workloads_usual_setting(capsys):
+    """Issue 39: `--temperature 0.9` was traced as "temperature 0.9 (the chat workload's usual settings)"."""
+    data = _json(capsys, "advise", "--model", "Qwen/Qwen3-8B", "--gpu", "H100", "--temperature", "0.9", "--offline", "--json")
+    line = next(e for e in data["explain"] if e.startswith("workload defaults"))
+    assert "temperature 0.9 (as you passed it)" in line and "output 512 tokens (the chat workload's usual settings)" in line, line
+    data = _json(capsys, "advise", "--model", "openai/gpt-oss-120b", "--gpu", "H100", "--output-len", "300", "--offline", "--json")
+    line = next(e for e in data["explain"] if e.startswith("workload defaults"))
+    assert "output 300 tokens (as you passed it)" in line and "temperature 1 (recommended by the gpt-oss-120b model card)" in line, line
+    data = _json(capsys, "advise", "--model", "Qwen/Qwen3-8B", "--gpu", "H100", "--temperature", "0.9", "--output-len", "64", "--offline", "--json")
+    assert not any(e.startswith("workload defaults") for e in data["explain"])
+
+
 def test_the_memory_plans_assumptions_are_printed(capsys):
     """Issue 39: bytes per parameter, the KV dtype and per-rank layout, and what each arm is charged."""
     assert main(["advise", "--model", "deepseek-ai/DeepSeek-R1", "--gpu", "H200x8", "--offline"]) == 0
