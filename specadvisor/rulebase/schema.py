@@ -167,7 +167,7 @@ class ModelFamily(_Strict):
     architecture: str = ""  # config.json's architectures[0]: the target-interface check (SupportsEagle3) needs it
     model_type: str = ""  # config.json's model_type
     text_model_type: str = ""  # its text_config's model_type where it differs (gemma3_text): vLLM's EAGLE-3 allow-list reads this one
-    architecture_source: str = ""  # where architecture and model_type were read (the checkpoint's config.json)
+    architecture_source: str = ""  # where architecture and model_type were read (the checkpoint's config.json, or the params.json vLLM adapts)
     vocab_size: int | None = Field(None, gt=0)  # config.json's vocab_size: a draft model must match it (vLLM raises otherwise)
     mla: bool = False  # multi-head latent attention (DeepSeek-V3 style): vLLM keeps the whole KV cache on every TP rank
     trust_remote_code: bool = False  # its config/tokenizer code ships in the checkpoint: vLLM needs --trust-remote-code (Kimi)
