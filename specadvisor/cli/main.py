@@ -40,6 +40,8 @@ COMMANDS = (
     Command("export-plan", "export a session's arms as `vllm bench sweep serve` serve-params JSON", "specadvisor.cli.report", "register_export_plan"),
     Command("sessions", "list, show, delete, export, import or compare stored sessions", "specadvisor.cli.sessions"),
     Command("engine", "the vLLM engine: CPU engine setup, status, attach checks", "specadvisor.cli.engine"),
+    Command("train", "train an EAGLE-3 drafter for a model with Speculators on your prompts, then sweep it", "specadvisor.cli.train"),
+    Command("drafters", "list, show or judge the drafters trained here", "specadvisor.cli.train", "register_drafters"),
     Command("demo", "run a real sweep of SmolLM2 on the CPU build of vLLM, live in the TUI", "specadvisor.cli.demo"),
 )
 

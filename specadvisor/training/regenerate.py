@@ -73,6 +73,7 @@ async def regenerate(
     settings: RegenerateSettings,
     *,
     on_row: Callable[[int, int], None] = lambda done, total: None,
+    transport: httpx.AsyncBaseTransport | None = None,
 ) -> int:
     """Answer every prompt not yet in `rows_path` and append its row; returns the rows written now."""
     todo = [p for p in prompts if p.id not in done_ids(rows_path)]
@@ -84,7 +85,7 @@ async def regenerate(
         queue.put_nowait(prompt)
     rows_path.parent.mkdir(parents=True, exist_ok=True)
     with open(rows_path, "a", encoding="utf-8") as out:
-        async with httpx.AsyncClient(base_url=base_url, timeout=httpx.Timeout(REQUEST_TIMEOUT_S), trust_env=False) as client:
+        async with httpx.AsyncClient(base_url=base_url, timeout=httpx.Timeout(REQUEST_TIMEOUT_S), trust_env=False, transport=transport) as client:
 
             async def worker() -> None:
                 nonlocal finished, written

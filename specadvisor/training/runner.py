@@ -236,7 +236,7 @@ class TrainRunner:
             if stage == "start":
                 versions = {k: str(raw[k]) for k in ("speculators", "torch") if raw.get(k)}
                 self._update(versions={**self.drafter.versions, **versions})
-            return TrainEvent(kind="stage", stage=stage, message=str(raw.get("detail") or stage)), None
+            return TrainEvent(kind="stage", stage=stage, message=_stage_text(stage, raw)), None
         if kind == "plan":
             return TrainEvent(kind="plan", message=f"{raw.get('steps_per_epoch')} steps per epoch", total_steps=s.steps), None
         if kind == "step":
@@ -284,6 +284,16 @@ class TrainRunner:
         return TrainEvent(
             kind="step", step=point.step, total_steps=s.steps, loss=point.loss, accuracy=point.accuracy, steps_per_s=rate, eta_s=eta, deadline_s=deadline
         )
+
+
+def _stage_text(stage: str, raw: dict[str, Any]) -> str:
+    if stage == "start":
+        return f"trainer started: speculators {raw.get('speculators', '?')}, torch {raw.get('torch', '?')}"
+    if stage == "train":
+        return f"epoch {int(raw.get('epoch') or 0) + 1}"
+    if stage == "export":
+        return "exporting the drafter folder"
+    return str(raw.get("detail") or stage)
 
 
 def _finite(value: Any) -> float | None:

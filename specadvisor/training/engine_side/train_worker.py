@@ -224,12 +224,12 @@ def _export(spec: dict[str, Any]) -> None:
     with the draft when the checkpoint has none: `_maybe_share_embeddings`)."""
     import shutil
 
-    from safetensors.torch import load_file, save_file
-
     save = Path(spec["save_path"])
     epochs = sorted(int(d.name) for d in save.iterdir() if d.is_dir() and d.name.isdigit()) if save.is_dir() else []
     if not epochs:
         raise RuntimeError(f"training saved no checkpoint in {save}")
+    from safetensors.torch import load_file, save_file
+
     source = save / str(epochs[-1])
     out = Path(spec["drafter_dir"])
     partial = out.with_name(out.name + ".partial")
