@@ -107,7 +107,8 @@ def build_candidates(
             advice.trace.append(f"x {key}: {problem}")
             continue
         v0_shape = registry.sends_no_method(spec, facts.vllm_version, model_type=target.model_type, family=family_id)
-        on_model = measured_ev.on_this_model(rb, model, facts, key)
+        # published measurements are of published drafters: they do not rank or set N for the user's own
+        on_model = [] if option.origin == "user" else measured_ev.on_this_model(rb, model, facts, key)
         start = start_n.choose(option, tally, grid, rb, drafter_k=option.default_k, measured=measured_ev.best_n(on_model, gpu))
         grid = start.grid
         config: dict[str, Any] = {} if v0_shape else {"method": vllm_method}

@@ -410,6 +410,18 @@ ROWS = [
         top="peagle",
         reason={"peagle": "Ranked by its measurement on this model and this GPU"},
     ),
+    row(
+        "qwen3-8b-mi300x-math-your-eagle3-head-not-judged-by-anothers",
+        gpus("MI300X"),
+        "Qwen/Qwen3-8B",
+        "0.33.0",
+        "math",
+        1,
+        "the MATH500 slowdown was measured with RedHatAI's head (amd-qwen3-8b-eagle3-math): it neither demotes nor sets N for a head you trained",
+        drafter=DrafterProfile(id="/models/qwen3-8b-eagle3", path="/models/qwen3-8b-eagle3", method="eagle3"),
+        not_reason={"eagle3": "Demoted"},
+        n={"eagle3": 3},
+    ),
     # ------------------------------------------------ architecture unknown
     row(
         "private-model-unverified",
@@ -456,6 +468,8 @@ def test_situation(case, rb):
         assert by_id[method].speculative_config["num_speculative_tokens"] == n
     for method, text in expect.get("reason", {}).items():
         assert any(text in r for r in by_id[method].reasons), by_id[method].reasons
+    for method, text in expect.get("not_reason", {}).items():
+        assert not any(text in r for r in by_id[method].reasons), by_id[method].reasons
     for text in [expect["warning"]] if isinstance(expect.get("warning"), str) else expect.get("warning", ()):
         assert any(text in w for w in advice.warnings), advice.warnings
     if "headline" in expect:

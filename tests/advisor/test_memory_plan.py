@@ -9,7 +9,7 @@ from specadvisor.advisor import advise, explain, validate_spec_config
 from specadvisor.advisor.sizing import BASELINE, ArmLoad, KvLayout, plan_memory, weight_format
 from specadvisor.domain import DrafterProfile, Workload, WorkloadKind
 from specadvisor.modelinfo.drafter import read_drafter
-from specadvisor.modelinfo.profile import kv_bytes_per_token, quantization
+from specadvisor.modelinfo.profile import kv_bytes_per_token, kv_heads, quantization
 from specadvisor.rulebase import load_rulebase, workload_defaults
 
 
@@ -57,6 +57,7 @@ def test_kv_bytes_from_config_shapes():
     llama8b = {"num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8}
     deepseek = {"num_hidden_layers": 61, "kv_lora_rank": 512, "qk_rope_head_dim": 64}
     assert kv_bytes_per_token(llama8b) == 131072 and kv_bytes_per_token(deepseek) == 61 * 576 * 2
+    assert kv_heads(llama8b) == 8 and kv_heads(deepseek) is None  # MLA: vLLM keeps one latent head, whole on every rank
 
 
 def test_workload_defaults_come_from_practice(rb):
