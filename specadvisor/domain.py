@@ -116,6 +116,8 @@ class ModelProfile(Model):
     vocab_size: int | None = None
     context_length: int | None = None
     kv_bytes_per_token: int | None = None  # KV cache per token over all layers at 16-bit, from config.json shapes
+    kv_heads: int | None = None  # num_key_value_heads (None under MLA or unknown): vLLM replicates them when TP exceeds the count
+    mla: bool = False  # multi-head latent attention (kv_lora_rank): vLLM keeps the whole compressed KV cache on every TP rank
     quantization: str | None = None
     dtype: str | None = None
     mtp: MtpInfo = Field(default_factory=MtpInfo)
@@ -194,6 +196,9 @@ class Advice(Model):
     # is unknown (no config.json read, not in the catalog); either way other than "loads", no command
     target_check: Literal["loads", "unverified", "does-not-load"] = "loads"
     serve_flags: list[str] = Field(default_factory=list)  # flags every serve line of this target needs (--trust-remote-code)
+    memory: list[str] = Field(
+        default_factory=list
+    )  # the memory plan's assumptions (bytes per parameter, KV dtype and layout per rank, what each arm is charged)
 
 
 # --------------------------------------------------------------------------- sweep plan and results

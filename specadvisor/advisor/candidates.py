@@ -8,13 +8,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from specadvisor.advisor import local as local_ev
+from specadvisor.advisor import measured as measured_ev
 from specadvisor.advisor import start_n
 from specadvisor.advisor.facts import Facts
 from specadvisor.advisor.options import Option, facts_platform
 from specadvisor.advisor.scoring import Tally
 from specadvisor.advisor.validate import validate_spec_config
 from specadvisor.domain import Advice, Candidate, EvidenceRef, ModelProfile, Workload
-from specadvisor.rulebase import Evidence, RuleBase, find_model_family, registry
+from specadvisor.rulebase import Evidence, RuleBase, registry
 from specadvisor.rulebase.contract import load_contract
 
 
@@ -61,17 +62,6 @@ def _published_ref(ev: Evidence) -> EvidenceRef:
     )
 
 
-def _targets_model(ev: Evidence, model: ModelProfile, facts: Facts, rb: RuleBase) -> bool:
-    """Evidence measured on this model (or its family) and, when it names workloads, on this one:
-    an editing run's 1.3x says nothing about chat on the same model."""
-    if not ev.target or (ev.workload is not None and facts.workload not in ev.workload):
-        return False
-    if ev.target.lower() == model.id.lower():
-        return True
-    family = find_model_family(ev.target, rb)
-    return family is not None and facts.family is not None and family.id == facts.family.id
-
-
 def _clip_grid(grid: list[int], option: Option, facts: Facts, rb: RuleBase) -> list[int]:
     """The grid within vLLM's limits: the drafter's block size (DFlash N <= block - 1), MTP layer multiples.
     When the block cuts the grid, its largest N is added so the deepest usable block is measured."""
@@ -98,8 +88,12 @@ def build_candidates(
     measured: list[local_ev.LocalResult],
     advice: Advice,
     workload: Workload,
+    gpu: str | None = None,
 ) -> list[Candidate]:
+    """One candidate per surviving option, ranked by what was measured on this model first
+    (advisor.measured: here, then this GPU; slower than no speculation last) and by rule score within."""
     candidates = []
+    standings: dict[str, measured_ev.Standing] = {}
     for key, tally in tallies.items():
         option = options[key]
         spec = option.method
@@ -113,7 +107,9 @@ def build_candidates(
             advice.trace.append(f"x {key}: {problem}")
             continue
         v0_shape = registry.sends_no_method(spec, facts.vllm_version, model_type=target.model_type, family=family_id)
-        start = start_n.choose(option, tally, grid, rb, drafter_k=option.default_k)
+        # published measurements are of published drafters: they do not rank or set N for the user's own
+        on_model = [] if option.origin == "user" else measured_ev.on_this_model(rb, model, facts, key)
+        start = start_n.choose(option, tally, grid, rb, drafter_k=option.default_k, measured=measured_ev.best_n(on_model, gpu))
         grid = start.grid
         config: dict[str, Any] = {} if v0_shape else {"method": vllm_method}
         if option.drafter:
@@ -158,9 +154,14 @@ def build_candidates(
             advice.trace.append(f"= {key}: local result {result.speedup:.2f}x{' (stale)' if stale else ''} -> score {delta:+.2f}")
             if not stale:
                 fresh_speedups.append(result.speedup)
-        specific = [ev for ev in rb.evidence.values() if ev.method == key and _targets_model(ev, model, facts, rb)]
+        specific = [ev for ev in rb.evidence.values() if ev.method == key and measured_ev.targets_model(ev, model, facts, rb)]
+        standing = measured_ev.standing(on_model, gpu, max(fresh_speedups) if fresh_speedups else None, facts.workload)
+        standings[key] = standing
+        if standing.reason:
+            reasons.insert(len(fresh_speedups) and 1, standing.reason)  # after "Measured on this machine" where there is one
+            advice.trace.append(f"= {key}: rank tier {standing.tier} ({standing.reason})")
         refs += [_published_ref(ev) for ev in specific]
-        refs += [_published_ref(rb.evidence[i]) for i in [*tally.evidence, *start.evidence] if i in rb.evidence]
+        refs += [_published_ref(rb.evidence[i]) for i in [*tally.evidence, *start.evidence, *standing.evidence] if i in rb.evidence]
         refs = list({ref.id: ref for ref in refs}.values())
         warnings = list(spec.caveats) + list(option.notes)
         if v0_shape:
@@ -193,8 +194,7 @@ def build_candidates(
                 parallel_drafting=registry.is_parallel(vllm_method, config, rb) or spec.drafting == "parallel",
             )
         )
-    candidates.sort(key=lambda c: (-c.score, c.id))
-    return candidates
+    return measured_ev.rank(candidates, standings, advice.trace)
 
 
 def _expected(fresh: list[float], published: list[Evidence]) -> tuple[float, float] | None:

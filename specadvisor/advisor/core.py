@@ -12,10 +12,11 @@ from specadvisor.advisor import local as local_ev
 from specadvisor.advisor.candidates import build_candidates, target_identity
 from specadvisor.advisor.facts import Facts, gather
 from specadvisor.advisor.gates import load_gate
+from specadvisor.advisor.measured import gpu_id
 from specadvisor.advisor.options import Option, facts_platform, gather_options, is_reupload
 from specadvisor.advisor.render import serve_command
 from specadvisor.advisor.scoring import Tally, apply_rules
-from specadvisor.advisor.sizing import MemoryPlan, plan_memory, weight_format
+from specadvisor.advisor.sizing import BASELINE, ArmLoad, MemoryPlan, plan_memory, weight_format, weights_gib
 from specadvisor.advisor.verdict import set_does_not_fit, set_headline, set_verdict
 from specadvisor.domain import Advice, DrafterProfile, HardwareProfile, ModelProfile, Session, Workload
 from specadvisor.rulebase import RuleBase, default_rulebase, drafters_for, find_model_family, registry
@@ -60,6 +61,7 @@ def advise(
         tensor_parallel_known=memory.tensor_parallel_size is not None,
         max_model_len=memory.max_model_len,
         fits=memory.fits,
+        memory=memory.assumptions,
     )
     if memory.tensor_parallel_size is None:
         advice.missing_inputs = ["--tensor-parallel-size", "--params-b"]
@@ -78,6 +80,7 @@ def advise(
     advice.trace.extend(memory.lines)
     advice.warnings.extend(memory.warnings)
     advice.warnings.extend(option_warnings)
+    options = _fitting(options, memory, advice, workload.concurrency)
     if model.mtp.present and model.mtp.confirmed_by_weights is False:
         advice.warnings.append("The config declares MTP heads but the weight index has none (a quantized re-upload?): native MTP is left out.")
 
@@ -95,7 +98,7 @@ def advise(
     rule_verdicts = apply_rules(rb, facts, tallies, advice, user_methods)
 
     measured = local_ev.local_results(local_sessions, rb)
-    advice.candidates = build_candidates(rb, model, facts, options, tallies, measured, advice, workload)
+    advice.candidates = build_candidates(rb, model, facts, options, tallies, measured, advice, workload, gpu_id(hardware, rb))
     advice.baseline = {
         "label": "no speculation",
         "speculative_config": None,
@@ -171,6 +174,21 @@ def _drafter_gib(option: Option, rb: RuleBase, user: DrafterProfile | None, acti
     )
 
 
+def _native_heads(option: Option, sized: ModelProfile, facts: Facts) -> ArmLoad | None:
+    """The target's own MTP layers, loaded only when speculating (vLLM skips them otherwise): their share
+    of the weights is the layer count over the model's layers where config.json gives it, else the
+    method's share (DeepSeek-V3's one MTP module is 11.5B of 671B parameters)."""
+    weights = weights_gib(sized)
+    if not option.method.uses_native_heads or weights is None or facts.mtp_layers < 1:
+        return None
+    layers = sized.num_hidden_layers
+    share = facts.mtp_layers / layers if layers else option.method.drafter_share
+    if not share:
+        return None
+    origin = f"{facts.mtp_layers} of {layers} layers" if layers else f"{share:.0%} of the weights, an allowance"
+    return ArmLoad(option.method.id, weights * share, share, f"its {facts.mtp_layers} MTP layer(s) ({origin})")
+
+
 def _plan(
     model: ModelProfile,
     facts: Facts,
@@ -181,29 +199,60 @@ def _plan(
     tp: int | None,
     user: DrafterProfile | None,
 ) -> MemoryPlan:
-    """The memory plan for the workload, with room for the largest drafter among the options."""
+    """The memory plan for the workload, one arm kind per option: the baseline (and the lookup methods,
+    which load nothing more) and each drafter, charged only its own weights and KV cache."""
     defaults = rb.workloads.get(workload.kind.value)
     sized = _sized(model, facts)
     active = sized.active_params_b or sized.params_b
     active_bf16_gib = active * 1e9 * 2 / 2**30 if active else None
-    largest: tuple[float, str, float] | None = None
-    for option in options.values():
+    arms = [BASELINE]
+    for key, option in options.items():
         found = _drafter_gib(option, rb, user, active_bf16_gib)
-        if found and (largest is None or found[0] > largest[0]):
-            largest = (found[0], found[1], option.method.drafter_share)
+        load = ArmLoad(key, found[0], option.method.drafter_share, found[1]) if found else _native_heads(option, sized, facts)
+        if load is not None:
+            arms.append(load)
     return plan_memory(
         sized,
         hardware,
         prompt_len=defaults.prompt_len if defaults else 1024,
         output_len=workload.output_len,
         concurrency=workload.concurrency,
-        drafter_share=largest[2] if largest else 0.0,
-        drafter_label=f"largest {largest[1]}" if largest else "no drafter",
-        drafter_gib=largest[0] if largest else None,
         tensor_parallel_size=tp,
         catalog_kv_kib=facts.family.kv_kib_per_token if facts.family else None,
         mla=bool(facts.family and facts.family.mla),
+        kv_heads=facts.family.kv_heads if facts.family and not model.kv_heads else None,
+        arms=arms,
     )
+
+
+def _fitting(options: dict[str, Option], memory: MemoryPlan, advice: Advice, concurrency: int) -> dict[str, Option]:
+    """The options whose arm starts beside the weights at the plan's TP. When the baseline fits and a
+    drafter does not, that drafter's arm is left out, said, and nothing else is refused."""
+    if memory.fits is not True:
+        return options
+    kept = {}
+    tp = memory.tensor_parallel_size
+    baseline = memory.arms.get(BASELINE.key)
+    for key, option in options.items():
+        fit = memory.arms.get(key)
+        if fit is None:
+            kept[key] = option
+            continue
+        if not fit.fits:
+            advice.warnings.append(
+                f"{option.method.label} with {fit.load.label} left out: with its {fit.load.drafter_gib:.1f} GiB drafter it needs about "
+                f"{fit.need_gib:.0f} GiB per GPU at tensor parallel {tp}, over the {memory.usable_gib or 0:.0f} GiB usable; "
+                "the baseline and the lookup arms fit. More GPUs or a quantized checkpoint make room for it."
+            )
+            advice.trace.append(f"x {key}: its drafter does not fit beside the weights at TP {tp}")
+            continue
+        if fit.held is not None and fit.held < concurrency and (baseline is None or baseline.held is None or fit.held < baseline.held):
+            option.notes.append(
+                f"With its drafter loaded the KV cache holds about {fit.held} of the {concurrency} concurrent requests at tensor parallel {tp} "
+                f"(the baseline about {baseline.held if baseline and baseline.held is not None else '?'}): measure at what it sustains."
+            )
+        kept[key] = option
+    return kept
 
 
 def _sized(model: ModelProfile, facts: Facts) -> ModelProfile:

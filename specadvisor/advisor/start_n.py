@@ -3,18 +3,22 @@
 The config a user pastes should carry the N the evidence expects to be best for this method,
 drafter and concurrency, not the grid's smallest value. In order of authority:
 
-1. a rule that sets `num_speculative_tokens` (EAGLE-3 peaks near 3 and wants fewer at high
+1. the N at which a measurement of this method on this very model peaked (rules/evidence.toml
+   `best_n`; advisor.measured picks it); a grid that misses it is moved around it;
+2. a rule that sets `num_speculative_tokens` (EAGLE-3 peaks near 3 and wants fewer at high
    concurrency, P-EAGLE keeps gaining to 7, MTP per model card), citing the rule's evidence;
-2. a block drafter's own block: DFlash drafts block - 1 tokens and DSpark the whole block, which is
+3. a block drafter's own block: DFlash drafts block - 1 tokens and DSpark the whole block, which is
    what their model cards serve;
-3. the drafter's own config (a speculators checkpoint's `speculative_tokens`);
-4. else the smallest grid value the method's default grid starts at, said to rest on no evidence.
+4. the drafter's own config (a speculators checkpoint's `speculative_tokens`);
+5. else the smallest grid value the method's default grid starts at, said to rest on no evidence.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import pairwise
 
+from specadvisor.advisor.measured import MeasuredN
 from specadvisor.advisor.options import Option
 from specadvisor.advisor.scoring import Tally
 from specadvisor.rulebase import RuleBase, registry
@@ -52,16 +56,35 @@ def centre(grid: list[int], n: int, limit: int | None) -> list[int]:
     return sorted(set(kept))
 
 
+def around(grid: list[int], n: int, limit: int | None) -> list[int]:
+    """The grid re-centred on a measured best N: the rule's values within two of its steps of `n`,
+    and one step either side of `n` where the limit allows (EAGLE-3 [1, 2, 3, 4] peaking at 5 -> 3-6)."""
+    values = sorted(set(grid))
+    step = min((b - a for a, b in pairwise(values)), default=1)
+    kept = {g for g in values if abs(g - n) <= 2 * step and (limit is None or g <= limit)} | {n}
+    kept |= {m for m in (n - step, n + step) if m >= 1 and (limit is None or m <= limit)}
+    return centre(sorted(kept), n, limit)
+
+
 def _fallback(grid: list[int], default_grid: list[int]) -> int:
     floor = min(default_grid) if default_grid else 1
     at_or_above = [n for n in grid if n >= floor]
     return at_or_above[0] if at_or_above else grid[0]
 
 
-def choose(option: Option, tally: Tally, grid: list[int], rb: RuleBase, *, drafter_k: int | None = None) -> StartN:
+def choose(option: Option, tally: Tally, grid: list[int], rb: RuleBase, *, drafter_k: int | None = None, measured: MeasuredN | None = None) -> StartN:
     """The starting N for one candidate, its centred grid and why (with evidence ids)."""
     spec = option.method
     limit = n_limit(option, rb)
+    if measured is not None:
+        n = min(measured.n, limit) if limit else measured.n
+        cut = f" (cut to {n}, the drafter's limit)" if n != measured.n else ""
+        ev = measured.evidence
+        where = "on this model and GPU" if measured.same_gpu else f"on this model ({ev.hardware or 'hardware not stated'})"
+        kept = n in grid  # a rule's grid that already holds the measured peak was chosen on purpose (deep N on math)
+        sweep = "the rule's grid holds it" if kept else "the grid is moved around it"
+        why = f"Starts at N={n}{cut}: {spec.label} peaked at N={measured.n} measured {where} ({ev.dataset or 'its benchmark'}; {ev.id}); {sweep}."
+        return StartN(n, centre(grid, n, limit) if kept else around(grid, n, limit), why, [ev.id])
     ruled = tally.config.get("num_speculative_tokens")
     if isinstance(ruled, int) and not isinstance(ruled, bool) and ruled >= 1:
         n = min(ruled, limit) if limit else ruled

@@ -14,13 +14,33 @@ def _label(candidate: Candidate, rb: RuleBase) -> str:
     return f"{name} with {candidate.drafter}" if candidate.drafter else name
 
 
-def _published_slowdown(top: Candidate) -> str | None:
-    """`0.48-0.66x` when every published run of this model with the top method was slower than no
+def _published_slowdown(candidate: Candidate) -> str | None:
+    """`0.48-0.66x` when every published run of this model with this method was slower than no
     speculation: the sentence must not promise what the shown estimate denies."""
-    if top.expected_speedup is None or top.expected_speedup[1] >= 1.0:
+    if candidate.expected_speedup is None or candidate.expected_speedup[1] >= 1.0:
         return None
-    low, high = top.expected_speedup
+    low, high = candidate.expected_speedup
     return f"{low:.2f}-{high:.2f}x"
+
+
+def _slowdown_on_this_model(candidates: list[Candidate]) -> tuple[Candidate, str] | None:
+    """The top candidate's published slowdown; else, when no candidate has a published gain on this model,
+    the first other one's: a method measured slower than no speculation here and demoted for it still
+    tells the reader that speculation may not pay."""
+    top = _published_slowdown(candidates[0]) if candidates else None
+    if top:
+        return candidates[0], top
+    if any(_has_gain(c) for c in candidates):
+        return None
+    for candidate in candidates:
+        found = _published_slowdown(candidate)
+        if found:
+            return candidate, found
+    return None
+
+
+def _has_gain(candidate: Candidate) -> bool:
+    return candidate.expected_speedup is not None and candidate.expected_speedup[1] >= 1.0
 
 
 def set_verdict(advice: Advice, rule_verdicts: list[Verdict], rb: RuleBase) -> None:
@@ -28,12 +48,13 @@ def set_verdict(advice: Advice, rule_verdicts: list[Verdict], rb: RuleBase) -> N
     computed: Verdict = "unlikely" if top is None or top.score < 1.0 else "careful" if top.score < 2.0 else "speculate"
     level = max([computed, *rule_verdicts], key=_PESSIMISM.__getitem__)
     fresh = [high for e in (top.evidence if top else []) if e.local and not e.stale and (high := e.speedup_high) is not None]
-    slowdown = _published_slowdown(top) if top and not fresh else None
+    measured_slow = _slowdown_on_this_model(advice.candidates) if top and not fresh else None
+    slowdown = measured_slow[1] if measured_slow else None
     if fresh:
         best = max(fresh)
         level = "speculate" if best >= 1.1 else "unlikely" if best < 1.0 else "careful"
         advice.trace.append(f"= verdict from local measurement: {best:.2f}x -> {level}")
-    elif slowdown and level == "speculate":  # the rules' optimism never outvotes runs of this very model
+    elif measured_slow and measured_slow[0] is top and level == "speculate":  # the rules' optimism never outvotes runs of this very model
         level = "careful"
         advice.trace.append(f"= every published run of this model with the top method was a slowdown ({slowdown}) -> careful")
     advice.verdict_level = level
@@ -44,9 +65,14 @@ def set_verdict(advice: Advice, rule_verdicts: list[Verdict], rb: RuleBase) -> N
     label = _label(top, rb)
     if level == "speculate":
         advice.verdict = f"Speculation is likely to pay: start with {label} and sweep N over {top.n_grid} against the no-speculation baseline."
-    elif level == "careful" and slowdown:
+    elif level == "careful" and measured_slow and measured_slow[0] is top:
         advice.verdict = (
             f"Speculation may not pay here: {label} measured {slowdown} on this model family elsewhere; measure it against the baseline here first."
+        )
+    elif level == "careful" and measured_slow:
+        advice.verdict = (
+            f"Speculation may not pay here: {_label(measured_slow[0], rb)} measured {slowdown} on this model family elsewhere; "
+            f"measure {label} against the baseline here first."
         )
     elif level == "careful":
         advice.verdict = f"Speculation may help modestly: measure {label} against the no-speculation baseline before adopting it."

@@ -157,8 +157,9 @@ def run(args: argparse.Namespace) -> int:
     )
     if discovered:
         advice.trace.insert(0, f"drafter discovery: {discovered}")
-    if args.output_len is None or args.temperature is None:
-        advice.trace.insert(0, f"workload defaults: output {output_len} tokens, temperature {temperature:g} ({defaults.why})")
+    described = defaults.describe(args.output_len, args.temperature)
+    if described:
+        advice.trace.insert(0, described)
     advice.warnings[:0] = [*notes, *model.warnings]
     if args.json:
         from specadvisor.cli.output import print_json
@@ -280,6 +281,8 @@ def render(advice: Advice, model: ModelProfile, hw: HardwareProfile, *, explain_
     if not advice.speculation_unlikely and commands:
         out.print(f"\n[bold]{baseline_title}[/bold]")
         out.print(_commands(advice, model, hw, None, width=PASTE_WIDTH)["serve_command"], soft_wrap=True, markup=False)
+    for line in advice.memory:
+        out.print(f"[dim]memory:[/dim] {escape(line)}", soft_wrap=True)
     for warning in advice.warnings:
         out.print(f"[yellow]warning:[/yellow] {escape(warning)}", soft_wrap=True)
     if advice.suggest_training:

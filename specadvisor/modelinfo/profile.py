@@ -91,6 +91,14 @@ def kv_bytes_per_token(cfg: dict[str, Any]) -> int | None:
     return layers * 2 * kv_heads * head_dim * 2
 
 
+def kv_heads(cfg: dict[str, Any]) -> int | None:
+    """Total KV heads of a non-MLA config (num_key_value_heads, else the attention heads): what vLLM
+    divides by the tensor-parallel size, replicating heads once TP exceeds their count."""
+    if num(cfg, "kv_lora_rank"):
+        return None
+    return num(cfg, "num_key_value_heads", "num_kv_heads") or num(cfg, "num_attention_heads", "n_head")
+
+
 def _sig(value: float | None) -> float | None:
     """Four significant digits: 8.03 and 0.1345 (SmolLM2) alike."""
     return float(f"{value:.4g}") if value is not None else None
@@ -133,6 +141,8 @@ def build_profile(model_id: str, located: Located) -> ModelProfile:
         vocab_size=num(cfg, "vocab_size"),
         context_length=num(cfg, *CONTEXT_KEYS),
         kv_bytes_per_token=kv_bytes_per_token(cfg),
+        kv_heads=kv_heads(cfg),
+        mla=bool(num(cfg, "kv_lora_rank")),
         quantization=quant,
         dtype=str(dtype) if dtype else None,
         mtp=mtp,

@@ -103,7 +103,21 @@ class Defaults:
     temperature: float
     output_len: int
     prompt_len: int
-    why: str
+    output_why: str  # where the output length comes from
+    temperature_why: str  # where the temperature comes from (a model card's recommendation wins)
+
+    @property
+    def why(self) -> str:
+        return self.output_why if self.output_why == self.temperature_why else f"{self.output_why}; {self.temperature_why}"
+
+    def describe(self, output_len: int | None, temperature: float | None) -> str | None:
+        """The trace line naming each value that came from here and each the user passed (None when the
+        user passed both): a temperature the user chose is never called the workload's usual setting."""
+        if output_len is not None and temperature is not None:
+            return None
+        output = f"output {self.output_len} tokens ({self.output_why})" if output_len is None else f"output {output_len} tokens (as you passed it)"
+        chosen = f"temperature {self.temperature:g} ({self.temperature_why})" if temperature is None else f"temperature {temperature:g} (as you passed it)"
+        return f"workload defaults: {output}, {chosen}"
 
 
 def workload_defaults(kind: str, model_id: str | None = None, rb: RuleBase | None = None) -> Defaults:
@@ -112,9 +126,10 @@ def workload_defaults(kind: str, model_id: str | None = None, rb: RuleBase | Non
     rb = rb or default_rulebase()
     entry = rb.workloads.get(kind)
     temperature, output_len, prompt_len = (entry.temperature, entry.output_len, entry.prompt_len) if entry else (0.0, 256, 1024)
-    why = f"the {kind} workload's usual settings" if entry else "no workload defaults in the rules"
+    usual = f"the {kind} workload's usual settings" if entry else "no workload defaults in the rules"
+    temperature_why = usual
     family = find_model_family(model_id, rb) if model_id else None
     if family is not None and family.temperature is not None:
         temperature = family.temperature
-        why += f"; temperature {family.temperature:g} recommended by the {family.id} model card"
-    return Defaults(temperature, output_len, prompt_len, why)
+        temperature_why = f"recommended by the {family.id} model card"
+    return Defaults(temperature, output_len, prompt_len, usual, temperature_why)

@@ -38,6 +38,8 @@ def check_references(rb: RuleBase) -> None:
                 _fail(rb, "config_key", key, method, "methods", f"unknown vLLM method '{method}'", _known(vllm_methods, "vLLM methods"))
 
     for key, method_spec in rb.methods.items():
+        if method_spec.gains_from and method_spec.gains_from not in rb.methods:
+            _fail(rb, "method", key, method_spec.gains_from, "gains_from", f"unknown method '{method_spec.gains_from}'", "use an id from a [[method]] entry")
         for config_key in [*method_spec.extra_config, *method_spec.default_config]:
             if config_key not in key_ids:
                 _fail(rb, "method", key, config_key, "extra_config", f"unknown config key '{config_key}'", "declare it as a [[config_key]] or fix the spelling")
@@ -57,9 +59,13 @@ def check_references(rb: RuleBase) -> None:
                 _known(speculators_types, "speculators types"),
             )
 
+    gpu_ids = {gpu.id for gpu in rb.gpus}
     for key, evidence in rb.evidence.items():
         if evidence.method and evidence.method not in method_ids:
             _fail(rb, "evidence", key, evidence.method, "method", f"unknown method '{evidence.method}'", _known(method_ids, "method ids"))
+        for gpu in evidence.gpus:
+            if gpu not in gpu_ids:
+                _fail(rb, "evidence", key, gpu, "gpus", f"unknown GPU '{gpu}'", _known(gpu_ids, "GPU ids"))
 
     for rule in rb.rules:
         for evidence_id in rule.evidence:

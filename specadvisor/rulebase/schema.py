@@ -56,6 +56,9 @@ class MethodSpec(_Strict):
     display_name: str = ""  # short label for plans and tables ("P-EAGLE"); defaults to `name`
     vllm_method: str
     aliases: list[str] = Field(default_factory=list)  # other spellings users type (p-eagle)
+    # a method id whose measured gains on a model speak for this one too (ngram_gpu drafts exactly like
+    # ngram and only keeps async scheduling on, so it is at least as fast); its slowdowns do not
+    gains_from: str = ""
     name_since: str | None = None  # first vLLM version accepting `vllm_method` itself (mtp: 0.11.0)
     older_names: list[OlderName] = Field(default_factory=list)  # what to send before `name_since`
     accepted_aliases: list[str] = Field(default_factory=list)  # deprecated names vLLM still accepts and rewrites; never sent
@@ -164,12 +167,13 @@ class ModelFamily(_Strict):
     architecture: str = ""  # config.json's architectures[0]: the target-interface check (SupportsEagle3) needs it
     model_type: str = ""  # config.json's model_type
     text_model_type: str = ""  # its text_config's model_type where it differs (gemma3_text): vLLM's EAGLE-3 allow-list reads this one
-    architecture_source: str = ""  # where architecture and model_type were read (the checkpoint's config.json)
+    architecture_source: str = ""  # where architecture and model_type were read (the checkpoint's config.json, or the params.json vLLM adapts)
     vocab_size: int | None = Field(None, gt=0)  # config.json's vocab_size: a draft model must match it (vLLM raises otherwise)
     mla: bool = False  # multi-head latent attention (DeepSeek-V3 style): vLLM keeps the whole KV cache on every TP rank
     trust_remote_code: bool = False  # its config/tokenizer code ships in the checkpoint: vLLM needs --trust-remote-code (Kimi)
     temperature: float | None = Field(None, ge=0)  # the model card's recommended sampling temperature
     kv_kib_per_token: float | None = Field(None, gt=0)  # KV cache per token (all layers, bf16), when known
+    kv_heads: int | None = Field(None, ge=1)  # config.json's num_key_value_heads (not for MLA): vLLM replicates them when TP exceeds the count
     source: str = ""
     notes: str = ""
 
@@ -221,6 +225,8 @@ class Evidence(_Strict):
     concurrency: str = ""
     versus: str = "no speculation"  # what the speedup is relative to; only "no speculation" sets expectations
     workload: list[WorkloadName] | None = None  # a measurement speaks for these workloads only (None: any)
+    gpus: list[str] = Field(default_factory=list)  # GPU catalog ids it was measured on: a same-model, same-GPU result outranks rule priors
+    best_n: int | None = Field(None, ge=1)  # the N at which the measured speedup peaked: the advice starts this method there on this model
     source: str
     date: str = ""
 

@@ -6,10 +6,10 @@ import pytest
 
 from advisor_helpers import gpus, model
 from specadvisor.advisor import advise, explain, validate_spec_config
-from specadvisor.advisor.sizing import plan_memory, weight_format
+from specadvisor.advisor.sizing import BASELINE, ArmLoad, KvLayout, plan_memory, weight_format
 from specadvisor.domain import DrafterProfile, Workload, WorkloadKind
 from specadvisor.modelinfo.drafter import read_drafter
-from specadvisor.modelinfo.profile import kv_bytes_per_token, quantization
+from specadvisor.modelinfo.profile import kv_bytes_per_token, kv_heads, quantization
 from specadvisor.rulebase import load_rulebase, workload_defaults
 
 
@@ -50,13 +50,14 @@ def test_explain_shows_the_memory_arithmetic(rb):
     lines = [line for line in explain(advice) if line.startswith("memory:")]
     assert any("671B x 1 B/param" in line for line in lines)  # the catalog says the checkpoint is fp8
     assert any("KV 69 KiB/token (from the model catalog)" in line for line in lines)
-    assert lines[-1].startswith(f"memory: TP {advice.tensor_parallel_size}:") and "<=" in lines[-1]
+    assert lines[-1].startswith(f"memory: TP {advice.tensor_parallel_size}, ") and "<=" in lines[-1]
 
 
 def test_kv_bytes_from_config_shapes():
     llama8b = {"num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8}
     deepseek = {"num_hidden_layers": 61, "kv_lora_rank": 512, "qk_rope_head_dim": 64}
     assert kv_bytes_per_token(llama8b) == 131072 and kv_bytes_per_token(deepseek) == 61 * 576 * 2
+    assert kv_heads(llama8b) == 8 and kv_heads(deepseek) is None  # MLA: vLLM keeps one latent head, whole on every rank
 
 
 def test_workload_defaults_come_from_practice(rb):
@@ -182,3 +183,39 @@ def test_a_user_drafter_is_sized_from_its_config(rb):
 
 def _memory_trace(advice, needle):
     return [line for line in advice.trace if line.startswith("memory:") and needle in line]
+
+
+def test_kv_heads_are_replicated_once_tp_exceeds_them():
+    """vLLM keeps max(1, kv_heads // TP) heads per rank (ModelConfig.get_num_kv_heads): past TP = heads the
+    cache is replicated, so 4 KV heads at TP 8 leave each rank a quarter of it, not an eighth."""
+    layout = KvLayout(188.0, "test", kv_heads=4)
+    assert [layout.rank_share(tp) for tp in (1, 2, 4, 8)] == [0.25 * 4, 0.5, 0.25, 0.25]
+    assert KvLayout(69.0, "test", mla=True).rank_share(8) == 1.0 and KvLayout(128.0, "test").rank_share(8) == 1 / 8
+    qwen = model("x", params_b=235.0, kv_bytes_per_token=94 * 2 * 4 * 128 * 2)
+    four = plan_memory(qwen, gpus("H200", 8), prompt_len=16384, output_len=512, concurrency=64, tensor_parallel_size=8, kv_heads=4, drafter_share=0)
+    eight = plan_memory(qwen, gpus("H200", 8), prompt_len=16384, output_len=512, concurrency=64, tensor_parallel_size=8, kv_heads=8, drafter_share=0)
+    kv_per_gpu = 188 * 64 * 16896 / 2**20 / 8
+    assert four.need_gib == pytest.approx(eight.need_gib + kv_per_gpu, rel=0.01)
+    assert any("replicated 2x" in line for line in four.assumptions)
+
+
+def test_a_drafter_is_charged_only_to_the_arms_that_load_it():
+    """Issue 39: 70B FP8 on one H100 refused every arm because the plan reserved the largest drafter for
+    all of them. The baseline starts (tight); only the arm whose drafter does not fit is reported."""
+    fp8 = model("RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic", params_b=70.6, kv_bytes_per_token=320 * 1024)
+    plan = plan_memory(
+        fp8, gpus("H100"), prompt_len=1024, output_len=512, arms=[BASELINE, ArmLoad("eagle3", 3.9, 0.03, "a head"), ArmLoad("pard", 2.3, 0.1, "PARD")]
+    )
+    assert plan.tensor_parallel_size == 1 and plan.fits is True
+    assert plan.arms["baseline"].fits and plan.arms["pard"].fits and not plan.arms["eagle3"].fits
+    assert plan.arms["pard"].held is not None and plan.arms["baseline"].held is not None and plan.arms["pard"].held < plan.arms["baseline"].held
+    assert any("eagle3 +3.9 GiB (a head) and +3% KV" in line for line in plan.assumptions)
+
+
+def test_native_mtp_layers_are_charged_to_the_mtp_arm_only(rb):
+    """vLLM loads DeepSeek's MTP layer only when speculating: the MTP arm carries it, the baseline does not."""
+    advice = advise(gpus("H200", 8), model("deepseek-ai/DeepSeek-R1"), Workload(kind=WorkloadKind.agentic, concurrency=64), rulebase=rb)
+    arms = [line for line in advice.trace if line.startswith("memory: TP 8, ")]
+    assert any(line.startswith("memory: TP 8, no-drafter arms: ") for line in arms)
+    assert any(line.startswith("memory: TP 8, mtp (+12.5 GiB drafter, +2% KV)") for line in arms), arms
+    assert any("mtp +12.5 GiB (its 1 MTP layer(s)" in line for line in advice.memory)

@@ -65,6 +65,27 @@ def test_advise_human_output_and_explain(capsys):
     assert "+ small-target-high-concurrency:" in out
 
 
+def test_a_temperature_you_pass_is_never_called_the_workloads_usual_setting(capsys):
+    """Issue 39: `--temperature 0.9` was traced as "temperature 0.9 (the chat workload's usual settings)"."""
+    data = _json(capsys, "advise", "--model", "Qwen/Qwen3-8B", "--gpu", "H100", "--temperature", "0.9", "--offline", "--json")
+    line = next(e for e in data["explain"] if e.startswith("workload defaults"))
+    assert "temperature 0.9 (as you passed it)" in line and "output 512 tokens (the chat workload's usual settings)" in line, line
+    data = _json(capsys, "advise", "--model", "openai/gpt-oss-120b", "--gpu", "H100", "--output-len", "300", "--offline", "--json")
+    line = next(e for e in data["explain"] if e.startswith("workload defaults"))
+    assert "output 300 tokens (as you passed it)" in line and "temperature 1 (recommended by the gpt-oss-120b model card)" in line, line
+    data = _json(capsys, "advise", "--model", "Qwen/Qwen3-8B", "--gpu", "H100", "--temperature", "0.9", "--output-len", "64", "--offline", "--json")
+    assert not any(e.startswith("workload defaults") for e in data["explain"])
+
+
+def test_the_memory_plans_assumptions_are_printed(capsys):
+    """Issue 39: bytes per parameter, the KV dtype and per-rank layout, and what each arm is charged."""
+    assert main(["advise", "--model", "deepseek-ai/DeepSeek-R1", "--gpu", "H200x8", "--offline"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "memory: weights: 671B parameters x 1 bytes" in out
+    assert "in 16 bits (vLLM's --kv-cache-dtype auto" in out and "MLA: each of the 8 ranks keeps the whole compressed KV cache" in out
+    assert "charged per arm: the baseline and lookup arms load the target only; mtp +" in out
+
+
 def test_a_plan_that_does_not_fit_leads_with_it_and_prints_no_command(capsys):
     argv = ["advise", "--model", "mistralai/Mistral-Large-3-675B-Instruct-2512", "--gpu", "H100x8", "--vllm-version", "0.32.0", "--offline"]
     assert main(argv) == 0
