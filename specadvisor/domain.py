@@ -827,7 +827,7 @@ class TrainValidation(Model):
 class TrainSettings(Model):
     """What a training run was asked for: the data it regenerates and the budget it trains for."""
 
-    method: Literal["eagle3"] = "eagle3"
+    method: str = ""  # the trained method's id in the registry (rulebase.registry.trainable)
     prompt_source: str = "humaneval"
     num_prompts: int = Field(0, ge=0)  # 0: every prompt the source has
     heldout_share: float = Field(0.1, gt=0.0, lt=0.5)

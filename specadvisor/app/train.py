@@ -39,7 +39,6 @@ MIN_PROMPTS = 16  # below this the held-out share and Speculators' own validatio
 FEW_PROMPTS = 200  # below this a drafter fits the prompts it saw and little else: said, not refused
 HELDOUT_MAX = 64  # held-out prompts measured by vLLM (the rest of the share stays unseen, unmeasured)
 SERVER_MEMORY_SHARE = 0.45  # --gpu-memory-utilization of the server when it shares one GPU with the trainer
-TRAIN_METHOD = "eagle3"
 
 
 @dataclass(frozen=True)
@@ -109,10 +108,12 @@ def plan_training(request: TrainRequest, store: Store, *, progress: Note, hardwa
         raise InputError("both --minutes and --steps given", hint="give one budget: --minutes for time, --steps for optimizer steps")
     from specadvisor.domain import TrainedDrafter, TrainSettings
     from specadvisor.provenance import prompt_sha256
+    from specadvisor.rulebase import registry
 
     setup = _setup(request, progress, hardware)
     prompts, heldout = split_heldout(setup.pool, request.heldout_share, request.seed)
     settings = TrainSettings(
+        method=registry.trainable().id,
         prompt_source=request.prompts,
         num_prompts=request.num_prompts or 0,
         heldout_share=request.heldout_share,
@@ -189,7 +190,7 @@ def heldout_check(drafter: TrainedDrafter, serving: Serving, *, output_len: int 
     count = min(len(drafter.heldout_ids), HELDOUT_MAX)
     request = SweepRequest(
         model=serving.model,
-        methods=((TRAIN_METHOD, {"model": drafter.folder}),),
+        methods=((drafter.settings.method, {"model": drafter.folder}),),
         n_values=(drafter.settings.ttt_steps + 1,),
         baseline=False,
         bracket=False,
@@ -235,7 +236,7 @@ def judging_sweep(
         measurement["budget_s"] = budget_min * 60
     request = SweepRequest(
         model=serving.model,
-        methods=((TRAIN_METHOD, {"model": drafter.folder}),),
+        methods=((drafter.settings.method, {"model": drafter.folder}),),
         n_values=tuple(sorted(set(n_grid))),
         prompts=source,
         measurement=measurement,
@@ -380,30 +381,31 @@ def _check_release(profile: ModelProfile, version: str | None, platform: str) ->
     from the release wheels: rules/vllm_contract.json)."""
     from specadvisor.advisor.gates import load_gate
     from specadvisor.advisor.validate import host_problems, validate_spec_config
+    from specadvisor.rulebase import registry
     from specadvisor.rulebase.contract import load_contract
 
     contract = load_contract()
     gate = load_gate(profile.id, profile.architecture, version, contract)
     if gate.state == "does-not-load":
         raise EngineError(gate.message, hint=f"train with vLLM {gate.first} or newer" if gate.first else "train a model vLLM can serve")
-    release = contract.release_for(version)
-    if release is not None and contract.fact("method/extract_hidden_states", release) is None:
-        first = contract.facts.get("method/extract_hidden_states")
-        since = first[0]["since"] if first else "a later release"
+    extraction = registry.hidden_state_extraction()
+    if not registry.available(extraction, version):
         raise EngineError(
-            f"vLLM {version} cannot extract hidden states for online training", hint=f"train with vLLM {since} or newer (the 'extract_hidden_states' method)"
+            f"vLLM {version} cannot extract hidden states for online training",
+            hint=f"train with vLLM {extraction.min_version} or newer (the '{extraction.vllm_method}' method)",
         )
-    problems = host_problems(TRAIN_METHOD, version, profile.architecture, profile.model_type, "SupportsEagle3", contract)
+    method = registry.trainable()
+    problems = host_problems(method.id, version, profile.architecture, profile.model_type, method.target_interface, contract)
     problems += validate_spec_config(
-        {"method": TRAIN_METHOD, "model": "trained-drafter", "num_speculative_tokens": 3},
+        {"method": method.vllm_method, "model": "trained-drafter", "num_speculative_tokens": 3},
         version,
         platform=platform if platform in ("cuda", "rocm", "cpu") else None,
         target_architecture=profile.architecture,
-        speculators_type=TRAIN_METHOD,
+        speculators_type=method.trained_as,
     )
     if problems:
         raise EngineError(
-            f"an EAGLE-3 drafter for {profile.architecture} cannot be served here: {problems[0]}",
+            f"an {method.display_name or method.name} drafter for {profile.architecture} cannot be served here: {problems[0]}",
             hint="train where it can be served (the release named), or use n-gram/suffix, which need no drafter",
         )
 

@@ -302,6 +302,22 @@ def in_checkpoint_method(rb: RuleBase | None = None) -> MethodSpec | None:
     return next((m for m in _rb(rb).methods.values() if m.model_optional), None)
 
 
+def trainable(rb: RuleBase | None = None) -> MethodSpec:
+    """The method whose drafter `specadvisor train` trains (EAGLE-3: Speculators' most mature online path)."""
+    for spec in _rb(rb).methods.values():
+        if spec.trained_as:
+            return spec
+    raise InputError("the rules define no method specadvisor can train", hint="restore rules/methods.toml")
+
+
+def hidden_state_extraction(rb: RuleBase | None = None) -> MethodSpec:
+    """The method a training server runs: vLLM writes each request's hidden states for the trainer."""
+    for spec in _rb(rb).methods.values():
+        if spec.extracts_hidden_states:
+            return spec
+    raise InputError("the rules define no hidden-state extraction method", hint="restore rules/methods.toml")
+
+
 def model_free(platform: str | None = None, rb: RuleBase | None = None) -> MethodSpec:
     """The first offered method that drafts from the prompt alone and runs on the platform (n-gram):
     what runs anywhere, with no drafter, such as the CPU demo."""

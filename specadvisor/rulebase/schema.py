@@ -63,6 +63,10 @@ class MethodSpec(_Strict):
     older_names: list[OlderName] = Field(default_factory=list)  # what to send before `name_since`
     accepted_aliases: list[str] = Field(default_factory=list)  # deprecated names vLLM still accepts and rewrites; never sent
     speculators_types: list[str] = Field(default_factory=list)  # speculators_model_type values served with it
+    # `specadvisor train` trains this method's drafter with Speculators' trainer of this speculator type
+    # ("" : not trained here); its Speculators-format output is served with `vllm_method`
+    trained_as: str = ""
+    extracts_hidden_states: bool = False  # the method online training's server runs (no speculation)
     architecture_hints: list[str] = Field(default_factory=list)  # substrings of a drafter's architectures/model_type
     plain_model_fallback: bool = False  # any other language-model checkpoint drafts with this method
     forces_parallel: bool = False  # vLLM turns parallel_drafting on by itself (dflash, dspark)

@@ -23,6 +23,7 @@ from specadvisor.engine.server import VllmServer
 from specadvisor.engine.spec import ServerSpec
 from specadvisor.engine.speculators_env import TrainingPython
 from specadvisor.errors import EngineError
+from specadvisor.rulebase import registry
 from specadvisor.training import layout
 from specadvisor.training.regenerate import RegenerateSettings, clear_hidden_states, regenerate, row_counts
 from specadvisor.training.worker import PLUGIN_FOLDER, TrainWorker
@@ -60,7 +61,8 @@ def extraction_config(job: TrainJob) -> dict[str, Any]:
     """vLLM's `extract_hidden_states` method: the drafter's layers plus the last one (the target's
     own final hidden state, which the trainer turns into its teacher's logits)."""
     layers = [*job.aux_layer_ids, job.num_layers]
-    return {"method": "extract_hidden_states", "num_speculative_tokens": 1, "draft_model_config": {"hf_config": {"eagle_aux_hidden_state_layer_ids": layers}}}
+    method = registry.hidden_state_extraction().vllm_method
+    return {"method": method, "num_speculative_tokens": 1, "draft_model_config": {"hf_config": {"eagle_aux_hidden_state_layer_ids": layers}}}
 
 
 def kv_transfer_config(job: TrainJob) -> dict[str, Any]:
@@ -177,7 +179,7 @@ class TrainRunner:
             "endpoint": f"{base_url}/v1",
             "save_path": str(layout.checkpoints(self.job.work)),
             "drafter_dir": str(layout.drafter_folder(self.job.work)),
-            "speculator_type": s.method,
+            "speculator_type": registry.require(s.method).trained_as,
             "draft_vocab_size": s.draft_vocab_size,
             "max_steps": s.steps,
             "deadline": deadline,

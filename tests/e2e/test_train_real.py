@@ -82,7 +82,7 @@ def test_train_interrupt_resume_export_and_heldout_check(cpu_engine, tmp_path: P
     work = Path(stopped.work_dir)
     assert len((work / "rows.jsonl").read_text().splitlines()) == stopped.train_prompts > 0
 
-    resumed = subprocess.run(_cli(db, "train", "--resume", drafter.id[:8], "--json"), capture_output=True, text=True, timeout=1500)
+    resumed = subprocess.run(_cli(db, "train", "--resume", drafter.id[:8], "--no-sweep", "--json"), capture_output=True, text=True, timeout=1500)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     record = json.loads(resumed.stdout)
     assert record["status"] == "complete" and record["steps"] == STEPS and record["stopped_by"] == "steps"
