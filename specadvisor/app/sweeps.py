@@ -187,7 +187,9 @@ def rebuild(request: SweepRequest, imported: Session, *, note: Note, progress: N
     cpu = engine_env.ensure_cpu(progress) if request.cpu else None
     engine_cmd, server_args, server_env = _engine(request, cpu)
     model = request.model or (str(cpu.model_dir) if cpu else None)
-    plan, notes = rebuild_plan(imported, model=model, engine_cmd=engine_cmd, server_args=server_args, prompt_source=request.prompts, drafter=request.drafter)
+    plan, notes = rebuild_plan(
+        imported, model=model, engine_cmd=engine_cmd, server_args=server_args, prompt_source=request.prompts, drafter=request.drafter, adaptive=request.adaptive
+    )
     for line in notes:
         note(f"note: {line}")
     if cpu:

@@ -28,6 +28,7 @@ def register_report(p: argparse.ArgumentParser) -> None:
 def register_snippet(p: argparse.ArgumentParser) -> None:
     p.add_argument("session", help="session id or unique prefix")
     p.add_argument("--command", action="store_true", help="print the full `vllm serve` command instead")
+    p.add_argument("--model", default=None, help="the model the command serves, for an imported session (default: the placeholder MODEL)")
     p.set_defaults(func=run_snippet)
 
 
@@ -44,6 +45,9 @@ def register_import_bench(p: argparse.ArgumentParser) -> None:
 def register_export_plan(p: argparse.ArgumentParser) -> None:
     p.add_argument("session", help="session id or unique prefix")
     p.add_argument("--serve-params", type=Path, required=True, metavar="FILE")
+    p.add_argument(
+        "--model", default=None, help="the model to serve, for an imported session (default: the placeholder MODEL; a bundle's model is never printed)"
+    )
     p.add_argument("--drafter", default=None, help="drafter model for an imported session's drafter arms (a bundle's own drafter is never exported)")
     p.add_argument("--force", action="store_true", help="replace FILE even when it is a symbolic link, device or FIFO")
     p.set_defaults(func=run_export_plan)
@@ -87,20 +91,24 @@ def run_snippet(args: argparse.Namespace) -> int:
     from specadvisor.vllm_command import PASTE_WIDTH
 
     session = _session(args, args.session)
+    model = _model_flag(args.model)
     rec = session.recommendation or recommend(session)
     if rec.do_not_speculate or not rec.speculative_config:
         print(line(rec.headline + (f": {rec.reasons[0]}" if rec.reasons and not rec.verdict.startswith("undecided") else "")), file=sys.stderr)
         if args.command:
-            print(serve_command(session, None, width=PASTE_WIDTH))
+            _placeholder_note(session, model)
+            print(serve_command(session, None, width=PASTE_WIDTH, model=model))
         return 1
-    config = recommended_config(session, rec)  # an imported session's only as the allow-list lets it cross
+    config = recommended_config(session, rec, model=model)  # an imported session's only as the allow-list lets it cross
     if config is None:
         raise InputError(
             f"the recommended config of imported session {session.id[:8]} cannot be re-derived here (unknown method or no drafter for it)",
-            hint="export a plan with `specadvisor export-plan ID --drafter MODEL`, or rebuild it: `specadvisor sweep --resume ID --rebuild --drafter MODEL`",
+            hint="export a plan with `specadvisor export-plan ID --model MODEL --drafter DRAFTER`, "
+            "or rebuild it: `specadvisor sweep --resume ID --rebuild --model MODEL --drafter DRAFTER`",
         )
     if args.command:
-        print(serve_command(session, config, width=PASTE_WIDTH))  # the shell renderer escapes a bundle's U+2028 or RLM
+        _placeholder_note(session, model)
+        print(serve_command(session, config, width=PASTE_WIDTH, model=model))  # the shell renderer escapes a bundle's U+2028 or RLM
     else:
         print(spec_config_json(config))
     return 0
@@ -141,13 +149,31 @@ def run_export_plan(args: argparse.Namespace) -> int:
     from specadvisor.vllm_command import PASTE_WIDTH
 
     session = _session(args, args.session)
+    model = _model_flag(args.model)
     notes: list[str] = []
-    params = serve_params(session, drafter=args.drafter, notes=notes)
+    params = serve_params(session, drafter=args.drafter, notes=notes, model=model)
     for note in notes:
         print(f"specadvisor: note: {note}", file=sys.stderr)
     write_atomically(args.serve_params, json.dumps(params, indent=2) + "\n", force=args.force)
-    print(bench_sweep_command(session, str(args.serve_params), width=PASTE_WIDTH))
+    _placeholder_note(session, model)
+    print(bench_sweep_command(session, str(args.serve_params), width=PASTE_WIDTH, model=model))
     return 0
+
+
+def _model_flag(model: str | None) -> str | None:
+    """`--model` as given (your own input), refused when it would read as a flag."""
+    if model is not None and (not model.strip() or model.startswith("-")):
+        raise InputError(f"--model {line(model, 40)!r} is not a model name", hint="pass --model MODEL, e.g. --model Qwen/Qwen3-8B")
+    return model
+
+
+def _placeholder_note(session: Session, model: str | None) -> None:
+    """Say what MODEL stands for where a command printed for an imported session names it."""
+    from specadvisor.trust import placeholder_note
+
+    note = placeholder_note(session, model)
+    if note:
+        print(f"specadvisor: note: {note}", file=sys.stderr)
 
 
 def _spec_config(text: str | None) -> dict[str, Any] | None:

@@ -363,6 +363,11 @@ def render_session(session: Session) -> None:
         command = recommended_command(session, rec) if rec.speculative_config else None
         if command:
             out.print(f"  serve with: {markup(command)}", soft_wrap=True)
+            from specadvisor.trust import placeholder_note
+
+            note = placeholder_note(session)
+            if note:
+                out.print(f"  ({markup(note)})", soft_wrap=True)
     if session.notes:
         out.print(f"Notes: {markup(session.notes)}", soft_wrap=True)  # one line: a bundle's newlines cannot forge output
     prov = session.provenance

@@ -21,6 +21,7 @@ from specadvisor.fileio import write_atomic
 from specadvisor.report.content import MAX_SHOWN_REASONS, shown_reasons, tabled_arms
 from specadvisor.report.snippet import recommended_config, spec_config_json
 from specadvisor.sweep.live import short_label
+from specadvisor.trust import placeholder_note
 from specadvisor.tui.format import result_row, verdict_headline
 from specadvisor.tui.screens.base import AppScreen
 from specadvisor.tui.widgets.charts import AcceptanceChart
@@ -63,15 +64,20 @@ def _recommendation_pieces(session: Session, rec: Recommendation | None, command
     if capacity:  # a capacity sweep answers in request rates under the latency target
         head = ("Capacity: " + capacity) if not rec.do_not_speculate else f"Do NOT speculate here: {capacity}"
         rows = [f"• {arm_label(a)}: {_goodput(session.result_for(a.id))}" for a in session.arms if session.result_for(a.id)]
-        return [head, *rows, *[f"• {r}" for r in rec.reasons[1:]], *(["", command] if command else [])]
+        return [head, *rows, *[f"• {r}" for r in rec.reasons[1:]], *_command_lines(session, command)]
     arm = next((a for a in session.arms if a.id == rec.arm_id), None)
     speed = speedup_text(rec.speedup, rec.speedup_ci) if rec.speedup else ""
     head = verdict_headline(rec, short_label(arm) if arm else None, speed)
     reasons, more = shown_reasons(session, rec)
-    lines = [head, *[f"• {r}" for r in reasons], *([more] if more else [])]
-    if command:
-        lines += ["", command]
-    return lines
+    return [head, *[f"• {r}" for r in reasons], *([more] if more else []), *_command_lines(session, command)]
+
+
+def _command_lines(session: Session, command: str) -> list[str]:
+    """The command, and for an imported session what its placeholder MODEL stands for."""
+    if not command:
+        return []
+    note = placeholder_note(session)
+    return ["", command, *([f"({note})"] if note else [])]
 
 
 def _goodput(result: ArmResult | None) -> str:
