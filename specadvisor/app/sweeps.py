@@ -126,7 +126,7 @@ def attach_endpoint(request: SweepRequest, model: str | None = None) -> Prepared
     levels = list(request.measurement.get("concurrency", [1]))
     endpoint = Endpoint(request.endpoint, api_key_env=request.api_key_env)
     info = asyncio.run(endpoint.info())
-    spec = info.speculative_config
+    spec, notes = endpoint_spec(info)
     measured = {k: v for k, v in request.measurement.items() if k not in _SCHEDULING}
     settings = measurement_settings(request, measured, endpoint=endpoint.url)
     session = Session(
@@ -138,7 +138,23 @@ def attach_endpoint(request: SweepRequest, model: str | None = None) -> Prepared
         concurrency=levels[0],
     )
     session.provenance.entry_point = "sweep --endpoint"
-    return Prepared(session, api_key_env=request.api_key_env, model_name=info.served_model, endpoint_info=info)
+    return Prepared(session, api_key_env=request.api_key_env, model_name=info.served_model, endpoint_info=info, notes=notes)
+
+
+def endpoint_spec(info: EndpointInfo) -> tuple[dict[str, Any] | None, list[str]]:
+    """The server's speculative config through the bundles' allow-list (specadvisor.crossing)
+    before anything stores it; `info` keeps only what crossed. One that cannot cross is refused."""
+    from specadvisor.crossing import endpoint_config
+    from specadvisor.errors import EngineError
+
+    crossed = endpoint_config(info.speculative_config)
+    if crossed.problem:
+        raise EngineError(
+            f"{info.url}/server_info reports a speculative config this machine does not measure: {crossed.problem}",
+            hint="add the method to your rules folder (~/.config/specadvisor/rules), or measure a server running a method `specadvisor rules show` lists",
+        )
+    info.speculative_config = crossed.config
+    return crossed.config, crossed.notes
 
 
 def endpoint_arms(url: str, spec: dict[str, Any] | None, levels: list[int]) -> list[Arm]:

@@ -72,6 +72,7 @@ def _probe(args: argparse.Namespace) -> int:
 
     from specadvisor.cli import validate
     from specadvisor.cli.output import print_json
+    from specadvisor.crossing import endpoint_config
     from specadvisor.engine.attach import Endpoint
     from specadvisor.redact import redact, redact_text
     from specadvisor.textsafe import line
@@ -79,6 +80,10 @@ def _probe(args: argparse.Namespace) -> int:
     url = validate.endpoint_url(args.url, "engine probe URL")  # a port of 99999 was a 92-line traceback
     validate.env_name(args.api_key_env, "--api-key-env")
     info = asyncio.run(Endpoint(url, api_key_env=args.api_key_env).info())
+    crossed = endpoint_config(info.speculative_config)  # what a sweep would store, and only that, is shown
+    info.speculative_config = crossed.config
+    for note in crossed.notes:
+        print(f"specadvisor: note: {note}", file=sys.stderr)
     if args.json:
         print_json(info)
         return 0
@@ -89,5 +94,6 @@ def _probe(args: argparse.Namespace) -> int:
     if not info.server_info_available:
         print("speculative:   unknown (start the server with VLLM_SERVER_DEV_MODE=1 to expose /server_info)", file=sys.stdout)
     else:
-        print(f"speculative:   {line(redact(info.speculative_config) or 'off')}")
+        shown = f"not measurable here: {crossed.problem}" if crossed.problem else "off"
+        print(f"speculative:   {line(redact(info.speculative_config) or shown)}")
     return 0
