@@ -6,7 +6,7 @@ at the last one), so that its figures can be compared with that tool's. Token co
 final `usage` chunk because one SSE chunk may carry several tokens under speculation.
 
 The endpoint is not trusted: every request has a deadline on silence and a total one (Deadlines),
-its usage must be a token count within max_tokens (bench.physics), and a failure is described in
+its usage must be a token count within max_tokens (specadvisor.physics), and a failure is described in
 our words, secrets removed, never as raw exception text.
 """
 
@@ -28,10 +28,10 @@ from urllib.parse import urlsplit
 import httpx
 from pydantic import BaseModel, Field
 
-from specadvisor.bench.physics import ImplausibleFigures, check_usage
 from specadvisor.bench.prompts import Prompt, PromptSet
 from specadvisor.bench.rawhttp import RawConnection, RawHTTPError
 from specadvisor.bench.sse import ImplausibleStream, SSEStream, StreamError
+from specadvisor.physics import ImplausibleFigures, check_usage
 from specadvisor.redact import redact_text
 
 _Job = tuple[str, bytes, str]  # (path, body, prompt id)

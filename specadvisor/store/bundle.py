@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
-from specadvisor import __version__
+from specadvisor import __version__, physics
 from specadvisor.domain import Recommendation, Session, utcnow
 from specadvisor.errors import InputError
 from specadvisor.fileio import write_atomic
@@ -133,6 +133,10 @@ def import_bundle(store: Store, path: Path | ParsedBundle, *, judge: Callable[[S
         }
     )
     imported = session.model_copy(update={"provenance": provenance})
+    n_of = {arm.id: arm.n for arm in imported.arms}
+    refused = [r.arm_id for r in imported.results if physics.enforce(r, n_of.get(r.arm_id)) is not None]
+    if refused and imported.recommendation is not None and judge is not None:
+        imported.recommendation = None  # it rested on figures no server could produce: judged here instead
     judged = judge is not None and imported.recommendation is None and bool(imported.results)
     if judged and judge is not None:
         imported.recommendation = judge(imported)

@@ -71,11 +71,12 @@ class LyingEndpoint:
         metrics_text: str | None = None,
     ):
         self.counters = counters or (lambda r, n, _s: honest_counters(r, n))
-        self.per_position = per_position or (lambda r, n: [float(r * max(1, n // 2)), 0.0, 0.0])
+        self.per_position = per_position or (lambda r, n: [float(r * max(1, n // 2)), 0.0, 0.0])  # returning None: no series
         self.metrics_extra, self.stream, self.reject_key, self.output_len = metrics_extra, stream, reject_key, output_len
         self.get_forever = get_forever  # GET paths whose body never ends (64 KB every 10 ms)
         default_info = {"vllm_config": {"speculative_config": {"method": "ngram", "num_speculative_tokens": N}}}
-        self.server_info = default_info if server_info is None else server_info  # a JSON-able value, or bytes sent as they are
+        # a JSON-able value, bytes sent as they are, or False: no /server_info (404)
+        self.server_info = default_info if server_info is None else server_info
         self.metrics_text = metrics_text  # sent instead of the counters' exposition (identification, parsing)
         self.usage = usage or (lambda n: {"prompt_tokens": 7, "completion_tokens": n, "total_tokens": n + 7})
         self.finished = 0
@@ -118,7 +119,7 @@ class LyingEndpoint:
                     self._send(200, b"")
                 elif path == "/version":
                     self._send(200, b'{"version": "0.32.0"}')
-                elif path == "/server_info":
+                elif path == "/server_info" and stub.server_info is not False:
                     info = stub.server_info
                     self._send(200, info if isinstance(info, bytes) else json.dumps(info).encode())
                 elif path == "/metrics" and stub.metrics_text is not None:

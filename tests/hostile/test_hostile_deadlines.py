@@ -12,11 +12,11 @@ from lying_stub import LyingEndpoint
 from specadvisor.bench import loadgen
 from specadvisor.bench.loadgen import Deadlines, RequestRecord, run_load
 from specadvisor.bench.metrics import scrape
-from specadvisor.bench.physics import ImplausibleFigures
 from specadvisor.bench.prompts import Prompt, PromptSet
 from specadvisor.bench.sse import MAX_LINE_BYTES, SSEStream, StreamError
 from specadvisor.engine import Endpoint, attach
 from specadvisor.errors import EngineError
+from specadvisor.physics import ImplausibleFigures
 from specadvisor.store import Store
 
 SMALL = Deadlines(stall_s=0.5, prior_token_s=0.1)  # a request of 4 tokens may take 0.5 + 0.4 s in all
