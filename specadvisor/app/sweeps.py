@@ -60,6 +60,7 @@ class Prepared:
     notes: list[str] = field(default_factory=list)  # about the plan, shown before it runs
     cpu: bool = False  # measured on the CPU engine (the plan's time estimate differs)
     endpoint_info: EndpointInfo | None = None  # attach mode: what the server said about itself, for provenance
+    started_at: float | None = None  # attach mode: time.monotonic() before the server was identified (--time-limit counts from it)
 
 
 def start_sweep(request: SweepRequest, *, progress: Note) -> Prepared:
@@ -118,14 +119,18 @@ def attach_endpoint(request: SweepRequest, model: str | None = None) -> Prepared
     """Attach mode: the running server is one configuration, measured at every requested concurrency
     level; its config is read from /server_info when exposed."""
     import asyncio
+    import time
 
     from specadvisor.domain import Session
     from specadvisor.engine import Endpoint
+    from specadvisor.engine.attach import IDENTIFY_DEADLINE_S
 
     assert request.endpoint is not None
     levels = list(request.measurement.get("concurrency", [1]))
     endpoint = Endpoint(request.endpoint, api_key_env=request.api_key_env)
-    info = asyncio.run(endpoint.info())
+    started_at = time.monotonic()
+    limit = request.measurement.get("time_limit_s")
+    info = asyncio.run(endpoint.info(deadline_s=min(IDENTIFY_DEADLINE_S, limit) if limit else IDENTIFY_DEADLINE_S))  # inside --time-limit
     spec, notes = endpoint_spec(info)
     measured = {k: v for k, v in request.measurement.items() if k not in _SCHEDULING}
     settings = measurement_settings(request, measured, endpoint=endpoint.url)
@@ -138,7 +143,7 @@ def attach_endpoint(request: SweepRequest, model: str | None = None) -> Prepared
         concurrency=levels[0],
     )
     session.provenance.entry_point = "sweep --endpoint"
-    return Prepared(session, api_key_env=request.api_key_env, model_name=info.served_model, endpoint_info=info, notes=notes)
+    return Prepared(session, api_key_env=request.api_key_env, model_name=info.served_model, endpoint_info=info, notes=notes, started_at=started_at)
 
 
 def endpoint_spec(info: EndpointInfo) -> tuple[dict[str, Any] | None, list[str]]:

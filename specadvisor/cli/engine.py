@@ -25,6 +25,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     probe = commands.add_parser("probe", help="read version, served model and speculative config of a running server")
     probe.add_argument("url", help="base URL of the server, e.g. http://127.0.0.1:8000")
     probe.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key (never stored)")
+    probe.add_argument("--timeout", type=float, default=60.0, metavar="S", help="give up after S seconds in all (default 60)")
     probe.add_argument("--json", action="store_true", help="print JSON")
     probe.set_defaults(func=_probe)
 
@@ -79,7 +80,8 @@ def _probe(args: argparse.Namespace) -> int:
 
     url = validate.endpoint_url(args.url, "engine probe URL")  # a port of 99999 was a 92-line traceback
     validate.env_name(args.api_key_env, "--api-key-env")
-    info = asyncio.run(Endpoint(url, api_key_env=args.api_key_env).info())
+    validate.setting("timeout", args.timeout)
+    info = asyncio.run(Endpoint(url, api_key_env=args.api_key_env).info(deadline_s=args.timeout))  # one total deadline
     crossed = endpoint_config(info.speculative_config)  # what a sweep would store, and only that, is shown
     info.speculative_config = crossed.config
     for note in crossed.notes:
