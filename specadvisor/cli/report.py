@@ -20,8 +20,8 @@ if TYPE_CHECKING:
 def register_report(p: argparse.ArgumentParser) -> None:
     p.add_argument("session", help="session id or unique prefix")
     p.add_argument("--format", choices=("md", "html"), default=None, help="default: from -o's extension, else md")
-    p.add_argument("-o", "--output", type=Path, default=None, help="file to write (default: stdout)")
-    p.add_argument("--force", action="store_true", help="replace the -o file even when it is a symbolic link, device or FIFO")
+    p.add_argument("-o", "--output", default=None, help="file to write, a folder ending in / (the default name inside it), or - (stdout, the default)")
+    p.add_argument("--force", action="store_true", help="replace an existing -o file (never the sessions database)")
     p.set_defaults(func=run_report)
 
 
@@ -44,12 +44,12 @@ def register_import_bench(p: argparse.ArgumentParser) -> None:
 
 def register_export_plan(p: argparse.ArgumentParser) -> None:
     p.add_argument("session", help="session id or unique prefix")
-    p.add_argument("--serve-params", type=Path, required=True, metavar="FILE")
+    p.add_argument("--serve-params", required=True, metavar="FILE", help="file to write, a folder ending in /, or - (stdout; the command goes to stderr)")
     p.add_argument(
         "--model", default=None, help="the model to serve, for an imported session (default: the placeholder MODEL; a bundle's model is never printed)"
     )
     p.add_argument("--drafter", default=None, help="drafter model for an imported session's drafter arms (a bundle's own drafter is never exported)")
-    p.add_argument("--force", action="store_true", help="replace FILE even when it is a symbolic link, device or FIFO")
+    p.add_argument("--force", action="store_true", help="replace an existing FILE (never the sessions database)")
     p.set_defaults(func=run_export_plan)
 
 
@@ -65,21 +65,32 @@ def _session(args: argparse.Namespace, id_or_prefix: str) -> Session:
         return store.get_session(id_or_prefix)
 
 
+def output_path(args: argparse.Namespace, raw: str | None, default_name: str) -> Path | None:
+    """The one output rule (specadvisor.fileio.output_target): None for stdout, else the file to
+    write; an existing file only with --force, and never the sessions database."""
+    from specadvisor.fileio import output_target
+    from specadvisor.settings import paths
+
+    if raw is None:
+        return None
+    return output_target(raw, default_name=default_name, force=getattr(args, "force", False), protected=[args.db or paths().database])
+
+
 def write_atomically(path: Path, text: str, *, force: bool = False) -> None:
-    """A failed write never leaves half a report, and only a regular file is replaced unless
-    --force (see specadvisor.fileio)."""
+    """A failed write never leaves half a report (see specadvisor.fileio)."""
     write_atomic(path, text, force=force)
 
 
 def run_report(args: argparse.Namespace) -> int:
     from specadvisor.report import html, markdown
 
-    fmt = args.format or ("html" if args.output and args.output.suffix.lower() in (".html", ".htm") else "md")
+    fmt = args.format or ("html" if args.output and args.output.lower().endswith((".html", ".htm")) else "md")
     session = _session(args, args.session)
+    target = output_path(args, args.output, f"specadvisor-{session.id[:8]}.{fmt}")  # checked before the report is built
     text = html(session) if fmt == "html" else markdown(session)
-    if args.output:
-        write_atomically(args.output, text, force=args.force)
-        print(f"wrote {args.output}", file=sys.stderr)
+    if target is not None:
+        write_atomically(target, text, force=args.force)
+        print(f"wrote {target}", file=sys.stderr)
     else:
         sys.stdout.write(text)
     return 0
@@ -151,12 +162,19 @@ def run_export_plan(args: argparse.Namespace) -> int:
     session = _session(args, args.session)
     model = _model_flag(args.model)
     notes: list[str] = []
+    target = output_path(args, args.serve_params, f"serve_params-{session.id[:8]}.json")
     params = serve_params(session, drafter=args.drafter, notes=notes, model=model)
     for note in notes:
         print(f"specadvisor: note: {note}", file=sys.stderr)
-    write_atomically(args.serve_params, json.dumps(params, indent=2) + "\n", force=args.force)
+    document = json.dumps(params, indent=2) + "\n"
     _placeholder_note(session, model)
-    print(bench_sweep_command(session, str(args.serve_params), width=PASTE_WIDTH, model=model))
+    if target is None:  # stdout holds the JSON alone, for a pipe; the command says where to save it
+        sys.stdout.write(document)
+        command = bench_sweep_command(session, f"serve_params-{session.id[:8]}.json", width=PASTE_WIDTH, model=model)
+        print(f"specadvisor: note: save it as serve_params-{session.id[:8]}.json, then run:\n{command}", file=sys.stderr)
+        return 0
+    write_atomically(target, document, force=args.force)
+    print(bench_sweep_command(session, str(target), width=PASTE_WIDTH, model=model))
     return 0
 
 

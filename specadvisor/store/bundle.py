@@ -76,13 +76,26 @@ def _without_non_finite(session: Session) -> Session:
         ) from None
 
 
+def bundle_bytes(session: Session, *, redact_paths: bool = False) -> bytes:
+    """The bundle file's bytes: indented, or compact when indenting would pass the import limit (a
+    bundle that imported must export again: a 12,000-arm one grew past 20 MB by its indentation
+    alone); InputError naming what is large when even the compact file would be over it."""
+    document = bundle_document(session, redact_paths=redact_paths)
+    data = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False).encode("utf-8") + b"\n"
+    if len(data) > MAX_FILE_BYTES:
+        data = json.dumps(document, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8") + b"\n"
+    if len(data) > MAX_FILE_BYTES:
+        held = f"{len(session.arms)} arms, {len(session.results)} results, {len(session.samples)} live samples"
+        raise InputError(
+            f"session {session.id} makes a {len(data)}-byte bundle ({held}), over the {MAX_FILE_BYTES}-byte import limit",
+            hint="a bundle this large could not be imported anywhere; compare it here with `sessions compare`, or share its report",
+        )
+    return data
+
+
 def export_bundle(session: Session, path: Path, *, redact_paths: bool = False, force: bool = False) -> Path:
     """Write the bundle to `path` via a temporary file and a rename, so no half-written file remains."""
-    text = json.dumps(bundle_document(session, redact_paths=redact_paths), indent=2, ensure_ascii=False, allow_nan=False)
-    data = text.encode("utf-8") + b"\n"
-    if len(data) > MAX_FILE_BYTES:
-        raise InputError(f"session {session.id} makes a {len(data)}-byte bundle, over the import limit", hint="the session holds too many samples to share")
-    return write_atomic(path, data, force=force)
+    return write_atomic(path, bundle_bytes(session, redact_paths=redact_paths), force=force)
 
 
 def read_bundle(path: Path) -> Session:

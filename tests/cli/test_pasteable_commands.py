@@ -151,7 +151,7 @@ def collect(tmp_path: Path, capsys, monkeypatch) -> list[Printed]:
         add(situation, "report html", _pre(page.read_text()))
         params = tmp_path / "plan dir" / "serve params.json"
         params.parent.mkdir(exist_ok=True)
-        add(situation, "export-plan", [_run(capsys, "--db", db, "export-plan", sid, "--serve-params", str(params)).rstrip("\n")])
+        add(situation, "export-plan", [_run(capsys, "--db", db, "export-plan", sid, "--serve-params", str(params), "--force").rstrip("\n")])
         with Store.open(Path(db)) as store:
             session = store.get_session(sid)
         script = shell_script(recommended_command(session, session.recommendation), comment="saved by the TUI")
