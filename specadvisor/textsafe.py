@@ -6,7 +6,11 @@ One function per destination, so a call site says where the text goes:
   C1 codes, bidi overrides, line separators) is shown as a visible escape such as `\\x1b` or `\\n`,
   so a value cannot clear the screen, write the clipboard (OSC 52), or hide `curl ...|sh` on a
   second line behind a harmless first one.
-- `markup`: `line` + Rich/Textual markup escaping (`[/]`, `[link=...]`, `[@click=...]` show literally).
+- `markup`: `line` + Rich markup escaping (`[/]`, `[link=...]`, `[@click=...]` show literally), for
+  rich and for Textual widgets that render through Rich (DataTable cells).
+- `tui_markup`: `line` + Textual's own markup escaping, for titles and other Content markup: every
+  `[` escaped, since Textual's parser fails on a lone `ok [/` or `[link=http://x` (Rich's escape
+  leaves both alone) and applies `[$accent]`.
 - `markdown`: `line` + Markdown punctuation and HTML escaped (no raw `<script>` passes through);
   `markdown_block` for a fenced code block the content cannot close.
 - `html`: `html.escape` of the text with control characters made visible.
@@ -59,6 +63,12 @@ def markup(value: object, max_chars: int | None = None) -> str:
     from rich.markup import escape
 
     return escape(line(value, max_chars))
+
+
+def tui_markup(value: object, max_chars: int | None = None) -> str:
+    """A single line for Textual's markup (border titles, collapsible titles, notifications): cut
+    first, then every `[` escaped as `\\[`, so no piece of it, whole or cut, can open a tag."""
+    return line(value, max_chars).replace("[", "\\[")
 
 
 def markup_lines(value: object) -> str:

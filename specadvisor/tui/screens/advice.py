@@ -61,7 +61,7 @@ class AdviceScreen(AppScreen):
         with Horizontal(id="advice-columns"):
             with VerticalScroll(id="candidates", classes="panel"):
                 for rank, cand in enumerate(advice.candidates, start=1):
-                    with Collapsible(title=textsafe.markup(candidate_title(rank, cand, self.state.model_ref), 120), collapsed=rank > 1):
+                    with Collapsible(title=textsafe.tui_markup(candidate_title(rank, cand, self.state.model_ref), 120), collapsed=rank > 1):
                         yield Static(textsafe.lines("\n".join(candidate_details(cand))), markup=False, classes="details")
                 if advice.warnings:
                     yield Static("\n".join(f"! {w}" for w in advice.warnings), classes="warnings", markup=False)

@@ -118,7 +118,7 @@ class ResultsScreen(AppScreen):
         session = self.session
         self.sub_title = textsafe.line(f"{session.model} · {session.workload.value} · c={session.concurrency} · T={session.temperature:g}", 200)
         table = self.query_one("#results", DataTable)
-        table.border_title = f"Arms measured ({textsafe.markup(session.name or session.id[:8], 80)})"
+        table.border_title = f"Arms measured ({textsafe.tui_markup(session.name or session.id[:8], 80)})"  # Textual markup: Rich's escape is not enough
         table.add_columns(*COLUMNS)
         self.recommendation = self.state.services.recommend(session) if measured(session) else None  # a plan has no verdict
         chosen = self.recommendation.arm_id if self.recommendation else None
