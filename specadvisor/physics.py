@@ -148,6 +148,7 @@ def check_usage(usage: object, max_tokens: int) -> tuple[int, int]:
 # ---------------------------------------------------------------------- stored results
 
 MEASURED = frozenset({ArmStatus.ok, ArmStatus.stopped_early})  # the statuses every figure reads
+MIN_TOKENS_PER_S = 1 / bounds.MAX_DURATION_S  # one token in the longest run a result may record
 
 
 def result_problem(result: ArmResult, n: int | None) -> str | None:
@@ -160,6 +161,9 @@ def result_problem(result: ArmResult, n: int | None) -> str | None:
         value = getattr(result, name)
         if not 0 <= value <= MAX_COUNT:
             return f"{name} {_shown(value)} is not a count"
+    for name, value in (("output_throughput", result.output_throughput), *((f"trials[{i}]", t) for i, t in enumerate(result.trials))):
+        if value is not None and 0 < value < MIN_TOKENS_PER_S:  # the read side survives it (figures.ratio_of_logs); it is no measurement
+            return f"{name} of {value:.3g} tok/s is less than one token in {bounds.MAX_DURATION_S:g} s"
     positions = [p.accepted for p in result.per_position]
     if any(p.position != i for i, p in enumerate(result.per_position)):
         return "per-position acceptances are not numbered 0, 1, 2, ..."

@@ -133,3 +133,44 @@ def test_import_bench_stores_impossible_figures_as_failed(tmp_path, cli):
     assert session.result_for("bench-honest").status == ArmStatus.ok
     lied = session.result_for("bench-lying")
     assert lied.status == ArmStatus.failed and "600 accepted tokens for 520 drafted" in lied.error
+
+
+# ------------------------------------------------------------------ a baseline of 5e-324 tok/s
+
+
+def _tiny_baseline():
+    session = make_session()
+    base = session.results[0]
+    base.output_throughput, base.output_throughput_ci, base.trials = 5e-324, (5e-324, 5e-324), [5e-324, 5e-324]
+    return session
+
+
+def test_a_tiny_baseline_is_no_measurement_and_every_view_survives_it(tmp_path, cli):
+    session = _tiny_baseline()
+    db, stored = _import(tmp_path, cli, session)
+    base = stored.result_for(session.arms[0].id)
+    assert base.status == ArmStatus.failed and "less than one token in" in base.error
+    sid = session.id[:8]
+    for argv in (
+        ["sessions", "show", sid],
+        ["sessions", "show", sid, "--json"],
+        ["sessions", "show", sid, "--recompute"],
+        ["report", sid],
+        ["report", sid, "--format", "html"],
+    ):
+        code, out, err = cli(["--db", str(db), *argv])
+        assert code == 0, (argv, err)
+        assert "Traceback" not in err and "Infinity" not in out
+
+
+def test_the_views_survive_a_tiny_baseline_read_from_an_older_database():
+    """Stored before this check existed: the figures give "-" (no speedup), never an OverflowError."""
+    from specadvisor.analysis.rejudge import rejudge
+    from specadvisor.figures import all_speedups
+    from specadvisor.report import html, markdown
+
+    session = _tiny_baseline()
+    speedups = all_speedups(session)
+    assert all(s is None or s.reference or s.text() == "-" or s.value > 1e300 for s in speedups.values())
+    rejudge(session)
+    assert markdown(session) and html(session)
