@@ -159,7 +159,9 @@ class Deadlines:
         return cls(stall_s=stall_timeout_s())
 
     def total_s(self, output_len: int) -> float:
-        per_token = self.prior_token_s if self.token_s is None else self.slowdown * self.token_s
+        """What was measured only ever tightens the prior: an endpoint cannot teach itself a longer
+        deadline (a slow first request claiming 1 token made 70 s into 1606 s)."""
+        per_token = self.prior_token_s if self.token_s is None else min(self.prior_token_s, self.slowdown * self.token_s)
         return self.stall_s + max(1, output_len) * per_token
 
     def observe(self, rec: RequestRecord) -> None:

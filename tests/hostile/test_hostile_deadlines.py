@@ -95,6 +95,17 @@ def test_the_total_deadline_follows_the_measured_token_rate():
     assert limits.total_s(100) == pytest.approx(22.0)  # failures and unverified counts teach it nothing
 
 
+def test_an_endpoint_cannot_teach_itself_a_longer_deadline():
+    """Round three: a slow first request claiming 1 token (70 s per token measured) made every later
+    request's deadline 10x that per token; what is measured only ever tightens the prior."""
+    limits = Deadlines(stall_s=180.0, prior_token_s=1.0, slowdown=10.0)
+    before = limits.total_s(128)
+    limits.observe(RequestRecord(ok=True, completion_tokens=1, latency_s=70.0, expected_tokens=128))
+    assert limits.total_s(128) == pytest.approx(before) == pytest.approx(180.0 + 128)
+    limits.observe(RequestRecord(ok=True, completion_tokens=128, latency_s=1.28, expected_tokens=128))
+    assert limits.total_s(128) <= before
+
+
 def test_default_stall_is_minutes_and_the_variable_is_checked(monkeypatch):
     monkeypatch.delenv("SPECADVISOR_STALL_TIMEOUT_S", raising=False)
     assert 60 <= loadgen.stall_timeout_s() <= 300
