@@ -32,7 +32,7 @@ from specadvisor.bench.prompts import Prompt, PromptSet
 from specadvisor.bench.rawhttp import RawConnection, RawHTTPError
 from specadvisor.bench.sse import ImplausibleStream, SSEStream, StreamError
 from specadvisor.physics import ImplausibleFigures, check_usage
-from specadvisor.redact import redact_text
+from specadvisor.redact import redact_cut, redact_text
 
 _Job = tuple[str, bytes, str]  # (path, body, prompt id)
 
@@ -289,7 +289,8 @@ async def _error_body(chunks: AsyncIterator[bytes]) -> str:
         head += piece
         if len(head) >= _ERROR_BODY_BYTES:
             break
-    return redact_text(head[:_ERROR_BODY_BYTES].decode("utf-8", errors="replace")).strip()[:200]
+    text = head[:_ERROR_BODY_BYTES].decode("utf-8", errors="replace")
+    return (redact_cut(text) if len(head) >= _ERROR_BODY_BYTES else redact_text(text)).strip()[:200]
 
 
 def _request_error(exc: BaseException) -> str:

@@ -69,6 +69,7 @@ class LyingEndpoint:
         get_forever: tuple[str, ...] = (),
         server_info: object = None,
         metrics_text: str | None = None,
+        reject_template: str | None = None,
     ):
         self.counters = counters or (lambda r, n, _s: honest_counters(r, n))
         self.per_position = per_position or (lambda r, n: [float(r * max(1, n // 2)), 0.0, 0.0])  # returning None: no series
@@ -78,6 +79,7 @@ class LyingEndpoint:
         # a JSON-able value, bytes sent as they are, or False: no /server_info (404)
         self.server_info = default_info if server_info is None else server_info
         self.metrics_text = metrics_text  # sent instead of the counters' exposition (identification, parsing)
+        self.reject_template = reject_template  # with reject_key: the 401 body, `{key}` and `{escaped_key}` (JSON's `\/`) filled in
         self.usage = usage or (lambda n: {"prompt_tokens": 7, "completion_tokens": n, "total_tokens": n + 7})
         self.finished = 0
         self.scrapes = 0
@@ -141,6 +143,9 @@ class LyingEndpoint:
                 stub.posts += 1
                 if stub.reject_key:
                     key = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
+                    if stub.reject_template is not None:
+                        self._send(401, stub.reject_template.format(key=key, escaped_key=key.replace("/", "\\/")).encode())
+                        return
                     message = f"Incorrect API key provided: {key}. You can find your API key at https://example.invalid/keys."
                     self._send(401, json.dumps({"error": {"message": message, "type": "invalid_request_error"}}).encode())
                     return
