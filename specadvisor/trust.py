@@ -40,7 +40,7 @@ def placeholder_note(session: Session, model: str | None = None) -> str | None:
     named = textsafe.line(session.model or "no model", 80)
     return (
         f"replace {MODEL_PLACEHOLDER} with the model to serve here: a command printed for an imported session never names "
-        f"the bundle's model (it says {named!r}; type it yourself if you trust it)"
+        f"the bundle's model (it says '{named}'; type it yourself if you trust it)"
     )
 
 

@@ -41,7 +41,7 @@ def rebuild_plan(
     if not model:
         named = textsafe.line(imported.model or "no model", 80)
         raise InputError(
-            f"a rebuild never serves a bundle's model (session {imported.id[:8]} names {named!r})",
+            f"a rebuild never serves a bundle's model (session {imported.id[:8]} names '{named}')",
             hint="pass --model MODEL, the model to serve here (name that one yourself if you trust it)",
         )
     target = model

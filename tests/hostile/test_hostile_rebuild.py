@@ -208,7 +208,7 @@ def test_export_plan_and_the_report_carry_only_the_allow_list(tmp_path, cli):
     published = {d.drafter for d in default_rulebase().drafters}
     assert params[2]["speculative_config"]["model"] in published  # Qwen3-8B's catalog drafter, not the bundle's
     assert "attacker" not in params_file.read_text() and "touch" not in out
-    code, out, err = cli(["--db", str(db), "export-plan", sid, "--serve-params", str(params_file), "--drafter", "me/d"])
+    code, out, err = cli(["--db", str(db), "export-plan", sid, "--serve-params", str(params_file), "--drafter", "me/d", "--force"])
     assert code == 0, err
     assert {"method": "eagle3", "num_speculative_tokens": 3, "model": "me/d"} in [p.get("speculative_config") for p in json.loads(params_file.read_text())]
     for fmt in ("md", "html"):
