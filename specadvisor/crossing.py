@@ -1,8 +1,11 @@
-"""What crosses from a bundle into a command run here: one allow-list, a deliberate security decision.
+"""What crosses from a bundle or an endpoint into a command run here: one allow-list, a deliberate
+security decision.
 
-A bundle is a file anyone could have written. `sweep --resume ID --rebuild`, `export-plan` and the
-report's serve-params turn an imported session's arms into servers launched (or to be launched) on
-this machine, so they take from the bundle exactly this and nothing else:
+A bundle is a file anyone could have written, and an endpoint's /server_info is what a server anyone
+runs chose to say. `sweep --resume ID --rebuild`, `export-plan` and the report's serve-params turn a
+session's arms into servers launched (or to be launched) on this machine, so they take from a bundle
+exactly this and nothing else (an endpoint's speculative config passes the same filter before it is
+stored, `endpoint_config`, so a session measured on an endpoint exports only what crossed):
 
 - **the method**: a name the method registry offers (rules/methods.toml), resolved to its registry
   entry; the registry then supplies the method's own keys (P-EAGLE's parallel_drafting). The
@@ -68,6 +71,16 @@ class Crossing:
     notes: list[str] = field(default_factory=list)  # one line per dropped arm or ignored key, safe to print
 
 
+@dataclass
+class EndpointConfig:
+    """An endpoint's speculative config as it may be stored: `config` None with `problem` set when it
+    cannot cross at all (a method the registry does not offer, an N out of range)."""
+
+    config: dict[str, Any] | None = None
+    notes: list[str] = field(default_factory=list)  # what was dropped, one safe line each
+    problem: str | None = None
+
+
 def crossing_arms(session: Session, *, target_model: str, drafter: str | None = None, rb: RuleBase | None = None) -> Crossing:
     """The speculative arms of an imported session as they may cross (baseline arms are left out:
     every plan measures its own)."""
@@ -94,6 +107,37 @@ def crossed_config(config: dict[str, Any], *, target_model: str, drafter: str | 
     arm = Arm(id="recommended", label="recommended", speculative_config=config)
     crossed = _cross_arm(arm, target_model, drafter, rb, [], set())
     return crossed.speculative_config(rb) if crossed is not None else None
+
+
+def endpoint_config(config: dict[str, Any] | None, rb: RuleBase | None = None) -> EndpointConfig:
+    """A running server's speculative config (its /server_info) through the same allow-list before
+    it is stored: the registry's method, N, declared numbers. The server's drafter `model`, strings
+    (`quantization`, `revision`), booleans (`trust_remote_code`) and anything else are dropped and
+    named in a note: the session is local, so `export-plan` and the report would otherwise print
+    them as something to run here."""
+    if config is None:
+        return EndpointConfig()
+    rb = rb or default_rulebase()
+    ask = _Lookups(rb, "", None)
+    name = config.get("method")
+    spec = ask.method(name, config.get("parallel_drafting") is True)
+    if spec is None:
+        return EndpointConfig(problem=f"method {textsafe.line(repr(name), 40)} is not a method this machine's registry offers")
+    n = config.get("num_speculative_tokens")
+    limit = ask.limit(spec)
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= limit):
+        return EndpointConfig(problem=f"num_speculative_tokens {textsafe.line(repr(n), 30)} is not a whole number from 1 to {limit}")
+    ignored: set[str] = set()
+    keys = _declared_numbers(config, ask.allowed(spec), ignored)
+    vllm_method, resolved = registry.resolve(spec.id, dict(keys), rb)
+    crossed: dict[str, Any] = {"method": vllm_method, **resolved}
+    if n is not None:
+        crossed["num_speculative_tokens"] = n
+    notes = []
+    if ignored:
+        shown = ", ".join(textsafe.line(k, 40) for k in sorted(ignored)[:8]) + (", …" if len(ignored) > 8 else "")
+        notes.append(f"not stored from the endpoint's speculative config (only the method, N and declared numbers are kept): {shown}")
+    return EndpointConfig(config=crossed, notes=notes)
 
 
 def crossing_settings(settings: SweepSettings) -> dict[str, Any]:
@@ -165,12 +209,22 @@ def _cross_arm(arm: Arm, target: str, drafter: str | None, rb: RuleBase, notes: 
     if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= limit:
         notes.append(f"dropped arm {label}: N {textsafe.line(repr(n), 30)} is not a whole number from 1 to {limit}")
         return None
-    allowed = ask.allowed(spec)
+    keys = _declared_numbers(config, ask.allowed(spec), ignored)
+    needs, chosen = ask.drafter(spec, n)
+    if needs and chosen is None:
+        notes.append(f"dropped arm {label}: {spec.label} needs a drafter and the bundle's is never used; pass --drafter MODEL")
+        return None
+    return CrossedArm(method=spec, n=n, keys=keys, concurrency=arm.concurrency, drafter=chosen)
+
+
+def _declared_numbers(config: dict[str, Any], allowed: dict[str, Any], ignored: set[str]) -> dict[str, int | float]:
+    """The config's keys the registry declares for the method with both bounds, as numbers within
+    them; every other key (but the re-derived ones) is added to `ignored`."""
     keys: dict[str, int | float] = {}
     for key, value in config.items():
         if key in REDERIVED_KEYS:
             if key == "model":
-                ignored.add(key)  # named in the note: the bundle's drafter is never used
+                ignored.add(key)  # named in the note: a bundle's or an endpoint's drafter is never used
             continue
         key_spec = allowed.get(key)
         if key_spec is None or key_spec.type not in NUMERIC_KEY_TYPES or key_spec.min_value is None or key_spec.max_value is None:
@@ -181,11 +235,7 @@ def _cross_arm(arm: Arm, target: str, drafter: str | None, rb: RuleBase, notes: 
             ignored.add(str(key))
             continue
         keys[key] = value
-    needs, chosen = ask.drafter(spec, n)
-    if needs and chosen is None:
-        notes.append(f"dropped arm {label}: {spec.label} needs a drafter and the bundle's is never used; pass --drafter MODEL")
-        return None
-    return CrossedArm(method=spec, n=n, keys=keys, concurrency=arm.concurrency, drafter=chosen)
+    return keys
 
 
 def _method(name: object, parallel: bool, rb: RuleBase) -> MethodSpec | None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import math
 import statistics
+import sys
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -402,12 +403,12 @@ class Comparison:
 
     @property
     def speedup(self) -> float:
-        return math.exp(self.log_ratio)
+        return ratio_of_logs(self.log_ratio)
 
     @property
     def interval(self) -> tuple[float, float]:
         half = self.quantile * self.se
-        return math.exp(self.log_ratio - half), math.exp(self.log_ratio + half)
+        return ratio_of_logs(self.log_ratio - half), ratio_of_logs(self.log_ratio + half)
 
     @property
     def status(self) -> str:
@@ -536,7 +537,16 @@ def _prompt_by_prompt(pa: dict[int, float], pb: dict[int, float]) -> tuple[tuple
     if len(common) < MIN_PAIRED_PROMPTS:
         return None, None
     ratios = [pb[i] - pa[i] for i in common]
-    return (sum(1 for r in ratios if r > 0), len(common)), math.exp(statistics.median(ratios))
+    return (sum(1 for r in ratios if r > 0), len(common)), ratio_of_logs(statistics.median(ratios))
+
+
+def ratio_of_logs(log_ratio: float) -> float:
+    """exp(log_ratio), infinite past the float range instead of an OverflowError: a stored baseline
+    of 5e-324 tok/s (a bundle's) must show as "-", not crash `sessions show` and the report."""
+    return math.exp(log_ratio) if log_ratio < _MAX_LOG else math.inf
+
+
+_MAX_LOG = math.log(sys.float_info.max)
 
 
 # Sequential measuring is a group-sequential plan with at most MAX_LOOKS looks at the decision, the

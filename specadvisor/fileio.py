@@ -1,10 +1,14 @@
-"""Writing user-chosen files (reports, bundles, snippets) so that a failure never leaves half a file."""
+"""Writing user-chosen files (reports, bundles, snippets) so that a failure never leaves half a file,
+and the one rule every output path follows (`output_target`): `-` is stdout, a folder (`dir/`, or
+an existing folder) gets the default name inside it, an existing file is replaced only with
+`--force`, and the live database (and its -wal/-shm/-journal) never, whatever the flags."""
 
 from __future__ import annotations
 
 import os
 import stat
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 from specadvisor.errors import InputError
@@ -45,6 +49,50 @@ def write_atomic(path: Path, data: str | bytes, *, mode: int | None = None, forc
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+STDOUT = "-"
+_DATABASE_SIDECARS = ("", "-wal", "-shm", "-journal")
+
+
+def output_target(raw: str | Path, *, default_name: str, force: bool = False, protected: Iterable[Path] = ()) -> Path | None:
+    """Where an output goes: None for stdout (`-`), else the file to write. `raw` as typed (a
+    trailing `/` names a folder, which must exist); an existing file or anything else with that
+    name is an InputError unless `force`; a `protected` file (the live database and its sidecars)
+    is one even with `force`."""
+    text = str(raw)
+    if text == STDOUT:
+        return None
+    if not text.strip():
+        raise InputError("the output path is empty", hint="give a file name, a folder ending in /, or - for stdout")
+    path = Path(text).expanduser()
+    if text.endswith(("/", os.sep)) or (path.is_dir() and not path.is_symlink()):
+        if not path.is_dir():
+            raise InputError(f"folder {path} does not exist", hint="create it, or give a file name")
+        path = path / default_name
+    for guarded in protected:
+        if _same_file(path, guarded):
+            raise InputError(f"{path} is the sessions database; refusing to write over it", hint="choose another output path")
+    if os.path.lexists(path) and not force:
+        kind = _special_kind(path)
+        what = f"is {kind}" if kind else "already exists"
+        raise InputError(f"{path} {what}; refusing to replace it", hint="choose another path, or pass --force to replace it")
+    return path
+
+
+def _same_file(path: Path, database: Path) -> bool:
+    """Whether `path` is `database` or one of its SQLite sidecars (by name, and by inode for links)."""
+    database = Path(database).expanduser()
+    for suffix in _DATABASE_SIDECARS:
+        guarded = database.with_name(database.name + suffix)
+        try:
+            if os.path.abspath(path) == os.path.abspath(guarded) or path.resolve() == guarded.resolve():
+                return True
+            if path.exists() and guarded.exists() and os.path.samefile(path, guarded):
+                return True
+        except OSError:
+            continue
+    return False
 
 
 def _special_kind(path: Path) -> str | None:

@@ -39,13 +39,13 @@ def _lazy(pattern: str, flags: int = 0) -> Callable[[], re.Pattern[str]]:
 
 # The last word(s) of a flag or key that holds a secret: --api-key, --hf-token, --aws-secret-access-key,
 # --access-key, AWS_SECRET_ACCESS_KEY ... ("--num-speculative-tokens" ends in "tokens" and is left alone.)
-_SECRET_WORD = r"(?:api[-_]?key|(?:secret[-_])?access[-_]?key(?:[-_]id)?|secret[-_]?key|private[-_]?key|key|token|secret|password|passwd|credentials?|auth(?:orization)?|cookie)"
+_SECRET_WORD = r"(?:api[-_]?key|(?:secret[-_])?access[-_]?key(?:[-_]id)?|secret[-_]?key|private[-_]?key|key|token|secret|password|passwd|passphrase|pass|pwd|credentials?|auth(?:orization)?|cookie)"
 _SECRET_FLAG = _lazy(rf"^--?(?:[a-z0-9]+[-_])*{_SECRET_WORD}$", re.IGNORECASE)
 _SECRET_DICT_KEY = _lazy(
-    r"^(?:[a-z0-9]+[-_])*(?:api[-_]?key|(?:secret[-_])?access[-_]?key(?:[-_]id)?|secret[-_]?key|private[-_]?key|token|secret|password|passwd|auth|authorization|credentials?|cookie)$",
+    r"^(?:[a-z0-9]+[-_])*(?:api[-_]?key|(?:secret[-_])?access[-_]?key(?:[-_]id)?|secret[-_]?key|private[-_]?key|account[-_]?key|token|secret|password|passwd|passphrase|pass|pwd|auth|authorization|credentials?|cookie)$",
     re.IGNORECASE,
 )
-_ENV_NAME = r"[A-Z][A-Z0-9_]*(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|ACCESS_KEY(?:_ID)?|_KEY)[A-Z0-9_]*"
+_ENV_NAME = r"[A-Z][A-Z0-9_]*(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|_PASS|_PWD|CREDENTIALS?|ACCESS_KEY(?:_ID)?|_KEY)[A-Z0-9_]*"
 _ENV_KEY = _lazy(rf"^{_ENV_NAME}$")
 # A value: a double- or single-quoted string (spaces allowed) or one unquoted word.
 _VALUE = r"(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s\"']+)"
@@ -73,8 +73,18 @@ def _text_rules() -> list[tuple[re.Pattern[str], str]]:
         (
             re.compile(
                 r"(?i)(\b(?:[a-z0-9]+_)*(?:api[_-]?key|access[_-]?token|auth[_-]?token|hf[_-]?token|secret[_-]?key|"
-                r"secret[_-]?access[_-]?key|access[_-]?key(?:[_-]id)?|client[_-]?secret|password|auth)\b[\"']?\s*[:=]\s*\[?\s*[\"']?)"
-                rf"{_NOT_DONE}[^\s\"',}}\]]+"
+                r"secret[_-]?access[_-]?key|access[_-]?key(?:[_-]id)?|account[_-]?key|client[_-]?secret|password|passphrase|auth)\b[\"']?\s*[:=]\s*\[?\s*[\"']?)"
+                rf"{_NOT_DONE}[^\s\"',;}}\]]+"
+            ),
+            r"\1" + REDACTED,
+        ),
+        # token=, secret=, pass=, pwd= as assignments (`=` only: "pass 3", "per token: 0.7" are prose)
+        (re.compile(rf"(?i)(\b(?:[a-z0-9]+_)*(?:token|secret|pass|pwd)=){_NOT_DONE}[^\s\"',;}}\]&]+"), r"\1" + REDACTED),
+        # a YAML or config line `token: value` / `- password: "value"` (anchored at the line's start)
+        (
+            re.compile(
+                r"(?im)^(\s*(?:-\s+)?(?:[a-z0-9]+[_-])*(?:token|secret|password|passwd|passphrase|pass|pwd|api[_-]?key|access[_-]?key|account[_-]?key)\s*:\s*[\"']?)"
+                rf"{_NOT_DONE}[^\s\"'#]+"
             ),
             r"\1" + REDACTED,
         ),
@@ -90,7 +100,7 @@ def _text_rules() -> list[tuple[re.Pattern[str], str]]:
         (re.compile(r"(\b[a-z][a-z0-9+.-]*://)(?!<redacted>)[^/\s:@]+@", re.IGNORECASE), r"\1" + REDACTED + "@"),
         (
             re.compile(
-                r"(?i)([?&;](?:[a-z0-9_-]*(?:token|key|secret|password|passwd|pass|pwd|auth)|sig|signature|x-amz-signature|x-amz-credential)=)(?!<redacted>)[^&\s\"'#]+"
+                r"(?i)([?&;#](?:[a-z0-9_-]*(?:token|key|secret|password|passwd|passphrase|pass|pwd|auth)|code|sig|signature|x-amz-signature|x-amz-credential)=)(?!<redacted>)[^&\s\"'#]+"
             ),
             r"\1" + REDACTED,
         ),
@@ -104,6 +114,8 @@ def _text_rules() -> list[tuple[re.Pattern[str], str]]:
         (re.compile(r"\bAKIA[0-9A-Z]{16}\b"), REDACTED),
         (re.compile(r"\bAIza[0-9A-Za-z_-]{35}"), REDACTED),
         (re.compile(r"\bnpm_[A-Za-z0-9]{36}"), REDACTED),
+        (re.compile(r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{10,}"), REDACTED),  # Stripe
+        (re.compile(r"\bya29\.[A-Za-z0-9_-]{20,}"), REDACTED),  # Google OAuth access tokens
         # JSON Web Tokens: three base64url parts, the first an encoded JSON object ("eyJ")
         (re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}"), REDACTED),
     ]
@@ -112,10 +124,10 @@ def _text_rules() -> list[tuple[re.Pattern[str], str]]:
 def _scoped(pattern: re.Pattern[str]) -> str:
     """A rule's pattern as one alternative of a combined regex (its flags scoped to it)."""
     text = pattern.pattern
-    ignore_case = bool(pattern.flags & re.IGNORECASE)
-    if text.startswith("(?i)"):
-        text, ignore_case = text[4:], True
-    return f"(?i:{text})" if ignore_case else f"(?:{text})"
+    flags = "".join(flag for flag, bit in (("i", re.IGNORECASE), ("m", re.MULTILINE)) if pattern.flags & bit)
+    if text.startswith(("(?i)", "(?im)")):
+        text = text[text.index(")") + 1 :]
+    return f"(?{flags}:{text})" if flags else f"(?:{text})"
 
 
 @lru_cache(maxsize=1)
@@ -134,7 +146,7 @@ _HOME_PATTERNS = (_lazy(r"/home/[^/\s\"']+"), _lazy(r"/Users/[^/\s\"']+"), _lazy
 # Every text rule, secret flag and secret environment name needs one of these words (lowercased): a
 # value none of whose strings holds one has nothing for the rules to find.
 _NEEDLE_WORDS: tuple[str, ...] = ("key", "token", "secret", "pass", "pwd", "cred", "auth", "cookie", "bearer", "-----", "://", "hf_", "sk-", "gh", "github")
-_NEEDLE_WORDS += ("glpat", "xox", "akia", "aiza", "npm_", "eyj", "sig")
+_NEEDLE_WORDS += ("glpat", "xox", "akia", "aiza", "npm_", "eyj", "sig", "code=", "k_live_", "k_test_", "ya29.")
 _NEEDLES = _lazy("|".join(map(re.escape, _NEEDLE_WORDS)))
 
 
@@ -212,6 +224,7 @@ def _known_as_json() -> re.Pattern[str]:
     from pydantic_core import to_json
 
     forms = {to_json(value, ensure_ascii=ascii_only).decode("utf-8")[1:-1] for value in _known for ascii_only in (False, True)}
+    forms |= {form.replace("/", "\\/") for form in forms}
     return re.compile("|".join(re.escape(form) for form in sorted(forms, key=len, reverse=True)))
 
 
@@ -238,6 +251,22 @@ def redact_text(text: str, *, redact_paths: bool = False) -> str:
     if redact_paths:
         text = _strip_home(text)
     return text
+
+
+def redact_cut(text: str) -> str:
+    """redact_text of a text cut from a longer one (the first bytes of an error body): what the cut
+    split goes too, since half a secret is past every rule that knows the whole (its last word, and
+    the start of any remembered value it ends in)."""
+    text = _CUT_WORD().sub("", text)
+    for known in sorted(_known, key=len, reverse=True):
+        for size in range(len(known) - 1, 2, -1):
+            if text.endswith(known[:size]):
+                text = text[:-size]
+                break
+    return redact_text(text)
+
+
+_CUT_WORD = _lazy(r"\S+\Z")
 
 
 def redact_argv(argv: list[str], *, redact_paths: bool = False) -> list[str]:
@@ -320,7 +349,8 @@ def remember_secret(value: str | None) -> None:
     travels in (as given, URL-quoted, JSON-escaped), wherever it appears."""
     if not value or not isinstance(value, str):
         return
-    forms = {value, value.strip(), unquote(value), quote(value, safe=""), quote_plus(value), json.dumps(value)[1:-1]}
+    escaped = json.dumps(value)[1:-1]  # and with `/` written `\/`, as some JSON encoders do
+    forms = {value, value.strip(), unquote(value), quote(value, safe=""), quote_plus(value), escaped, escaped.replace("/", "\\/")}
     new = {form for form in forms if len(form) >= MIN_SECRET_LENGTH and form not in _known}
     if not new:
         return

@@ -6,7 +6,11 @@ One function per destination, so a call site says where the text goes:
   C1 codes, bidi overrides, line separators) is shown as a visible escape such as `\\x1b` or `\\n`,
   so a value cannot clear the screen, write the clipboard (OSC 52), or hide `curl ...|sh` on a
   second line behind a harmless first one.
-- `markup`: `line` + Rich/Textual markup escaping (`[/]`, `[link=...]`, `[@click=...]` show literally).
+- `markup`: `line` + Rich markup escaping (`[/]`, `[link=...]`, `[@click=...]` show literally), for
+  rich and for Textual widgets that render through Rich (DataTable cells).
+- `tui_markup`: `line` + Textual's own markup escaping, for titles and other Content markup: every
+  `[` escaped, since Textual's parser fails on a lone `ok [/` or `[link=http://x` (Rich's escape
+  leaves both alone) and applies `[$accent]`.
 - `markdown`: `line` + Markdown punctuation and HTML escaped (no raw `<script>` passes through);
   `markdown_block` for a fenced code block the content cannot close.
 - `html`: `html.escape` of the text with control characters made visible.
@@ -20,9 +24,16 @@ import html as _html
 import re
 
 # C0 (except nothing), DEL, C1, bidi embeddings/overrides/isolates, line and paragraph separators,
-# zero-width and BOM characters that can disguise text.
+# zero-width and BOM characters that can disguise text, and the characters that render as nothing
+# (or as a blank) yet are letters to a program: the soft hyphen, the combining grapheme joiner, the
+# Hangul fillers, the Khmer inherent vowels, the Mongolian variation selectors, the braille blank,
+# variation selectors (U+FE00-FE0F and the supplement) and the Unicode tag characters (U+E0000-E007F,
+# which carry a hidden ASCII copy of any text).
 # The one list: the shell renderer (vllm_command.shell_word) escapes the same characters.
-UNSAFE_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb]")
+UNSAFE_CHARACTERS = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u2028-\u202e\u2060-\u206f"
+    "\u2800\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb\U000e0000-\U000e007f\U000e0100-\U000e01ef]"
+)
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\x1b": "\\x1b"}
 # Inline constructs (emphasis, code, links, tables, strike-through); `<`, `>` and `&` become entities.
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
@@ -38,7 +49,7 @@ def _visible(match: re.Match[str]) -> str:
     if char in _NAMED:
         return _NAMED[char]
     code = ord(char)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def line(value: object, max_chars: int | None = None) -> str:
@@ -59,6 +70,12 @@ def markup(value: object, max_chars: int | None = None) -> str:
     from rich.markup import escape
 
     return escape(line(value, max_chars))
+
+
+def tui_markup(value: object, max_chars: int | None = None) -> str:
+    """A single line for Textual's markup (border titles, collapsible titles, notifications): cut
+    first, then every `[` escaped as `\\[`, so no piece of it, whole or cut, can open a tag."""
+    return line(value, max_chars).replace("[", "\\[")
 
 
 def markup_lines(value: object) -> str:

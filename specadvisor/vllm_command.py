@@ -40,10 +40,10 @@ def shell_word(arg: str) -> str:
 
 def _bash_escape(match: re.Match[str]) -> str:
     """A character inside `$'...'`: C0 and DEL as `\\xHH`, everything above (C1 included, which
-    `\\xHH` would write as a raw byte) as `\\u` and four hex digits."""
+    `\\xHH` would write as a raw byte) as `\\u` and four hex digits, past U+FFFF `\\U` and eight."""
     char = match.group()
     code = ord(char)
-    return _NAMED_ESCAPES.get(char) or (f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}")
+    return _NAMED_ESCAPES.get(char) or (f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
 
 
 def _rest(path: str) -> str:

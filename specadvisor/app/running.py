@@ -86,8 +86,8 @@ def _placement(prepared: Prepared, options: RunOptions, server_env: dict[str, st
     this host's slots, or (attach mode) the endpoint with its key's variable and served name."""
     session = prepared.session
     kwargs: dict[str, Any] = {"server_env": server_env}
-    if session.settings.endpoint:
-        kwargs = {"api_key_env": prepared.api_key_env, "model_name": prepared.model_name}
+    if session.settings.endpoint:  # identified before the runner: the time limit counts from then
+        kwargs = {"api_key_env": prepared.api_key_env, "model_name": prepared.model_name, "started_at": prepared.started_at}
     if options.ray is not None:
         from specadvisor.sweep.ray_cluster import ray_runner
 

@@ -60,6 +60,7 @@ class Prepared:
     notes: list[str] = field(default_factory=list)  # about the plan, shown before it runs
     cpu: bool = False  # measured on the CPU engine (the plan's time estimate differs)
     endpoint_info: EndpointInfo | None = None  # attach mode: what the server said about itself, for provenance
+    started_at: float | None = None  # attach mode: time.monotonic() before the server was identified (--time-limit counts from it)
 
 
 def start_sweep(request: SweepRequest, *, progress: Note) -> Prepared:
@@ -118,15 +119,19 @@ def attach_endpoint(request: SweepRequest, model: str | None = None) -> Prepared
     """Attach mode: the running server is one configuration, measured at every requested concurrency
     level; its config is read from /server_info when exposed."""
     import asyncio
+    import time
 
     from specadvisor.domain import Session
     from specadvisor.engine import Endpoint
+    from specadvisor.engine.attach import IDENTIFY_DEADLINE_S
 
     assert request.endpoint is not None
     levels = list(request.measurement.get("concurrency", [1]))
     endpoint = Endpoint(request.endpoint, api_key_env=request.api_key_env)
-    info = asyncio.run(endpoint.info())
-    spec = info.speculative_config
+    started_at = time.monotonic()
+    limit = request.measurement.get("time_limit_s")
+    info = asyncio.run(endpoint.info(deadline_s=min(IDENTIFY_DEADLINE_S, limit) if limit else IDENTIFY_DEADLINE_S))  # inside --time-limit
+    spec, notes = endpoint_spec(info)
     measured = {k: v for k, v in request.measurement.items() if k not in _SCHEDULING}
     settings = measurement_settings(request, measured, endpoint=endpoint.url)
     session = Session(
@@ -138,7 +143,23 @@ def attach_endpoint(request: SweepRequest, model: str | None = None) -> Prepared
         concurrency=levels[0],
     )
     session.provenance.entry_point = "sweep --endpoint"
-    return Prepared(session, api_key_env=request.api_key_env, model_name=info.served_model, endpoint_info=info)
+    return Prepared(session, api_key_env=request.api_key_env, model_name=info.served_model, endpoint_info=info, notes=notes, started_at=started_at)
+
+
+def endpoint_spec(info: EndpointInfo) -> tuple[dict[str, Any] | None, list[str]]:
+    """The server's speculative config through the bundles' allow-list (specadvisor.crossing)
+    before anything stores it; `info` keeps only what crossed. One that cannot cross is refused."""
+    from specadvisor.crossing import endpoint_config
+    from specadvisor.errors import EngineError
+
+    crossed = endpoint_config(info.speculative_config)
+    if crossed.problem:
+        raise EngineError(
+            f"{info.url}/server_info reports a speculative config this machine does not measure: {crossed.problem}",
+            hint="add the method to your rules folder (~/.config/specadvisor/rules), or measure a server running a method `specadvisor rules show` lists",
+        )
+    info.speculative_config = crossed.config
+    return crossed.config, crossed.notes
 
 
 def endpoint_arms(url: str, spec: dict[str, Any] | None, levels: list[int]) -> list[Arm]:
@@ -187,7 +208,9 @@ def rebuild(request: SweepRequest, imported: Session, *, note: Note, progress: N
     cpu = engine_env.ensure_cpu(progress) if request.cpu else None
     engine_cmd, server_args, server_env = _engine(request, cpu)
     model = request.model or (str(cpu.model_dir) if cpu else None)
-    plan, notes = rebuild_plan(imported, model=model, engine_cmd=engine_cmd, server_args=server_args, prompt_source=request.prompts, drafter=request.drafter)
+    plan, notes = rebuild_plan(
+        imported, model=model, engine_cmd=engine_cmd, server_args=server_args, prompt_source=request.prompts, drafter=request.drafter, adaptive=request.adaptive
+    )
     for line in notes:
         note(f"note: {line}")
     if cpu:

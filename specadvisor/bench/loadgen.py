@@ -6,7 +6,7 @@ at the last one), so that its figures can be compared with that tool's. Token co
 final `usage` chunk because one SSE chunk may carry several tokens under speculation.
 
 The endpoint is not trusted: every request has a deadline on silence and a total one (Deadlines),
-its usage must be a token count within max_tokens (bench.physics), and a failure is described in
+its usage must be a token count within max_tokens (specadvisor.physics), and a failure is described in
 our words, secrets removed, never as raw exception text.
 """
 
@@ -28,11 +28,11 @@ from urllib.parse import urlsplit
 import httpx
 from pydantic import BaseModel, Field
 
-from specadvisor.bench.physics import ImplausibleFigures, check_usage
 from specadvisor.bench.prompts import Prompt, PromptSet
 from specadvisor.bench.rawhttp import RawConnection, RawHTTPError
 from specadvisor.bench.sse import ImplausibleStream, SSEStream, StreamError
-from specadvisor.redact import redact_text
+from specadvisor.physics import ImplausibleFigures, check_usage
+from specadvisor.redact import redact_cut, redact_text
 
 _Job = tuple[str, bytes, str]  # (path, body, prompt id)
 
@@ -159,7 +159,9 @@ class Deadlines:
         return cls(stall_s=stall_timeout_s())
 
     def total_s(self, output_len: int) -> float:
-        per_token = self.prior_token_s if self.token_s is None else self.slowdown * self.token_s
+        """What was measured only ever tightens the prior: an endpoint cannot teach itself a longer
+        deadline (a slow first request claiming 1 token made 70 s into 1606 s)."""
+        per_token = self.prior_token_s if self.token_s is None else min(self.prior_token_s, self.slowdown * self.token_s)
         return self.stall_s + max(1, output_len) * per_token
 
     def observe(self, rec: RequestRecord) -> None:
@@ -287,7 +289,8 @@ async def _error_body(chunks: AsyncIterator[bytes]) -> str:
         head += piece
         if len(head) >= _ERROR_BODY_BYTES:
             break
-    return redact_text(head[:_ERROR_BODY_BYTES].decode("utf-8", errors="replace")).strip()[:200]
+    text = head[:_ERROR_BODY_BYTES].decode("utf-8", errors="replace")
+    return (redact_cut(text) if len(head) >= _ERROR_BODY_BYTES else redact_text(text)).strip()[:200]
 
 
 def _request_error(exc: BaseException) -> str:

@@ -29,7 +29,6 @@ from specadvisor.bench.metrics import (
     delta,
     scrape,
 )
-from specadvisor.bench.physics import ImplausibleFigures, check_speculation, gauge
 from specadvisor.bench.prompts import PromptSet
 from specadvisor.domain import (
     Arm,
@@ -49,6 +48,7 @@ from specadvisor.domain import (
 from specadvisor.domain import RequestRecord as DomainRequestRecord
 from specadvisor.engine import reset_prefix_cache, server_version
 from specadvisor.errors import SpecAdvisorError
+from specadvisor.physics import ImplausibleFigures, check_speculation, gauge
 
 MAX_WINDOWS = 10  # default window count of window_throughputs
 # A single run's interval from batch means needs at least MIN_WINDOWS windows, each at least as wide
@@ -279,6 +279,7 @@ class _ArmRun:
                         per_position=d.accepted_per_position,
                         generated=d.generation_tokens,
                         n=self.arm.n,
+                        finished=d.requests_succeeded,
                     )
             except ImplausibleFigures as err:
                 self._reject(err)

@@ -16,9 +16,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from pydantic import BaseModel, Field
 
 from specadvisor import figures
-from specadvisor.bench.physics import ImplausibleFigures, check_acceptance, counter_delta
 from specadvisor.errors import EngineError, InputError
 from specadvisor.figures import Acceptance
+from specadvisor.physics import ImplausibleFigures, check_acceptance, counter_delta
 
 DRAFTS = "vllm:spec_decode_num_drafts_total"
 DRAFT_TOKENS = "vllm:spec_decode_num_draft_tokens_total"
@@ -79,11 +79,16 @@ def parse_metrics(text: str) -> MetricsSnapshot:
         families = list(text_string_to_metric_families(text))
     except Exception as exc:  # the parser raises ValueError/TypeError/IndexError on garbage
         raise InputError(f"/metrics text could not be parsed: {exc}", hint="point --endpoint at a vLLM server") from exc
+    seen: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
     for family in families:
         for sample in family.samples:
             name = sample.name
             if name.endswith(("_created", "_bucket")):
                 continue
+            series = (name, tuple(sorted(sample.labels.items())))
+            if series in seen:  # summed twice it would double every figure drawn from it
+                raise ImplausibleFigures(f"the endpoint's /metrics lists the series {name} with the same labels twice: not vLLM's; arm not measured")
+            seen.add(series)
             snap.values[name] = snap.values.get(name, 0.0) + float(sample.value)
             if name == ACCEPTED_PER_POS and "position" in sample.labels:
                 pos = _position(sample.labels["position"])

@@ -92,15 +92,11 @@ def _hardware(gpu: str | None) -> HardwareProfile:
 
 
 def _local_sessions(db: Path | None, model: ModelProfile, hw: HardwareProfile) -> list[Session]:
-    """Sessions measured before for this model and GPU; none when there is no database yet (never create one)."""
-    from specadvisor.settings import paths
-    from specadvisor.store import Store
+    """Sessions measured on this machine for this model and GPU (the TUI's answer too); none when
+    there is no database yet (never create one)."""
+    from specadvisor.app.evidence import sessions_measured_here
 
-    path = Path(db) if db else paths().database
-    if not path.exists():
-        return []
-    with Store.open(path) as store:
-        return store.find_sessions(model=model.id, hardware_fingerprint=hw.fingerprint())
+    return sessions_measured_here(db, model.id, hw)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -25,6 +25,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     probe = commands.add_parser("probe", help="read version, served model and speculative config of a running server")
     probe.add_argument("url", help="base URL of the server, e.g. http://127.0.0.1:8000")
     probe.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key (never stored)")
+    probe.add_argument("--timeout", type=float, default=60.0, metavar="S", help="give up after S seconds in all (default 60)")
     probe.add_argument("--json", action="store_true", help="print JSON")
     probe.set_defaults(func=_probe)
 
@@ -72,13 +73,19 @@ def _probe(args: argparse.Namespace) -> int:
 
     from specadvisor.cli import validate
     from specadvisor.cli.output import print_json
+    from specadvisor.crossing import endpoint_config
     from specadvisor.engine.attach import Endpoint
     from specadvisor.redact import redact, redact_text
     from specadvisor.textsafe import line
 
     url = validate.endpoint_url(args.url, "engine probe URL")  # a port of 99999 was a 92-line traceback
     validate.env_name(args.api_key_env, "--api-key-env")
-    info = asyncio.run(Endpoint(url, api_key_env=args.api_key_env).info())
+    validate.setting("timeout", args.timeout)
+    info = asyncio.run(Endpoint(url, api_key_env=args.api_key_env).info(deadline_s=args.timeout))  # one total deadline
+    crossed = endpoint_config(info.speculative_config)  # what a sweep would store, and only that, is shown
+    info.speculative_config = crossed.config
+    for note in crossed.notes:
+        print(f"specadvisor: note: {note}", file=sys.stderr)
     if args.json:
         print_json(info)
         return 0
@@ -89,5 +96,6 @@ def _probe(args: argparse.Namespace) -> int:
     if not info.server_info_available:
         print("speculative:   unknown (start the server with VLLM_SERVER_DEV_MODE=1 to expose /server_info)", file=sys.stdout)
     else:
-        print(f"speculative:   {line(redact(info.speculative_config) or 'off')}")
+        shown = f"not measurable here: {crossed.problem}" if crossed.problem else "off"
+        print(f"speculative:   {line(redact(info.speculative_config) or shown)}")
     return 0

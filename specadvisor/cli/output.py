@@ -26,7 +26,8 @@ def to_jsonable(obj: Any) -> Any:
 
 
 def print_json(obj: Any) -> None:
-    """JSON for scripts, with secrets redacted (an engine command or endpoint URL may carry one)."""
+    """JSON for scripts, with secrets redacted (an engine command or endpoint URL may carry one), strict:
+    a figure past the float range is null, never `Infinity`."""
     from specadvisor.redact import json_needs_redaction, redact
 
     if is_dataclass(obj) and not isinstance(obj, type):
@@ -47,11 +48,11 @@ def print_json(obj: Any) -> None:
     # pydantic-core's encoder, straight from the models: json.dump with an indent runs in Python, and
     # dumping a 100,000-arm session to Python objects and walking them took most of `show --json`.
     if isinstance(obj, dict):  # checked entry by entry: one encoding and one check of each, not two
-        text = to_json(_redacted(obj), indent=2, ensure_ascii=True, fallback=str).decode("ascii")
+        text = to_json(_redacted(obj), indent=2, ensure_ascii=True, fallback=str, inf_nan_mode="null").decode("ascii")
     else:
-        text = to_json(obj, indent=2, ensure_ascii=True, fallback=str).decode("ascii")
+        text = to_json(obj, indent=2, ensure_ascii=True, fallback=str, inf_nan_mode="null").decode("ascii")
         if json_needs_redaction(text):  # something secret-shaped: decoded and redacted value by value
-            text = to_json(redact(to_jsonable(obj)), indent=2, ensure_ascii=True, fallback=str).decode("ascii")
+            text = to_json(redact(to_jsonable(obj)), indent=2, ensure_ascii=True, fallback=str, inf_nan_mode="null").decode("ascii")
     sys.stdout.write(text)
     sys.stdout.write("\n")
 

@@ -20,14 +20,15 @@ if TYPE_CHECKING:
 def register_report(p: argparse.ArgumentParser) -> None:
     p.add_argument("session", help="session id or unique prefix")
     p.add_argument("--format", choices=("md", "html"), default=None, help="default: from -o's extension, else md")
-    p.add_argument("-o", "--output", type=Path, default=None, help="file to write (default: stdout)")
-    p.add_argument("--force", action="store_true", help="replace the -o file even when it is a symbolic link, device or FIFO")
+    p.add_argument("-o", "--output", default=None, help="file to write, a folder ending in / (the default name inside it), or - (stdout, the default)")
+    p.add_argument("--force", action="store_true", help="replace an existing -o file (never the sessions database)")
     p.set_defaults(func=run_report)
 
 
 def register_snippet(p: argparse.ArgumentParser) -> None:
     p.add_argument("session", help="session id or unique prefix")
     p.add_argument("--command", action="store_true", help="print the full `vllm serve` command instead")
+    p.add_argument("--model", default=None, help="the model the command serves, for an imported session (default: the placeholder MODEL)")
     p.set_defaults(func=run_snippet)
 
 
@@ -43,9 +44,12 @@ def register_import_bench(p: argparse.ArgumentParser) -> None:
 
 def register_export_plan(p: argparse.ArgumentParser) -> None:
     p.add_argument("session", help="session id or unique prefix")
-    p.add_argument("--serve-params", type=Path, required=True, metavar="FILE")
+    p.add_argument("--serve-params", required=True, metavar="FILE", help="file to write, a folder ending in /, or - (stdout; the command goes to stderr)")
+    p.add_argument(
+        "--model", default=None, help="the model to serve, for an imported session (default: the placeholder MODEL; a bundle's model is never printed)"
+    )
     p.add_argument("--drafter", default=None, help="drafter model for an imported session's drafter arms (a bundle's own drafter is never exported)")
-    p.add_argument("--force", action="store_true", help="replace FILE even when it is a symbolic link, device or FIFO")
+    p.add_argument("--force", action="store_true", help="replace an existing FILE (never the sessions database)")
     p.set_defaults(func=run_export_plan)
 
 
@@ -61,21 +65,32 @@ def _session(args: argparse.Namespace, id_or_prefix: str) -> Session:
         return store.get_session(id_or_prefix)
 
 
+def output_path(args: argparse.Namespace, raw: str | None, default_name: str) -> Path | None:
+    """The one output rule (specadvisor.fileio.output_target): None for stdout, else the file to
+    write; an existing file only with --force, and never the sessions database."""
+    from specadvisor.fileio import output_target
+    from specadvisor.settings import paths
+
+    if raw is None:
+        return None
+    return output_target(raw, default_name=default_name, force=getattr(args, "force", False), protected=[args.db or paths().database])
+
+
 def write_atomically(path: Path, text: str, *, force: bool = False) -> None:
-    """A failed write never leaves half a report, and only a regular file is replaced unless
-    --force (see specadvisor.fileio)."""
+    """A failed write never leaves half a report (see specadvisor.fileio)."""
     write_atomic(path, text, force=force)
 
 
 def run_report(args: argparse.Namespace) -> int:
     from specadvisor.report import html, markdown
 
-    fmt = args.format or ("html" if args.output and args.output.suffix.lower() in (".html", ".htm") else "md")
+    fmt = args.format or ("html" if args.output and args.output.lower().endswith((".html", ".htm")) else "md")
     session = _session(args, args.session)
+    target = output_path(args, args.output, f"specadvisor-{session.id[:8]}.{fmt}")  # checked before the report is built
     text = html(session) if fmt == "html" else markdown(session)
-    if args.output:
-        write_atomically(args.output, text, force=args.force)
-        print(f"wrote {args.output}", file=sys.stderr)
+    if target is not None:
+        write_atomically(target, text, force=args.force)
+        print(f"wrote {target}", file=sys.stderr)
     else:
         sys.stdout.write(text)
     return 0
@@ -87,20 +102,24 @@ def run_snippet(args: argparse.Namespace) -> int:
     from specadvisor.vllm_command import PASTE_WIDTH
 
     session = _session(args, args.session)
+    model = _model_flag(args.model)
     rec = session.recommendation or recommend(session)
     if rec.do_not_speculate or not rec.speculative_config:
         print(line(rec.headline + (f": {rec.reasons[0]}" if rec.reasons and not rec.verdict.startswith("undecided") else "")), file=sys.stderr)
         if args.command:
-            print(serve_command(session, None, width=PASTE_WIDTH))
+            _placeholder_note(session, model)
+            print(serve_command(session, None, width=PASTE_WIDTH, model=model))
         return 1
-    config = recommended_config(session, rec)  # an imported session's only as the allow-list lets it cross
+    config = recommended_config(session, rec, model=model)  # an imported session's only as the allow-list lets it cross
     if config is None:
         raise InputError(
             f"the recommended config of imported session {session.id[:8]} cannot be re-derived here (unknown method or no drafter for it)",
-            hint="export a plan with `specadvisor export-plan ID --drafter MODEL`, or rebuild it: `specadvisor sweep --resume ID --rebuild --drafter MODEL`",
+            hint="export a plan with `specadvisor export-plan ID --model MODEL --drafter DRAFTER`, "
+            "or rebuild it: `specadvisor sweep --resume ID --rebuild --model MODEL --drafter DRAFTER`",
         )
     if args.command:
-        print(serve_command(session, config, width=PASTE_WIDTH))  # the shell renderer escapes a bundle's U+2028 or RLM
+        _placeholder_note(session, model)
+        print(serve_command(session, config, width=PASTE_WIDTH, model=model))  # the shell renderer escapes a bundle's U+2028 or RLM
     else:
         print(spec_config_json(config))
     return 0
@@ -141,13 +160,38 @@ def run_export_plan(args: argparse.Namespace) -> int:
     from specadvisor.vllm_command import PASTE_WIDTH
 
     session = _session(args, args.session)
+    model = _model_flag(args.model)
     notes: list[str] = []
-    params = serve_params(session, drafter=args.drafter, notes=notes)
+    target = output_path(args, args.serve_params, f"serve_params-{session.id[:8]}.json")
+    params = serve_params(session, drafter=args.drafter, notes=notes, model=model)
     for note in notes:
         print(f"specadvisor: note: {note}", file=sys.stderr)
-    write_atomically(args.serve_params, json.dumps(params, indent=2) + "\n", force=args.force)
-    print(bench_sweep_command(session, str(args.serve_params), width=PASTE_WIDTH))
+    document = json.dumps(params, indent=2) + "\n"
+    _placeholder_note(session, model)
+    if target is None:  # stdout holds the JSON alone, for a pipe; the command says where to save it
+        sys.stdout.write(document)
+        command = bench_sweep_command(session, f"serve_params-{session.id[:8]}.json", width=PASTE_WIDTH, model=model)
+        print(f"specadvisor: note: save it as serve_params-{session.id[:8]}.json, then run:\n{command}", file=sys.stderr)
+        return 0
+    write_atomically(target, document, force=args.force)
+    print(bench_sweep_command(session, str(target), width=PASTE_WIDTH, model=model))
     return 0
+
+
+def _model_flag(model: str | None) -> str | None:
+    """`--model` as given (your own input), refused when it would read as a flag."""
+    if model is not None and (not model.strip() or model.startswith("-")):
+        raise InputError(f"--model {line(model, 40)!r} is not a model name", hint="pass --model MODEL, e.g. --model Qwen/Qwen3-8B")
+    return model
+
+
+def _placeholder_note(session: Session, model: str | None) -> None:
+    """Say what MODEL stands for where a command printed for an imported session names it."""
+    from specadvisor.trust import placeholder_note
+
+    note = placeholder_note(session, model)
+    if note:
+        print(f"specadvisor: note: {note}", file=sys.stderr)
 
 
 def _spec_config(text: str | None) -> dict[str, Any] | None:

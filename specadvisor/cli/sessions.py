@@ -48,9 +48,9 @@ def register(parser: argparse.ArgumentParser) -> None:
 
     p = sub.add_parser("export", help="write a session to a versioned JSON bundle (secrets redacted)")
     p.add_argument("id", help="session id or unique prefix")
-    p.add_argument("-o", "--output", type=Path, required=True, metavar="FILE", help="bundle file to write")
+    p.add_argument("-o", "--output", required=True, metavar="FILE", help="bundle file to write, a folder ending in /, or - (stdout)")
     p.add_argument("--redact-paths", action="store_true", help="also replace home-directory paths with ~")
-    p.add_argument("--force", action="store_true", help="overwrite FILE if it exists, even a symbolic link, device or FIFO")
+    p.add_argument("--force", action="store_true", help="replace an existing FILE (never the sessions database)")
     _json_flag(p)
     p.set_defaults(func=run_export)
 
@@ -172,13 +172,20 @@ def _confirm(question: str) -> None:
 
 def run_export(args: argparse.Namespace) -> int:
     from specadvisor.cli.output import print_json
-    from specadvisor.store.bundle import export_bundle
+    from specadvisor.cli.report import output_path
+    from specadvisor.store.bundle import bundle_bytes, export_bundle
 
-    if args.output.expanduser().exists() and not args.force:
-        raise InputError(f"{args.output} already exists", hint="pass --force to overwrite it, or choose another -o FILE")
+    if args.output == "-" and args.json:
+        raise InputError("-o - writes the bundle to stdout, where --json would write too", hint="drop --json, or give -o FILE")
+    output_path(args, args.output, "bundle.json")  # a refusal before the database is opened
     with _open(args) as store:
         session = store.get_session(args.id)
-    path = export_bundle(session, args.output, redact_paths=args.redact_paths, force=args.force)
+    target = output_path(args, args.output, f"specadvisor-{session.id[:8]}.json")
+    if target is None:
+        sys.stdout.buffer.write(bundle_bytes(session, redact_paths=args.redact_paths))
+        sys.stdout.flush()
+        return 0
+    path = export_bundle(session, target, redact_paths=args.redact_paths, force=args.force)
     if args.json:
         print_json({"exported": session.id, "path": str(path), "redact_paths": args.redact_paths})
     else:
@@ -363,6 +370,11 @@ def render_session(session: Session) -> None:
         command = recommended_command(session, rec) if rec.speculative_config else None
         if command:
             out.print(f"  serve with: {markup(command)}", soft_wrap=True)
+            from specadvisor.trust import placeholder_note
+
+            note = placeholder_note(session)
+            if note:
+                out.print(f"  ({markup(note)})", soft_wrap=True)
     if session.notes:
         out.print(f"Notes: {markup(session.notes)}", soft_wrap=True)  # one line: a bundle's newlines cannot forge output
     prov = session.provenance

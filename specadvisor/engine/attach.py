@@ -10,6 +10,7 @@ import asyncio
 import json
 import os
 import re
+from collections import deque
 from typing import Any
 
 import httpx
@@ -23,6 +24,9 @@ _TIMEOUT = httpx.Timeout(10.0)
 # that streams a body forever must not hang the sweep or fill memory.
 DEADLINE_S = 30.0
 MAX_BODY_BYTES = 16 * 1024 * 1024
+# Identifying a server (its model, version, /server_info, /metrics) has one total deadline too: five
+# calls of 30 s each must not hold a sweep whose --time-limit is 1 minute.
+IDENTIFY_DEADLINE_S = 60.0
 
 
 class _Unanswered(Exception):
@@ -94,8 +98,19 @@ class Endpoint:
     def __repr__(self) -> str:  # never show the key
         return f"Endpoint(url={self.url!r}, api_key_env={self.api_key_env!r})"
 
-    async def info(self) -> EndpointInfo:
-        """Version, served model, max_model_len and (when exposed) the effective speculative config."""
+    async def info(self, deadline_s: float = IDENTIFY_DEADLINE_S) -> EndpointInfo:
+        """Version, served model, max_model_len and (when exposed) the effective speculative config,
+        all within `deadline_s` (every answer is parsed in one pass over it)."""
+        try:
+            async with asyncio.timeout(deadline_s):
+                return await self._info()
+        except TimeoutError:
+            raise EngineError(
+                f"{self.url} did not identify itself within {deadline_s:g} s",
+                hint="check that the server is not overloaded, or give the sweep a longer --time-limit",
+            ) from None
+
+    async def _info(self) -> EndpointInfo:
         async with httpx.AsyncClient(base_url=self.url, headers=self.headers(), timeout=_TIMEOUT) as client:
             models = await self._get_json(client, "/v1/models")
             data = models.get("data") if isinstance(models, dict) else None
@@ -175,22 +190,64 @@ async def _optional_text(client: httpx.AsyncClient, path: str) -> str | None:
     return body.decode("utf-8", errors="replace") if status == 200 else None
 
 
-_LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+_LABEL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PLAIN = re.compile(r'[^"\\]*')
+_ESCAPES = {"\\": "\\", '"': '"', "n": "\n"}
+MAX_LABELS = 64  # vLLM's cache_config_info has about 20
+MAX_LABEL_CHARS = 256  # what is kept of one value (shown as a provenance fact)
+MAX_LABEL_LINE = 64 * 1024  # an info metric's line (vLLM's cache_config_info is under 1 KB)
 
 
 def metric_labels(text: str, name: str) -> dict[str, str]:
-    """The labels of the first sample of metric `name` in a Prometheus text exposition ({} if absent)."""
+    """The labels of the first sample of metric `name` in a Prometheus text exposition ({} if absent).
+    One pass over the text, whatever it holds: a regex over a hostile 400 KB label line backtracked
+    for minutes (the endpoint is identified before the sweep's watchdog starts)."""
+    head = name + "{"
     for line in text.splitlines():
-        if line.startswith(name + "{"):
-            return dict(_LABEL.findall(line[len(name) : line.rfind("}") + 1]))
+        if line.startswith(head):
+            return _label_set(line, len(head))
     return {}
 
 
+def _label_set(line: str, i: int) -> dict[str, str]:
+    """`name="value", ...}` from `i` on, read once left to right; what precedes the first malformed
+    piece is kept."""
+    labels: dict[str, str] = {}
+    if len(line) > MAX_LABEL_LINE:
+        return labels  # no vLLM info metric is this long: not read at all
+    for _ in range(MAX_LABELS):
+        if i >= len(line):
+            break
+        match = _LABEL_NAME.match(line, i)  # anchored at i, and names cannot backtrack into a value
+        if match is None or not line.startswith('="', match.end()):
+            break
+        i = match.end() + 2
+        value: list[str] = []
+        while i < len(line) and line[i] != '"':
+            plain = _PLAIN.match(line, i)  # anchored: one attempt, up to the next quote or backslash
+            assert plain is not None
+            value.append(plain.group())
+            i = plain.end()
+            if line.startswith("\\", i) and i + 1 < len(line):
+                value.append(_ESCAPES.get(line[i + 1], line[i : i + 2]))
+                i += 2
+            elif line.startswith("\\", i):
+                i += 1
+        if i >= len(line):
+            break  # unterminated: not a label
+        labels[match.group()] = "".join(value)[:MAX_LABEL_CHARS]
+        i += 1
+        if line.startswith(",", i):
+            i += 1
+    return labels
+
+
 def _find_key(tree: object, keys: tuple[str, ...]) -> object:
-    """The first value under any of `keys`, searching nested dicts and lists breadth-first."""
-    queue: list[object] = [tree]
+    """The first value under any of `keys`, searching nested dicts and lists breadth-first (a deque:
+    popping the front of a list made 800,000 items take 41 s)."""
+    queue: deque[object] = deque([tree])
     while queue:
-        node = queue.pop(0)
+        node = queue.popleft()
         if isinstance(node, dict):
             for key in keys:
                 if key in node and not isinstance(node[key], (dict, list)):

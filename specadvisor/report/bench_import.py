@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from specadvisor import physics
 from specadvisor.analysis.arms import slug
 from specadvisor.domain import Arm, ArmResult, LatencyStats
 from specadvisor.errors import InputError
@@ -40,6 +41,7 @@ def bench_result(path: Path) -> ArmResult:
         raise InputError(f"{line(str(path), 200)}: {where.removeprefix('result.')} {problem}", hint=_HINT)
 
     check_result(result, "result", fail)  # the figures a bundle may hold, and no others
+    physics.enforce(result, None)  # impossible figures become a failed arm naming them, never ok
     return result
 
 
@@ -98,10 +100,10 @@ def _result(arm_id: str, data: dict[str, Any]) -> ArmResult:
         e2el_ms=_latency(data, "e2el_ms"),
     )
     if data.get("spec_decode_num_drafts") is not None:
-        drafts = int(data["spec_decode_num_drafts"])
+        drafts = _count(data, "spec_decode_num_drafts")
         result.num_drafts = drafts
-        result.num_draft_tokens = _int(data.get("spec_decode_draft_tokens"))
-        result.num_accepted_tokens = _int(data.get("spec_decode_accepted_tokens"))
+        result.num_draft_tokens = _count(data, "spec_decode_draft_tokens")
+        result.num_accepted_tokens = _count(data, "spec_decode_accepted_tokens")
         rate = data.get("spec_decode_acceptance_rate")
         result.acceptance_rate = float(rate) / 100.0 if rate is not None else None
         length = data.get("spec_decode_acceptance_length")
@@ -117,5 +119,10 @@ def _float(value: Any) -> float | None:
     return float(value) if value is not None else None
 
 
-def _int(value: Any) -> int | None:
-    return int(value) if value is not None else None
+def _count(data: dict[str, Any], key: str) -> int:
+    """A counter of the file as a whole count (12.7 drafts is no count: int() would make it 12)."""
+    value = data.get(key)
+    try:
+        return physics.count(0 if value is None else value, key)
+    except physics.ImplausibleFigures:
+        raise ValueError(f"{key} is {line(repr(value), 40)}, not a whole count") from None

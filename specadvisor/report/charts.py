@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from html import escape
 from typing import TypedDict
 
 from specadvisor.domain import GpuReading
+from specadvisor.textsafe import html as escape  # one line, control and invisible characters visible, escaped
 
 PALETTE = ["#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2"]
 W, H, PAD = 560, 300, 48

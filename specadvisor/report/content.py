@@ -21,6 +21,7 @@ from specadvisor.report.snippet import (
     serve_command,
     spec_config_json,
 )
+from specadvisor.trust import placeholder_note
 from specadvisor.vllm_command import PASTE_WIDTH, shell_command
 
 COLUMNS = [
@@ -95,6 +96,7 @@ class ReportContent:
     gpu_rows: list[list[str]] = field(default_factory=list)  # one per arm with GPU telemetry
     gpu_series: list[tuple[str, list[GpuReading]]] = field(default_factory=list)  # (arm label, readings) for the charts
     left_out: str = ""  # a summarised report (over MAX_REPORT_ARMS arms): what the results table leaves out
+    model_note: str | None = None  # an imported session's commands serve the placeholder MODEL: what it stands for
 
 
 # A report of more arms than this summarises: every measured arm is analysed (verdict, predictions,
@@ -239,6 +241,7 @@ def _build(session: Session, shown: set[str] | None) -> ReportContent:
         serve_argv=serve_argv_lines(session),
         gpu_rows=[_gpu_row(a.label, t) for a in tabled if (t := _telemetry(session, a.id)) is not None],
         gpu_series=[(a.label, t.samples) for a in tabled if (t := _telemetry(session, a.id)) is not None],
+        model_note=placeholder_note(session),
         **_capacity(session),
     )
 

@@ -31,6 +31,8 @@ def html(session: Session) -> str:
         out.append(command(c.spec_json))
     if c.command:
         out.append(f"<p>Serve it with:</p>{command(c.command)}")
+        if c.model_note:
+            out.append(f"<p>{e(c.model_note[0].upper() + c.model_note[1:])}.</p>")
     if c.schedule:
         out.append(
             f"<p>Batch-size schedule (<code>num_speculative_tokens_per_batch_size</code>, [start, end, k], k=0 = off): <code>{e(str(c.schedule))}</code></p>"

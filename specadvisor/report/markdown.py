@@ -30,6 +30,9 @@ def markdown(session: Session) -> str:
         doc.para("Serve it with:")
         doc.blank()
         doc.code_block(c.command, "sh")  # may span lines (` \\` continuations); each line made safe
+        if c.model_note:
+            doc.blank()
+            doc.para(c.model_note[0].upper() + c.model_note[1:] + ".")
     if c.schedule:
         doc.blank()
         doc.para("Batch-size schedule (", Code("num_speculative_tokens_per_batch_size"), ", [start, end, k], k=0 = off): ", Code(c.schedule))

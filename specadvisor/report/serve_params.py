@@ -3,7 +3,9 @@
 vLLM turns each key into a `vllm serve` flag and a dict value (speculative_config) into its JSON, so
 the dicts carry only what differs between arms; the common server args go into --serve-cmd. For an
 imported session only what specadvisor.crossing allows reaches the file (the method from the
-registry, N, declared numbers; the drafter re-derived here): the file is something you run.
+registry, N, declared numbers; the drafter re-derived here) reaches the file, and the command to
+run it serves the model the user names or the placeholder MODEL, never the bundle's model
+(specadvisor.trust.command_model): the file is something you run.
 """
 
 from __future__ import annotations
@@ -13,16 +15,17 @@ import shlex
 from specadvisor.analysis.arms import arm_id, family_label, server_key
 from specadvisor.crossing import crossing_arms
 from specadvisor.domain import Arm, Session
-from specadvisor.trust import is_imported, model_arg
+from specadvisor.trust import command_model, is_imported, model_arg
 from specadvisor.vllm_command import shell_command
 
 
-def serve_params(session: Session, *, drafter: str | None = None, notes: list[str] | None = None) -> list[dict[str, object]]:
+def serve_params(session: Session, *, drafter: str | None = None, notes: list[str] | None = None, model: str | None = None) -> list[dict[str, object]]:
     """One entry per server configuration; `notes` (when given) collects one line per arm an
-    imported session could not export (see specadvisor.crossing)."""
+    imported session could not export (see specadvisor.crossing). `model`: the user's target, for
+    an imported session's catalog drafters."""
     seen: set[str] = set()
     out: list[dict[str, object]] = []
-    for arm in _arms(session, drafter, notes):
+    for arm in _arms(session, drafter, notes, model):
         key = server_key(arm)
         if key in seen:
             continue
@@ -35,10 +38,10 @@ def serve_params(session: Session, *, drafter: str | None = None, notes: list[st
     return out
 
 
-def _arms(session: Session, drafter: str | None, notes: list[str] | None) -> list[Arm]:
+def _arms(session: Session, drafter: str | None, notes: list[str] | None, model: str | None) -> list[Arm]:
     if not is_imported(session):
         return list(session.arms)  # your own session: its configs are what you ran
-    crossing = crossing_arms(session, target_model=model_arg(session.model), drafter=drafter)
+    crossing = crossing_arms(session, target_model=model_arg(model or session.model), drafter=drafter)
     if notes is not None:
         notes.extend(crossing.notes)
     arms = [Arm(id="baseline", label="baseline")] if any(a.is_baseline for a in session.arms) else []
@@ -48,18 +51,24 @@ def _arms(session: Session, drafter: str | None, notes: list[str] | None) -> lis
     return arms
 
 
-def serve_cmd(session: Session) -> str:
+def serve_cmd(session: Session, model: str | None = None) -> str:
     """The --serve-cmd to pair with the serve-params: the model and the server args every arm shared."""
     shared = [] if is_imported(session) else session.settings.server_args  # a bundle's args are never reused
     # not for a shell: vLLM splits it with shlex and runs it without one, so `~` and "$HOME" would
     # stay literal either way; plain shlex quoting is what its reader expects
-    return shlex.join(["vllm", "serve", model_arg(session.model), *shared])
+    return shlex.join(["vllm", "serve", _target(session, model), *shared])
 
 
-def bench_sweep_command(session: Session, params_file: str, *, width: int | None = None) -> str:
+def bench_sweep_command(session: Session, params_file: str, *, width: int | None = None, model: str | None = None) -> str:
     """`vllm bench sweep serve`, rendered for a shell; its --serve-cmd and --bench-cmd are command
     lines vLLM splits with shlex, each one argument here."""
     s = session.settings
-    bench = ["vllm", "bench", "serve", "--model", model_arg(session.model), "--num-prompts", str(s.num_prompts), "--max-concurrency", str(s.concurrency[0])]
-    argv = ["vllm", "bench", "sweep", "serve", "--serve-cmd", serve_cmd(session), "--bench-cmd", shlex.join(bench), "--serve-params", params_file]
+    bench = ["vllm", "bench", "serve", "--model", _target(session, model), "--num-prompts", str(s.num_prompts), "--max-concurrency", str(s.concurrency[0])]
+    argv = ["vllm", "bench", "sweep", "serve", "--serve-cmd", serve_cmd(session, model), "--bench-cmd", shlex.join(bench), "--serve-params", params_file]
     return shell_command(argv, width=width)
+
+
+def _target(session: Session, model: str | None) -> str:
+    """The model the printed commands serve (a local session's own may be anything you typed: a
+    leading `-` stays a path)."""
+    return model_arg(command_model(session, model))

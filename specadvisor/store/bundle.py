@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
-from specadvisor import __version__
+from specadvisor import __version__, physics
 from specadvisor.domain import Recommendation, Session, utcnow
 from specadvisor.errors import InputError
 from specadvisor.fileio import write_atomic
@@ -76,13 +76,26 @@ def _without_non_finite(session: Session) -> Session:
         ) from None
 
 
+def bundle_bytes(session: Session, *, redact_paths: bool = False) -> bytes:
+    """The bundle file's bytes: indented, or compact when indenting would pass the import limit (a
+    bundle that imported must export again: a 12,000-arm one grew past 20 MB by its indentation
+    alone); InputError naming what is large when even the compact file would be over it."""
+    document = bundle_document(session, redact_paths=redact_paths)
+    data = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False).encode("utf-8") + b"\n"
+    if len(data) > MAX_FILE_BYTES:
+        data = json.dumps(document, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8") + b"\n"
+    if len(data) > MAX_FILE_BYTES:
+        held = f"{len(session.arms)} arms, {len(session.results)} results, {len(session.samples)} live samples"
+        raise InputError(
+            f"session {session.id} makes a {len(data)}-byte bundle ({held}), over the {MAX_FILE_BYTES}-byte import limit",
+            hint="a bundle this large could not be imported anywhere; compare it here with `sessions compare`, or share its report",
+        )
+    return data
+
+
 def export_bundle(session: Session, path: Path, *, redact_paths: bool = False, force: bool = False) -> Path:
     """Write the bundle to `path` via a temporary file and a rename, so no half-written file remains."""
-    text = json.dumps(bundle_document(session, redact_paths=redact_paths), indent=2, ensure_ascii=False, allow_nan=False)
-    data = text.encode("utf-8") + b"\n"
-    if len(data) > MAX_FILE_BYTES:
-        raise InputError(f"session {session.id} makes a {len(data)}-byte bundle, over the import limit", hint="the session holds too many samples to share")
-    return write_atomic(path, data, force=force)
+    return write_atomic(path, bundle_bytes(session, redact_paths=redact_paths), force=force)
 
 
 def read_bundle(path: Path) -> Session:
@@ -133,6 +146,10 @@ def import_bundle(store: Store, path: Path | ParsedBundle, *, judge: Callable[[S
         }
     )
     imported = session.model_copy(update={"provenance": provenance})
+    n_of = {arm.id: arm.n for arm in imported.arms}
+    refused = [r.arm_id for r in imported.results if physics.enforce(r, n_of.get(r.arm_id)) is not None]
+    if refused and imported.recommendation is not None and judge is not None:
+        imported.recommendation = None  # it rested on figures no server could produce: judged here instead
     judged = judge is not None and imported.recommendation is None and bool(imported.results)
     if judged and judge is not None:
         imported.recommendation = judge(imported)

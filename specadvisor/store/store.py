@@ -5,7 +5,9 @@ check_same_thread=False and every public method holds one re-entrant lock. Every
 transaction: a finished arm is on disk before the next one starts. A file the store cannot
 trust (corrupt, locked, written by a newer specadvisor, someone else's database) is reported as a
 StoreError naming the file and is never overwritten or migrated down. Secrets (API keys, tokens,
-Authorization headers) are scrubbed before anything reaches the disk.
+Authorization headers) are scrubbed before anything reaches the disk, and every result passes the
+one physics check (specadvisor.physics.enforce) on its way: whatever measured it (a launched server,
+an endpoint, a bundle, `import-bench`), impossible figures are stored as `failed`, never as ok.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from typing import Any, TypeVar
 from pydantic import TypeAdapter, ValidationError
 from sqlite_utils import Database
 
-from specadvisor import settings
+from specadvisor import physics, settings
 from specadvisor.domain import Arm, ArmResult, MetricsSample, Provenance, Recommendation, Session, TrainedDrafter, complete_models, utcnow
 from specadvisor.errors import InputError, StoreError
 from specadvisor.fileio import make_private_dirs
@@ -190,6 +192,9 @@ class Store:
         that differs from the stored one is taken as the sweep's own and the mark is dropped.
         """
         _require_finite_times(session.samples)
+        n_of = {arm.id: arm.n for arm in session.arms}
+        for result in session.results:  # in place: the caller's session shows what is stored
+            physics.enforce(result, n_of.get(result.arm_id))
         # Samples are numbers keyed by our own arm ids: nothing to redact, and by far the bulk of a session.
         session = redact_session(session.model_copy(update={"samples": []})).model_copy(update={"samples": session.samples})
         with self._write():
@@ -207,6 +212,7 @@ class Store:
     def save_arm_result(self, session_id: str, result: ArmResult) -> None:
         with self._write():
             self._require(session_id)
+            physics.enforce(result, self._arm_n(session_id, result.arm_id))  # in place, as save_session
             self._write_result(session_id, scrub(result))
             self._touch(session_id)
 
@@ -368,6 +374,10 @@ class Store:
     def _require(self, session_id: str) -> None:
         if not self._exists(session_id):
             raise InputError(f"no session {session_id!r} in {self.path}", hint="save the session first")
+
+    def _arm_n(self, session_id: str, arm_id: str) -> int | None:
+        row = self.db.execute("SELECT n FROM arms WHERE session_id = ? AND arm_id = ?", [session_id, arm_id]).fetchone()
+        return row[0] if row is not None and isinstance(row[0], int) else None
 
     def _touch(self, session_id: str) -> None:
         self.db.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", [utcnow().isoformat(), session_id])

@@ -37,6 +37,7 @@ from specadvisor.domain import (
     WarmupStarted,
 )
 from specadvisor.figures import Acceptance, acceptance
+from specadvisor.redact import redact_argv, redact_text
 
 LOG_LINES_KEPT = 2000
 HISTORY_KEPT = 120  # throughput readings per arm for its sparkline (about two minutes at one a second)
@@ -117,8 +118,13 @@ class SweepState:
         return list(self.log)[len(self.log) - fresh :] if fresh > 0 else []
 
     def _log(self, arm_id: str, line: str) -> None:
-        self.log.append((arm_id, line))
+        self.log.append((arm_id, redact_text(line)))
         self.log_count += 1
+
+    def _warn(self, text: str) -> None:
+        """Every line the views show passes the one redaction first: a failure may quote an
+        endpoint's answer, and the live table shows it before the store ever sees it."""
+        self.warnings.append(redact_text(text))
 
     def add_arms(self, arms: list[Arm], settings: SweepSettings | None = None) -> None:
         """Rows for the plan's arms; with the settings, each arm's share of the bar counts its trials
@@ -149,12 +155,12 @@ class SweepState:
             self.current = event.arm_id
             if not row.arm.is_baseline:  # a baseline (or its bracket re-run) drafts nothing: keep what was measured
                 self.rates, self.mean_acceptance_length, self.rates_arm = [], None, event.arm_id
-            self._log(event.arm_id, "$ " + " ".join(event.command))
+            self._log(event.arm_id, "$ " + " ".join(redact_argv(list(event.command))))
             return {"queue", "progress", "chart", "log"}
         if isinstance(event, ServerLog):
             self._log(event.arm_id, event.line)
             if event.arm_id in self.arms:
-                self.arms[event.arm_id].last_line = event.line
+                self.arms[event.arm_id].last_line = self.log[-1][1]
             return {"log", "progress"}
         if isinstance(event, ServerReady):
             self._row(event.arm_id).phase = "ready"
@@ -186,7 +192,7 @@ class SweepState:
             return {"queue", "progress", "log"}
         if isinstance(event, MeasurementWarning):
             where = f"[{self._label(event.arm_id)}] " if event.arm_id else ""
-            self.warnings.append(where + event.message)
+            self._warn(where + event.message)
             return {"warnings"}
         if isinstance(event, (ArmFinished, ArmFailed)):
             return self._finish(event.result)
@@ -265,7 +271,7 @@ class SweepState:
         ]
         self._log("download", f"{event.repo_id}: {what}" + (f" ({event.message})" if event.message else ""))
         if event.status == "failed":
-            self.warnings.append(f"download of {event.repo_id} failed: {event.message}")
+            self._warn(f"download of {event.repo_id} failed: {event.message}")
             return {"log", "progress", "warnings"}
         return {"log", "progress"}
 
@@ -309,7 +315,7 @@ class SweepState:
         row = self._row(result.arm_id)
         row.runs_done += 1
         row.rerun = ""
-        row.result = result
+        row.result = result.model_copy(update={"error": redact_text(result.error)}) if result.error else result  # shown in the live table
         row.status = result.status
         row.phase = "failed" if result.status == ArmStatus.failed else "done"
         if result.output_throughput is not None:
@@ -319,9 +325,9 @@ class SweepState:
             if result.mean_acceptance_length is not None:
                 self.mean_acceptance_length = result.mean_acceptance_length
         for warning in result.warnings:
-            self.warnings.append(f"[{short_label(row.arm)}] {warning}")
+            self._warn(f"[{short_label(row.arm)}] {warning}")
         if result.error:
-            self.warnings.append(f"[{short_label(row.arm)}] failed: {result.error}")
+            self._warn(f"[{short_label(row.arm)}] failed: {result.error}")
         return {"queue", "progress", "chart", "throughput", "warnings"}
 
 

@@ -2,12 +2,14 @@
 
 Used by `sweep --resume ID --rebuild`. What crosses from the bundle is decided in one place,
 specadvisor.crossing (the method from the registry, N, declared numeric keys and settings
-within the CLI's bounds); the engine command, server arguments, prompt file paths, the drafter and
-serve commands come from this machine and the user's flags, never from the bundle.
+within the CLI's bounds); the engine command, server arguments, prompt file paths, the target model,
+the drafter, `--adaptive` and serve commands come from this machine and the user's flags, never from
+the bundle.
 """
 
 from __future__ import annotations
 
+from specadvisor import textsafe
 from specadvisor.bench.prompts import BUILTIN_SOURCES
 from specadvisor.crossing import crossing_arms, crossing_settings
 from specadvisor.domain import Session, SweepSettings
@@ -16,20 +18,35 @@ from specadvisor.sweep.plan import SweepPlan, plan_from_methods
 
 
 def rebuild_plan(
-    imported: Session, *, model: str | None, engine_cmd: list[str], server_args: list[str], prompt_source: str, drafter: str | None = None
+    imported: Session,
+    *,
+    model: str | None,
+    engine_cmd: list[str],
+    server_args: list[str],
+    prompt_source: str,
+    drafter: str | None = None,
+    adaptive: bool = False,
 ) -> tuple[SweepPlan, list[str]]:
-    """The plan and the notes to show (one line per arm dropped or key ignored)."""
+    """The plan and the notes to show (one line per arm dropped or key ignored). `model` is the
+    user's (`--model`, or the CPU engine's): the bundle's model, a Hub id or a path its author chose,
+    is never served, like its drafter; `adaptive` is the user's `--adaptive`, not the bundle's."""
     s = imported.settings
     settings = SweepSettings(
         prompt_source=s.prompt_source if s.prompt_source in BUILTIN_SOURCES else prompt_source,
         engine_cmd=list(engine_cmd),
         server_args=list(server_args),
-        adaptive=s.adaptive is True,
+        adaptive=adaptive,
         **crossing_settings(s),
     )
-    target = model or imported.model
-    if not target or target.startswith("-") or len(target) > 1000:
-        raise InputError("the imported session names no usable model", hint="pass --model MODEL")
+    if not model:
+        named = textsafe.line(imported.model or "no model", 80)
+        raise InputError(
+            f"a rebuild never serves a bundle's model (session {imported.id[:8]} names '{named}')",
+            hint="pass --model MODEL, the model to serve here (name that one yourself if you trust it)",
+        )
+    target = model
+    if target.startswith("-") or len(target) > 1000:
+        raise InputError(f"--model {textsafe.line(target, 40)!r} is not a model name", hint="pass --model MODEL")
     plan = plan_from_methods(target, [], [], settings, baseline=True)  # a local sweep always measures its own baseline
     crossing = crossing_arms(imported, target_model=target, drafter=drafter)
     if not crossing.arms and any(not a.is_baseline for a in imported.arms):

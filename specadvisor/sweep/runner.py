@@ -135,8 +135,10 @@ class SweepRunner:
         slots: list[Slot] | None = None,
         prefetch: Callable[..., Any] | None = None,
         monitor: Any = None,
+        started_at: float | None = None,  # time.monotonic() when the sweep began, if before the runner (the time limit counts from it)
     ):
         self.session = plan.session if isinstance(plan, SweepPlan) else plan
+        self._started_at = started_at
         refuse_imported(self.session)  # a bundle's engine command and server args are never run
         self.store = store
         self.adaptive = self.session.settings.adaptive if adaptive is None else adaptive
@@ -225,7 +227,9 @@ class SweepRunner:
 
     async def _run(self, emit: Emit) -> None:
         session = self.session
-        watchdog = self._watchdog = Watchdog(session.settings.time_limit_s)  # counts from here: downloads included
+        watchdog = self._watchdog = Watchdog(
+            session.settings.time_limit_s, started_at=self._started_at
+        )  # counts from here (or an endpoint's identification): downloads included
         policy = AdaptivePolicy(session) if self.adaptive else None
         scheduler = Scheduler(session, self.slots, policy)
         self._scheduler = scheduler

@@ -65,10 +65,13 @@ class Watchdog:
     """Cancels one task at a deadline on the running loop's clock and remembers that it did, so the
     runner can tell the limit from a user's cancel."""
 
-    def __init__(self, seconds: float | None, loop: asyncio.AbstractEventLoop | None = None):
+    def __init__(self, seconds: float | None, loop: asyncio.AbstractEventLoop | None = None, started_at: float | None = None):
+        """`started_at`: when the sweep began on the loop's clock (time.monotonic), when work before
+        the runner counts too (an endpoint identified first); else now."""
         self.seconds = seconds
         self._loop = loop or asyncio.get_running_loop()
-        self.deadline = None if seconds is None else self._loop.time() + seconds
+        start = self._loop.time() if started_at is None else min(started_at, self._loop.time())
+        self.deadline = None if seconds is None else start + seconds
         self.fired = False
         self._handle: asyncio.TimerHandle | None = None
 

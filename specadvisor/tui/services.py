@@ -51,14 +51,10 @@ class Services:
 
 def measured_here(db_path: Path | None, model: ModelProfile, hardware: HardwareProfile) -> list[Session]:
     """Sessions measured on this machine for this model, newest first: local evidence outweighs
-    published numbers. An imported bundle was measured elsewhere, whatever its fingerprint says,
-    so the advice after a sweep quotes the user's own result, not a teammate's."""
-    from specadvisor.settings import paths
-    from specadvisor.store import Store
-    from specadvisor.trust import is_imported
+    published numbers (specadvisor.app.evidence, the CLI's `advise` answer too)."""
+    from specadvisor.app.evidence import sessions_measured_here
 
-    with Store.open(db_path or paths().database) as store:
-        return [s for s in store.find_sessions(model=model.id, hardware_fingerprint=hardware.fingerprint()) if not is_imported(s)]
+    return sessions_measured_here(db_path, model.id, hardware)
 
 
 def default_services(db_path: Path | None = None, server_env: dict[str, str] | None = None) -> Services:

@@ -151,7 +151,7 @@ def collect(tmp_path: Path, capsys, monkeypatch) -> list[Printed]:
         add(situation, "report html", _pre(page.read_text()))
         params = tmp_path / "plan dir" / "serve params.json"
         params.parent.mkdir(exist_ok=True)
-        add(situation, "export-plan", [_run(capsys, "--db", db, "export-plan", sid, "--serve-params", str(params)).rstrip("\n")])
+        add(situation, "export-plan", [_run(capsys, "--db", db, "export-plan", sid, "--serve-params", str(params), "--force").rstrip("\n")])
         with Store.open(Path(db)) as store:
             session = store.get_session(sid)
         script = shell_script(recommended_command(session, session.recommendation), comment="saved by the TUI")
@@ -216,7 +216,7 @@ def test_paths_json_and_docker_mounts_survive_the_shell(printed, tmp_path):
     for p in printed:
         by_source.setdefault((p.source, p.situation), []).append(bash_words(p.command, home))
     imported = by_source[("snippet --command", "imported, redacted ~ path")][0]
-    assert imported[2] == f"{home}/models/Qwen3 8B"  # `~/models/...` expands, not a literal '~' folder
+    assert imported[2] == "MODEL"  # a bundle's model (here `~/models/Qwen3 8B`) is never printed as something to run
     assert _spec_configs(imported) == [IMPORTED_CONFIG]
     local = by_source[("snippet --command", "local, engine env vars, TP 2")][0]
     assert local[:5] == ["env", "VLLM_CPU_KVCACHE_SPACE=4", "OMP_NUM_THREADS=2", "/opt/vllm env/bin/vllm", "serve"]
@@ -228,9 +228,11 @@ def test_paths_json_and_docker_mounts_survive_the_shell(printed, tmp_path):
         host, inside, _ = mount.rsplit(":", 2)
         assert host == str(tmp_path / "my models" / "Llama 8B") and inside in words[words.index(mount) + 1 :]
     hint = by_source[("--resume refusal hint", "imported, redacted ~ path")][0]
-    assert hint[:3] == ["specadvisor", "sweep", "--resume"] and hint[-1] == "--rebuild"
+    assert hint[:3] == ["specadvisor", "sweep", "--resume"] and hint[-3:] == ["--rebuild", "--model", "MODEL"]
     hand_off = by_source[("plan hand-off", "imported, redacted ~ path")]
-    assert hand_off[-1][-1] == "--rebuild" and hand_off[0][-1] == "plan for H100x8.json"
+    assert hand_off[-1][-3:] == ["--rebuild", "--model", "MODEL"] and hand_off[0][-1] == "plan for H100x8.json"
+    local_hand_off = by_source[("plan hand-off", "local, engine env vars, TP 2")]
+    assert local_hand_off[-1][-3:-1] == ["--rebuild", "--model"]  # your own plan names its own model
 
 
 def test_saved_script_is_executable_with_a_shebang(tmp_path):

@@ -67,11 +67,19 @@ class LyingEndpoint:
         reject_key: bool = False,
         output_len: int = 4,
         get_forever: tuple[str, ...] = (),
+        server_info: object = None,
+        metrics_text: str | None = None,
+        reject_template: str | None = None,
     ):
         self.counters = counters or (lambda r, n, _s: honest_counters(r, n))
-        self.per_position = per_position or (lambda r, n: [float(r * max(1, n // 2)), 0.0, 0.0])
+        self.per_position = per_position or (lambda r, n: [float(r * max(1, n // 2)), 0.0, 0.0])  # returning None: no series
         self.metrics_extra, self.stream, self.reject_key, self.output_len = metrics_extra, stream, reject_key, output_len
         self.get_forever = get_forever  # GET paths whose body never ends (64 KB every 10 ms)
+        default_info = {"vllm_config": {"speculative_config": {"method": "ngram", "num_speculative_tokens": N}}}
+        # a JSON-able value, bytes sent as they are, or False: no /server_info (404)
+        self.server_info = default_info if server_info is None else server_info
+        self.metrics_text = metrics_text  # sent instead of the counters' exposition (identification, parsing)
+        self.reject_template = reject_template  # with reject_key: the 401 body, `{key}` and `{escaped_key}` (JSON's `\/`) filled in
         self.usage = usage or (lambda n: {"prompt_tokens": 7, "completion_tokens": n, "total_tokens": n + 7})
         self.finished = 0
         self.scrapes = 0
@@ -113,8 +121,11 @@ class LyingEndpoint:
                     self._send(200, b"")
                 elif path == "/version":
                     self._send(200, b'{"version": "0.32.0"}')
-                elif path == "/server_info":
-                    self._send(200, json.dumps({"vllm_config": {"speculative_config": {"method": "ngram", "num_speculative_tokens": N}}}).encode())
+                elif path == "/server_info" and stub.server_info is not False:
+                    info = stub.server_info
+                    self._send(200, info if isinstance(info, bytes) else json.dumps(info).encode())
+                elif path == "/metrics" and stub.metrics_text is not None:
+                    self._send(200, stub.metrics_text.encode(), "text/plain")
                 elif path == "/metrics":
                     stub.scrapes += 1
                     counters = stub.counters(stub.finished, stub.output_len, stub.scrapes)
@@ -132,6 +143,9 @@ class LyingEndpoint:
                 stub.posts += 1
                 if stub.reject_key:
                     key = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
+                    if stub.reject_template is not None:
+                        self._send(401, stub.reject_template.format(key=key, escaped_key=key.replace("/", "\\/")).encode())
+                        return
                     message = f"Incorrect API key provided: {key}. You can find your API key at https://example.invalid/keys."
                     self._send(401, json.dumps({"error": {"message": message, "type": "invalid_request_error"}}).encode())
                     return

@@ -12,11 +12,11 @@ from lying_stub import LyingEndpoint
 from specadvisor.bench import loadgen
 from specadvisor.bench.loadgen import Deadlines, RequestRecord, run_load
 from specadvisor.bench.metrics import scrape
-from specadvisor.bench.physics import ImplausibleFigures
 from specadvisor.bench.prompts import Prompt, PromptSet
 from specadvisor.bench.sse import MAX_LINE_BYTES, SSEStream, StreamError
 from specadvisor.engine import Endpoint, attach
 from specadvisor.errors import EngineError
+from specadvisor.physics import ImplausibleFigures
 from specadvisor.store import Store
 
 SMALL = Deadlines(stall_s=0.5, prior_token_s=0.1)  # a request of 4 tokens may take 0.5 + 0.4 s in all
@@ -93,6 +93,17 @@ def test_the_total_deadline_follows_the_measured_token_rate():
     limits.observe(RequestRecord(ok=False, completion_tokens=0, latency_s=99.0))
     limits.observe(RequestRecord(ok=True, error="no usage chunk: output length not verified", completion_tokens=100, latency_s=99.0))
     assert limits.total_s(100) == pytest.approx(22.0)  # failures and unverified counts teach it nothing
+
+
+def test_an_endpoint_cannot_teach_itself_a_longer_deadline():
+    """Round three: a slow first request claiming 1 token (70 s per token measured) made every later
+    request's deadline 10x that per token; what is measured only ever tightens the prior."""
+    limits = Deadlines(stall_s=180.0, prior_token_s=1.0, slowdown=10.0)
+    before = limits.total_s(128)
+    limits.observe(RequestRecord(ok=True, completion_tokens=1, latency_s=70.0, expected_tokens=128))
+    assert limits.total_s(128) == pytest.approx(before) == pytest.approx(180.0 + 128)
+    limits.observe(RequestRecord(ok=True, completion_tokens=128, latency_s=1.28, expected_tokens=128))
+    assert limits.total_s(128) <= before
 
 
 def test_default_stall_is_minutes_and_the_variable_is_checked(monkeypatch):

@@ -67,6 +67,28 @@ LIES = [
     ("usage-not-an-object", dict(usage=lambda n: 5), "usage chunk was 5"),
     ("usage-a-list", dict(usage=lambda n: [4]), "usage chunk was list"),
     ("more-chunks-than-max-tokens", dict(stream="tokens-forever"), "content chunks for this request's max_tokens"),
+    # round three: N unknown, accepted beyond generated, per-position shapes, fractions, duplicates
+    (
+        "n-unknown-1000-tokens-per-draft",
+        dict(
+            server_info=False,
+            per_position=lambda r, n: None,
+            counters=counters_with(drafts=lambda r, s: r, draft_tokens=lambda r, s: 1000 * r, accepted=lambda r, s: 1000 * r),
+        ),
+        "drafts of at most 64 (N unknown",
+    ),
+    (
+        "accepted-3x-generated-n-known",
+        dict(
+            counters=counters_with(drafts=lambda r, s: 4 * r, draft_tokens=lambda r, s: 12 * r, accepted=lambda r, s: 12 * r),
+            per_position=lambda r, n: [4.0 * r, 4.0 * r, 4.0 * r],
+        ),
+        "generated tokens over",
+    ),
+    ("per-position-rising", dict(per_position=lambda r, n: [0.0, 0.0, 2.0 * r]), "more acceptances at position 2"),
+    ("per-position-3x-accepted", dict(per_position=lambda r, n: [2.0 * r, 2.0 * r, 2.0 * r]), "per-position acceptances summing to"),
+    ("counter-fraction", dict(counters=counters_with(generated=lambda r, s: 4 * r + 0.5)), "not a whole count"),
+    ("series-duplicated", dict(metrics_extra='vllm:generation_tokens_total{engine="0",model_name="m"} 0\n'), "same labels twice"),
 ]
 
 

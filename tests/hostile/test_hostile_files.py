@@ -71,11 +71,14 @@ def test_force_replaces_a_symlink_itself_not_its_target(tmp_path, cli, db):
     assert not os.path.islink(target) and (tmp_path / "victim.txt").read_text() == "keep me"
 
 
-def test_a_regular_file_is_still_replaced(tmp_path, cli, db):
+def test_a_regular_file_is_replaced_only_with_force(tmp_path, cli, db):
     path, sid = db
     out = tmp_path / "r.md"
     out.write_text("old")
     code, _, err = cli(["--db", str(path), "report", sid, "-o", str(out)])
+    assert_one_line_error(code, err, 2)
+    assert "already exists" in err and "--force" in err and out.read_text() == "old"
+    code, _, err = cli(["--db", str(path), "report", sid, "-o", str(out), "--force"])
     assert code == 0, err
     assert out.read_text().startswith("# Speculative decoding sweep")
 

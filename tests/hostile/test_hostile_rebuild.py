@@ -20,6 +20,7 @@ from specadvisor.domain import Arm, SweepSettings
 from specadvisor.engine import server as server_module
 from specadvisor.engine.spec import build_command
 from specadvisor.rulebase import default_rulebase
+from specadvisor.store import Store
 from specadvisor.store.bundle import bundle_document
 from specadvisor.sweep import runner as runner_module
 from store_samples import make_session
@@ -207,7 +208,7 @@ def test_export_plan_and_the_report_carry_only_the_allow_list(tmp_path, cli):
     published = {d.drafter for d in default_rulebase().drafters}
     assert params[2]["speculative_config"]["model"] in published  # Qwen3-8B's catalog drafter, not the bundle's
     assert "attacker" not in params_file.read_text() and "touch" not in out
-    code, out, err = cli(["--db", str(db), "export-plan", sid, "--serve-params", str(params_file), "--drafter", "me/d"])
+    code, out, err = cli(["--db", str(db), "export-plan", sid, "--serve-params", str(params_file), "--drafter", "me/d", "--force"])
     assert code == 0, err
     assert {"method": "eagle3", "num_speculative_tokens": 3, "model": "me/d"} in [p.get("speculative_config") for p in json.loads(params_file.read_text())]
     for fmt in ("md", "html"):
@@ -216,7 +217,7 @@ def test_export_plan_and_the_report_carry_only_the_allow_list(tmp_path, cli):
         assert "touch" not in report and "attacker" not in report and "trust_remote_code" not in report
 
 
-def test_a_bundle_model_that_is_a_flag_stays_a_path_in_export_plan(tmp_path, cli):
+def test_a_bundle_model_that_is_a_flag_never_reaches_export_plan(tmp_path, cli):
     session = make_session()
     session.model = "--trust-remote-code"
     path = tmp_path / "b.json"
@@ -225,7 +226,7 @@ def test_a_bundle_model_that_is_a_flag_stays_a_path_in_export_plan(tmp_path, cli
     assert cli(["--db", str(db), "sessions", "import", str(path)])[0] == 0
     code, out, err = cli(["--db", str(db), "export-plan", session.id[:8], "--serve-params", str(tmp_path / "p.json")])
     assert code == 0, err
-    assert "./--trust-remote-code" in out and " --trust-remote-code" not in out.replace("./--trust-remote-code", "")
+    assert "trust-remote-code" not in out and "vllm serve MODEL" in out
 
 
 # ------------------------------------------------------------------ the allow-list itself
@@ -336,3 +337,86 @@ def test_an_imported_recommendation_that_cannot_cross_is_one_line(tmp_path, cli)
     code, out, err = cli(["--db", str(db), "snippet", session.id[:8], "--command"])
     assert_one_line_error(code, err, 2)
     assert out == "" and "attacker" not in err
+
+
+# ------------------------------------------------------------------ the target model (round three)
+
+EVIL_MODELS = ["attacker/remote-code-model", "../../../../home/victim/.ssh", "/tmp/evil model"]
+
+
+def _import_model(tmp_path, cli, model: str, **settings) -> tuple[Path, str]:
+    session = make_session(status="finished")
+    session.model = model
+    for key, value in settings.items():
+        setattr(session.settings, key, value)
+    path = tmp_path / "bundle.json"
+    path.write_text(json.dumps(bundle_document(session)), encoding="utf-8")
+    db = tmp_path / "s.db"
+    code, _, err = cli(["--db", str(db), "sessions", "import", str(path)])
+    assert code == 0, err
+    return db, session.id[:8]
+
+
+@pytest.mark.parametrize("model", EVIL_MODELS)
+def test_a_rebuild_never_serves_the_bundles_model(tmp_path, cli, launched, model):
+    db, sid = _import_model(tmp_path, cli, model)
+    code, out, err = _rebuild(cli, db, sid)
+    assert_one_line_error(code, err, 2)
+    assert "never serves a bundle's model" in err and "--model MODEL" in err and repr(model) in err
+    assert launched == [] and out == ""
+
+
+@pytest.mark.parametrize("model", EVIL_MODELS)
+def test_a_rebuild_serves_the_model_the_user_names(tmp_path, cli, launched, model):
+    db, sid = _import_model(tmp_path, cli, model)
+    code, _, err = _rebuild(cli, db, sid, "--model", "me/my-model")
+    assert code == 0, err
+    assert launched and all("me/my-model" in argv for argv in launched)
+    assert not any(model in part for argv in launched for part in argv)
+
+
+def test_the_resume_refusal_hint_names_the_model_flag(tmp_path, cli):
+    db, sid = _import_model(tmp_path, cli, EVIL_MODELS[0])
+    code, _, err = cli(["--db", str(db), "sweep", "--resume", sid])
+    assert_one_line_error(code, err, 2)
+    assert f"specadvisor sweep --resume {sid} --rebuild --model MODEL" in err and EVIL_MODELS[0] not in err
+
+
+@pytest.mark.parametrize("model", EVIL_MODELS)
+def test_printed_commands_of_an_imported_session_name_a_placeholder_not_its_model(tmp_path, cli, model):
+    db, sid = _import_model(tmp_path, cli, model)
+    params = tmp_path / "p.json"
+    for argv in (["snippet", sid, "--command"], ["export-plan", sid, "--serve-params", str(params)]):
+        code, out, err = cli(["--db", str(db), *argv])
+        assert code == 0, err
+        assert model not in out and "serve MODEL" in out, argv
+        assert "replace MODEL with the model to serve here" in err, argv
+        params.unlink(missing_ok=True)
+    code, out, err = cli(["--db", str(db), "sessions", "show", sid])
+    assert code == 0, err
+    assert "serve with: vllm serve MODEL" in out
+    for fmt in ("md", "html"):
+        code, report, err = cli(["--db", str(db), "report", sid, "--format", fmt])
+        assert code == 0, err
+        commands = list(report.split("vllm ")[1:])
+        assert commands and not any(part.startswith(("serve " + model, "bench serve --model " + model)) for part in commands)
+        assert "vllm serve MODEL" in report and "replace MODEL with the model to serve here" in report.replace("Replace", "replace")
+
+
+def test_printed_commands_serve_the_model_given_with_model(tmp_path, cli):
+    db, sid = _import_model(tmp_path, cli, EVIL_MODELS[0])
+    code, out, err = cli(["--db", str(db), "snippet", sid, "--command", "--model", "me/my-model"])
+    assert code == 0, err
+    assert out.startswith("vllm serve me/my-model") and "MODEL" not in err
+    code, out, err = cli(["--db", str(db), "export-plan", sid, "--serve-params", str(tmp_path / "p.json"), "--model", "me/my-model"])
+    assert code == 0, err
+    assert "vllm serve me/my-model" in out and "--model me/my-model" in out and EVIL_MODELS[0] not in out
+
+
+def test_a_bundles_adaptive_setting_does_not_cross_a_rebuild(tmp_path, cli, launched):
+    db, sid = _import_model(tmp_path, cli, "m", adaptive=True)
+    code, _out, err = _rebuild(cli, db, sid, "--model", "me/m")
+    assert code == 0, err
+    with Store.open(db) as store:
+        rebuilt = list(store.find_sessions(model="me/m"))
+    assert len(rebuilt) == 1 and rebuilt[0].settings.adaptive is False

@@ -66,7 +66,7 @@ def test_printed_commands_are_rebuilt_locally(imported, capsys):
     db, session, marker = imported
     assert main(["--db", str(db), "snippet", session.id[:8], "--command"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("vllm serve Qwen/Qwen3-8B \\\n  --host 127.0.0.1 \\\n  --port 8000 \\\n  --speculative-config ")
+    assert out.startswith("vllm serve MODEL \\\n  --host 127.0.0.1 \\\n  --port 8000 \\\n  --speculative-config ")  # never the bundle's model
     for bad in ("evil", "touch", "/bin/sh", "--enable-x"):
         assert bad not in out
     assert main(["--db", str(db), "sessions", "show", session.id[:8]]) == 0
@@ -92,18 +92,19 @@ def test_local_sessions_keep_their_measured_command():
         "'/opt/my vllm/bin/vllm' serve Qwen/Qwen3-8B --host 127.0.0.1 --port 8000 --speculative-config '{\"method\":\"ngram\"}' --max-model-len 4096"
     )
     session.provenance.origin = "imported"
-    assert recommended_command(session, rec).startswith("vllm serve Qwen/Qwen3-8B --host 127.0.0.1")
+    assert recommended_command(session, rec).startswith("vllm serve MODEL --host 127.0.0.1")
+    assert recommended_command(session, rec, model="me/m").startswith("vllm serve me/m --host 127.0.0.1")
     session.model = "--trust-remote-code"
-    assert "./--trust-remote-code" in serve_command(session, None)
+    assert "trust-remote-code" not in serve_command(session, None)
 
 
 def test_rebuild_takes_engine_and_args_from_this_machine(imported):
     db, session, _ = imported
     with Store.open(db) as store:
         stored = store.get_session(session.id)
-    plan, _ = rebuild_plan(stored, model=None, engine_cmd=["vllm", "serve"], server_args=["--max-model-len", "2048"], prompt_source="humaneval")
+    plan, _ = rebuild_plan(stored, model="me/m", engine_cmd=["vllm", "serve"], server_args=["--max-model-len", "2048"], prompt_source="humaneval")
     new = plan.session
-    assert new.id != stored.id and new.provenance.origin == "local"
+    assert new.id != stored.id and new.provenance.origin == "local" and new.model == "me/m"
     assert new.settings.engine_cmd == ["vllm", "serve"] and new.settings.server_args == ["--max-model-len", "2048"]
     assert all(arm.server_args == [] for arm in new.arms)
     assert sorted(a.n for a in new.arms if a.n) == sorted(a.n for a in stored.arms if a.n)

@@ -61,7 +61,7 @@ class AdviceScreen(AppScreen):
         with Horizontal(id="advice-columns"):
             with VerticalScroll(id="candidates", classes="panel"):
                 for rank, cand in enumerate(advice.candidates, start=1):
-                    with Collapsible(title=textsafe.markup(candidate_title(rank, cand, self.state.model_ref), 120), collapsed=rank > 1):
+                    with Collapsible(title=textsafe.tui_markup(candidate_title(rank, cand, self.state.model_ref), 120), collapsed=rank > 1):
                         yield Static(textsafe.lines("\n".join(candidate_details(cand))), markup=False, classes="details")
                 if advice.warnings:
                     yield Static("\n".join(f"! {w}" for w in advice.warnings), classes="warnings", markup=False)
@@ -229,21 +229,26 @@ class AdviceScreen(AppScreen):
             if not spec:
                 return
 
+            default = f"specadvisor-plan-{spec.lower()}.json"
+
             def path_given(text: str | None) -> None:
                 if text:
-                    self.export_plan(spec, Path(text).expanduser())
+                    self.export_plan(spec, text, default)
 
-            default = f"specadvisor-plan-{spec.lower()}.json"
             self.app.push_screen(PromptModal("Write the plan (vllm bench sweep serve --serve-params) to:", value=default), path_given)
 
         default = self.state.target_gpu or "H100x1"
         self.app.push_screen(PromptModal("Plan for which GPU machine? NAME[xCOUNT], e.g. H100x8:", value=default), gpu_chosen)
 
     @work(thread=True, exclusive=True, group="export", exit_on_error=False)
-    def export_plan(self, spec: str, path: Path) -> None:
+    def export_plan(self, spec: str, text: str, default: str) -> None:
+        from specadvisor.fileio import output_target
         from specadvisor.report.serve_params import serve_params
 
         state = self.state
+        path = output_target(text, default_name=default, protected=[state.store.path])  # the CLI's -o rule
+        if path is None:
+            raise InputError("- (stdout) is not a file the TUI can write", hint="give a file name")
         services = state.services
         model = required(state.model_profile, "model")
         hardware = services.hypothetical(spec) if services.hypothetical else required(state.hardware, "hardware")

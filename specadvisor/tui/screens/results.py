@@ -16,11 +16,13 @@ from specadvisor import textsafe
 from specadvisor.analysis.arms import arm_label
 from specadvisor.analysis.capacity import capacity_answer
 from specadvisor.domain import ArmResult, ArmStatus, Recommendation, Session
+from specadvisor.errors import InputError
 from specadvisor.figures import all_speedups, speedup_text
-from specadvisor.fileio import write_atomic
+from specadvisor.fileio import output_target, write_atomic
 from specadvisor.report.content import MAX_SHOWN_REASONS, shown_reasons, tabled_arms
 from specadvisor.report.snippet import recommended_config, spec_config_json
 from specadvisor.sweep.live import short_label
+from specadvisor.trust import placeholder_note
 from specadvisor.tui.format import result_row, verdict_headline
 from specadvisor.tui.screens.base import AppScreen
 from specadvisor.tui.widgets.charts import AcceptanceChart
@@ -63,15 +65,20 @@ def _recommendation_pieces(session: Session, rec: Recommendation | None, command
     if capacity:  # a capacity sweep answers in request rates under the latency target
         head = ("Capacity: " + capacity) if not rec.do_not_speculate else f"Do NOT speculate here: {capacity}"
         rows = [f"• {arm_label(a)}: {_goodput(session.result_for(a.id))}" for a in session.arms if session.result_for(a.id)]
-        return [head, *rows, *[f"• {r}" for r in rec.reasons[1:]], *(["", command] if command else [])]
+        return [head, *rows, *[f"• {r}" for r in rec.reasons[1:]], *_command_lines(session, command)]
     arm = next((a for a in session.arms if a.id == rec.arm_id), None)
     speed = speedup_text(rec.speedup, rec.speedup_ci) if rec.speedup else ""
     head = verdict_headline(rec, short_label(arm) if arm else None, speed)
     reasons, more = shown_reasons(session, rec)
-    lines = [head, *[f"• {r}" for r in reasons], *([more] if more else [])]
-    if command:
-        lines += ["", command]
-    return lines
+    return [head, *[f"• {r}" for r in reasons], *([more] if more else []), *_command_lines(session, command)]
+
+
+def _command_lines(session: Session, command: str) -> list[str]:
+    """The command, and for an imported session what its placeholder MODEL stands for."""
+    if not command:
+        return []
+    note = placeholder_note(session)
+    return ["", command, *([f"({note})"] if note else [])]
 
 
 def _goodput(result: ArmResult | None) -> str:
@@ -111,7 +118,7 @@ class ResultsScreen(AppScreen):
         session = self.session
         self.sub_title = textsafe.line(f"{session.model} · {session.workload.value} · c={session.concurrency} · T={session.temperature:g}", 200)
         table = self.query_one("#results", DataTable)
-        table.border_title = f"Arms measured ({textsafe.markup(session.name or session.id[:8], 80)})"
+        table.border_title = f"Arms measured ({textsafe.tui_markup(session.name or session.id[:8], 80)})"  # Textual markup: Rich's escape is not enough
         table.add_columns(*COLUMNS)
         self.recommendation = self.state.services.recommend(session) if measured(session) else None  # a plan has no verdict
         chosen = self.recommendation.arm_id if self.recommendation else None
@@ -169,12 +176,20 @@ class ResultsScreen(AppScreen):
         self.app.copy_to_clipboard(spec_config_json(config))
         self.notify(CLIPBOARD_SENT.format(what="the --speculative-config JSON"), markup=False, timeout=8)
 
-    def _ask_path(self, question: str, default: str, then: Callable[[Path], object]) -> None:
+    def _ask_path(self, question: str, default: str, then: Callable[[str, str], object]) -> None:
         def answered(text: str | None) -> None:
             if text:
-                then(Path(text).expanduser())
+                then(text, default)  # the worker checks the path: its errors reach the app's one handler
 
         self.app.push_screen(PromptModal(question, value=default), answered)
+
+    def _target(self, text: str, default: str) -> Path:
+        """The CLI's rule for every `-o` (specadvisor.fileio.output_target): a folder gets the default
+        name, an existing file is never replaced from here, the sessions database never."""
+        target = output_target(text, default_name=default, protected=[self.state.store.path])
+        if target is None:
+            raise InputError("- (stdout) is not a file the TUI can write", hint="give a file name")
+        return target
 
     def action_save_snippet(self) -> None:
         if not self.command:
@@ -189,19 +204,20 @@ class ResultsScreen(AppScreen):
         self._ask_path("Write the session bundle to:", f"specadvisor-{self.session.id[:8]}.json", self.write_bundle)
 
     @work(thread=True, group="export", exit_on_error=False)
-    def write_snippet(self, path: Path) -> None:
-        written = write_atomic(path, shell_script(self.command), mode=0o755)
-        self.app.call_from_thread(self.notify, f"Saved {written}")
+    def write_snippet(self, text: str, default: str) -> None:
+        written = write_atomic(self._target(text, default), shell_script(self.command), mode=0o755)
+        self.app.call_from_thread(self.notify, f"Saved {written}", markup=False)
 
     @work(thread=True, group="export", exit_on_error=False)
-    def write_report(self, path: Path) -> None:
+    def write_report(self, text: str, default: str) -> None:
         """Markdown, or self-contained HTML when the name ends in .html."""
+        path = self._target(text, default)
         services = self.state.services
         render = services.report_html if path.suffix.lower() in (".html", ".htm") else services.report_markdown
         written = write_atomic(path, render(self.session))
-        self.app.call_from_thread(self.notify, f"Wrote {written}")
+        self.app.call_from_thread(self.notify, f"Wrote {written}", markup=False)
 
     @work(thread=True, group="export", exit_on_error=False)
-    def write_bundle(self, path: Path) -> None:
-        written = self.state.services.export_bundle(self.session, path)
-        self.app.call_from_thread(self.notify, f"Wrote {written}")
+    def write_bundle(self, text: str, default: str) -> None:
+        written = self.state.services.export_bundle(self.session, self._target(text, default))
+        self.app.call_from_thread(self.notify, f"Wrote {written}", markup=False)

@@ -18,6 +18,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from specadvisor.domain import Recommendation, Session
 from specadvisor.errors import InputError
+from specadvisor.fileio import output_target
 from specadvisor.textsafe import line, markup
 from specadvisor.trust import is_imported, refuse_imported
 from specadvisor.tui.format import session_columns, summary_cells
@@ -247,17 +248,22 @@ class SessionsScreen(AppScreen):
         if session is None:
             return
 
+        default = f"specadvisor-{session.id[:8]}.json"
+
         def answered(text: str | None) -> None:
             if not text:
                 return
             try:
-                written = self.state.services.export_bundle(session, Path(text).expanduser())
+                target = output_target(text, default_name=default, protected=[self.state.store.path])  # the CLI's -o rule
+                if target is None:
+                    raise InputError("- (stdout) is not a file the TUI can write", hint="give a file name")
+                written = self.state.services.export_bundle(session, target)
             except Exception as err:  # noqa: BLE001
                 self.app.show_error("Export failed", err)
                 return
             self.notify(f"Wrote {line(written)}", markup=False)
 
-        self.app.push_screen(PromptModal("Write the bundle to:", value=f"specadvisor-{session.id[:8]}.json"), answered)
+        self.app.push_screen(PromptModal("Write the bundle to:", value=default), answered)
 
 
 def rejudged_text(rec: Recommendation) -> str:

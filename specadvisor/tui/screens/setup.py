@@ -105,7 +105,7 @@ class SetupScreen(AppScreen):
         if gpu:
             lines += ["", f"Advice for {gpu} (planned: nothing runs here; x exports the plan)"]
         self.query_one("#hardware", Static).update("\n".join(lines))
-        self.query_one("#machine").border_title = f"This machine · advising for {textsafe.markup(gpu, 40)}" if gpu else "This machine"
+        self.query_one("#machine").border_title = f"This machine · advising for {textsafe.tui_markup(gpu, 40)}" if gpu else "This machine"
 
     # ------------------------------------------------------------------ model
 
@@ -189,7 +189,7 @@ class SetupScreen(AppScreen):
         if values is None:
             first = next(iter(errors))
             self.query_one(f"#{first}", Input).focus()  # focus goes back to the field to fix
-            self.notify(errors[first], title=f"Check {BY_ID[first].label}", severity="error", timeout=6)
+            self.notify(errors[first], title=f"Check {BY_ID[first].label}", severity="error", timeout=6, markup=False)  # may quote what was typed
             return
         if self.state.hardware is None:
             self.app.notify("Still detecting hardware; try again in a moment.", severity="warning")
