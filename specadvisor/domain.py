@@ -503,6 +503,8 @@ def setting(default: Any, help: str, *, flag: str, unit: str = "", cli_scale: fl
 
 
 MAX_INT64 = 2**63 - 1  # SQLite's INTEGER
+# How prompts are sent (specadvisor.request_format): "auto" is resolved when a session is planned.
+RequestFormat = Literal["auto", "chat", "completions"]
 # One concurrency level (each level of `concurrency`, and the level a recommendation is for).
 ConcurrencyLevel = Annotated[int, Field(ge=1, le=100_000, description="client concurrency level", json_schema_extra={"unit": "streams"})]
 
@@ -515,6 +517,16 @@ class SweepSettings(Model):
     CLI, the TUI or a bundle. Temperature follows vLLM's own SamplingParams check, [0, 2]."""
 
     prompt_source: str = "humaneval"
+    # How each prompt is sent (specadvisor/request_format.py): part of the workload. None: a session recorded
+    # before the format was, sent as then (a row's `prompt` as raw text before its `messages`).
+    request_format: RequestFormat | None = setting(
+        None,
+        "how each prompt is sent: chat (/v1/chat/completions, through the model's chat template), completions "
+        "(/v1/completions, raw text) or auto: what `vllm bench serve` does for the same prompts (the chat template "
+        "for a JSONL file, HumanEval and the project's sets; raw text for ShareGPT and random)",
+        flag="--request-format",
+        cli_default="auto",
+    )
     num_prompts: int = setting(32, "measured requests per arm, e.g. 32 or 1k", flag="--num-prompts", unit="requests", counts=True, ge=1, le=1_000_000)
     output_len: int = setting(
         256,

@@ -192,9 +192,9 @@ def _prompt_facts(session: Session) -> None:
     if session.provenance.entry_point == "import-bench":
         return
     try:
-        from specadvisor.bench.prompts import load_prompts
+        from specadvisor.bench.prompts import prompts_for
 
-        chosen = load_prompts(s.prompt_source, s.num_prompts, seed=s.seed)
+        chosen = prompts_for(s)
     except Exception:  # noqa: BLE001 - the runner reports a bad source as an input error before anything runs
         return
     prov.prompt_sha256 = prompt_sha256(chosen.prompts)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from specadvisor import request_format
 from specadvisor.analysis.arms import server_key
 from specadvisor.analysis.predict import mean_abs_error_pct, predict_throughput
 from specadvisor.domain import ArmResult, RunRecord, Session
@@ -72,6 +73,12 @@ def session_summary(session: Session, *, launches_used: int | None = None, launc
         "status": session.status,
         "vllm_version": session.vllm_version,
         "settings": session.settings.model_dump(mode="json"),
+        "workload": {
+            "kind": session.workload.value,
+            "prompts": session.settings.prompt_source,
+            "request_format": request_format.short(session.settings.request_format, session.settings.prompt_source),
+            "request_format_text": request_format.recorded(session.settings.request_format, session.settings.prompt_source),
+        },
         "arms": arms,
         "recommendation": session.recommendation.model_dump(mode="json") if session.recommendation else None,
         "prediction_mean_abs_error_pct": mean_abs_error_pct(session),

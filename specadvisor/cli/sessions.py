@@ -104,6 +104,7 @@ def _summaries(args: argparse.Namespace) -> list[SessionSummary]:
 
 
 def run_show(args: argparse.Namespace) -> int:
+    from specadvisor import request_format
     from specadvisor.cli.output import print_json
 
     with _open(args) as store:
@@ -123,6 +124,7 @@ def run_show(args: argparse.Namespace) -> int:
             arm_id: {"speedup": figure.value, "speedup_ci": list(figure.ci) if figure.ci else None, "baseline": figure.reference} if figure else None
             for arm_id, figure in all_speedups(session).items()
         }
+        document["request_format"] = request_format.recorded(session.settings.request_format, session.settings.prompt_source)
         if getattr(args, "recompute", False):
             document["recomputed"] = True
             document["stored_verdict"] = stored.headline if stored is not None else None
@@ -304,6 +306,7 @@ def render_list(summaries: list[SessionSummary]) -> None:
 
 def render_session(session: Session) -> None:
 
+    from specadvisor import request_format
     from specadvisor.cli.output import console
     from specadvisor.figures import all_speedups
     from specadvisor.report.content import shown_reasons
@@ -319,6 +322,7 @@ def render_session(session: Session) -> None:
         f"  workload {escape(session.workload.value)}, temperature {session.temperature:g}, concurrency {session.concurrency}, "
         f"prompts {escape(session.settings.prompt_source)} x{session.settings.num_prompts}, output {session.settings.output_len} tokens"
     )
+    out.print(f"  request format {escape(request_format.recorded(session.settings.request_format, session.settings.prompt_source))}", soft_wrap=True)
     out.print(f"  hardware {escape(session.hardware.gpu_label)} ({escape(session.hardware_fingerprint or '-')}), vLLM {escape(session.vllm_version or '?')}")
     from specadvisor.provenance import provenance_facts
 
@@ -388,7 +392,7 @@ def render_comparison(comparison: Comparison) -> None:
         ("model", [c.model or "-" for c in comparison.sessions]),
         ("hardware", [c.gpu for c in comparison.sessions]),
         ("vLLM", [c.vllm_version or "?" for c in comparison.sessions]),
-        ("workload", [c.workload for c in comparison.sessions]),
+        ("workload", [f"{c.workload}, sent as {c.request_format}" for c in comparison.sessions]),
         ("measured on", [c.measured_on for c in comparison.sessions]),
         ("GPU driver", [f"{c.gpu_driver} ({c.gpu_runtime})" for c in comparison.sessions]),
         ("CPU", [c.cpu for c in comparison.sessions]),

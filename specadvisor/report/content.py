@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from specadvisor import request_format
 from specadvisor.analysis.arms import arm_label, family_key, family_label, server_key
 from specadvisor.analysis.power import shown_mean_power_w
 from specadvisor.analysis.predict import Prediction, confident_predictions, mean_abs_error_pct, measured, predict_throughput, withheld_predictions
@@ -183,9 +184,10 @@ def _build(session: Session, shown: set[str] | None) -> ReportContent:
         ("vLLM", session.vllm_version or "unknown"),
         (
             "workload",
-            f"{s.prompt_source}, {s.num_prompts} prompts, output {s.output_len} tokens, temperature {s.temperature:g}, "
+            f"{session.workload.value}: {s.prompt_source}, {s.num_prompts} prompts, output {s.output_len} tokens, temperature {s.temperature:g}, "
             f"concurrency {','.join(map(str, s.concurrency))}, {s.trials} trial(s), {s.warmup} warmup request(s)",
         ),
+        ("request format", request_format.recorded(s.request_format, s.prompt_source)),
         ("status", session.status),
         ("created", session.created_at.strftime("%Y-%m-%d %H:%M UTC")),
     ]

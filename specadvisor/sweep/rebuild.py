@@ -16,12 +16,21 @@ from specadvisor.sweep.plan import SweepPlan, plan_from_methods
 
 
 def rebuild_plan(
-    imported: Session, *, model: str | None, engine_cmd: list[str], server_args: list[str], prompt_source: str, drafter: str | None = None
+    imported: Session,
+    *,
+    model: str | None,
+    engine_cmd: list[str],
+    server_args: list[str],
+    prompt_source: str,
+    drafter: str | None = None,
+    request_format: str = "auto",
 ) -> tuple[SweepPlan, list[str]]:
-    """The plan and the notes to show (one line per arm dropped or key ignored)."""
+    """The plan and the notes to show (one line per arm dropped or key ignored). The request format is
+    the user's flag (auto: resolved when the prompts load), as the prompt path is: not the bundle's."""
     s = imported.settings
     settings = SweepSettings(
         prompt_source=s.prompt_source if s.prompt_source in BUILTIN_SOURCES else prompt_source,
+        request_format=request_format if request_format in ("chat", "completions") else "auto",
         engine_cmd=list(engine_cmd),
         server_args=list(server_args),
         adaptive=s.adaptive is True,

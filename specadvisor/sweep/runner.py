@@ -864,10 +864,12 @@ async def _default_measure(**kwargs: Any) -> AsyncGenerator[SweepEvent, None]:
 
 
 def _default_prompt_loader(session: Session) -> Any:
-    from specadvisor.bench.prompts import load_prompts
+    from specadvisor.bench.prompts import prompts_for
 
-    s = session.settings
-    return load_prompts(s.prompt_source, s.num_prompts, seed=s.seed)
+    prompts = prompts_for(session.settings)
+    if session.settings.request_format == "auto":  # a plan that left it open records what its prompts were sent as
+        session.settings.request_format = prompts.request_format
+    return prompts
 
 
 async def _maybe_await(value: Any) -> Any:

@@ -21,7 +21,7 @@ from specadvisor.fileio import write_atomic
 from specadvisor.report.content import MAX_SHOWN_REASONS, shown_reasons, tabled_arms
 from specadvisor.report.snippet import recommended_config, spec_config_json
 from specadvisor.sweep.live import short_label
-from specadvisor.tui.format import result_row, verdict_headline
+from specadvisor.tui.format import result_row, verdict_headline, workload_tag
 from specadvisor.tui.screens.base import AppScreen
 from specadvisor.tui.widgets.charts import AcceptanceChart
 from specadvisor.tui.widgets.modals import PromptModal
@@ -109,7 +109,7 @@ class ResultsScreen(AppScreen):
 
     def on_mount(self) -> None:
         session = self.session
-        self.sub_title = textsafe.line(f"{session.model} · {session.workload.value} · c={session.concurrency} · T={session.temperature:g}", 200)
+        self.sub_title = textsafe.line(f"{session.model} · {workload_tag(session)} · c={session.concurrency} · T={session.temperature:g}", 200)
         table = self.query_one("#results", DataTable)
         table.border_title = f"Arms measured ({textsafe.markup(session.name or session.id[:8], 80)})"
         table.add_columns(*COLUMNS)
