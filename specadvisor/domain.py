@@ -468,6 +468,83 @@ class Recommendation(Model):
         return f"speculate: {self.arm_id}" if self.arm_id else "no recommendation"
 
 
+StopCode = Literal[
+    "decided",
+    "planned runs measured",
+    "budget too small",
+    "step exceeds time left",
+    "time limit",
+    "looks taken",
+    "no deciding step",
+    "measured nothing",
+    "cancelled",
+]
+
+
+class SweepStop(Model):
+    """Why the sweep's last run stopped measuring, as its runner saw it: a code and the figures behind
+    it, never words (analysis/stops.py words it), so a bundle's record is data and every view,
+    recomputed or not, says the same. Seconds are wall-clock."""
+
+    code: StopCode
+    looks: int = Field(0, ge=0, le=1_000)  # looks at the decision taken (sequential measuring)
+    budget_s: float | None = Field(None, ge=0, le=1e9, allow_inf_nan=False)  # --budget, as asked
+    spent_s: float | None = Field(None, ge=0, le=1e9, allow_inf_nan=False)  # of the budget, when it stopped
+    time_limit_s: float | None = Field(None, ge=0, le=1e9, allow_inf_nan=False)  # --time-limit, as asked
+    time_left_s: float | None = Field(None, ge=0, le=1e9, allow_inf_nan=False)  # of the limit, when a step was refused
+    step_s: float | None = Field(None, ge=0, le=1e9, allow_inf_nan=False)  # what the step not taken would have cost
+    arms_stopped: int = Field(0, ge=0, le=10**9)  # the time limit: arms cut before any measurement
+    passes_cut: int = Field(0, ge=0, le=10**9)  # the time limit: passes of measured arms cut
+    unlaunched: int = Field(0, ge=0, le=10**9)  # the time limit: arms never launched
+
+    def text(self, decided: bool) -> str:
+        """Why measuring stopped, in one line (`decided`: every level has an answer)."""
+        spent = f"{_min(self.spent_s or 0.0)} of the {_asked(self.budget_s)} budget spent" if self.budget_s is not None else ""
+        at = f"stopped at look {self.looks}" if self.looks else "stopped"
+        if self.code == "decided":
+            return f"decided at look {self.looks}" + (f", {spent}" if spent else "")
+        if self.code == "planned runs measured":
+            if decided:
+                return "decided on the planned runs" + (f", within the {_asked(self.time_limit_s)} time limit" if self.time_limit_s else "")
+            return "stopped after the planned runs: no --budget was given to measure the step that would decide it"
+        if self.code == "budget too small":
+            left = max(0.0, (self.budget_s or 0.0) - (self.spent_s or 0.0))
+            return f"{at}: the next step needs about {_min(self.step_s or 0.0)}, more than the {_min(left)} left of the {_asked(self.budget_s)} budget ({_min(self.spent_s or 0.0)} spent)"
+        if self.code == "step exceeds time left":
+            tail = f" ({spent})" if spent else ""
+            return (
+                f"{at}: the next step needs about {_min(self.step_s or 0.0)}, more than the {_min(self.time_left_s or 0.0)} "
+                f"the {_asked(self.time_limit_s)} time limit leaves, so it was not started{tail}"
+            )
+        if self.code == "time limit":
+            parts = (
+                f"{self.arms_stopped} arm(s) stopped mid-run" if self.arms_stopped else "",
+                f"{self.passes_cut} pass(es) of measured arms cut, stored as stopped and not counted" if self.passes_cut else "",
+                f"{self.unlaunched} not launched" if self.unlaunched else "",
+            )
+            cut = ", ".join(part for part in parts if part)
+            limit = f"the sweep stopped at its time limit of {_asked(self.time_limit_s)}" + (f" ({cut})" if cut else "")
+            return f"{limit}: the verdict uses only what was measured before it"
+        if self.code == "looks taken":
+            return f"stopped after the plan's {self.looks} looks" + (f" ({spent})" if spent else "")
+        if self.code == "no deciding step":
+            return f"{at}: no step within reach would decide it" + (f" ({spent})" if spent else "")
+        if self.code == "measured nothing":
+            return f"{at}: the added launches measured nothing" + (f" ({spent})" if spent else "")
+        return "cancelled by the user" + (f" at look {self.looks}" if self.looks else "") + (f" ({spent})" if spent else "")
+
+
+def _min(seconds: float) -> str:
+    """A duration as the verdicts give it: minutes with one decimal."""
+    return f"{seconds / 60:.1f} min"
+
+
+def _asked(seconds: float | None) -> str:
+    """A limit as the user gave it (`--budget 8`: 8 min)."""
+    minutes = (seconds or 0.0) / 60
+    return f"{minutes:g} min" if minutes >= 1 else f"{seconds or 0.0:g} s"
+
+
 class Provenance(Model):
     """Where, when and with what a session was measured (the hardware itself is Session.hardware)."""
 
@@ -487,6 +564,7 @@ class Provenance(Model):
     resumed_at: list[datetime] = Field(default_factory=list)
     server_exposed: dict[str, str] = Field(default_factory=dict)  # endpoint mode: what /version, /server_info, /metrics told
     notes: list[str] = Field(default_factory=list)  # e.g. resumed on other hardware, prompt file changed
+    stopped: SweepStop | None = None  # why the last run stopped measuring (None: before stops were recorded, or not run)
 
 
 def setting(default: Any, help: str, *, flag: str, unit: str = "", cli_scale: float = 1.0, counts: bool = False, cli_default: Any = ..., **bounds: Any) -> Any:

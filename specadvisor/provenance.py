@@ -22,7 +22,7 @@ from specadvisor.domain import CpuInfo, EngineInfo, HardwareProfile, Session, ut
 from specadvisor.store.upgrade import upgrade_session
 from specadvisor.trust import measured_on
 
-__all__ = ["is_loopback", "prompt_sha256", "provenance_facts", "record_provenance", "serve_argv", "serve_argv_lines", "upgrade_session"]
+__all__ = ["is_loopback", "prompt_sha256", "provenance_facts", "record_provenance", "serve_argv", "serve_argv_lines", "stop_line", "upgrade_session"]
 
 UNKNOWN = "unknown"
 ENTRY_POINTS = ("tui", "sweep", "sweep --cpu", "sweep --endpoint", "demo", "import-bench")
@@ -276,10 +276,20 @@ def provenance_facts(session: Session) -> list[tuple[str, str]]:
         ("started", f"{prov.started_at:%Y-%m-%d %H:%M:%S} UTC" if prov.started_at else UNKNOWN),
         ("finished", f"{prov.finished_at:%Y-%m-%d %H:%M:%S} UTC" if prov.finished_at else ("not finished" if session.status != "finished" else UNKNOWN)),
     ]
+    facts += [("stopped", stop_line(session))]
     facts += [("resumed", f"{t:%Y-%m-%d %H:%M:%S} UTC") for t in prov.resumed_at]
     facts += [(f"server exposed: {k}", v) for k, v in prov.server_exposed.items()]
     facts += [("note", n) for n in prov.notes]
     return facts
+
+
+def stop_line(session: Session) -> str:
+    """Why the session's last run stopped measuring (domain.SweepStop), or that it was not recorded."""
+    stop = session.provenance.stopped
+    if stop is None:
+        return "not recorded (sessions before stops were recorded, imports of them, and sessions not run)"
+    rec = session.recommendation
+    return stop.text(rec is not None and rec.decision not in ("undecided", ""))
 
 
 def _engine_command_fact(session: Session, command: list[str]) -> str:

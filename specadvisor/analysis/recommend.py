@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from specadvisor.analysis import stops
 from specadvisor.analysis.arms import family_key
 from specadvisor.analysis.decision import DEFAULT_CONFIDENCE, LevelDecision, decide_level, estimate_noise
 from specadvisor.analysis.drift import baseline_drift
@@ -36,7 +37,7 @@ def recommend(session: Session, *, confidence: float | None = None, looks: int |
     looks = looks or session.settings.looks or 1
     levels = measured_levels(session)
     if not levels:
-        return Recommendation(
+        empty = Recommendation(
             arm_id=None,
             decision="undecided",
             verdict="undecided: no arm finished with a throughput",
@@ -44,6 +45,7 @@ def recommend(session: Session, *, confidence: float | None = None, looks: int |
             looks=looks,
             reasons=["no arm finished with a throughput: nothing to recommend yet"],
         )
+        return stops.annotate(empty, session.provenance.stopped)
     decisions = level_decisions(session, confidence=confidence, looks=looks)
     conc = session.concurrency if session.concurrency in levels else levels[0]
     rec = _top_level(session, decisions, conc)
@@ -52,7 +54,7 @@ def recommend(session: Session, *, confidence: float | None = None, looks: int |
     rec.drift = baseline_drift(session, conc)
     if len(levels) > 1 and rec.decision == "depends on concurrency":
         rec.batch_size_schedule = batch_size_schedule(session, decisions)
-    return rec
+    return stops.annotate(rec, session.provenance.stopped)  # why measuring stopped, in the verdict every view shows
 
 
 def measured_levels(session: Session) -> list[int]:

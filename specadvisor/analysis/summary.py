@@ -12,6 +12,7 @@ from specadvisor.analysis.arms import server_key
 from specadvisor.analysis.predict import mean_abs_error_pct, predict_throughput
 from specadvisor.domain import ArmResult, RunRecord, Session
 from specadvisor.figures import all_speedups
+from specadvisor.provenance import stop_line
 
 
 def session_summary(session: Session, *, launches_used: int | None = None, launches_full_grid: int | None = None) -> dict[str, Any]:
@@ -85,6 +86,8 @@ def session_summary(session: Session, *, launches_used: int | None = None, launc
         "launches_used": launches_used,
         "launches_full_grid": launches_full,
         "drift": rec.drift.model_dump(mode="json") if rec is not None and rec.drift is not None else None,
+        # why the run stopped measuring: the code and its figures, and the line every view shows
+        "stopped": {**session.provenance.stopped.model_dump(mode="json"), "text": stop_line(session)} if session.provenance.stopped else None,
         "order": [f"{r.arm_id}:{run.role}{run.trial if run.role == 'trial' else ''}@w{run.wave}" for r, run in _in_time_order(session)],
         "requests_saved": sum(max(0, run.planned - run.completed) for run in runs if run.planned),
         "seconds_saved": round(sum(run.seconds_saved for run in runs), 1),

@@ -106,6 +106,7 @@ def _summaries(args: argparse.Namespace) -> list[SessionSummary]:
 def run_show(args: argparse.Namespace) -> int:
     from specadvisor import request_format
     from specadvisor.cli.output import print_json
+    from specadvisor.provenance import stop_line
 
     with _open(args) as store:
         session = store.get_session(args.id)
@@ -125,6 +126,7 @@ def run_show(args: argparse.Namespace) -> int:
             for arm_id, figure in all_speedups(session).items()
         }
         document["request_format"] = request_format.recorded(session.settings.request_format, session.settings.prompt_source)
+        document["stopped"] = stop_line(session)
         if getattr(args, "recompute", False):
             document["recomputed"] = True
             document["stored_verdict"] = stored.headline if stored is not None else None
