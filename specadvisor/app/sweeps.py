@@ -179,9 +179,22 @@ def resume(request: SweepRequest, session_id: str, store: Store, *, rebuild_aske
         raise InputError(
             f"session {session.id[:8]} is local; --rebuild is for imported sessions", hint=f"resume it with: specadvisor sweep --resume {session.id[:8]}"
         )
+    _limits_on_resume(session, request)
     if session.settings.endpoint:
         return Prepared(session, api_key_env=request.api_key_env)
     return Prepared(session, server_env=engine_env.stored_session_env(session, cpu_asked=request.cpu, progress=progress))
+
+
+# What a resume may change: how much more to measure and for how long, never what is measured.
+_RESUME_LIMITS = ("budget_s", "time_limit_s")
+
+
+def _limits_on_resume(session: Session, request: SweepRequest) -> None:
+    """`--budget` and `--time-limit` given with `--resume` replace the session's: an undecided session
+    measures the step its verdict names (`snippet` prints the command); each resumed run gets them afresh."""
+    given = {name: request.measurement[name] for name in _RESUME_LIMITS if request.measurement.get(name) is not None}
+    if given and not session.settings.endpoint:
+        session.settings = session.settings.model_copy(update=given)
 
 
 def rebuild(request: SweepRequest, imported: Session, *, note: Note, progress: Note) -> Prepared:

@@ -17,6 +17,8 @@ from specadvisor.provenance import provenance_facts, serve_argv_lines
 from specadvisor.report.charts import GoodputSeries, LatencyQuantiles, ParetoSeries, ThroughputSeries
 from specadvisor.report.serve_params import bench_sweep_command, serve_params
 from specadvisor.report.snippet import (
+    DecidingStep,
+    deciding_step,
     recommended_command,
     recommended_config,
     serve_command,
@@ -96,6 +98,7 @@ class ReportContent:
     gpu_rows: list[list[str]] = field(default_factory=list)  # one per arm with GPU telemetry
     gpu_series: list[tuple[str, list[GpuReading]]] = field(default_factory=list)  # (arm label, readings) for the charts
     left_out: str = ""  # a summarised report (over MAX_REPORT_ARMS arms): what the results table leaves out
+    decide: DecidingStep | None = None  # undecided: the step that would decide it, in place of a serve command
 
 
 # A report of more arms than this summarises: every measured arm is analysed (verdict, predictions,
@@ -198,6 +201,7 @@ def _build(session: Session, shown: set[str] | None) -> ReportContent:
     facts += schedule_facts(session, rec)
     verdict = [f"verdict: {rec.headline}", *rec.reasons]
     spec_cfg = recommended_config(session, rec)  # an imported session's through the allow-list
+    decide = deciding_step(session, rec)
     rows, problems = [], []
     speedups = all_speedups(session)  # the verdict's own figures
     tabled = [a for a in session.arms if shown is None or a.id in shown]
@@ -224,7 +228,9 @@ def _build(session: Session, shown: set[str] | None) -> ReportContent:
         facts=facts,
         verdict=verdict,
         spec_json=shell_command(["--speculative-config", spec_config_json(spec_cfg)]) if spec_cfg else None,
-        command=recommended_command(session, rec, width=PASTE_WIDTH) if spec_cfg else serve_command(session, None, width=PASTE_WIDTH),
+        # a serve command only for an answer: undecided is not "do not speculate", it names the step that would decide it
+        command=recommended_command(session, rec, width=PASTE_WIDTH) if spec_cfg else None if decide else serve_command(session, None, width=PASTE_WIDTH),
+        decide=decide,
         schedule=rec.batch_size_schedule,
         columns=COLUMNS,
         rows=rows,

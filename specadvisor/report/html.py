@@ -31,6 +31,9 @@ def html(session: Session) -> str:
         out.append(command(c.spec_json))
     if c.command:
         out.append(f"<p>Serve it with:</p>{command(c.command)}")
+    if c.decide:
+        out.append(f"<p>Undecided: nothing to serve yet (this is not an answer against speculation). What would decide it: {e(c.decide.text)}.</p>")
+        out.append(f"<p>Measure it with ({e(c.decide.note)}):</p>{command(c.decide.command)}" if c.decide.command else f"<p>{e(c.decide.note)}.</p>")
     if c.schedule:
         out.append(
             f"<p>Batch-size schedule (<code>num_speculative_tokens_per_batch_size</code>, [start, end, k], k=0 = off): <code>{e(str(c.schedule))}</code></p>"

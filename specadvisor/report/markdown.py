@@ -30,6 +30,16 @@ def markdown(session: Session) -> str:
         doc.para("Serve it with:")
         doc.blank()
         doc.code_block(c.command, "sh")  # may span lines (` \\` continuations); each line made safe
+    if c.decide:
+        doc.blank()
+        doc.para("Undecided: nothing to serve yet (this is not an answer against speculation). What would decide it: ", c.decide.text, ".")
+        doc.blank()
+        if c.decide.command:
+            doc.para("Measure it with (", c.decide.note, "):")
+            doc.blank()
+            doc.code_block(c.decide.command, "sh")
+        else:
+            doc.para(c.decide.note, ".")
     if c.schedule:
         doc.blank()
         doc.para("Batch-size schedule (", Code("num_speculative_tokens_per_batch_size"), ", [start, end, k], k=0 = off): ", Code(c.schedule))

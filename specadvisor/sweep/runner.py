@@ -171,6 +171,7 @@ class SweepRunner:
         self._passes_cut = 0  # runs of already measured arms the limit cut mid-pass
         self._stop: SweepStop | None = None  # why sequential measuring stopped, once it has (analysis/stops.py words it)
         self._spent = 0.0  # of the budget (sequential measuring), wall-clock seconds
+        self._looks_before = 0  # looks a resumed session took in its earlier runs
 
     # ------------------------------------------------------------------ public
 
@@ -240,7 +241,8 @@ class SweepRunner:
         if wave and self._prefetch is not None:  # a full disk is refused before anything is launched
             await self._prefetch(session, emit)
         mark_sweep_started(session)
-        session.provenance.stopped = None  # this run's own reason is recorded when it stops
+        previous, session.provenance.stopped = session.provenance.stopped, None  # this run's own reason is recorded when it stops
+        self._looks_before = _looks_taken(previous)  # a resumed sequential sweep continues its plan of looks
         session.status = "running"
         self.store.save_session(session)
         done = {r.arm_id for r in session.results if r.status in DONE_STATUSES and not r.runs}
@@ -356,7 +358,7 @@ class SweepRunner:
         it. Returns the wave still held (the caller releases it)."""
         settings = self.session.settings
         budget = settings.budget_s or 0.0
-        settings.looks = 0
+        settings.looks = self._looks_before  # 0, or the looks a resumed session took: their error is spent
         try:
             while True:
                 settings.looks += 1
@@ -892,6 +894,16 @@ async def _default_measure(**kwargs: Any) -> AsyncGenerator[SweepEvent, None]:
 
     async for event in measure_arm(**kwargs):
         yield event
+
+
+def _looks_taken(previous: SweepStop | None) -> int:
+    """Looks at the decision a resumed session's earlier run took whose error is spent. A run that
+    stopped at a look stopped on the data that look saw: the resumed run takes that same look again
+    (the step it names is measured next), not a new one; a run cut mid-measuring (time limit, cancel)
+    may have measured after its last look, so the resumed run's first look is a new one."""
+    if previous is None or not previous.looks:
+        return 0
+    return previous.looks if previous.code in ("time limit", "cancelled") else previous.looks - 1
 
 
 def _default_prompt_loader(session: Session) -> Any:

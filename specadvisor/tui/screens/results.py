@@ -19,7 +19,7 @@ from specadvisor.domain import ArmResult, ArmStatus, Recommendation, Session
 from specadvisor.figures import all_speedups, speedup_text
 from specadvisor.fileio import write_atomic
 from specadvisor.report.content import MAX_SHOWN_REASONS, shown_reasons, tabled_arms
-from specadvisor.report.snippet import recommended_config, spec_config_json
+from specadvisor.report.snippet import deciding_step, recommended_config, spec_config_json
 from specadvisor.sweep.live import short_label
 from specadvisor.tui.format import result_row, verdict_headline, workload_tag
 from specadvisor.tui.screens.base import AppScreen
@@ -71,6 +71,9 @@ def _recommendation_pieces(session: Session, rec: Recommendation | None, command
     lines = [head, *[f"• {r}" for r in reasons], *([more] if more else [])]
     if command:
         lines += ["", command]
+    step = deciding_step(session, rec)  # undecided: nothing to serve, and what would decide it
+    if step is not None:
+        lines += ["", f"To decide it: {step.command} ({step.note})" if step.command else f"To decide it: {step.note}"]
     return lines
 
 
