@@ -102,3 +102,18 @@ def test_every_view_says_why_it_stopped(tmp_path, capsys, monkeypatch):
     capsys.readouterr()
     assert main(["--db", str(other), "sessions", "show", sid, "--recompute", "--json"]) == 0
     assert said in json.loads(capsys.readouterr().out)["recommendation"]["verdict"]  # an imported session re-judged says it too
+
+
+async def test_a_resumed_sequential_sweep_continues_its_looks(store):
+    """The step an undecided verdict names is measured by `sweep --resume ID --budget MIN`; the looks
+    its first run took have spent their share of the error, so the resumed run continues the plan
+    (the look it stopped at is taken again on the same data) instead of starting it over."""
+    session, _ = await sweep(store, Launches(1.02), budget_s=30)  # a round costs 23 s: look 1, one round, then look 2 stops
+    assert session.provenance.stopped.code == "budget too small" and session.settings.looks == 2
+    session.settings = session.settings.model_copy(update={"budget_s": 600.0})  # what --resume --budget does
+    runner = SweepRunner(session, store, server_factory=lambda arm, s: FakeServer(arm), measure=Launches(1.02), prompt_loader=no_prompts)
+    events = [e async for e in runner.events()]
+    looks = [e.message.split(",")[0] for e in events if getattr(e, "message", "").startswith("look ")]
+    assert looks == ["look 2"], looks  # the stopped look again, then look 3 is the plan's last
+    stored = store.get_session(session.id)
+    assert stored.settings.looks == 3 and stored.provenance.stopped.looks == 3  # at most the plan's 3 looks over both runs
