@@ -18,9 +18,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from specadvisor.analysis import stops
+from specadvisor.analysis import stops, tails
 from specadvisor.analysis.arms import family_key
-from specadvisor.analysis.decision import DEFAULT_CONFIDENCE, LevelDecision, decide_level, estimate_noise
+from specadvisor.analysis.decision import DEFAULT_CONFIDENCE, LevelDecision, decide_level, estimate_noise, name
 from specadvisor.analysis.drift import baseline_drift
 from specadvisor.analysis.levels import LevelIndex, by_level
 from specadvisor.analysis.predict import measured
@@ -74,8 +74,20 @@ def level_decisions(session: Session, *, confidence: float = DEFAULT_CONFIDENCE,
     for level in sorted(usable):
         eligible, notes = _eligible(session, results, usable[level])
         sequential = session.settings.budget_s is not None
-        out.append(decide_level(session, level, noise, confidence=confidence, looks=looks, sequential=sequential, eligible=eligible, notes=notes, index=index))
+        decision = decide_level(session, level, noise, confidence=confidence, looks=looks, sequential=sequential, eligible=eligible, notes=notes, index=index)
+        out.append(_with_tail(session, decision))
     return out
+
+
+def _with_tail(session: Session, decision: LevelDecision) -> LevelDecision:
+    """The level's reasons say so when the gain its verdict rests on is lost to a few slow requests (analysis.tails)."""
+    chosen = decision.chosen
+    if chosen is None or chosen.arm.is_baseline:
+        return decision
+    line = tails.verdict_line(chosen.speedup, name(chosen.arm), tails.arm_tail(session, chosen.arm), decision.concurrency)
+    if line:
+        decision.reasons.insert(1, line)
+    return decision
 
 
 def _top_level(session: Session, decisions: list[LevelDecision], conc: int) -> Recommendation:

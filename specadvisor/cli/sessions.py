@@ -105,6 +105,7 @@ def _summaries(args: argparse.Namespace) -> list[SessionSummary]:
 
 def run_show(args: argparse.Namespace) -> int:
     from specadvisor import request_format
+    from specadvisor.analysis.tails import session_tails
     from specadvisor.cli.output import print_json
     from specadvisor.provenance import stop_line
 
@@ -127,6 +128,7 @@ def run_show(args: argparse.Namespace) -> int:
         }
         document["request_format"] = request_format.recorded(session.settings.request_format, session.settings.prompt_source)
         document["stopped"] = stop_line(session)
+        document["tail_requests"] = {arm_id: tail.text() for arm_id, tail in session_tails(session).items() if tail.tail}  # analysis.tails
         if getattr(args, "recompute", False):
             document["recomputed"] = True
             document["stored_verdict"] = stored.headline if stored is not None else None
@@ -311,7 +313,7 @@ def render_session(session: Session) -> None:
     from specadvisor import request_format
     from specadvisor.cli.output import console
     from specadvisor.figures import all_speedups
-    from specadvisor.report.content import shown_reasons
+    from specadvisor.report.content import shown_reasons, tail_lines
     from specadvisor.report.snippet import recommended_command
     from specadvisor.textsafe import markup
     from specadvisor.textsafe import markup as escape
@@ -355,6 +357,8 @@ def render_session(session: Session) -> None:
     out.file.write("\n".join(plain_table(columns, rows)) + "\n")  # plain lines: rich would measure and wrap each
     if left_out:
         out.print(escape(left_out), soft_wrap=True)
+    for label, text in tail_lines(session, tabled):
+        out.print(f"  tail requests, {escape(label)}: {escape(text)}", soft_wrap=True)
     rec = session.recommendation
     if rec is not None:
         speed = f" ({_fmt(rec.speedup, '.2f', 'x')})" if rec.arm_id and rec.speedup else ""

@@ -11,6 +11,7 @@ from specadvisor.analysis.arms import arm_label, family_key, family_label, serve
 from specadvisor.analysis.power import shown_mean_power_w
 from specadvisor.analysis.predict import Prediction, confident_predictions, mean_abs_error_pct, measured, predict_throughput, withheld_predictions
 from specadvisor.analysis.recommend import recommend
+from specadvisor.analysis.tails import session_tails
 from specadvisor.domain import Arm, ArmResult, GpuReading, GpuTelemetry, Recommendation, Session
 from specadvisor.figures import Speedup, all_speedups, baseline_result, throughput
 from specadvisor.provenance import provenance_facts, serve_argv_lines
@@ -99,6 +100,7 @@ class ReportContent:
     gpu_series: list[tuple[str, list[GpuReading]]] = field(default_factory=list)  # (arm label, readings) for the charts
     left_out: str = ""  # a summarised report (over MAX_REPORT_ARMS arms): what the results table leaves out
     decide: DecidingStep | None = None  # undecided: the step that would decide it, in place of a serve command
+    tails: list[tuple[str, str]] = field(default_factory=list)  # (arm label, its tail requests) for arms that have some
 
 
 # A report of more arms than this summarises: every measured arm is analysed (verdict, predictions,
@@ -110,6 +112,13 @@ MAX_PROBLEMS = 200
 # A verdict's reasons `sessions show` and the TUI's panel list (the report and --json list every one):
 # a verdict over 100,000 measured arms has one per arm, which rich took 25 s to print.
 MAX_SHOWN_REASONS = 50
+
+
+def tail_lines(session: Session, arms: list[Arm]) -> list[tuple[str, str]]:
+    """(arm label, one line) for each listed arm with tail requests (analysis.tails): how many, how
+    slow against its median and the baseline's time on the same prompts, and what they are."""
+    found = session_tails(session)
+    return [(a.label, found[a.id].text()) for a in arms if a.id in found and found[a.id].tail]
 
 
 def shown_reasons(session: Session, rec: Recommendation) -> tuple[list[str], str | None]:
@@ -231,6 +240,7 @@ def _build(session: Session, shown: set[str] | None) -> ReportContent:
         # a serve command only for an answer: undecided is not "do not speculate", it names the step that would decide it
         command=recommended_command(session, rec, width=PASTE_WIDTH) if spec_cfg else None if decide else serve_command(session, None, width=PASTE_WIDTH),
         decide=decide,
+        tails=tail_lines(session, tabled),
         schedule=rec.batch_size_schedule,
         columns=COLUMNS,
         rows=rows,

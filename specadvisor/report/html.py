@@ -41,6 +41,8 @@ def html(session: Session) -> str:
     out.append("<h2>Results</h2><table><tr>" + "".join(f"<th>{e(col)}</th>" for col in c.columns) + "</tr>")
     out += ["<tr>" + "".join(f"<td>{e(cell)}</td>" for cell in row) + "</tr>" for row in c.rows]
     out.append("</table>" + (f"<p>{e(c.left_out)}</p>" if c.left_out else "") + f"<p>Prediction: {e(c.prediction_note)}.</p>")
+    if c.tails:
+        out.append("<h2>Tail requests</h2><ul>" + "".join(f"<li>{e(label)}: {e(text)}</li>" for label, text in c.tails) + "</ul>")
     charts = [throughput_chart(c.throughput_series, c.baseline_tps)] + [acceptance_chart(label, rates) for label, rates in c.acceptance]
     out.append('<div class="charts">' + "".join(ch for ch in charts if ch) + "</div>")
     if c.capacity_series:

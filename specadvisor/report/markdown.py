@@ -52,6 +52,12 @@ def markdown(session: Session) -> str:
         doc.para(c.left_out)
     doc.blank()
     doc.para("Prediction: ", c.prediction_note, ".")
+    if c.tails:
+        doc.blank()
+        doc.heading(2, "Tail requests")
+        doc.blank()
+        for label, text in c.tails:
+            doc.bullet(f"{label}: {text}")
     if c.capacity_rows:
         doc.blank()
         doc.heading(2, "Capacity under the latency target")
