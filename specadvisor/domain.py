@@ -557,7 +557,8 @@ class Provenance(Model):
     measured_on: Literal["this machine", "endpoint on this machine", "remote endpoint", "elsewhere", "unknown"] = "unknown"
     rules_sha256: str | None = None  # the rule base (shipped + user files) the advice came from
     prompt_source: str | None = None
-    prompt_sha256: str | None = None  # of the sampled prompt set, so two sessions can tell they used the same prompts
+    prompt_sha256: str | None = None  # of the sampled prompts as sent (text or chat messages, in order): not a file's hash
+    prompt_file_sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")  # the prompt file's own bytes (a file source only)
     prompt_count: int | None = None
     started_at: datetime | None = None  # the first arm's start
     finished_at: datetime | None = None  # the sweep's end (last run, when resumed)

@@ -405,7 +405,7 @@ def render_comparison(comparison: Comparison) -> None:
         ("OS", [c.os for c in comparison.sessions]),
         ("Python", [c.python for c in comparison.sessions]),
         ("vLLM build", [c.engine_build for c in comparison.sessions]),
-        ("prompts sha256", [c.prompt_sha256 for c in comparison.sessions]),
+        ("prompt content sha256 (as sent)", [c.prompt_sha256 for c in comparison.sessions]),
         ("started", [c.started_at for c in comparison.sessions]),
         ("best config", [c.best_arm or "-" for c in comparison.sessions]),
         ("best tok/s", [_fmt(c.best_throughput) for c in comparison.sessions]),

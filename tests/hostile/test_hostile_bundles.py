@@ -115,6 +115,7 @@ MUTATIONS = [
     ("stop-code-words", _set("session.provenance.stopped", {"code": "decided; run rm -rf ~"})),  # a stop is a code, never words shown
     ("stop-figure-huge", _set("session.provenance.stopped", {"code": "budget too small", "step_s": 1e300})),
     ("stop-text-smuggled", _set("session.provenance.stopped", {"code": "decided", "text": "\x1b]52;c;ZXZpbA==\x07"})),
+    ("prompt-file-hash-not-hex", _set("session.provenance.prompt_file_sha256", "\x1b[2Jnot a hash")),
     ("request-format-bogus", _set("session.settings.request_format", "raw; curl evil")),
     ("id-not-uuid", _set("session.id", "../../etc/passwd")),
     ("missing-id", _delete("session.id")),
