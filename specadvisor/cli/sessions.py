@@ -314,7 +314,7 @@ def render_session(session: Session) -> None:
     from specadvisor.cli.output import console
     from specadvisor.figures import all_speedups
     from specadvisor.report.content import shown_reasons, tail_lines
-    from specadvisor.report.snippet import recommended_command
+    from specadvisor.report.snippet import deciding_step, recommended_command
     from specadvisor.textsafe import markup
     from specadvisor.textsafe import markup as escape
 
@@ -373,6 +373,9 @@ def render_session(session: Session) -> None:
         command = recommended_command(session, rec) if rec.speculative_config else None
         if command:
             out.print(f"  serve with: {markup(command)}", soft_wrap=True)
+        step = deciding_step(session, rec)  # undecided: nothing to serve yet, and what would decide it
+        if step is not None:
+            out.print(f"  to decide it: {markup(step.command + ' (' + step.note + ')' if step.command else step.note)}", soft_wrap=True)
     if session.notes:
         out.print(f"Notes: {markup(session.notes)}", soft_wrap=True)  # one line: a bundle's newlines cannot forge output
     prov = session.provenance

@@ -50,6 +50,9 @@ def test_snippet_and_report_of_an_undecided_session_name_the_step_not_a_serve_co
         assert out == ""  # nothing to paste into a server
         assert err.startswith("specadvisor: undecided, nothing to serve yet: undecided after 3 launches")
         assert f"to decide it: specadvisor sweep --resume {sid} --budget " in err and "vllm serve" not in err
+    assert main(["--db", str(db), "sessions", "show", sid]) == 0
+    shown = capsys.readouterr().out
+    assert f"to decide it: specadvisor sweep --resume {sid} --budget" in shown and "serve with:" not in shown
     assert main(["--db", str(db), "report", sid, "--format", "md"]) == 0
     report = capsys.readouterr().out
     assert "Serve it with:" not in report and "vllm serve m" not in report.split("## Results")[0]
