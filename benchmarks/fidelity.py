@@ -165,7 +165,7 @@ def main() -> None:
     ap.add_argument("--sample-interval", type=float, default=1.0, help="specadvisor's live /metrics scrape period (s)")
     args = ap.parse_args()
 
-    prompts = load_prompts("humaneval", args.num_prompts, seed=0)
+    prompts = load_prompts("humaneval", args.num_prompts, seed=0, request_format="completions")  # raw text, as the ShareGPT layout sends it
     with tempfile.TemporaryDirectory() as tmp:
         # ShareGPT layout: vLLM's loader for it needs no pandas (its custom-dataset loader does) and
         # sends the first turn as the raw completion prompt, exactly as specadvisor does.

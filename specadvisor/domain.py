@@ -478,6 +478,83 @@ class Recommendation(Model):
         return f"speculate: {self.arm_id}" if self.arm_id else "no recommendation"
 
 
+StopCode = Literal[
+    "decided",
+    "planned runs measured",
+    "budget too small",
+    "step exceeds time left",
+    "time limit",
+    "looks taken",
+    "no deciding step",
+    "measured nothing",
+    "cancelled",
+]
+
+
+class SweepStop(Model):
+    """Why the sweep's last run stopped measuring, as its runner saw it: a code and the figures behind
+    it, never words (analysis/stops.py words it), so a bundle's record is data and every view,
+    recomputed or not, says the same. Seconds are wall-clock."""
+
+    code: StopCode
+    looks: int = Field(0, ge=0, le=1_000)  # looks at the decision taken (sequential measuring)
+    budget_s: float | None = Field(None, ge=0, le=1e9, allow_inf_nan=False)  # --budget, as asked
+    spent_s: float | None = Field(None, ge=0, le=1e9, allow_inf_nan=False)  # of the budget, when it stopped
+    time_limit_s: float | None = Field(None, ge=0, le=1e9, allow_inf_nan=False)  # --time-limit, as asked
+    time_left_s: float | None = Field(None, ge=0, le=1e9, allow_inf_nan=False)  # of the limit, when a step was refused
+    step_s: float | None = Field(None, ge=0, le=1e9, allow_inf_nan=False)  # what the step not taken would have cost
+    arms_stopped: int = Field(0, ge=0, le=10**9)  # the time limit: arms cut before any measurement
+    passes_cut: int = Field(0, ge=0, le=10**9)  # the time limit: passes of measured arms cut
+    unlaunched: int = Field(0, ge=0, le=10**9)  # the time limit: arms never launched
+
+    def text(self, decided: bool) -> str:
+        """Why measuring stopped, in one line (`decided`: every level has an answer)."""
+        spent = f"{_min(self.spent_s or 0.0)} of the {_asked(self.budget_s)} budget spent" if self.budget_s is not None else ""
+        at = f"stopped at look {self.looks}" if self.looks else "stopped"
+        if self.code == "decided":
+            return f"decided at look {self.looks}" + (f", {spent}" if spent else "")
+        if self.code == "planned runs measured":
+            if decided:
+                return "decided on the planned runs" + (f", within the {_asked(self.time_limit_s)} time limit" if self.time_limit_s else "")
+            return "stopped after the planned runs: no --budget was given to measure the step that would decide it"
+        if self.code == "budget too small":
+            left = max(0.0, (self.budget_s or 0.0) - (self.spent_s or 0.0))
+            return f"{at}: the next step needs about {_min(self.step_s or 0.0)}, more than the {_min(left)} left of the {_asked(self.budget_s)} budget ({_min(self.spent_s or 0.0)} spent)"
+        if self.code == "step exceeds time left":
+            tail = f" ({spent})" if spent else ""
+            return (
+                f"{at}: the next step needs about {_min(self.step_s or 0.0)}, more than the {_min(self.time_left_s or 0.0)} "
+                f"the {_asked(self.time_limit_s)} time limit leaves, so it was not started{tail}"
+            )
+        if self.code == "time limit":
+            parts = (
+                f"{self.arms_stopped} arm(s) stopped mid-run" if self.arms_stopped else "",
+                f"{self.passes_cut} pass(es) of measured arms cut, stored as stopped and not counted" if self.passes_cut else "",
+                f"{self.unlaunched} not launched" if self.unlaunched else "",
+            )
+            cut = ", ".join(part for part in parts if part)
+            limit = f"the sweep stopped at its time limit of {_asked(self.time_limit_s)}" + (f" ({cut})" if cut else "")
+            return f"{limit}: the verdict uses only what was measured before it"
+        if self.code == "looks taken":
+            return f"stopped after the plan's {self.looks} looks" + (f" ({spent})" if spent else "")
+        if self.code == "no deciding step":
+            return f"{at}: no step within reach would decide it" + (f" ({spent})" if spent else "")
+        if self.code == "measured nothing":
+            return f"{at}: the added launches measured nothing" + (f" ({spent})" if spent else "")
+        return "cancelled by the user" + (f" at look {self.looks}" if self.looks else "") + (f" ({spent})" if spent else "")
+
+
+def _min(seconds: float) -> str:
+    """A duration as the verdicts give it: minutes with one decimal."""
+    return f"{seconds / 60:.1f} min"
+
+
+def _asked(seconds: float | None) -> str:
+    """A limit as the user gave it (`--budget 8`: 8 min)."""
+    minutes = (seconds or 0.0) / 60
+    return f"{minutes:g} min" if minutes >= 1 else f"{seconds or 0.0:g} s"
+
+
 class Provenance(Model):
     """Where, when and with what a session was measured (the hardware itself is Session.hardware)."""
 
@@ -490,13 +567,15 @@ class Provenance(Model):
     measured_on: Literal["this machine", "endpoint on this machine", "remote endpoint", "elsewhere", "unknown"] = "unknown"
     rules_sha256: str | None = None  # the rule base (shipped + user files) the advice came from
     prompt_source: str | None = None
-    prompt_sha256: str | None = None  # of the sampled prompt set, so two sessions can tell they used the same prompts
+    prompt_sha256: str | None = None  # of the sampled prompts as sent (text or chat messages, in order): not a file's hash
+    prompt_file_sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")  # the prompt file's own bytes (a file source only)
     prompt_count: int | None = None
     started_at: datetime | None = None  # the first arm's start
     finished_at: datetime | None = None  # the sweep's end (last run, when resumed)
     resumed_at: list[datetime] = Field(default_factory=list)
     server_exposed: dict[str, str] = Field(default_factory=dict)  # endpoint mode: what /version, /server_info, /metrics told
     notes: list[str] = Field(default_factory=list)  # e.g. resumed on other hardware, prompt file changed
+    stopped: SweepStop | None = None  # why the last run stopped measuring (None: before stops were recorded, or not run)
 
 
 def setting(default: Any, help: str, *, flag: str, unit: str = "", cli_scale: float = 1.0, counts: bool = False, cli_default: Any = ..., **bounds: Any) -> Any:
@@ -513,6 +592,8 @@ def setting(default: Any, help: str, *, flag: str, unit: str = "", cli_scale: fl
 
 
 MAX_INT64 = 2**63 - 1  # SQLite's INTEGER
+# How prompts are sent (specadvisor.request_format): "auto" is resolved when a session is planned.
+RequestFormat = Literal["auto", "chat", "completions"]
 # One concurrency level (each level of `concurrency`, and the level a recommendation is for).
 ConcurrencyLevel = Annotated[int, Field(ge=1, le=100_000, description="client concurrency level", json_schema_extra={"unit": "streams"})]
 
@@ -525,6 +606,16 @@ class SweepSettings(Model):
     CLI, the TUI or a bundle. Temperature follows vLLM's own SamplingParams check, [0, 2]."""
 
     prompt_source: str = "humaneval"
+    # How each prompt is sent (specadvisor/request_format.py): part of the workload. None: a session recorded
+    # before the format was, sent as then (a row's `prompt` as raw text before its `messages`).
+    request_format: RequestFormat | None = setting(
+        None,
+        "how each prompt is sent: chat (/v1/chat/completions, through the model's chat template), completions "
+        "(/v1/completions, raw text) or auto: what `vllm bench serve` does for the same prompts (the chat template "
+        "for a JSONL file, HumanEval and the project's sets; raw text for ShareGPT and random)",
+        flag="--request-format",
+        cli_default="auto",
+    )
     num_prompts: int = setting(32, "measured requests per arm, e.g. 32 or 1k", flag="--num-prompts", unit="requests", counts=True, ge=1, le=1_000_000)
     output_len: int = setting(
         256,

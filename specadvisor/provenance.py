@@ -22,7 +22,7 @@ from specadvisor.domain import CpuInfo, EngineInfo, HardwareProfile, Session, ut
 from specadvisor.store.upgrade import upgrade_session
 from specadvisor.trust import measured_on
 
-__all__ = ["is_loopback", "prompt_sha256", "provenance_facts", "record_provenance", "serve_argv", "serve_argv_lines", "upgrade_session"]
+__all__ = ["is_loopback", "prompt_sha256", "provenance_facts", "record_provenance", "serve_argv", "serve_argv_lines", "stop_line", "upgrade_session"]
 
 UNKNOWN = "unknown"
 ENTRY_POINTS = ("tui", "sweep", "sweep --cpu", "sweep --endpoint", "demo", "import-bench")
@@ -176,7 +176,9 @@ def _rules_hash() -> str | None:
 
 
 def prompt_sha256(prompts: Any) -> str:
-    """sha256 over the prompts' content in order (text or chat messages), independent of ids."""
+    """sha256 over the sampled prompts as sent, in order (a prompt's text, or its chat messages as
+    sorted-key JSON, each followed by a NUL), independent of ids: the same for two sessions that sent
+    the same requests, whatever file they came from. Not a file's hash (`prompt_file_sha256` is)."""
     digest = hashlib.sha256()
     for prompt in prompts:
         body = prompt.text if prompt.text is not None else json.dumps(prompt.messages, sort_keys=True, ensure_ascii=False)
@@ -192,14 +194,29 @@ def _prompt_facts(session: Session) -> None:
     if session.provenance.entry_point == "import-bench":
         return
     try:
-        from specadvisor.bench.prompts import load_prompts
+        from specadvisor.bench.prompts import prompts_for
 
-        chosen = load_prompts(s.prompt_source, s.num_prompts, seed=s.seed)
+        chosen = prompts_for(s)
     except Exception:  # noqa: BLE001 - the runner reports a bad source as an input error before anything runs
         return
     prov.prompt_sha256 = prompt_sha256(chosen.prompts)
     prov.prompt_count = len(chosen.prompts)
     prov.prompt_source = chosen.source
+    prov.prompt_file_sha256 = _file_sha256(chosen.source)
+
+
+def _file_sha256(source: str) -> str | None:
+    """The prompt file's sha256 (what `sha256sum FILE` prints); None for a built-in set."""
+    from pathlib import Path
+
+    from specadvisor.bench.prompts import BUILTIN_SOURCES
+
+    if source in BUILTIN_SOURCES:
+        return None
+    try:
+        return hashlib.sha256(Path(source).expanduser().read_bytes()).hexdigest()
+    except OSError:
+        return None
 
 
 def serve_argv(server: Any) -> list[str]:
@@ -268,18 +285,35 @@ def provenance_facts(session: Session) -> list[tuple[str, str]]:
         ("engine command", _engine_command_fact(session, command)),
         ("specadvisor", _or_unknown(prov.specadvisor_version)),
         ("rules sha256", prov.rules_sha256[:16] if prov.rules_sha256 else UNKNOWN),
-        (
-            "prompts",
-            f"{_or_unknown(prov.prompt_source or session.settings.prompt_source)}"
-            + (f", {prov.prompt_count} prompts, sha256 {prov.prompt_sha256[:16]}" if prov.prompt_sha256 else ", content hash unknown"),
-        ),
+        ("prompts", _prompts_fact(session)),
         ("started", f"{prov.started_at:%Y-%m-%d %H:%M:%S} UTC" if prov.started_at else UNKNOWN),
         ("finished", f"{prov.finished_at:%Y-%m-%d %H:%M:%S} UTC" if prov.finished_at else ("not finished" if session.status != "finished" else UNKNOWN)),
     ]
+    facts += [("stopped", stop_line(session))]
     facts += [("resumed", f"{t:%Y-%m-%d %H:%M:%S} UTC") for t in prov.resumed_at]
     facts += [(f"server exposed: {k}", v) for k, v in prov.server_exposed.items()]
     facts += [("note", n) for n in prov.notes]
     return facts
+
+
+def _prompts_fact(session: Session) -> str:
+    """The prompt source and what its hashes are of: the content hash is of the prompts as sent (so it
+    differs from `sha256sum` of the file, which is given beside it for a file)."""
+    prov = session.provenance
+    text = _or_unknown(prov.prompt_source or session.settings.prompt_source)
+    if not prov.prompt_sha256:
+        return f"{text}, content hash unknown"
+    text += f", {prov.prompt_count} prompts, content sha256 {prov.prompt_sha256[:16]} (of the sampled prompts as sent, in order: not a file's hash)"
+    return text + (f"; file sha256 {prov.prompt_file_sha256[:16]}" if prov.prompt_file_sha256 else "")
+
+
+def stop_line(session: Session) -> str:
+    """Why the session's last run stopped measuring (domain.SweepStop), or that it was not recorded."""
+    stop = session.provenance.stopped
+    if stop is None:
+        return "not recorded (sessions before stops were recorded, imports of them, and sessions not run)"
+    rec = session.recommendation
+    return stop.text(rec is not None and rec.decision not in ("undecided", ""))
 
 
 def _engine_command_fact(session: Session, command: list[str]) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, get_args
+from typing import Any, Literal, get_args, get_origin
 
 import annotated_types as at
 from pydantic.fields import FieldInfo
@@ -35,6 +35,7 @@ class SettingSpec:
     optional: bool  # None is a valid value (off / not set)
     counts: bool  # the flag reads counts as people type them ("1k", "1,8")
     flag_default: Any  # the flag's default, in the flag's unit (None: decided later, e.g. by the prompt set)
+    choices: tuple[str, ...] = ()  # a setting that is one of these words (a Literal field), not a number
 
     @property
     def cli_bound(self) -> Bound:
@@ -46,13 +47,17 @@ class SettingSpec:
 
     @property
     def kind(self) -> str:
-        """How the command line reads it: count (`1k`), levels (`1,8`), int or float."""
+        """How the command line reads it: count (`1k`), levels (`1,8`), int, float or choice (a word)."""
+        if self.choices:
+            return "choice"
         if self.counts:
             return "levels" if isinstance(self.default, list) else "count"
         return "int" if self.whole else "float"
 
     @property
     def metavar(self) -> str | None:
+        if self.choices:
+            return "|".join(self.choices)
         return {"%": "PCT", "min": "MIN"}.get(self.unit)
 
     def to_model(self, value: float) -> float:
@@ -89,8 +94,11 @@ def _specs() -> dict[str, SettingSpec]:
         flag = str(extra["flag"])
         annotation = info.annotation
         optional = type(None) in get_args(annotation)
+        choices = _choices(annotation)
         if name == "concurrency":  # a list: each level has the bound
             bound, whole = _bound(flag, level, True), True
+        elif choices:
+            bound, whole = Bound(flag, -math.inf, math.inf), False  # not a number: `problem` checks the word
         else:
             whole = annotation is int or (int in get_args(annotation) and float not in get_args(annotation))
             bound = _bound(flag, info, whole)
@@ -103,8 +111,18 @@ def _specs() -> dict[str, SettingSpec]:
             flag_default = ",".join(map(str, default)) if isinstance(default, list) else str(default) if counts else default
         else:
             flag_default = float(round(default * scale, 10))
-        specs[name] = SettingSpec(name, flag, info.description or "", str(extra.get("unit", "")), default, scale, whole, bound, optional, counts, flag_default)
+        specs[name] = SettingSpec(
+            name, flag, info.description or "", str(extra.get("unit", "")), default, scale, whole, bound, optional, counts, flag_default, choices
+        )
     return specs
+
+
+def _choices(annotation: Any) -> tuple[str, ...]:
+    """The words a Literal setting takes (`Literal["auto", "chat"] | None`); () for a number."""
+    for arg in (annotation, *get_args(annotation)):
+        if get_origin(arg) is Literal:
+            return tuple(str(a) for a in get_args(arg))
+    return ()
 
 
 SPECS: dict[str, SettingSpec] = _specs()
@@ -118,7 +136,10 @@ def bound(name: str) -> Bound:
 def flag_table() -> str:
     """The flags as a Python module of plain data (`cli/setting_flags.py`, written by
     `python -m specadvisor.cli.doc --write`): building the parser then imports no pydantic."""
-    rows = "\n".join(f"    SettingFlag({s.name!r}, {s.flag!r}, {s.help!r}, {s.flag_default!r}, {s.kind!r}, {s.metavar!r})," for s in SPECS.values())
+    rows = "\n".join(
+        f"    SettingFlag({s.name!r}, {s.flag!r}, {s.help!r}, {s.flag_default!r}, {s.kind!r}, {s.metavar!r}{f', {s.choices!r}' if s.choices else ''}),"
+        for s in SPECS.values()
+    )
     return (
         '"""The sweep settings\' flags, GENERATED from `domain.SweepSettings` by `python -m specadvisor.cli.doc --write`:\n'
         "do not edit by hand (a test fails when this differs from the model). Plain data, so that building the\n"
@@ -131,12 +152,19 @@ def flag_table() -> str:
         "    flag: str\n"
         "    help: str\n"
         "    default: Any  # in the flag's unit\n"
-        "    kind: str  # count | levels | int | float\n"
-        "    metavar: str | None\n\n\n"
+        "    kind: str  # count | levels | int | float | choice\n"
+        "    metavar: str | None\n"
+        "    choices: tuple[str, ...] = ()  # the words a choice takes\n\n\n"
         f"FLAGS: tuple[SettingFlag, ...] = (\n{rows}\n)\n"
     )
 
 
 def problem(name: str, value: object) -> str | None:
-    """Why `value` (in the model's unit) is outside the setting's declared bound; None when within."""
-    return SPECS[name].bound.problem(value)
+    """Why `value` (in the model's unit) is outside the setting's declared bound (or, for a choice,
+    not one of its words); None when within."""
+    spec = SPECS[name]
+    if spec.choices:
+        if value in spec.choices or (value is None and spec.optional):
+            return None
+        return f"is {str(value)[:40]!r}, not one of {', '.join(spec.choices)}"
+    return spec.bound.problem(value)

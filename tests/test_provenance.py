@@ -222,3 +222,23 @@ def test_prompt_hash_depends_on_content_not_ids():
     b = [Prompt(text="x", id="9"), Prompt(messages=[{"role": "user", "content": "y"}], id="8")]
     c = [Prompt(text="x", id="1"), Prompt(messages=[{"role": "user", "content": "z"}], id="2")]
     assert prompt_sha256(a) == prompt_sha256(b) != prompt_sha256(c)
+
+
+def test_the_prompt_hashes_say_what_they_hash(tmp_path):
+    """Issue 38: the hash shown differed from the file's sha256 without saying what it hashed."""
+    import hashlib
+    import json
+
+    path = tmp_path / "edits.jsonl"
+    path.write_text(json.dumps({"prompt": "copy this"}) + "\n" + json.dumps({"prompt": "and this"}) + "\n")
+    session = Session(settings=SweepSettings(prompt_source=str(path), num_prompts=2, request_format="chat"), status="planned")
+    record_provenance(session, entry_point="sweep", hardware=_observed_hw())
+    prov = session.provenance
+    assert prov.prompt_file_sha256 == hashlib.sha256(path.read_bytes()).hexdigest()  # what `sha256sum FILE` prints
+    assert prov.prompt_sha256 != prov.prompt_file_sha256
+    fact = dict(provenance_facts(session))["prompts"]
+    assert f"content sha256 {prov.prompt_sha256[:16]} (of the sampled prompts as sent, in order: not a file's hash)" in fact
+    assert fact.endswith(f"; file sha256 {prov.prompt_file_sha256[:16]}")
+    builtin = Session(settings=SweepSettings(prompt_source="rename", num_prompts=32, request_format="chat"), status="planned")
+    record_provenance(builtin, entry_point="sweep", hardware=_observed_hw())
+    assert builtin.provenance.prompt_file_sha256 is None and builtin.provenance.prompt_sha256.startswith("e703fae3")  # the H200 sessions' own

@@ -27,7 +27,11 @@ def _over(spec: setting_specs.SettingSpec) -> float:
     return high + 1 if spec.whole else (high if spec.cli_bound.high_open else high * 1.5)
 
 
-@pytest.mark.parametrize("name", sorted(setting_specs.SPECS))
+NUMBERS = sorted(name for name, spec in setting_specs.SPECS.items() if not spec.choices)
+CHOICES = sorted(name for name, spec in setting_specs.SPECS.items() if spec.choices)
+
+
+@pytest.mark.parametrize("name", NUMBERS)
 def test_the_flag_the_check_the_model_and_a_bundle_share_one_bound(name):
     spec = setting_specs.SPECS[name]
     action = _sweep_action(spec.flag)
@@ -42,6 +46,21 @@ def test_the_flag_the_check_the_model_and_a_bundle_share_one_bound(name):
     with pytest.raises(ValidationError):
         SweepSettings(**{name: in_model_units})
     assert setting_specs.problem(name, in_model_units[0] if name == "concurrency" else in_model_units) is not None
+
+
+@pytest.mark.parametrize("name", CHOICES)
+def test_a_choice_setting_takes_only_its_words_everywhere(name):
+    spec = setting_specs.SPECS[name]
+    action = _sweep_action(spec.flag)
+    assert action.dest == name and tuple(action.choices) == spec.choices and action.default == spec.flag_default
+    with pytest.raises(InputError, match=spec.flag):
+        build_parser().parse_args(["sweep", "--model", "m", spec.flag, "sideways"])
+    with pytest.raises(InputError, match=spec.flag):  # a SweepArgs built without argparse is checked too
+        validate.measurement(SweepArgs(settings={**{f.name: f.default for f in FLAGS}, name: "sideways"}))
+    with pytest.raises(ValidationError):
+        SweepSettings(**{name: "sideways"})
+    assert setting_specs.problem(name, "sideways") is not None  # what bundle import checks
+    assert all(setting_specs.problem(name, word) is None for word in spec.choices)
 
 
 def test_parsed_once_in_the_models_units():

@@ -18,8 +18,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from specadvisor.analysis import stops, tails
 from specadvisor.analysis.arms import family_key
-from specadvisor.analysis.decision import DEFAULT_CONFIDENCE, LevelDecision, decide_level, estimate_noise
+from specadvisor.analysis.decision import DEFAULT_CONFIDENCE, LevelDecision, decide_level, estimate_noise, name
 from specadvisor.analysis.drift import baseline_drift
 from specadvisor.analysis.levels import LevelIndex, by_level
 from specadvisor.analysis.predict import measured
@@ -36,7 +37,7 @@ def recommend(session: Session, *, confidence: float | None = None, looks: int |
     looks = looks or session.settings.looks or 1
     levels = measured_levels(session)
     if not levels:
-        return Recommendation(
+        empty = Recommendation(
             arm_id=None,
             decision="undecided",
             verdict="undecided: no arm finished with a throughput",
@@ -44,6 +45,7 @@ def recommend(session: Session, *, confidence: float | None = None, looks: int |
             looks=looks,
             reasons=["no arm finished with a throughput: nothing to recommend yet"],
         )
+        return stops.annotate(empty, session.provenance.stopped)
     decisions = level_decisions(session, confidence=confidence, looks=looks)
     conc = session.concurrency if session.concurrency in levels else levels[0]
     rec = _top_level(session, decisions, conc)
@@ -52,7 +54,7 @@ def recommend(session: Session, *, confidence: float | None = None, looks: int |
     rec.drift = baseline_drift(session, conc)
     if len(levels) > 1 and rec.decision == "depends on concurrency":
         rec.batch_size_schedule = batch_size_schedule(session, decisions)
-    return rec
+    return stops.annotate(rec, session.provenance.stopped)  # why measuring stopped, in the verdict every view shows
 
 
 def measured_levels(session: Session) -> list[int]:
@@ -72,8 +74,20 @@ def level_decisions(session: Session, *, confidence: float = DEFAULT_CONFIDENCE,
     for level in sorted(usable):
         eligible, notes = _eligible(session, results, usable[level])
         sequential = session.settings.budget_s is not None
-        out.append(decide_level(session, level, noise, confidence=confidence, looks=looks, sequential=sequential, eligible=eligible, notes=notes, index=index))
+        decision = decide_level(session, level, noise, confidence=confidence, looks=looks, sequential=sequential, eligible=eligible, notes=notes, index=index)
+        out.append(_with_tail(session, decision))
     return out
+
+
+def _with_tail(session: Session, decision: LevelDecision) -> LevelDecision:
+    """The level's reasons say so when the gain its verdict rests on is lost to a few slow requests (analysis.tails)."""
+    chosen = decision.chosen
+    if chosen is None or chosen.arm.is_baseline:
+        return decision
+    line = tails.verdict_line(chosen.speedup, name(chosen.arm), tails.arm_tail(session, chosen.arm), decision.concurrency)
+    if line:
+        decision.reasons.insert(1, line)
+    return decision
 
 
 def _top_level(session: Session, decisions: list[LevelDecision], conc: int) -> Recommendation:

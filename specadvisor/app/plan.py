@@ -34,6 +34,7 @@ def plan(
     cpu = engine_env.cpu_engine_for(hardware) if host_only else None
     settings = SweepSettings(
         prompt_source=workload.prompt_source or "humaneval",
+        request_format="auto",  # what `vllm bench serve` does with these prompts, recorded when they load
         num_prompts=workload.num_prompts,
         output_len=workload.output_len,
         temperature=workload.temperature,

@@ -14,7 +14,7 @@ from specadvisor.app import engine_env
 from specadvisor.errors import InputError
 
 if TYPE_CHECKING:
-    from specadvisor.domain import Arm, Session, SweepSettings
+    from specadvisor.domain import Arm, Session, SweepSettings, WorkloadKind
     from specadvisor.engine.attach import EndpointInfo
     from specadvisor.engine.cpu import CpuEngine
     from specadvisor.store import Store
@@ -35,6 +35,7 @@ class SweepRequest:
     baseline: bool = True
     adaptive: bool = False
     prompts: str = "humaneval"
+    workload: str | None = None  # domain.WorkloadKind's value; None: what the prompts are (bench.prompts.workload_of), chat for a file
     measurement: Mapping[str, Any] = field(default_factory=dict)  # SweepSettings fields, in its units
     bracket: bool = True
     goodput: bool = False
@@ -72,7 +73,7 @@ def start_sweep(request: SweepRequest, *, progress: Note) -> Prepared:
 
 def plan_sweep(request: SweepRequest, cpu: CpuEngine | None) -> Prepared:
     """`start_sweep` once the engine is known (`cpu`: the provisioned CPU engine, or None)."""
-    from specadvisor.bench.prompts import BUILTIN_SOURCES, load_prompts
+    from specadvisor.bench.prompts import resolve_request_format
     from specadvisor.sweep.plan import plan_from_methods
 
     model = request.model or (str(cpu.model_dir) if cpu else None)
@@ -82,10 +83,10 @@ def plan_sweep(request: SweepRequest, cpu: CpuEngine | None) -> Prepared:
         raise InputError("no model given", hint="pass --model MODEL (or --cpu for the CPU engine's SmolLM2)")
     if request.methods and not request.n_values:
         raise InputError("--method given without --n", hint="pass the N values to try, e.g. --n 1,3,5")
-    if request.prompts.strip().lower() not in BUILTIN_SOURCES:
-        load_prompts(request.prompts, 1)  # a bad prompt file fails here, before the database is opened
+    # a bad prompt file (or raw text asked of chat-only rows) fails here, before the database is opened
+    _, format_notes = resolve_request_format(request.prompts, request.measurement.get("request_format"))
     engine_cmd, server_args, server_env = _engine(request, cpu)
-    notes: list[str] = []
+    notes: list[str] = [f"request format: {note}" for note in format_notes]
     if request.engine_cmd and not cpu:
         extra_args, extra_env, said = engine_env.cpu_build_defaults(engine_cmd, server_args)
         server_args += extra_args
@@ -109,6 +110,8 @@ def plan_sweep(request: SweepRequest, cpu: CpuEngine | None) -> Prepared:
         model, [(m, dict(extra)) for m, extra in request.methods], list(request.n_values), settings, baseline=request.baseline, drafter=request.drafter
     )
     plan.session.name = request.name
+    plan.session.workload = workload_kind(request)
+    plan.session.provenance.notes += [note for note in notes if note.startswith("request format: ")]  # shown wherever the session is
     if cpu:
         plan.session.vllm_version = cpu.vllm_version
     plan.session.provenance.entry_point = request.entry_point or ("sweep --cpu" if cpu else "sweep")
@@ -136,6 +139,7 @@ def attach_endpoint(request: SweepRequest, model: str | None = None) -> Prepared
     settings = measurement_settings(request, measured, endpoint=endpoint.url)
     session = Session(
         model=model or request.model or info.served_model or "",
+        workload=workload_kind(request),
         settings=settings,
         arms=endpoint_arms(endpoint.url, spec, levels),
         vllm_version=info.version,
@@ -196,9 +200,22 @@ def resume(request: SweepRequest, session_id: str, store: Store, *, rebuild_aske
         raise InputError(
             f"session {session.id[:8]} is local; --rebuild is for imported sessions", hint=f"resume it with: specadvisor sweep --resume {session.id[:8]}"
         )
+    _limits_on_resume(session, request)
     if session.settings.endpoint:
         return Prepared(session, api_key_env=request.api_key_env)
     return Prepared(session, server_env=engine_env.stored_session_env(session, cpu_asked=request.cpu, progress=progress))
+
+
+# What a resume may change: how much more to measure and for how long, never what is measured.
+_RESUME_LIMITS = ("budget_s", "time_limit_s")
+
+
+def _limits_on_resume(session: Session, request: SweepRequest) -> None:
+    """`--budget` and `--time-limit` given with `--resume` replace the session's: an undecided session
+    measures the step its verdict names (`snippet` prints the command); each resumed run gets them afresh."""
+    given = {name: request.measurement[name] for name in _RESUME_LIMITS if request.measurement.get(name) is not None}
+    if given and not session.settings.endpoint:
+        session.settings = session.settings.model_copy(update=given)
 
 
 def rebuild(request: SweepRequest, imported: Session, *, note: Note, progress: Note) -> Prepared:
@@ -209,7 +226,14 @@ def rebuild(request: SweepRequest, imported: Session, *, note: Note, progress: N
     engine_cmd, server_args, server_env = _engine(request, cpu)
     model = request.model or (str(cpu.model_dir) if cpu else None)
     plan, notes = rebuild_plan(
-        imported, model=model, engine_cmd=engine_cmd, server_args=server_args, prompt_source=request.prompts, drafter=request.drafter, adaptive=request.adaptive
+        imported,
+        model=model,
+        engine_cmd=engine_cmd,
+        server_args=server_args,
+        prompt_source=request.prompts,
+        drafter=request.drafter,
+        adaptive=request.adaptive,
+        request_format=str(request.measurement.get("request_format") or "auto"),
     )
     for line in notes:
         note(f"note: {line}")
@@ -235,4 +259,22 @@ def measurement_settings(request: SweepRequest, measured: Mapping[str, Any], **m
 
     values = {k: v for k, v in measured.items() if k not in mode}
     values.setdefault("output_len", default_output_len(request.prompts))
+    values["request_format"] = request_format_of(request.prompts, values.get("request_format"))
     return SweepSettings(prompt_source=request.prompts, **values, **mode)
+
+
+def workload_kind(request: SweepRequest) -> WorkloadKind:
+    """The workload a new session is labelled with: the one asked, else what its prompts are (a
+    built-in set's own: humaneval code, rename edit, ...), chat for a file that says nothing."""
+    from specadvisor.bench.prompts import workload_of
+    from specadvisor.domain import WorkloadKind
+
+    return WorkloadKind(request.workload or workload_of(request.prompts) or "chat")
+
+
+def request_format_of(prompts: str, asked: str | None) -> str:
+    """The request format a new session records: `asked` (auto, or none asked: what `vllm bench
+    serve` does with these prompts) resolved to chat or completions (request_format.py)."""
+    from specadvisor.bench.prompts import resolve_request_format
+
+    return resolve_request_format(prompts, asked)[0]

@@ -16,7 +16,8 @@ more (AL 2.8-3.1 at N=4 on SmolLM2-135M on an H200) and the copy ends after a fe
 `rename_tasks` is the longer case: 32 generated 43-line data-processing functions (templated,
 deterministic, real Python) copied back at RENAME_OUTPUT_LEN tokens, the shape of "apply this edit
 to a file" requests, worded as RENAME_INSTRUCTION. They are the prompts of the H200 editing sessions
-in tests/fixtures/h200 (n-gram N=4 won 1.48x there at AL 4.00 for SmolLM2-135M). A 50-line set with
+in tests/fixtures/h200 (n-gram N=4 at AL 4.00 for SmolLM2-135M read 1.48x, 1.49x and, undecided,
+1.24x across runs: README). A 50-line set with
 the `edit` wording tied on the H200 instead: the model described half of those functions in prose
 rather than copying them (benchmarks/README.md).
 """

@@ -6,13 +6,11 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from specadvisor.cli.workloads import WORKLOADS
+
 if TYPE_CHECKING:
     from specadvisor.domain import Advice, Candidate, HardwareProfile, ModelProfile, Session
     from specadvisor.rulebase import RuleBase
-
-# domain.WorkloadKind's values, spelled out so that building the parser imports no pydantic model
-# (tests/cli/test_cli_startup.py checks they agree)
-WORKLOADS = ("chat", "code", "math", "rag", "agentic", "edit")
 
 
 def register(parser: argparse.ArgumentParser) -> None:

@@ -35,7 +35,12 @@ COMMANDS = (
     Command("rules", "check the rule base (shipped rules, your rules folder, DIR)", "specadvisor.cli.rules_cmd"),
     Command("sweep", "measure speculative configs on real vLLM servers and recommend one", "specadvisor.cli.sweep"),
     Command("report", "write a session's report (Markdown or self-contained HTML)", "specadvisor.cli.report", "register_report"),
-    Command("snippet", "print the recommended --speculative-config (exit 1 when the advice is not to speculate)", "specadvisor.cli.report", "register_snippet"),
+    Command(
+        "snippet",
+        "print the recommended --speculative-config (exit 1 when the advice is not to speculate, 5 while undecided)",
+        "specadvisor.cli.report",
+        "register_snippet",
+    ),
     Command("import-bench", "import `vllm bench serve --save-result` JSON files as arms of a session", "specadvisor.cli.report", "register_import_bench"),
     Command("export-plan", "export a session's arms as `vllm bench sweep serve` serve-params JSON", "specadvisor.cli.report", "register_export_plan"),
     Command("sessions", "list, show, delete, export, import or compare stored sessions", "specadvisor.cli.sessions"),

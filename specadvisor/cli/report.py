@@ -27,6 +27,11 @@ def register_report(p: argparse.ArgumentParser) -> None:
 
 def register_snippet(p: argparse.ArgumentParser) -> None:
     p.add_argument("session", help="session id or unique prefix")
+    p.description = (
+        "Print the recommended --speculative-config (exit 0). Exit 1 when the advice is not to speculate (with --command, "
+        "the plain serve command); exit 5 while the verdict is undecided: nothing is printed on stdout, and stderr names "
+        "the step that would decide it and the command that measures it (`sweep --resume ID --budget MIN`)."
+    )
     p.add_argument("--command", action="store_true", help="print the full `vllm serve` command instead")
     p.add_argument("--model", default=None, help="the model the command serves, for an imported session (default: the placeholder MODEL)")
     p.set_defaults(func=run_snippet)
@@ -98,12 +103,17 @@ def run_report(args: argparse.Namespace) -> int:
 
 def run_snippet(args: argparse.Namespace) -> int:
     from specadvisor.analysis.recommend import recommend
-    from specadvisor.report.snippet import recommended_config, serve_command, spec_config_json
+    from specadvisor.report.snippet import UNDECIDED_EXIT, deciding_step, recommended_config, serve_command, spec_config_json
     from specadvisor.vllm_command import PASTE_WIDTH
 
     session = _session(args, args.session)
     model = _model_flag(args.model)
     rec = session.recommendation or recommend(session)
+    step = deciding_step(session, rec)
+    if step is not None:  # not "do not speculate": nothing to serve yet, and what would decide it (stdout stays empty)
+        print(line(f"specadvisor: undecided, nothing to serve yet: {rec.headline}", 2000), file=sys.stderr)
+        print(line(f"to decide it: {step.command} ({step.note})" if step.command else f"to decide it: {step.note}", 2000), file=sys.stderr)
+        return UNDECIDED_EXIT
     if rec.do_not_speculate or not rec.speculative_config:
         print(line(rec.headline + (f": {rec.reasons[0]}" if rec.reasons and not rec.verdict.startswith("undecided") else "")), file=sys.stderr)
         if args.command:

@@ -104,7 +104,10 @@ def _summaries(args: argparse.Namespace) -> list[SessionSummary]:
 
 
 def run_show(args: argparse.Namespace) -> int:
+    from specadvisor import request_format
+    from specadvisor.analysis.tails import session_tails
     from specadvisor.cli.output import print_json
+    from specadvisor.provenance import stop_line
 
     with _open(args) as store:
         session = store.get_session(args.id)
@@ -123,6 +126,9 @@ def run_show(args: argparse.Namespace) -> int:
             arm_id: {"speedup": figure.value, "speedup_ci": list(figure.ci) if figure.ci else None, "baseline": figure.reference} if figure else None
             for arm_id, figure in all_speedups(session).items()
         }
+        document["request_format"] = request_format.recorded(session.settings.request_format, session.settings.prompt_source)
+        document["stopped"] = stop_line(session)
+        document["tail_requests"] = {arm_id: tail.text() for arm_id, tail in session_tails(session).items() if tail.tail}  # analysis.tails
         if getattr(args, "recompute", False):
             document["recomputed"] = True
             document["stored_verdict"] = stored.headline if stored is not None else None
@@ -311,10 +317,11 @@ def render_list(summaries: list[SessionSummary]) -> None:
 
 def render_session(session: Session) -> None:
 
+    from specadvisor import request_format
     from specadvisor.cli.output import console
     from specadvisor.figures import all_speedups
-    from specadvisor.report.content import shown_reasons
-    from specadvisor.report.snippet import recommended_command
+    from specadvisor.report.content import shown_reasons, tail_lines
+    from specadvisor.report.snippet import deciding_step, recommended_command
     from specadvisor.textsafe import markup
     from specadvisor.textsafe import markup as escape
 
@@ -326,6 +333,7 @@ def render_session(session: Session) -> None:
         f"  workload {escape(session.workload.value)}, temperature {session.temperature:g}, concurrency {session.concurrency}, "
         f"prompts {escape(session.settings.prompt_source)} x{session.settings.num_prompts}, output {session.settings.output_len} tokens"
     )
+    out.print(f"  request format {escape(request_format.recorded(session.settings.request_format, session.settings.prompt_source))}", soft_wrap=True)
     out.print(f"  hardware {escape(session.hardware.gpu_label)} ({escape(session.hardware_fingerprint or '-')}), vLLM {escape(session.vllm_version or '?')}")
     from specadvisor.provenance import provenance_facts
 
@@ -356,6 +364,8 @@ def render_session(session: Session) -> None:
     out.file.write("\n".join(plain_table(columns, rows)) + "\n")  # plain lines: rich would measure and wrap each
     if left_out:
         out.print(escape(left_out), soft_wrap=True)
+    for label, text in tail_lines(session, tabled):
+        out.print(f"  tail requests, {escape(label)}: {escape(text)}", soft_wrap=True)
     rec = session.recommendation
     if rec is not None:
         speed = f" ({_fmt(rec.speedup, '.2f', 'x')})" if rec.arm_id and rec.speedup else ""
@@ -375,6 +385,9 @@ def render_session(session: Session) -> None:
             note = placeholder_note(session)
             if note:
                 out.print(f"  ({markup(note)})", soft_wrap=True)
+        step = deciding_step(session, rec)  # undecided: nothing to serve yet, and what would decide it
+        if step is not None:
+            out.print(f"  to decide it: {markup(step.command + ' (' + step.note + ')' if step.command else step.note)}", soft_wrap=True)
     if session.notes:
         out.print(f"Notes: {markup(session.notes)}", soft_wrap=True)  # one line: a bundle's newlines cannot forge output
     prov = session.provenance
@@ -400,14 +413,14 @@ def render_comparison(comparison: Comparison) -> None:
         ("model", [c.model or "-" for c in comparison.sessions]),
         ("hardware", [c.gpu for c in comparison.sessions]),
         ("vLLM", [c.vllm_version or "?" for c in comparison.sessions]),
-        ("workload", [c.workload for c in comparison.sessions]),
+        ("workload", [f"{c.workload}, sent as {c.request_format}" for c in comparison.sessions]),
         ("measured on", [c.measured_on for c in comparison.sessions]),
         ("GPU driver", [f"{c.gpu_driver} ({c.gpu_runtime})" for c in comparison.sessions]),
         ("CPU", [c.cpu for c in comparison.sessions]),
         ("OS", [c.os for c in comparison.sessions]),
         ("Python", [c.python for c in comparison.sessions]),
         ("vLLM build", [c.engine_build for c in comparison.sessions]),
-        ("prompts sha256", [c.prompt_sha256 for c in comparison.sessions]),
+        ("prompt content sha256 (as sent)", [c.prompt_sha256 for c in comparison.sessions]),
         ("started", [c.started_at for c in comparison.sessions]),
         ("best config", [c.best_arm or "-" for c in comparison.sessions]),
         ("best tok/s", [_fmt(c.best_throughput) for c in comparison.sessions]),

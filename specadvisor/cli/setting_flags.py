@@ -13,11 +13,13 @@ class SettingFlag(NamedTuple):
     flag: str
     help: str
     default: Any  # in the flag's unit
-    kind: str  # count | levels | int | float
+    kind: str  # count | levels | int | float | choice
     metavar: str | None
+    choices: tuple[str, ...] = ()  # the words a choice takes
 
 
 FLAGS: tuple[SettingFlag, ...] = (
+    SettingFlag('request_format', '--request-format', "how each prompt is sent: chat (/v1/chat/completions, through the model's chat template), completions (/v1/completions, raw text) or auto: what `vllm bench serve` does for the same prompts (the chat template for a JSONL file, HumanEval and the project's sets; raw text for ShareGPT and random)", 'auto', 'choice', 'auto|chat|completions', ('auto', 'chat', 'completions')),
     SettingFlag('num_prompts', '--num-prompts', 'measured requests per arm, e.g. 32 or 1k', '32', 'count', None),
     SettingFlag('output_len', '--output-len', 'output tokens per request, fixed (ignore_eos), e.g. 256 or 2k (default: 256; 128 for --prompts edit, 320 for rename)', None, 'count', None),
     SettingFlag('temperature', '--temperature', 'sampling temperature of every request; acceptance drops as it rises', 0.0, 'float', None),

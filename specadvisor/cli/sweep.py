@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from specadvisor.cli.sweep_args import SweepArgs
+from specadvisor.cli.workloads import WORKLOADS
 from specadvisor.errors import InputError
 
 if TYPE_CHECKING:  # imported inside the command: `specadvisor sweep --help` imports no model or store
@@ -41,6 +42,13 @@ def register(p: argparse.ArgumentParser) -> None:
     p.add_argument("--baseline", action=argparse.BooleanOptionalAction, default=True, help="also measure no speculation (default: yes)")
     p.add_argument("--adaptive", action="store_true", help="measure the largest N first, predict the rest, launch only promising N")
     p.add_argument("--prompts", default="humaneval", help="prompt source: humaneval, sharegpt, math, rag, edit, rename, or a file (default: %(default)s)")
+    p.add_argument(
+        "--workload",
+        choices=WORKLOADS,
+        default=None,
+        help="what the prompts are, as stored and used as local evidence by `advise` (default: the built-in set's: humaneval code, "
+        "rename and edit edit, ...; chat for a file)",
+    )
     add_setting_flags(p)
     p.add_argument(
         "--bracket", action=argparse.BooleanOptionalAction, default=True, help="measure the baseline again at the end to measure drift (default: yes)"
@@ -104,7 +112,15 @@ def add_setting_flags(p: argparse.ArgumentParser) -> None:
     types: dict[str, Callable[[str], Any]] = {"int": int, "float": float}
     for f in FLAGS:
         shown = "" if f.default is None or "default" in f.help else " (default: %(default)s)"
-        p.add_argument(f.flag, dest=f.name, type=types.get(f.kind, str), default=f.default, metavar=f.metavar, help=f.help.replace("%", "%%") + shown)
+        p.add_argument(
+            f.flag,
+            dest=f.name,
+            type=types.get(f.kind, str),
+            default=f.default,
+            metavar=f.metavar,
+            help=f.help.replace("%", "%%") + shown,
+            choices=f.choices or None,
+        )
 
 
 def run(namespace: argparse.Namespace) -> int:
@@ -152,6 +168,7 @@ def _request(args: SweepArgs) -> SweepRequest:
         baseline=args.baseline,
         adaptive=args.adaptive,
         prompts=args.prompts,
+        workload=args.workload,
         measurement=checked.measurement,
         bracket=args.bracket,
         goodput=args.goodput,
@@ -241,6 +258,7 @@ def _show_sweep(runner: Runner, prepared: Prepared, *, json_out: bool) -> int:
     view = None if json_out else LiveSweepView(session, console())
     if view:
         view.console.print(_plan_line(session, cpu=prepared.cpu))
+        view.console.print(_workload_line(session), markup=False, highlight=False)
         for note in prepared.notes:
             view.console.print(f"plan: {note}")
     else:
@@ -316,6 +334,16 @@ def _exit_code(session: Session) -> int:
     )
     print(f"specadvisor: error: {error_line(err)}", file=sys.stderr)
     return err.exit_code
+
+
+def _workload_line(session: Session) -> str:
+    """What is measured: the workload, its prompts and how they are sent (chat template or raw text)."""
+    from specadvisor import request_format
+    from specadvisor.textsafe import line
+
+    s = session.settings
+    sent = request_format.recorded(s.request_format, s.prompt_source)
+    return line(f"workload: {session.workload.value}, prompts {s.prompt_source} x{s.num_prompts}, {s.output_len} output tokens, sent as {sent}", 400)
 
 
 def _plan_line(session: Session, *, cpu: bool) -> str:

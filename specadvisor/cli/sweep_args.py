@@ -27,6 +27,7 @@ class SweepArgs:
     baseline: bool = True
     adaptive: bool = False
     prompts: str = "humaneval"
+    workload: str | None = None  # None: the built-in set's own (bench.prompts.workload_of), chat for a file
     bracket: bool = True
     parallel: str = "auto"
     spec_extra: tuple[str, ...] = ()

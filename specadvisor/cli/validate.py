@@ -189,6 +189,11 @@ def measurement(args: SweepArgs) -> dict[str, Any]:
                 )
             values[name] = levels
             continue
+        if spec.choices:  # a word (argparse offers only these; a caller building SweepArgs may not)
+            if raw not in spec.choices:
+                raise InputError(f"{spec.flag} {_show(raw, 30)} is not one of {', '.join(spec.choices)}", hint=f"e.g. {spec.flag} {spec.flag_default}")
+            values[name] = raw
+            continue
         value = parse_count(str(raw), spec.flag) if spec.whole and isinstance(raw, str) else raw
         setting(name, value, optional=spec.optional)
         values[name] = spec.to_model(value)

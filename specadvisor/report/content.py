@@ -6,16 +6,20 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from specadvisor import request_format
 from specadvisor.analysis.arms import arm_label, family_key, family_label, server_key
 from specadvisor.analysis.power import shown_mean_power_w
 from specadvisor.analysis.predict import Prediction, confident_predictions, mean_abs_error_pct, measured, predict_throughput, withheld_predictions
 from specadvisor.analysis.recommend import recommend
+from specadvisor.analysis.tails import session_tails
 from specadvisor.domain import Arm, ArmResult, GpuReading, GpuTelemetry, Recommendation, Session
 from specadvisor.figures import Speedup, all_speedups, baseline_result, throughput
 from specadvisor.provenance import provenance_facts, serve_argv_lines
 from specadvisor.report.charts import GoodputSeries, LatencyQuantiles, ParetoSeries, ThroughputSeries
 from specadvisor.report.serve_params import bench_sweep_command, serve_params
 from specadvisor.report.snippet import (
+    DecidingStep,
+    deciding_step,
     recommended_command,
     recommended_config,
     serve_command,
@@ -97,6 +101,8 @@ class ReportContent:
     gpu_series: list[tuple[str, list[GpuReading]]] = field(default_factory=list)  # (arm label, readings) for the charts
     left_out: str = ""  # a summarised report (over MAX_REPORT_ARMS arms): what the results table leaves out
     model_note: str | None = None  # an imported session's commands serve the placeholder MODEL: what it stands for
+    decide: DecidingStep | None = None  # undecided: the step that would decide it, in place of a serve command
+    tails: list[tuple[str, str]] = field(default_factory=list)  # (arm label, its tail requests) for arms that have some
 
 
 # A report of more arms than this summarises: every measured arm is analysed (verdict, predictions,
@@ -108,6 +114,13 @@ MAX_PROBLEMS = 200
 # A verdict's reasons `sessions show` and the TUI's panel list (the report and --json list every one):
 # a verdict over 100,000 measured arms has one per arm, which rich took 25 s to print.
 MAX_SHOWN_REASONS = 50
+
+
+def tail_lines(session: Session, arms: list[Arm]) -> list[tuple[str, str]]:
+    """(arm label, one line) for each listed arm with tail requests (analysis.tails): how many, how
+    slow against its median and the baseline's time on the same prompts, and what they are."""
+    found = session_tails(session)
+    return [(a.label, found[a.id].text()) for a in arms if a.id in found and found[a.id].tail]
 
 
 def shown_reasons(session: Session, rec: Recommendation) -> tuple[list[str], str | None]:
@@ -185,9 +198,10 @@ def _build(session: Session, shown: set[str] | None) -> ReportContent:
         ("vLLM", session.vllm_version or "unknown"),
         (
             "workload",
-            f"{s.prompt_source}, {s.num_prompts} prompts, output {s.output_len} tokens, temperature {s.temperature:g}, "
+            f"{session.workload.value}: {s.prompt_source}, {s.num_prompts} prompts, output {s.output_len} tokens, temperature {s.temperature:g}, "
             f"concurrency {','.join(map(str, s.concurrency))}, {s.trials} trial(s), {s.warmup} warmup request(s)",
         ),
+        ("request format", request_format.recorded(s.request_format, s.prompt_source)),
         ("status", session.status),
         ("created", session.created_at.strftime("%Y-%m-%d %H:%M UTC")),
     ]
@@ -198,6 +212,7 @@ def _build(session: Session, shown: set[str] | None) -> ReportContent:
     facts += schedule_facts(session, rec)
     verdict = [f"verdict: {rec.headline}", *rec.reasons]
     spec_cfg = recommended_config(session, rec)  # an imported session's through the allow-list
+    decide = deciding_step(session, rec)
     rows, problems = [], []
     speedups = all_speedups(session)  # the verdict's own figures
     tabled = [a for a in session.arms if shown is None or a.id in shown]
@@ -224,7 +239,10 @@ def _build(session: Session, shown: set[str] | None) -> ReportContent:
         facts=facts,
         verdict=verdict,
         spec_json=shell_command(["--speculative-config", spec_config_json(spec_cfg)]) if spec_cfg else None,
-        command=recommended_command(session, rec, width=PASTE_WIDTH) if spec_cfg else serve_command(session, None, width=PASTE_WIDTH),
+        # a serve command only for an answer: undecided is not "do not speculate", it names the step that would decide it
+        command=recommended_command(session, rec, width=PASTE_WIDTH) if spec_cfg else None if decide else serve_command(session, None, width=PASTE_WIDTH),
+        decide=decide,
+        tails=tail_lines(session, tabled),
         schedule=rec.batch_size_schedule,
         columns=COLUMNS,
         rows=rows,

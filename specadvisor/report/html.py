@@ -33,6 +33,9 @@ def html(session: Session) -> str:
         out.append(f"<p>Serve it with:</p>{command(c.command)}")
         if c.model_note:
             out.append(f"<p>{e(c.model_note[0].upper() + c.model_note[1:])}.</p>")
+    if c.decide:
+        out.append(f"<p>Undecided: nothing to serve yet (this is not an answer against speculation). What would decide it: {e(c.decide.text)}.</p>")
+        out.append(f"<p>Measure it with ({e(c.decide.note)}):</p>{command(c.decide.command)}" if c.decide.command else f"<p>{e(c.decide.note)}.</p>")
     if c.schedule:
         out.append(
             f"<p>Batch-size schedule (<code>num_speculative_tokens_per_batch_size</code>, [start, end, k], k=0 = off): <code>{e(str(c.schedule))}</code></p>"
@@ -40,6 +43,8 @@ def html(session: Session) -> str:
     out.append("<h2>Results</h2><table><tr>" + "".join(f"<th>{e(col)}</th>" for col in c.columns) + "</tr>")
     out += ["<tr>" + "".join(f"<td>{e(cell)}</td>" for cell in row) + "</tr>" for row in c.rows]
     out.append("</table>" + (f"<p>{e(c.left_out)}</p>" if c.left_out else "") + f"<p>Prediction: {e(c.prediction_note)}.</p>")
+    if c.tails:
+        out.append("<h2>Tail requests</h2><ul>" + "".join(f"<li>{e(label)}: {e(text)}</li>" for label, text in c.tails) + "</ul>")
     charts = [throughput_chart(c.throughput_series, c.baseline_tps)] + [acceptance_chart(label, rates) for label, rates in c.acceptance]
     out.append('<div class="charts">' + "".join(ch for ch in charts if ch) + "</div>")
     if c.capacity_series:

@@ -33,6 +33,16 @@ def markdown(session: Session) -> str:
         if c.model_note:
             doc.blank()
             doc.para(c.model_note[0].upper() + c.model_note[1:] + ".")
+    if c.decide:
+        doc.blank()
+        doc.para("Undecided: nothing to serve yet (this is not an answer against speculation). What would decide it: ", c.decide.text, ".")
+        doc.blank()
+        if c.decide.command:
+            doc.para("Measure it with (", c.decide.note, "):")
+            doc.blank()
+            doc.code_block(c.decide.command, "sh")
+        else:
+            doc.para(c.decide.note, ".")
     if c.schedule:
         doc.blank()
         doc.para("Batch-size schedule (", Code("num_speculative_tokens_per_batch_size"), ", [start, end, k], k=0 = off): ", Code(c.schedule))
@@ -45,6 +55,12 @@ def markdown(session: Session) -> str:
         doc.para(c.left_out)
     doc.blank()
     doc.para("Prediction: ", c.prediction_note, ".")
+    if c.tails:
+        doc.blank()
+        doc.heading(2, "Tail requests")
+        doc.blank()
+        for label, text in c.tails:
+            doc.bullet(f"{label}: {text}")
     if c.capacity_rows:
         doc.blank()
         doc.heading(2, "Capacity under the latency target")

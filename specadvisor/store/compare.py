@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field, TypeAdapter
 
+from specadvisor import request_format
 from specadvisor.domain import Session
 from specadvisor.figures import Speedup, all_speedups, results_by_arm
 from specadvisor.store.summary import best_arm, best_label
@@ -39,6 +40,7 @@ class SessionColumn(BaseModel):
     hardware_fingerprint: str = ""
     vllm_version: str | None = None
     workload: str = ""
+    request_format: str = ""  # chat | completions | not recorded: how the prompts were sent (specadvisor.request_format)
     temperature: float = 0.0
     concurrency: int = 1
     prompt_source: str = ""
@@ -73,6 +75,7 @@ _CONDITIONS: tuple[tuple[str, str], ...] = (
     ("gpu", "hardware"),
     ("vllm_version", "vLLM version"),
     ("workload", "workload"),
+    ("request_format", "request format (chat template or raw text)"),
     ("model", "model"),
     ("temperature", "temperature"),
     ("concurrency", "concurrency"),
@@ -113,6 +116,7 @@ def _column(session: Session, speedups: dict[str, Speedup | None]) -> SessionCol
         hardware_fingerprint=session.hardware_fingerprint or session.hardware.fingerprint(),
         vllm_version=session.vllm_version,
         workload=session.workload.value,
+        request_format=request_format.short(session.settings.request_format, session.settings.prompt_source),
         temperature=session.temperature,
         concurrency=session.concurrency,
         prompt_source=session.settings.prompt_source,

@@ -42,13 +42,13 @@ async def run_capacity(
     window_s: float = 20.0,
 ) -> Session:
     """Measure goodput for each configuration of the session (one launch each) and store it."""
-    from specadvisor.bench.prompts import load_prompts
+    from specadvisor.bench.prompts import prompts_for
     from specadvisor.sweep.runner import VllmServerFactory
 
     slo = slo_of(session)
     s = session.settings
     factory = server_factory or VllmServerFactory()
-    prompts = prompts or load_prompts(s.prompt_source, s.num_prompts, seed=s.seed)
+    prompts = prompts or prompts_for(s)
     session.status = "running"
     store.save_session(session)
     seen: set[str] = set()

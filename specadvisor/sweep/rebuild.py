@@ -26,13 +26,16 @@ def rebuild_plan(
     prompt_source: str,
     drafter: str | None = None,
     adaptive: bool = False,
+    request_format: str = "auto",
 ) -> tuple[SweepPlan, list[str]]:
     """The plan and the notes to show (one line per arm dropped or key ignored). `model` is the
     user's (`--model`, or the CPU engine's): the bundle's model, a Hub id or a path its author chose,
-    is never served, like its drafter; `adaptive` is the user's `--adaptive`, not the bundle's."""
+    is never served, like its drafter; `adaptive` is the user's `--adaptive`, not the bundle's; the
+    request format is the user's flag (auto: resolved when the prompts load), as the prompt path is."""
     s = imported.settings
     settings = SweepSettings(
         prompt_source=s.prompt_source if s.prompt_source in BUILTIN_SOURCES else prompt_source,
+        request_format=request_format if request_format in ("chat", "completions") else "auto",
         engine_cmd=list(engine_cmd),
         server_args=list(server_args),
         adaptive=adaptive,

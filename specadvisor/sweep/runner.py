@@ -39,8 +39,10 @@ from specadvisor.domain import (
     ServerStarting,
     Session,
     SessionStatus,
+    StopCode,
     SweepEvent,
     SweepFinished,
+    SweepStop,
     utcnow,
 )
 from specadvisor.engine.caches import startup_cache
@@ -60,7 +62,7 @@ from specadvisor.sweep.scheduler import DONE_STATUSES, Job, Scheduler
 from specadvisor.sweep.slots import Slot
 from specadvisor.sweep.stopping import CiTarget
 from specadvisor.sweep.stopping import account_savings as _account_savings
-from specadvisor.sweep.time_limit import STOPPED_RUN, Watchdog, annotate, limit_text, not_launched_reason, stopped_reason
+from specadvisor.sweep.time_limit import STOPPED_RUN, Watchdog, limit_text, not_launched_reason, stopped_reason
 from specadvisor.sweep.wave_sync import Arrival, StartupLocks, WaveGate
 from specadvisor.trust import refuse_imported
 
@@ -169,6 +171,9 @@ class SweepRunner:
         self._watchdog: Watchdog | None = None  # the sweep's hard time limit (settings.time_limit_s), once running
         self._stopped_at_limit = 0  # arms the limit cut before any measurement of theirs
         self._passes_cut = 0  # runs of already measured arms the limit cut mid-pass
+        self._stop: SweepStop | None = None  # why sequential measuring stopped, once it has (analysis/stops.py words it)
+        self._spent = 0.0  # of the budget (sequential measuring), wall-clock seconds
+        self._looks_before = 0  # looks a resumed session took in its earlier runs
 
     # ------------------------------------------------------------------ public
 
@@ -218,6 +223,7 @@ class SweepRunner:
         except asyncio.CancelledError:
             self._mark("interrupted")
             self._keep_unsaved_plan()
+            self._record_stop(self._stopped("cancelled"))
         except BaseException as exc:  # noqa: BLE001 - reaches the consumer as the same exception
             self._mark("interrupted")
             put(exc)
@@ -239,6 +245,8 @@ class SweepRunner:
         if wave and self._prefetch is not None:  # a full disk is refused before anything is launched
             await self._prefetch(session, emit)
         mark_sweep_started(session)
+        previous, session.provenance.stopped = session.provenance.stopped, None  # this run's own reason is recorded when it stops
+        self._looks_before = _looks_taken(previous)  # a resumed sequential sweep continues its plan of looks
         session.status = "running"
         self.store.save_session(session)
         done = {r.arm_id for r in session.results if r.status in DONE_STATUSES and not r.runs}
@@ -250,9 +258,10 @@ class SweepRunner:
             for arm in group:
                 self._skip(arm, (policy.skip_reasons.get(arm.id) if policy else None) or "skipped by --adaptive: the leader was confirmed", emit)
         unlaunched = self._record_unlaunched(watchdog, emit) if watchdog.fired else 0
-        rec = recommend(session)
-        if watchdog.fired and watchdog.seconds is not None:
-            annotate(rec, watchdog.seconds, self._stopped_at_limit, unlaunched, self._passes_cut)
+        if watchdog.fired:
+            self._stop = self._stopped("time limit", arms_stopped=self._stopped_at_limit, passes_cut=self._passes_cut, unlaunched=unlaunched)
+        session.provenance.stopped = self._stop or self._stopped("planned runs measured")
+        rec = recommend(session)  # its verdict says why measuring stopped (analysis/stops.py)
         session.recommendation = rec
         self.store.set_recommendation(session.id, rec)
         mark_sweep_finished(session)
@@ -352,17 +361,19 @@ class SweepRunner:
         error (figures.alpha_for_look), however cheap the step before it: looking again does not inflate
         it. Returns the wave still held (the caller releases it)."""
         settings = self.session.settings
-        spent, budget = 0.0, settings.budget_s or 0.0
-        settings.looks = 0
+        budget = settings.budget_s or 0.0
+        settings.looks = self._looks_before  # 0, or the looks a resumed session took: their error is spent
         try:
             while True:
                 settings.looks += 1
                 open_ = [d for d in level_decisions(self.session, confidence=settings.confidence, looks=settings.looks) if d.decision == "undecided"]
                 steps = [d for d in open_ if d.next_step is not None and d.next_step.arm_ids]
                 if not steps:
+                    self._stop = self._stopped("no deciding step" if open_ else "decided")
                     break
                 if settings.looks >= MAX_LOOKS:
                     emit(MeasurementWarning(arm_id=None, message=f"the plan's {MAX_LOOKS} looks are taken: {steps[0].verdict}"))
+                    self._stop = self._stopped("looks taken")
                     break
                 level = min(steps, key=lambda d: d.next_step.seconds if d.next_step and d.next_step.seconds is not None else math.inf)
                 step = level.next_step
@@ -371,21 +382,40 @@ class SweepRunner:
                 if servers is not None:
                     step = step_on_running_servers(self.session, level, confidence=settings.confidence, looks=settings.looks) or step
                 if step.kind == "requests" and held is not None and servers is not None:
-                    added = await self._requests_on_running(held, servers, step, budget - spent, level, emit, policy)
+                    added = await self._requests_on_running(held, servers, step, budget - self._spent, level, emit, policy)
                 else:
                     if held is not None:  # a relaunch: the running servers stop first
                         await held.close()
                         held = None
-                    added, held = await self._relaunch(scheduler, step, budget - spent, level, emit, policy)
+                    added, held = await self._relaunch(scheduler, step, budget - self._spent, level, emit, policy)
                 if added is None:
                     break
-                spent += added
+                self._spent += added
         except BaseException:
             if held is not None:
                 await held.abort()
             raise
         self.store.save_session(self.session)
         return held
+
+    def _stopped(self, code: StopCode, **figures: Any) -> SweepStop:
+        """Why this run stopped measuring, with the figures behind it (domain.SweepStop)."""
+        s = self.session.settings
+        sequential = s.budget_s is not None
+        return SweepStop(
+            code=code,
+            looks=s.looks if sequential else 0,
+            budget_s=s.budget_s,
+            spent_s=self._spent if sequential else None,
+            time_limit_s=s.time_limit_s,
+            **figures,
+        )
+
+    def _record_stop(self, stop: SweepStop) -> None:
+        """A cancelled run stores why it stopped (its verdict, if any, is not recomputed)."""
+        self.session.provenance.stopped = stop
+        with contextlib.suppress(Exception):  # the store may be the reason it stopped; the cancel goes on
+            self.store.set_provenance(self.session.id, self.session.provenance)
 
     def _affordable(self, cost: float, wanted: int, left: float) -> int:
         """How many of a step's units (passes or launch rounds) to measure before the next look: the
@@ -403,6 +433,7 @@ class SweepRunner:
         budget = self.session.settings.budget_s or 0.0
         if estimate > left:
             emit(MeasurementWarning(arm_id=None, message=f"measuring budget spent ({(budget - left) / 60:.1f} of {budget / 60:.1f} min): {level.verdict}"))
+            self._stop = self._stopped("budget too small", step_s=estimate)
             return True
         limit = self._watchdog.seconds_left() if self._watchdog is not None else None
         if limit is not None and estimate > limit:  # a block the time limit would cut: not started
@@ -411,6 +442,7 @@ class SweepRunner:
                     arm_id=None, message=f"the time limit leaves {limit / 60:.1f} min, the next round needs about {estimate / 60:.1f}: {level.verdict}"
                 )
             )
+            self._stop = self._stopped("step exceeds time left", step_s=estimate, time_left_s=limit)
             return True
         return False
 
@@ -485,6 +517,7 @@ class SweepRunner:
         added = wall_seconds(self.session) - before
         if added <= 0:  # the block measured nothing (its launches failed): more of the same will not decide it
             emit(MeasurementWarning(arm_id=None, message=f"the added launches measured nothing: stopping with {level.verdict}"))
+            self._stop = self._stopped("measured nothing")
             return None
         return added
 
@@ -867,11 +900,23 @@ async def _default_measure(**kwargs: Any) -> AsyncGenerator[SweepEvent, None]:
         yield event
 
 
-def _default_prompt_loader(session: Session) -> Any:
-    from specadvisor.bench.prompts import load_prompts
+def _looks_taken(previous: SweepStop | None) -> int:
+    """Looks at the decision a resumed session's earlier run took whose error is spent. A run that
+    stopped at a look stopped on the data that look saw: the resumed run takes that same look again
+    (the step it names is measured next), not a new one; a run cut mid-measuring (time limit, cancel)
+    may have measured after its last look, so the resumed run's first look is a new one."""
+    if previous is None or not previous.looks:
+        return 0
+    return previous.looks if previous.code in ("time limit", "cancelled") else previous.looks - 1
 
-    s = session.settings
-    return load_prompts(s.prompt_source, s.num_prompts, seed=s.seed)
+
+def _default_prompt_loader(session: Session) -> Any:
+    from specadvisor.bench.prompts import prompts_for
+
+    prompts = prompts_for(session.settings)
+    if session.settings.request_format == "auto":  # a plan that left it open records what its prompts were sent as
+        session.settings.request_format = prompts.request_format
+    return prompts
 
 
 async def _maybe_await(value: Any) -> Any:

@@ -7,7 +7,7 @@ servers stopped by the runner's own clean-up), the run each was measuring is sto
 run (`STOPPED_RUN`, with the requests it completed and the reason in one line, `STOPPED`) whether it
 was an arm's first run or one more pass over the prompts on a running server, the arms whose run had
 not started are recorded as stopped, no launch starts after it, and the verdict is taken from what was measured, with the
-limit named in its reasons (and in the verdict when it is undecided). A resumed sweep gets the limit
+limit named in it (the runner records the stop, `domain.SweepStop`; `analysis/stops.py` puts it in the verdict). A resumed sweep gets the limit
 afresh: it bounds one run, not the sum of runs.
 """
 
@@ -16,8 +16,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from typing import Any
-
-from specadvisor.domain import Recommendation
 
 STOPPED = "stopped at the time limit"
 STOPPED_RUN = "stopped"  # RunRecord.status of a run the limit cut: stored, and not a measurement (figures read "ok" and "stopped_early")
@@ -44,21 +42,6 @@ def stopped_reason(seconds: float, completed: int | None = None, planned: int = 
 def not_launched_reason(seconds: float) -> str:
     """The reason recorded on an arm the limit left unlaunched."""
     return f"not launched: the sweep reached its time limit ({limit_text(seconds)})"
-
-
-def annotate(rec: Recommendation, seconds: float, stopped: int, unlaunched: int, passes_cut: int = 0) -> None:
-    """The verdict names the limit: a reason always, and the verdict itself when it cannot decide.
-    `stopped`: arms cut before any measurement; `passes_cut`: runs of already measured arms cut mid-pass."""
-    parts = (
-        f"{stopped} arm(s) stopped mid-run" if stopped else "",
-        f"{passes_cut} pass(es) of measured arms cut, stored as stopped and not counted" if passes_cut else "",
-        f"{unlaunched} not launched" if unlaunched else "",
-    )
-    cut = ", ".join(part for part in parts if part)
-    note = f"the sweep stopped at its time limit of {limit_text(seconds)}" + (f" ({cut})" if cut else "")
-    rec.reasons = [*rec.reasons, f"{note}: the verdict uses only what was measured before it"]
-    if rec.decision in ("undecided", ""):
-        rec.verdict = f"{rec.verdict or 'undecided'} ({note})"
 
 
 class Watchdog:

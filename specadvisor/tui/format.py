@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from specadvisor import request_format
 from specadvisor.domain import (
     ArmResult,
     Candidate,
@@ -16,6 +17,7 @@ from specadvisor.domain import (
     LatencyStats,
     ModelProfile,
     Recommendation,
+    Session,
 )
 from specadvisor.figures import Speedup
 from specadvisor.tui.protocols import PlanLike
@@ -268,6 +270,11 @@ def verdict_headline(rec: Recommendation, arm_label: str | None, speedup: str = 
     if decision == "undecided":
         return "Undecided: " + rec.verdict.removeprefix("undecided ")
     return rec.headline
+
+
+def workload_tag(session: Session) -> str:
+    """`code (chat)`: the workload and how its prompts were sent, as the header shows them."""
+    return f"{session.workload.value} ({request_format.short(session.settings.request_format, session.settings.prompt_source)})"
 
 
 def plural(count: int, word: str, many: str | None = None) -> str:

@@ -11,8 +11,8 @@ import sys
 
 import pytest
 
-from specadvisor.cli.advise import WORKLOADS
 from specadvisor.cli.main import COMMANDS, build_parser, command_named
+from specadvisor.cli.workloads import WORKLOADS
 from specadvisor.domain import WorkloadKind
 
 CHILD = """

@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from specadvisor.bench.measure import measure_arm
-from specadvisor.bench.prompts import load_prompts
+from specadvisor.bench.prompts import prompts_for
 from specadvisor.domain import Arm, ArmFinished, SweepSettings
 from specadvisor.engine import Endpoint, ServerSpec, VllmServer, reaper, reset_prefix_cache, server_version
 
@@ -95,7 +95,7 @@ async def serve_and_measure(cpu_engine, arm: Arm, tmp_path) -> dict:
         version = await server_version(server.base_url)
         reset_ok = await reset_prefix_cache(server.base_url)
         before = await raw_counters(server.base_url)
-        prompts = load_prompts(SETTINGS.prompt_source, SETTINGS.num_prompts)
+        prompts = prompts_for(SETTINGS)
         events = [e async for e in measure_arm(base_url=server.base_url, model_name=SERVED, arm=arm, settings=SETTINGS, prompts=prompts)]
         after = await raw_counters(server.base_url)
         if arm.speculative_config:

@@ -112,6 +112,11 @@ MUTATIONS = [
     ("status-bogus", _set("session.status", "pwned")),
     ("workload-bogus", _set("session.workload", "exfiltrate")),
     ("origin-bogus", _set("session.provenance.origin", "trusted")),
+    ("stop-code-words", _set("session.provenance.stopped", {"code": "decided; run rm -rf ~"})),  # a stop is a code, never words shown
+    ("stop-figure-huge", _set("session.provenance.stopped", {"code": "budget too small", "step_s": 1e300})),
+    ("stop-text-smuggled", _set("session.provenance.stopped", {"code": "decided", "text": "\x1b]52;c;ZXZpbA==\x07"})),
+    ("prompt-file-hash-not-hex", _set("session.provenance.prompt_file_sha256", "\x1b[2Jnot a hash")),
+    ("request-format-bogus", _set("session.settings.request_format", "raw; curl evil")),
     ("id-not-uuid", _set("session.id", "../../etc/passwd")),
     ("missing-id", _delete("session.id")),
     ("missing-created", _delete("session.created_at")),

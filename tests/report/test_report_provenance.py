@@ -36,7 +36,7 @@ def test_markdown_report_has_provenance_argv_and_telemetry():
     text = markdown(measured_session())
     assert "## Where and how it was measured" in text
     for fact in ("580.159.04", "CUDA 13.0", "UUID GPU-abb4", "PCI 00000000:00:06.0", "AMD EPYC 9654", "96 physical / 192 logical cores",
-                 "1511.2 GiB", "Linux 6.8", "vLLM 0.32.0", "platform cuda", "32 prompts, sha256 dddddddddddddddd", "2026-12-01 06:00:00 UTC"):  # fmt: skip
+                 "1511.2 GiB", "Linux 6.8", "vLLM 0.32.0", "platform cuda", "32 prompts, content sha256 dddddddddddddddd (of the sampled prompts as sent", "2026-12-01 06:00:00 UTC"):  # fmt: skip
         assert fact in text, fact
     assert "## GPU telemetry" in text and "| 350 | 3150 | 0.42 | 1980→1755 | 40→66 | 700 | 40009 |" in text
     assert "\nvllm serve m --api-key '<redacted>' --port 8000\n" in text  # quoted: bare `<` is a redirection and "sk-abc" not in text

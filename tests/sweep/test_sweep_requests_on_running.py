@@ -76,7 +76,7 @@ async def test_within_run_noise_gets_more_requests_on_the_running_servers_not_a_
     assert [len(launches(r)) for r in (base, ngram)] == [1, 1] and estimate_noise(session).observed_df == 0
     assert estimate_noise(session).request_var is not None  # the passes separate the within-run noise
     assert wall_seconds(session) == 1.5 + 10.0 * len(base.runs)  # one start-up, then the passes
-    assert session.recommendation.verdict == "speculate: ngram N=4", session.recommendation.reasons
+    assert session.recommendation.verdict.startswith("speculate: ngram N=4; decided at look "), session.recommendation.reasons
 
 
 async def test_with_the_bracket_on_the_passes_go_to_the_confirmation_wave_held_for_the_look(store):
@@ -109,7 +109,7 @@ async def test_with_the_bracket_on_the_passes_go_to_the_confirmation_wave_held_f
     assert math.isclose(comparison.within_var, 2 * one_pass / len(base.runs))  # every pass of the arm counts alike: no floor
     assert len(held) <= 8, len(held)
     assert wall_seconds(session) == 2 * 1.5 + 10.0 * len(base.runs)  # two waves (a start-up each), then the passes
-    assert session.recommendation.verdict == "speculate: ngram N=4", session.recommendation.reasons
+    assert session.recommendation.verdict.startswith("speculate: ngram N=4; decided at look "), session.recommendation.reasons
 
 
 def ngram_arm(session):

@@ -50,7 +50,8 @@ async def test_an_undecided_gain_gets_more_launches_until_decided(store):
     measure = Launches(1.15)
     session, events = await sweep(store, measure, budget_s=3600)
     rec = session.recommendation
-    assert rec.verdict == "speculate: ngram N=2" and session.settings.looks >= 2 and rec.looks == session.settings.looks
+    assert rec.verdict.startswith("speculate: ngram N=2; decided at look ") and session.settings.looks >= 2 and rec.looks == session.settings.looks
+    assert session.provenance.stopped.code == "decided" and session.provenance.stopped.looks == session.settings.looks  # why it stopped, recorded
     assert measure.calls[:3] == ["baseline", "ngram-n2", "baseline"] and len(measure.calls) > 3
     # contenders launched together, the least recently launched first: after the bracket the arm goes
     # first, so the launch order stays balanced (b n b | n b n b ...) and a drift over it cancels
@@ -72,7 +73,7 @@ async def test_a_clear_case_stops_after_the_first_look(store):
     measure = Launches(1.6)
     session, _ = await sweep(store, measure, budget_s=3600)
     assert measure.calls == ["baseline", "ngram-n2", "baseline"] and session.settings.looks == 1
-    assert session.recommendation.verdict == "speculate: ngram N=2"
+    assert session.recommendation.verdict == "speculate: ngram N=2; decided at look 1, 0.0 min of the 60 min budget spent"
 
 
 async def test_within_run_noise_is_answered_with_more_requests_on_each_launch(store):

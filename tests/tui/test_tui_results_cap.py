@@ -52,6 +52,8 @@ def test_the_panel_lists_the_first_reasons_and_counts_the_rest(over_the_cap_sess
     rec = Recommendation(arm_id=None, decision="undecided", verdict="undecided", reasons=[f"reason {i}" for i in range(MAX_PANEL_REASONS + 7)])
     text = recommendation_text(session, rec, "")
     assert f"• reason {MAX_PANEL_REASONS - 1}" in text and f"• reason {MAX_PANEL_REASONS}\n" not in text
-    assert text.splitlines()[-1] == "… 7 more reasons: `specadvisor sessions show cccc3333 --json` has them all"
+    shown = text.splitlines()
+    assert shown[-3] == "… 7 more reasons: `specadvisor sessions show cccc3333 --json` has them all"
+    assert shown[-1].startswith("To decide it: ")  # undecided: the step that would decide it, never a serve command
     few = recommendation_text(session, rec.model_copy(update={"reasons": ["only one"]}), "")
     assert "more reasons" not in few and "• only one" in few

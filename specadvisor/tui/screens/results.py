@@ -20,10 +20,10 @@ from specadvisor.errors import InputError
 from specadvisor.figures import all_speedups, speedup_text
 from specadvisor.fileio import output_target, write_atomic
 from specadvisor.report.content import MAX_SHOWN_REASONS, shown_reasons, tabled_arms
-from specadvisor.report.snippet import recommended_config, spec_config_json
+from specadvisor.report.snippet import deciding_step, recommended_config, spec_config_json
 from specadvisor.sweep.live import short_label
 from specadvisor.trust import placeholder_note
-from specadvisor.tui.format import result_row, verdict_headline
+from specadvisor.tui.format import result_row, verdict_headline, workload_tag
 from specadvisor.tui.screens.base import AppScreen
 from specadvisor.tui.widgets.charts import AcceptanceChart
 from specadvisor.tui.widgets.modals import PromptModal
@@ -70,7 +70,11 @@ def _recommendation_pieces(session: Session, rec: Recommendation | None, command
     speed = speedup_text(rec.speedup, rec.speedup_ci) if rec.speedup else ""
     head = verdict_headline(rec, short_label(arm) if arm else None, speed)
     reasons, more = shown_reasons(session, rec)
-    return [head, *[f"• {r}" for r in reasons], *([more] if more else []), *_command_lines(session, command)]
+    lines = [head, *[f"• {r}" for r in reasons], *([more] if more else []), *_command_lines(session, command)]
+    step = deciding_step(session, rec)  # undecided: nothing to serve, and what would decide it
+    if step is not None:
+        lines += ["", f"To decide it: {step.command} ({step.note})" if step.command else f"To decide it: {step.note}"]
+    return lines
 
 
 def _command_lines(session: Session, command: str) -> list[str]:
@@ -116,7 +120,7 @@ class ResultsScreen(AppScreen):
 
     def on_mount(self) -> None:
         session = self.session
-        self.sub_title = textsafe.line(f"{session.model} · {session.workload.value} · c={session.concurrency} · T={session.temperature:g}", 200)
+        self.sub_title = textsafe.line(f"{session.model} · {workload_tag(session)} · c={session.concurrency} · T={session.temperature:g}", 200)
         table = self.query_one("#results", DataTable)
         table.border_title = f"Arms measured ({textsafe.tui_markup(session.name or session.id[:8], 80)})"  # Textual markup: Rich's escape is not enough
         table.add_columns(*COLUMNS)

@@ -302,7 +302,11 @@ class CompareScreen(AppScreen):
                 best = "undecided"
             else:
                 best = f"best {col.best_arm} {col.best_speedup:.2f}x" if col.best_arm and col.best_speedup else "no speculative win"
-            lines.append(line(f"{tag}  {col.name or col.short_id} · {col.model} · {col.gpu} · vLLM {col.vllm_version or '?'} · {col.workload} · {best}"))
+            lines.append(
+                line(
+                    f"{tag}  {col.name or col.short_id} · {col.model} · {col.gpu} · vLLM {col.vllm_version or '?'} · {col.workload} ({col.request_format}) · {best}"
+                )
+            )
         panel = self.query_one("#compare-sessions", Static)
         panel.border_title = "Sessions compared"
         panel.update("\n".join(lines))
