@@ -387,12 +387,17 @@ def remember_argv(argv: Iterable[str]) -> None:
             remember_url(item)
 
 
+# The shell's working directories end in "pwd" like a password's name: remembered, every path under
+# the current folder read as a secret (`rules show` printed '<redacted>/rules/evidence.toml').
+_SHELL_DIRECTORIES = frozenset({"PWD", "OLDPWD"})
+
+
 def remember_environment(environ: Mapping[str, str] | None = None) -> None:
     """The values of environment variables whose names end in a secret's name (HF_TOKEN, OPENAI_API_KEY,
     AWS_SECRET_ACCESS_KEY, ...): vLLM or an endpoint may print them back. Names that merely contain
     one (PIP_KEYRING_PROVIDER=disabled) are settings, and their values ordinary words."""
     for name, value in (os.environ if environ is None else environ).items():
-        if _SECRET_DICT_KEY().match(name):
+        if _SECRET_DICT_KEY().match(name) and name not in _SHELL_DIRECTORIES:
             remember_secret(value)
 
 
