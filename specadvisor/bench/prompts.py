@@ -172,26 +172,19 @@ def _messages_notes(pool: list[Prompt], kind: SourceKind, fmt: Format) -> list[s
     return notes
 
 
-def prompt_pool(source: str, *, seed: int = 0) -> PromptSet:
-    """Every distinct prompt a source holds, in its own order (training regenerates them all)."""
-    name = source.strip()
-    if name.lower() in BUILTIN_SOURCES:
-        pool, chat, synthetic = _builtin(name.lower(), seed)
-        label = name.lower()
-    else:
-        path = Path(name).expanduser()
-        if not path.is_file():
-            raise InputError(f"unknown prompt source {source!r}", hint=f"use one of {', '.join(BUILTIN_SOURCES)} or the path of a .jsonl/.json/.txt file")
-        pool, chat = _from_file(path)
-        synthetic, label = False, str(path)
+def prompt_pool(source: str, *, seed: int = 0, request_format: str = "auto") -> PromptSet:
+    """Every distinct prompt a source holds, in its own order and shaped as `request_format` sends it
+    (auto: what `vllm bench serve` does with this source): training regenerates them all as served."""
+    pool, kind, label, synthetic = _source(source, seed)
+    fmt, notes = request_format_for(kind, request_format)
     seen: set[str] = set()
     distinct = []
-    for prompt in pool:
+    for prompt in _shaped(pool, fmt, label):
         key = prompt.text if prompt.text is not None else json.dumps(prompt.messages, sort_keys=True)
         if key not in seen:
             seen.add(key)
             distinct.append(prompt)
-    return PromptSet(source=label, prompts=distinct, chat=chat, synthetic=synthetic)
+    return PromptSet(source=label, prompts=distinct, chat=fmt == "chat", request_format=fmt, synthetic=synthetic, notes=notes)
 
 
 def _sample(pool: list[Prompt], num: int, seed: int) -> tuple[list[Prompt], list[str]]:

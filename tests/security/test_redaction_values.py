@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 
-
 def test_the_shells_working_directory_is_not_a_secret() -> None:
     from specadvisor.redact import forget_secrets, redact_text, remember_environment
 
