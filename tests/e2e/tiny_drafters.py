@@ -101,6 +101,12 @@ def _mlp(prefix: str, hidden: int, intermediate: int) -> dict[str, torch.Tensor]
     }
 
 
+def _rope_theta(config: dict) -> float:
+    """The target's RoPE base, as transformers 5 (`rope_parameters`) or 4 (`rope_theta`) writes it: a
+    target converted on another machine (the H200 kit's GGUF conversion) may carry either."""
+    return float((config.get("rope_parameters") or {}).get("rope_theta") or config.get("rope_theta") or 10000.0)
+
+
 def _dflash_target_layers(target: dict) -> list[int]:
     layers = target["num_hidden_layers"]
     return [1, layers // 2, layers - 2]
@@ -109,7 +115,7 @@ def _dflash_target_layers(target: dict) -> list[int]:
 def mtp_target_config(tokenizer_model: dict) -> dict:
     """config.json of the tiny MiMo target (see MTP_READS), with the vocabulary of the model whose
     tokenizer it reuses (no torch)."""
-    rope_theta = (tokenizer_model.get("rope_parameters") or {}).get("rope_theta") or tokenizer_model.get("rope_theta") or 10000.0
+    rope_theta = _rope_theta(tokenizer_model)
     return {
         "architectures": ["MiMoForCausalLM"],
         "model_type": "qwen2",
@@ -153,7 +159,7 @@ def drafter_config(kind: str, target: dict) -> dict:
         "hidden_act": "silu",
         "rms_norm_eps": target.get("rms_norm_eps", 1e-5),
         "max_position_embeddings": target.get("max_position_embeddings", 8192),
-        "rope_parameters": target.get("rope_parameters", {"rope_theta": 10000.0, "rope_type": "default"}),
+        "rope_parameters": target.get("rope_parameters") or {"rope_theta": _rope_theta(target), "rope_type": "default"},
         "vocab_size": target["vocab_size"],
         "bos_token_id": target.get("bos_token_id"),
         "eos_token_id": target.get("eos_token_id"),
