@@ -138,7 +138,8 @@ def mtp_target_config(tokenizer_model: dict) -> dict:
         "bos_token_id": tokenizer_model.get("bos_token_id"),
         "eos_token_id": tokenizer_model.get("eos_token_id"),
         "tie_word_embeddings": False,
-        "torch_dtype": "bfloat16",  # a GPU serves it in bf16 (FlashAttention); the CPU engine passes --dtype float32
+        "dtype": "bfloat16",  # a GPU serves it in bf16 (FlashAttention); the CPU engine passes --dtype float32
+        "torch_dtype": "bfloat16",  # the same, as transformers 4 names it
     }
 
 
