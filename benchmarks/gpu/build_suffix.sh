@@ -20,7 +20,8 @@
 # machine with the network, then carry the picked folder to the device. Their setup.py imports torch
 # even to read metadata, so use a Python that has torch (the CPU engine's venv has):
 #   python -m pip download --no-deps --no-binary :all: --no-build-isolation arctic-inference==0.3.0 -d DIR
-#   bash benchmarks/gpu/build_suffix.sh --pick DIR/arctic_inference-0.3.0.tar.gz PICKED   # ~130 KB of sources
+#   bash benchmarks/gpu/build_suffix.sh --pick DIR/arctic_inference-0.3.0.tar.gz .gpu/arctic-inference  # 9 files, ~130 KB
+# (the H200 kit keeps .gpu/ out of git; carry that folder with the device call; methods_h200.sh looks there)
 #
 # Needs: cmake >= 3.18, a C++20 compiler, Python headers, and nanobind importable by $PYTHON
 # (arctic-inference 0.3.0 builds with nanobind==2.9.2; `pip install nanobind==2.9.2` or put it on
