@@ -24,8 +24,8 @@
 # (the H200 kit keeps .gpu/ out of git; carry that folder with the device call; methods_h200.sh looks there)
 #
 # Needs: cmake >= 3.18, a C++20 compiler, Python headers, and nanobind importable by $PYTHON
-# (arctic-inference 0.3.0 builds with nanobind==2.9.2; `pip install nanobind==2.9.2` or put it on
-# PYTHONPATH). Environment: PYTHON (default python3), BUILD_DIR (default a fresh temporary folder),
+# (arctic-inference 0.3.0 builds with nanobind==2.9.2; `pip install nanobind==2.9.2`, or carry it in
+# SOURCES: `pip install --target SOURCES nanobind==2.9.2`, 1.2 MB, is used when $PYTHON has none). Environment: PYTHON (default python3), BUILD_DIR (default a fresh temporary folder),
 # JOBS (default nproc). Checks itself at the end: imports the installed package in a fresh $PYTHON
 # with TARGET first on sys.path, drafts from a toy suffix tree, and finds no vLLM plugin entry point.
 set -euo pipefail
@@ -53,7 +53,8 @@ py=${PYTHON:-python3}
 command -v "$py" > /dev/null || die "no Python $py (set PYTHON)"
 command -v cmake > /dev/null || die "cmake not found"
 pyexe=$("$py" -c 'import sys; print(sys.executable)')
-nbdir=$("$py" -m nanobind --cmake_dir 2>/dev/null) || die "nanobind is not importable by $pyexe: pip install nanobind==2.9.2 (or put it on PYTHONPATH)"
+if ! "$py" -c 'import nanobind' 2> /dev/null && [ -d "$src/nanobind" ]; then export PYTHONPATH="$src${PYTHONPATH:+:$PYTHONPATH}"; fi
+nbdir=$("$py" -m nanobind --cmake_dir 2>/dev/null) || die "nanobind is not importable by $pyexe: pip install nanobind==2.9.2, or carry it in $src (pip install --target $src nanobind==2.9.2)"
 version=$(sed -n 's/^Version: *//p' "$src/PKG-INFO" | head -1); [ -n "$version" ] || die "no Version in $src/PKG-INFO"
 build=${BUILD_DIR:-$(mktemp -d)}
 gen=(); command -v ninja > /dev/null && gen=(-G Ninja)
