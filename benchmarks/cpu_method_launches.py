@@ -21,13 +21,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TESTS = ROOT / "tests" / "e2e" / "test_methods_launch_real.py"
-ORDER = ["ngram", "draft_model", "eagle", "eagle3", "dflash"]
+ORDER = ["ngram", "draft_model", "eagle", "eagle3", "dflash", "mtp"]
 
 
 def run_launches(records: Path) -> None:
     """One pytest run per test (one vLLM server at a time); a failing test is a row, not a stop."""
     env = {**os.environ, "SPECADVISOR_LAUNCH_RECORDS": str(records)}
-    selectors = ("ngram", "itself", "tiny_head and eagle and not eagle3", "tiny_head and eagle3", "tiny_head and dflash")
+    selectors = ("ngram", "itself", "tiny_head and eagle and not eagle3", "tiny_head and eagle3", "tiny_head and dflash", "mimo")
     for selector in selectors:
         command = [sys.executable, "-m", "pytest", str(TESTS), "-m", "slow", "-q", "-p", "no:cacheprovider", "-k", selector, "-s"]
         print("$", " ".join(command[2:]), flush=True)

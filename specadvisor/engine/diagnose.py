@@ -394,6 +394,20 @@ def _root_exception(lines: list[str]) -> int | None:
     return None
 
 
+def first_exception(log_lines: list[str]) -> str | None:
+    """vLLM's own words for a failure: the first exception line that is not a wrapper, verbatim but
+    for the process and level prefixes; a pydantic error's header gets the field and message that
+    follow it. What a launch table quotes beside `diagnose`'s cause; None when the log has none."""
+    lines = [line.rstrip("\n") for line in log_lines]
+    i = _root_exception(lines)
+    if i is None:
+        return None
+    text = _bare(lines[i])
+    if re.search(r"validation errors? for \w+$", text):
+        text = " | ".join([text, *(_bare(line) for line in lines[i + 1 : i + 3] if _bare(line))])
+    return text[:_MAX_EXCERPT_CHARS]
+
+
 def _excerpt(lines: list[str], i: int, before: int = 6, after: int = 3) -> str:
     if not lines or i < 0:
         return ""

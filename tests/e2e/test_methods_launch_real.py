@@ -12,7 +12,9 @@ models, EAGLE / EAGLE-3 and DFlash all reach the engine.
   the target would say, so AL must be close to N+1, a positive control of the whole acceptance path;
 - EAGLE, EAGLE-3 and DFlash with tiny random-weight heads in their real checkpoint formats
   (tests/e2e/tiny_drafters.py, built with the engine's torch): they start and their counters are
-  read (acceptance near 1: the heads are random).
+  read (acceptance near 1: the heads are random);
+- MTP on a tiny random MiMo target (`MiMoForCausalLM` with one MTP layer, SmolLM2's tokenizer) at
+  N=1, its layer count: vLLM builds its `MiMoMTPModel` drafter from the target's own weights.
 
 With SPECADVISOR_LAUNCH_RECORDS=FILE each test appends what it saw (started, acceptance read, the
 first error line) to FILE; `benchmarks/cpu_method_launches.py` runs this file and prints the table.
@@ -41,13 +43,14 @@ N = 3
 BUILDER = Path(__file__).with_name("tiny_drafters.py")
 
 
-async def launch(cpu_engine, tmp_path: Path, method: str, extra: dict, label: str) -> ArmResult:
-    """One arm of `method` at N through SweepRunner on a real server; the record is appended."""
+async def launch(cpu_engine, tmp_path: Path, method: str, extra: dict, label: str, *, model: Path | None = None, n: int = N) -> ArmResult:
+    """One arm of `method` at `n` on `model` (the engine's SmolLM2 unless given) through SweepRunner on
+    a real server; the record is appended."""
     settings = SweepSettings(
         prompt_source="edit", num_prompts=3, output_len=16, warmup=0, bracket=False,
         engine_cmd=list(cpu_engine.engine_cmd), server_args=list(cpu_engine.server_args),
     )  # fmt: skip
-    plan = plan_from_methods(str(cpu_engine.model_dir), [(method, extra)], [N], settings, baseline=False)
+    plan = plan_from_methods(str(model or cpu_engine.model_dir), [(method, extra)], [n], settings, baseline=False)
     store = Store.open(tmp_path / "launch.db")
     try:
         [e async for e in SweepRunner(plan, store, server_factory=VllmServerFactory(env=dict(cpu_engine.env), ready_timeout_s=900)).events()]
@@ -55,11 +58,11 @@ async def launch(cpu_engine, tmp_path: Path, method: str, extra: dict, label: st
     finally:
         store.close()
     [result] = session.results
-    _record(label, method, cpu_engine.vllm_version, result)
+    _record(label, method, cpu_engine.vllm_version, result, n)
     return result
 
 
-def _record(label: str, method: str, version: str, result: ArmResult) -> None:
+def _record(label: str, method: str, version: str, result: ArmResult, n: int) -> None:
     path = os.environ.get("SPECADVISOR_LAUNCH_RECORDS")
     if not path:
         return
@@ -70,7 +73,7 @@ def _record(label: str, method: str, version: str, result: ArmResult) -> None:
         "vllm_version": version,
         "started": result.status == ArmStatus.ok,
         "acceptance_read": bool(result.num_drafts),
-        "n": N,
+        "n": n,
         "mean_acceptance_length": result.mean_acceptance_length,
         "error": (result.error or "").splitlines()[0] if result.error else "",
         "date": datetime.now(UTC).strftime("%Y-%m-%d"),
@@ -86,12 +89,12 @@ def tiny_drafter(cpu_engine, kind: str, tmp_path: Path) -> Path:
     return out
 
 
-def assert_started_and_read(result: ArmResult) -> None:
+def assert_started_and_read(result: ArmResult, n: int = N) -> None:
     assert result.status == ArmStatus.ok, result.error
     assert result.completed == 3 and result.output_tokens == 3 * 16
     assert result.num_drafts and result.num_drafts > 0, "no drafts counted: the acceptance counters were not read"
-    assert 1.0 <= result.mean_acceptance_length <= N + 1
-    assert len(result.per_position) == N
+    assert 1.0 <= result.mean_acceptance_length <= n + 1
+    assert len(result.per_position) == n
 
 
 async def test_ngram_starts_and_accepts_on_edits(cpu_engine, tmp_path):
@@ -119,6 +122,15 @@ async def test_a_tiny_head_starts_and_its_counters_are_read(cpu_engine, tmp_path
     result = await launch(cpu_engine, tmp_path, kind, {"model": str(head)}, label)
     assert_started_and_read(result)
     print(f"\n{kind} N={N}: AL {result.mean_acceptance_length:.2f} (random weights), per-position {result.per_position_acceptance}")
+
+
+async def test_a_tiny_mimo_target_serves_its_own_mtp_layer(cpu_engine, tmp_path):
+    """MTP needs a target that carries MTP layers: a tiny random MiMo, served with method mtp and no
+    drafter at N=1 (its one layer); vLLM loads the drafter from the target's `model.mtp_layers.0.*`."""
+    target = tiny_drafter(cpu_engine, "mtp", tmp_path)
+    result = await launch(cpu_engine, tmp_path, "mtp", {}, "MTP (tiny random MiMo target)", model=target, n=1)
+    assert_started_and_read(result, n=1)
+    print(f"\nmtp N=1: AL {result.mean_acceptance_length:.2f} (random weights), per-position {result.per_position_acceptance}")
 
 
 if __name__ == "__main__":  # pragma: no cover - run one test: python -m pytest this_file -k NAME

@@ -66,3 +66,15 @@ def test_vllm_reads_the_built_peagle_heads_token_and_mask_hidden(cpu_engine, tmp
     config = json.loads((out / "config.json").read_text())
     assert read["token"] == config["ptd_token_id"] == tiny_drafters.PARALLEL_DRAFTING_TOKEN
     assert read["mask_hidden"] == [tiny_drafters.EAGLE3_AUX_LAYERS * config["target_hidden_size"]]
+
+
+def test_the_mtp_kind_is_a_tiny_mimo_target_with_one_mtp_layer_and_the_tokenizer_models_vocabulary():
+    """vLLM turns a `MiMoForCausalLM` target into its `MiMoMTPModel` drafter from these keys (MTP_READS)."""
+    config = drafter_config("mtp", LLAMA)
+    assert config["architectures"] == ["MiMoForCausalLM"] and "mtp" in tiny_drafters.TARGET_KINDS
+    assert config["num_nextn_predict_layers"] == 1 and config["num_hidden_layers"] == 2 and config["hidden_size"] == 256
+    assert config["vocab_size"] == LLAMA["vocab_size"] and config["eos_token_id"] == LLAMA["eos_token_id"]
+    assert config["model_type"] == "qwen2" and "auto_map" not in config  # no remote code to run
+    assert config["tie_word_embeddings"] is False  # MiMo-7B ships lm_head.weight, and so does the tiny one
+    for key in ("num_nextn_predict_layers", "MiMoForCausalLM", "mtp_layers", "input_proj"):
+        assert key in tiny_drafters.MTP_READS

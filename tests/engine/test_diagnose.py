@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from specadvisor.engine import diagnose
+from specadvisor.engine.diagnose import first_exception
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "engine"
 RETURNCODES = json.loads((FIXTURES / "cases.json").read_text())["returncodes"]
@@ -203,3 +204,23 @@ def test_the_first_cause_wins_over_the_wrappers_and_later_noise():
     )
     result = diagnose(noisy, 1)
     assert result.kind == "max_model_len_too_large"
+
+
+@pytest.mark.parametrize(
+    ("case", "quoted"),
+    [
+        ("suffix_no_arctic", "ImportError: Arctic Inference is required for suffix decoding."),
+        ("mtp_unsupported", "NotImplementedError: Unsupported speculative method: 'mtp'"),
+        ("unknown_key", "ValidationError: 1 validation error for SpeculativeConfig | bogus_key | Unexpected keyword argument"),
+        ("eagle3_plain_drafter", "ValueError: There is no module or parameter named 'model' in LlamaModel"),
+    ],
+)
+def test_first_exception_quotes_vllms_own_words_not_a_wrapper(case, quoted):
+    """The launch table quotes vLLM's exception as it was raised (the diagnosis may paraphrase it)."""
+    text = first_exception(real_log(case))
+    assert text is not None and quoted in text
+    assert "initialization failed" not in text and not text.startswith("(")
+
+
+def test_first_exception_is_none_without_one():
+    assert first_exception(["INFO all fine", "WARNING something"]) is None
