@@ -64,6 +64,8 @@ def register_drafters(parser: argparse.ArgumentParser) -> None:
     show.set_defaults(func=_show)
     judge = commands.add_parser("judge", help="sweep a trained drafter against no speculation and n-gram (again: after a retrain or when traffic shifts)")
     judge.add_argument("id", help="drafter id or unique prefix")
+    judge.add_argument("--engine-cmd", help="command that starts the server (default: 'vllm serve', or the CPU engine for a drafter trained there)")
+    judge.add_argument("--server-arg", action="append", default=[], metavar="ARG", help="extra vllm serve argument (repeatable, use --server-arg=--flag=value)")
     _judge_options(judge)
     judge.add_argument("--json", action="store_true", help="print the sweep's summary as JSON")
     judge.set_defaults(func=_judge)
@@ -274,6 +276,7 @@ def _show(args: argparse.Namespace) -> int:
 def _judge(args: argparse.Namespace) -> int:
     from specadvisor.analysis.trained import n_grid
     from specadvisor.app import train as use_case
+    from specadvisor.cli import validate
     from specadvisor.errors import InputError
     from specadvisor.settings import paths
     from specadvisor.store import Store
@@ -286,7 +289,12 @@ def _judge(args: argparse.Namespace) -> int:
                 f"trained drafter {drafter.id[:8]} is {drafter.status}, with no drafter folder yet",
                 hint=f"finish it: specadvisor train --resume {drafter.id[:8]}",
             )
-        serving = use_case.plan_judging(drafter, progress=_say)
+        serving = use_case.plan_judging(
+            drafter,
+            progress=_say,
+            engine_cmd=tuple(validate.engine_cmd(args.engine_cmd)) if args.engine_cmd else None,
+            server_args=tuple(validate.server_args(args.server_arg)),
+        )
         heldout = store.get_session(drafter.heldout_session_id) if drafter.heldout_session_id else None
         result = _drafter_result(heldout) if heldout else None
         grid, reason = n_grid([p.rate for p in sorted(result.per_position, key=lambda p: p.position)] if result else [])
