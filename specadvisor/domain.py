@@ -959,6 +959,7 @@ class TrainedDrafter(Model):
     train_seconds: float = 0.0  # optimizer time, summed over resumed runs
     wall_seconds: float = 0.0  # everything: server start, regeneration, training, export
     stopped_by: str = ""  # steps | time | interrupted | error
+    plain_kernels: bool = False  # trained with the eager loss and SDPA: the compiled ones failed on this torch
     curve: list[TrainPoint] = Field(default_factory=list)
     validation: list[TrainValidation] = Field(default_factory=list)
     versions: dict[str, str] = Field(default_factory=dict)  # speculators, torch, vllm, transformers

@@ -103,7 +103,6 @@ class TrainRunner:
         self.drafter = job.drafter
         self._save = save
         self._saved_at = 0.0
-        self._run_started: float | None = None  # the worker's start: training time counts from here
         self._seconds_before = job.drafter.train_seconds
         self._first_step_at: float | None = None  # for steps/s: the first step of this run
         self._run_first_step: int | None = None
@@ -167,10 +166,9 @@ class TrainRunner:
 
     def _spec(self, base_url: str) -> dict[str, Any]:
         s = self.drafter.settings
-        deadline = None
+        seconds = None
         if s.minutes is not None:
-            left = s.minutes * 60 - self.drafter.train_seconds
-            deadline = time.time() + max(left, 1.0)
+            seconds = max(s.minutes * 60 - self.drafter.train_seconds, 1.0)
         return {
             "verifier": self.job.model,
             "rows": str(layout.rows(self.job.work)),
@@ -182,7 +180,8 @@ class TrainRunner:
             "speculator_type": registry.require(s.method).trained_as,
             "draft_vocab_size": s.draft_vocab_size,
             "max_steps": s.steps,
-            "deadline": deadline,
+            "seconds": seconds,
+            "plain_kernels": self.drafter.plain_kernels,
             "total_seq_len": s.total_seq_len,
             "seq_length": s.total_seq_len,
             "train_data_ratio": 0.95,
@@ -194,6 +193,38 @@ class TrainRunner:
         }
 
     async def _train(self, base_url: str) -> AsyncIterator[TrainEvent]:
+        failure = None
+        async for event in self._train_once(base_url):
+            if event.kind == "error":
+                failure = event.message
+            yield event
+        if failure and self._compiled_path_failed(failure):
+            self._update(plain_kernels=True)
+            yield TrainEvent(
+                kind="note",
+                stage="train",
+                message=f"the compiled loss or attention failed before the first step ({failure[:160]}): training again with the eager loss and SDPA",
+            )
+            failure = None
+            async for event in self._train_once(base_url):
+                if event.kind == "error":
+                    failure = event.message
+                yield event
+        if failure:
+            raise EngineError(
+                f"training stopped: {failure}",
+                hint=f"see {layout.worker_log(self.job.work)}; `specadvisor train --resume {self.drafter.id[:8]}` continues from the last checkpoint",
+            )
+
+    def _compiled_path_failed(self, failure: str) -> bool:
+        """Speculators' fused loss and flex attention go through torch.compile and Triton; with torch
+        2.11 (vLLM 0.26's) dynamo failed on the fused loss on an H200 before the first step
+        ("ListVariable ... is already tracked for mutation"). Their eager counterparts train the same head."""
+        if self.job.cpu or self.drafter.plain_kernels or self._first_step_at is not None:
+            return False
+        return any(word in failure.lower() for word in ("dynamo", "inductor", "triton", "torch.compile", "tracked for mutation", "unsupported:"))
+
+    async def _train_once(self, base_url: str) -> AsyncIterator[TrainEvent]:
         work = self.job.work
         layout.resume_interrupted_checkpoint(work, self.drafter)
         spec_path = layout.spec(work)
@@ -201,7 +232,6 @@ class TrainRunner:
         env = {"CUDA_VISIBLE_DEVICES": self.job.trainer_gpus} if self.job.trainer_gpus is not None else {}
         worker = TrainWorker(self.job.trainer, spec_path, layout.worker_log(work), env=env)
         self._update(stage="train")
-        self._run_started = time.monotonic()
         await worker.start()
         failure: str | None = None
         try:
@@ -209,7 +239,7 @@ class TrainRunner:
                 event, failed = self._on_worker_event(raw)
                 if failed:
                     failure = failed
-                if event is not None:
+                if event is not None and event.kind != "error":  # the run's one error event comes below
                     yield event
         except (asyncio.CancelledError, KeyboardInterrupt):
             await asyncio.shield(worker.stop())
@@ -217,16 +247,17 @@ class TrainRunner:
             raise
         code = await worker.wait()
         self._update(train_seconds=self._train_seconds())
-        if code != 0 or failure:
-            raise EngineError(
-                f"training stopped: {failure or f'the worker exited with {code}'}",
-                hint=f"see {layout.worker_log(work)}; `specadvisor train --resume {self.drafter.id[:8]}` continues from the last checkpoint",
-            )
+        if code != 0 and not failure:
+            failure = f"the worker exited with {code}"
+        if failure:
+            yield TrainEvent(kind="error", stage="train", message=failure)
 
     def _train_seconds(self) -> float:
-        if self._run_started is None:
+        """Optimizer time: from this run's first step (set-up and compilation are not the budget's, as
+        in the worker), added to what earlier runs spent."""
+        if self._first_step_at is None:
             return self._seconds_before
-        return self._seconds_before + max(0.0, time.monotonic() - self._run_started)
+        return self._seconds_before + max(0.0, time.monotonic() - self._first_step_at)
 
     def _on_worker_event(self, raw: dict[str, Any]) -> tuple[TrainEvent | None, str | None]:
         kind = raw.get("event")

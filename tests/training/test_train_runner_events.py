@@ -12,7 +12,7 @@ from specadvisor.training.runner import TrainJob, TrainRunner, extraction_config
 
 def _runner(tmp_path: Path, *, cpu: bool = False, steps: int | None = 100, minutes: float | None = None) -> tuple[TrainRunner, list[TrainedDrafter]]:
     saved: list[TrainedDrafter] = []
-    drafter = TrainedDrafter(target="/m", work_dir=str(tmp_path), settings=TrainSettings(steps=steps, minutes=minutes))
+    drafter = TrainedDrafter(target="/m", work_dir=str(tmp_path), settings=TrainSettings(method="eagle3", steps=steps, minutes=minutes))
     job = TrainJob(
         drafter=drafter, model="/m", prompts=[], aux_layer_ids=[2, 15, 27], num_layers=30,
         engine_cmd=["vllm", "serve"], trainer=TrainingPython(python=Path("/usr/bin/python3")), cpu=cpu,
@@ -22,7 +22,6 @@ def _runner(tmp_path: Path, *, cpu: bool = False, steps: int | None = 100, minut
 
 def test_step_events_build_the_curve_and_say_steps_per_second(tmp_path: Path) -> None:
     runner, saved = _runner(tmp_path)
-    runner._run_started = 0.0
     event, failure = runner._on_worker_event({"event": "step", "step": 1, "loss": 9.5, "accuracy": [0.5, 0.25, 2.0, float("nan")]})
     assert failure is None and event is not None and event.kind == "step"
     assert event.total_steps == 100 and event.loss == 9.5
@@ -33,7 +32,6 @@ def test_step_events_build_the_curve_and_say_steps_per_second(tmp_path: Path) ->
 
 def test_a_time_budget_counts_down(tmp_path: Path) -> None:
     runner, _ = _runner(tmp_path, steps=None, minutes=2)
-    runner._run_started = 0.0
     event, _ = runner._on_worker_event({"event": "step", "step": 3, "loss": 1.0, "accuracy": []})
     assert event is not None and event.deadline_s is not None and event.deadline_s <= 120
 
@@ -76,3 +74,24 @@ def test_an_interrupted_checkpoint_resumes_mid_epoch(tmp_path: Path) -> None:
     assert '"epoch": 2' in state and '"local_step": 17' in state and '"global_step": 57' in state
     assert not interrupted.exists()
     assert not layout.resume_interrupted_checkpoint(tmp_path, drafter)
+
+
+def test_a_compile_failure_before_the_first_step_retries_with_the_eager_kernels(tmp_path: Path) -> None:
+    runner, _ = _runner(tmp_path)
+    dynamo = "ListVariable(length=21) is already tracked for mutation. ... speculators_dot_losses_dot_fused"
+    assert runner._compiled_path_failed(dynamo)
+    assert not runner._compiled_path_failed("CUDA out of memory")
+    runner._on_worker_event({"event": "step", "step": 1, "loss": 1.0, "accuracy": []})
+    assert not runner._compiled_path_failed(dynamo)  # it trained: a later failure is not the kernels'
+    cpu_runner, _ = _runner(tmp_path, cpu=True)
+    assert not cpu_runner._compiled_path_failed(dynamo)  # the CPU already trains with the eager ones
+
+
+def test_the_budget_clock_starts_at_the_first_step(tmp_path: Path) -> None:
+    runner, _ = _runner(tmp_path, steps=None, minutes=2)
+    assert runner._train_seconds() == 0.0  # set-up and compilation before the first step are not spent
+    assert runner._spec("http://x")["seconds"] == 120
+    spent = runner.drafter.model_copy(update={"train_seconds": 90.0})
+    again, _ = _runner(tmp_path, steps=None, minutes=2)
+    again.drafter = spent
+    assert again._spec("http://x")["seconds"] == 30

@@ -7,8 +7,9 @@ sample's hidden states), the step or time budget and the device. Every line writ
 PROGRESS_FD is one JSON object with an "event": plan, stage, step, val, checkpoint, exported, done or error.
 
 Three things are added around Speculators' own `train` (checked against speculators 0.9.0):
-- a budget: stop after `max_steps` optimizer steps or when `deadline` (Unix time) passes, then
-  save, validate and end (Speculators' own --max-steps keeps running one step per remaining epoch);
+- a budget: stop after `max_steps` optimizer steps or once `seconds` of training have passed since
+  the first step of this run (setup and compilation are not the budget's), then save, validate and
+  end (Speculators' own --max-steps keeps running one step per remaining epoch);
 - progress: its metric logger's records (loss and per-position accuracy) become step/val events;
 - the CPU: its trainer assumes CUDA when no accelerator is present; with "cpu" set the model and
   batches go to the CPU, attention is SDPA and the loss the eager one (its fused loss is Triton).
@@ -148,6 +149,8 @@ def _train_argv(spec: dict[str, Any]) -> list[str]:
         argv += ["--scheduler-total-steps", str(spec["max_steps"])]
     if spec.get("cpu"):
         argv += ["--draft-attn-impl", "sdpa", "--loss-implementation", "eager", "--hidden-states-dtype", "float32"]
+    elif spec.get("plain_kernels"):  # the compiled fused loss and flex attention failed on this torch
+        argv += ["--draft-attn-impl", "sdpa", "--loss-implementation", "eager"]
     return argv + list(spec.get("extra_args", []))
 
 
@@ -160,7 +163,8 @@ def _install(spec: dict[str, Any]) -> None:
 
     cpu = bool(spec.get("cpu"))
     max_steps = spec.get("max_steps")
-    deadline = spec.get("deadline")
+    seconds = spec.get("seconds")
+    clock: dict[str, float] = {}
     if cpu:
         import speculators.train.checkpointer as checkpointer_mod
 
@@ -191,13 +195,14 @@ def _install(spec: dict[str, Any]) -> None:
                 start_step=self.global_step,
                 start_epoch=self.current_epoch,
                 max_steps=max_steps,
-                deadline=deadline,
+                seconds=seconds,
             )
 
         def _after_step(self) -> None:
+            started = clock.setdefault("first_step", time.monotonic())
             if max_steps is not None and self.global_step >= max_steps:
                 self.stopped_by = "steps"
-            elif deadline is not None and time.time() >= deadline:
+            elif seconds is not None and time.monotonic() - started >= seconds:
                 self.stopped_by = "time"
             if self.stopped_by:
                 self.config = self.config._replace(max_steps=self.global_step)  # Speculators' own check ends the epoch here
