@@ -231,6 +231,7 @@ def report(cells: dict, args: argparse.Namespace) -> dict:
             "ratio": ratio,
             "interval": ci,
             "ngram_al": statistics.fmean(al) if al else None,
+            "runs": {server: [vars(r) for r in cell.runs[server]] for server in ("baseline", "ngram")},
         }
     for fmt in args.formats:
         a, b = cells.get(("specadvisor", fmt)), cells.get(("vllm bench serve", fmt))
@@ -242,11 +243,29 @@ def report(cells: dict, args: argparse.Namespace) -> dict:
             continue
         inside = ia[0] <= rb <= ia[1] and ib[0] <= ra <= ib[1]
         same = _same_tokens(a, b)
+        agree = tools_interval(a, b)
+        between = f"{agree[0]:.3f} [{agree[1]:.2f}-{agree[2]:.2f}]" if agree else "-"
+        verdict = "holds 1: the tools agree within the noise" if agree and agree[1] <= 1 <= agree[2] else "does NOT hold 1: the tools differ"
         print(
-            f"\n{fmt}: ratio specadvisor {ra:.3f} vs vllm bench serve {rb:.3f}: {'each inside' if inside else 'NOT each inside'} the other's paired interval; "
-            f"input tokens per request {'the same' if same else 'DIFFERENT'} (the same prompts in the same format)"
+            f"\n{fmt}: ratio specadvisor {ra:.3f} vs vllm bench serve {rb:.3f} ({'each inside' if inside else 'not each inside'} the other's interval); "
+            f"specadvisor's over vLLM's, round by round, {between} paired 95% {verdict}; input tokens per request "
+            f"{'the same' if same else 'DIFFERENT'} (the same prompts in the same format)"
         )
     return rows
+
+
+def tools_interval(a: Cell, b: Cell) -> tuple[float, float, float] | None:
+    """(geometric mean, 95% interval) of specadvisor's ratio over vLLM's, round by round: round i of
+    the four runs (two tools on two servers) is one paired observation."""
+    logs = [
+        math.log((ag.tok_s / ab.tok_s) / (bg.tok_s / bb.tok_s))
+        for ab, ag, bb, bg in zip(a.runs["baseline"], a.runs["ngram"], b.runs["baseline"], b.runs["ngram"], strict=False)
+    ]
+    if len(logs) < 2:
+        return None
+    half = t_quantile(0.975, len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
+    mean = statistics.fmean(logs)
+    return math.exp(mean), math.exp(mean - half), math.exp(mean + half)
 
 
 def _same_tokens(a: Cell, b: Cell) -> bool:
@@ -290,7 +309,18 @@ def main() -> None:
     ap.add_argument("--bench-python", help="the python that runs vllm bench serve (default: the engine command's, else python3)")
     ap.add_argument("--bench-pythonpath", help="a folder added to PYTHONPATH for vllm bench serve (e.g. one holding pandas)")
     ap.add_argument("--json-out", type=Path, help="also write every figure here")
+    ap.add_argument("--from-json", type=Path, help="print the report of a run saved with --json-out (nothing is measured)")
     args = ap.parse_args()
+    if args.from_json:
+        saved = json.loads(args.from_json.read_text())
+        for key, value in saved["settings"].items():
+            setattr(args, key, value)
+        cells = {}
+        for name, row in saved["cells"].items():
+            tool, fmt = name.split(" / ")
+            cells[(tool, fmt)] = Cell(tool, fmt, {server: [Run(**r) for r in runs] for server, runs in row["runs"].items()})
+        report(cells, args)
+        return
     args.formats = [f.strip() for f in args.formats.split(",") if f.strip()]
     attached = bool(args.baseline_url and args.ngram_url)
     engine_python = None
