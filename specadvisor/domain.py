@@ -555,6 +555,24 @@ def _asked(seconds: float | None) -> str:
     return f"{minutes:g} min" if minutes >= 1 else f"{seconds or 0.0:g} s"
 
 
+class TrainedDrafterRef(Model):
+    """What a session measuring a drafter `specadvisor train` made records of it, so a bundle says
+    how the drafter came to be (its folder stays on the machine that trained it)."""
+
+    id: str = Field(max_length=64)
+    target: str = Field("", max_length=4096)
+    method: str = Field("", max_length=64)
+    prompt_source: str = Field("", max_length=4096)
+    prompt_sha256: str = Field("", max_length=64)
+    train_prompts: int = Field(0, ge=0, le=1_000_000_000)
+    heldout_prompts: int = Field(0, ge=0, le=1_000_000_000)
+    steps: int = Field(0, ge=0, le=1_000_000_000)
+    train_seconds: float = Field(0.0, ge=0.0, le=1e9)
+    device: str = Field("", max_length=256)
+    versions: dict[str, str] = Field(default_factory=dict, max_length=16)
+    plain_kernels: bool = False
+
+
 class Provenance(Model):
     """Where, when and with what a session was measured (the hardware itself is Session.hardware)."""
 
@@ -575,6 +593,7 @@ class Provenance(Model):
     resumed_at: list[datetime] = Field(default_factory=list)
     server_exposed: dict[str, str] = Field(default_factory=dict)  # endpoint mode: what /version, /server_info, /metrics told
     notes: list[str] = Field(default_factory=list)  # e.g. resumed on other hardware, prompt file changed
+    trained_drafter: TrainedDrafterRef | None = None  # the session's drafter is one `specadvisor train` made
     stopped: SweepStop | None = None  # why the last run stopped measuring (None: before stops were recorded, or not run)
 
 

@@ -260,6 +260,16 @@ def _or_unknown(value: object) -> str:
     return UNKNOWN if value in (None, "") else str(value)
 
 
+def _trained_fact(ref: Any) -> str:
+    versions = ", ".join(f"{k} {v}" for k, v in sorted(ref.versions.items()) if k in ("speculators", "torch", "vllm"))
+    kernels = ", eager loss and SDPA" if ref.plain_kernels else ""
+    return (
+        f"{ref.method} {ref.id[:8]} by specadvisor train for {ref.target}: {ref.train_prompts} prompts of {ref.prompt_source} "
+        f"(sha256 {ref.prompt_sha256[:12]}), {ref.heldout_prompts} held out, {ref.steps} steps in {ref.train_seconds / 60:.1f} min "
+        f"on {ref.device or UNKNOWN}{kernels}" + (f"; {versions}" if versions else "")
+    )
+
+
 def provenance_facts(session: Session) -> list[tuple[str, str]]:
     """(label, value) rows for reports and `sessions show`: every fact, "unknown" where not observed."""
     hw, prov = session.hardware, session.provenance
@@ -290,6 +300,8 @@ def provenance_facts(session: Session) -> list[tuple[str, str]]:
         ("finished", f"{prov.finished_at:%Y-%m-%d %H:%M:%S} UTC" if prov.finished_at else ("not finished" if session.status != "finished" else UNKNOWN)),
     ]
     facts += [("stopped", stop_line(session))]
+    if prov.trained_drafter is not None:
+        facts += [("trained drafter", _trained_fact(prov.trained_drafter))]
     facts += [("resumed", f"{t:%Y-%m-%d %H:%M:%S} UTC") for t in prov.resumed_at]
     facts += [(f"server exposed: {k}", v) for k, v in prov.server_exposed.items()]
     facts += [("note", n) for n in prov.notes]

@@ -26,7 +26,7 @@ from specadvisor.errors import EngineError, InputError
 if TYPE_CHECKING:
     from specadvisor.app.sweeps import Prepared
     from specadvisor.bench.prompts import Prompt
-    from specadvisor.domain import HardwareProfile, ModelProfile, Session, TrainedDrafter
+    from specadvisor.domain import HardwareProfile, ModelProfile, Session, TrainedDrafter, TrainedDrafterRef
     from specadvisor.engine.cpu import CpuEngine
     from specadvisor.engine.speculators_env import TrainingPython
     from specadvisor.rulebase.schema import MethodSpec
@@ -204,6 +204,7 @@ def heldout_check(drafter: TrainedDrafter, serving: Serving, *, output_len: int 
     )
     prepared = plan_sweep(request, serving.cpu)
     prepared.session.drafter = drafter.folder
+    prepared.session.provenance.trained_drafter = drafter_ref(drafter)
     return prepared
 
 
@@ -252,6 +253,7 @@ def judging_sweep(
         grid = lookup.default_n_grid
         plan.add_arm(lookup.id, 4 if 4 in grid else grid[len(grid) // 2], dict(lookup.default_config))
     prepared.session.drafter = drafter.folder
+    prepared.session.provenance.trained_drafter = drafter_ref(drafter)
     return prepared
 
 
@@ -262,6 +264,26 @@ def lookup_methods(vllm_version: str | None, platform: str) -> list[MethodSpec]:
 
     served = registry.served_methods(vllm_version if vllm_version not in (None, "unknown") else None, platform)
     return [spec for spec in served.values() if spec.drafting == "lookup" and spec.offer and not spec.requires_packages]
+
+
+def drafter_ref(drafter: TrainedDrafter) -> TrainedDrafterRef:
+    """What a session that measures the drafter records of it (and carries into its bundle)."""
+    from specadvisor.domain import TrainedDrafterRef
+
+    return TrainedDrafterRef(
+        id=drafter.id,
+        target=drafter.target,
+        method=drafter.settings.method,
+        prompt_source=drafter.settings.prompt_source,
+        prompt_sha256=drafter.prompt_sha256,
+        train_prompts=drafter.train_prompts,
+        heldout_prompts=drafter.heldout_prompts,
+        steps=drafter.steps,
+        train_seconds=drafter.train_seconds,
+        device=drafter.device,
+        versions={k: v for k, v in drafter.versions.items() if k in ("speculators", "torch", "transformers", "vllm")},
+        plain_kernels=drafter.plain_kernels,
+    )
 
 
 def link_session(store: Store, drafter_id: str, session: Session, *, heldout: bool) -> TrainedDrafter:
