@@ -93,7 +93,9 @@ def _probe(args: argparse.Namespace) -> int:
     print(f"endpoint:      {line(redact_text(info.url))}")
     print(f"vLLM version:  {line(info.version or 'unknown')}")
     print(f"served model:  {line(info.served_model)} (max_model_len {info.max_model_len})")
-    if not info.server_info_available:
+    if info.server_info_error:
+        print(f"speculative:   unknown (/server_info {line(info.server_info_error)})")
+    elif not info.server_info_available:
         print("speculative:   unknown (start the server with VLLM_SERVER_DEV_MODE=1 to expose /server_info)", file=sys.stdout)
     else:
         shown = f"not measurable here: {crossed.problem}" if crossed.problem else "off"
