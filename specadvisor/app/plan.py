@@ -26,9 +26,9 @@ def plan(
     """The plan for this host (a CPU-only host measures what it can), sized to the budget with costs
     measured here when `history` (sessions measured here) has them; host_only=False plans for a GPU machine."""
     from specadvisor.analysis.costs import measured_costs
+    from specadvisor.app.hostfit import fit_to_host
     from specadvisor.domain import SweepSettings
     from specadvisor.engine.extras import installed_distributions
-    from specadvisor.sweep.hostfit import fit_to_host
     from specadvisor.sweep.plan import plan_from_advice
 
     cpu = engine_env.cpu_engine_for(hardware) if host_only else None

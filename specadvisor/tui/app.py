@@ -18,10 +18,10 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
+from specadvisor.app.live import SweepState
 from specadvisor.app.running import Runner
 from specadvisor.domain import ArmFinished, Session, Workload
 from specadvisor.errors import SpecAdvisorError
-from specadvisor.sweep.live import SweepState
 from specadvisor.tui.messages import SweepRequested, SweepUpdated
 from specadvisor.tui.screens.provision import ProvisionScreen
 from specadvisor.tui.screens.sweep import SweepScreen

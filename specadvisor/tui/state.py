@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, TypeVar
 from textual.app import App
 from textual.worker import Worker
 
+from specadvisor.app.live import SweepState
 from specadvisor.app.running import Runner
 from specadvisor.domain import Advice, HardwareProfile, ModelProfile, Session, Workload
-from specadvisor.sweep.live import SweepState
 from specadvisor.tui.protocols import PlanLike
 from specadvisor.tui.services import Services
 

@@ -6,6 +6,7 @@ import io
 
 from rich.console import Console
 
+from specadvisor.app.live import SweepState
 from specadvisor.cli import live_view
 from specadvisor.cli.live_view import LiveSweepView
 from specadvisor.domain import (
@@ -19,7 +20,6 @@ from specadvisor.domain import (
     ServerStarting,
     Session,
 )
-from specadvisor.sweep.live import SweepState
 
 ARMS = [
     Arm(id="baseline", label="baseline"),

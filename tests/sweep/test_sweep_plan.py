@@ -125,8 +125,8 @@ def test_a_time_budget_sizes_the_default_plan():
 
 
 def test_a_cpu_only_host_plans_what_it_can_measure():
+    from specadvisor.app.hostfit import fit_to_host
     from specadvisor.domain import CpuInfo, GpuInfo, HardwareProfile, ModelProfile
-    from specadvisor.sweep.hostfit import fit_to_host
 
     advice = _qwen_like_advice()
     cpu = HardwareProfile(cpu=CpuInfo(model="x"))

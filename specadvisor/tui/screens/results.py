@@ -15,13 +15,13 @@ from textual.widgets import DataTable, Footer, Header, Static
 from specadvisor import textsafe
 from specadvisor.analysis.arms import arm_label
 from specadvisor.analysis.capacity import capacity_answer
+from specadvisor.app.live import short_label
 from specadvisor.domain import ArmResult, ArmStatus, Recommendation, Session
 from specadvisor.errors import InputError
 from specadvisor.figures import all_speedups, speedup_text
 from specadvisor.fileio import output_target, write_atomic
 from specadvisor.report.content import MAX_SHOWN_REASONS, shown_reasons, tabled_arms
 from specadvisor.report.snippet import deciding_step, recommended_config, spec_config_json
-from specadvisor.sweep.live import short_label
 from specadvisor.trust import placeholder_note
 from specadvisor.tui.format import result_row, verdict_headline, workload_tag
 from specadvisor.tui.screens.base import AppScreen
