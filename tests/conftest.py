@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from machine_share import MachineShare
 
+from machine_share import MachineShare
 from specadvisor import settings
 from specadvisor.engine.cpu import CpuEngine, ensure_cpu_engine
 
