@@ -32,7 +32,7 @@ def plan(
     from specadvisor.sweep.plan import plan_from_advice
 
     cpu = engine_env.cpu_engine_for(hardware) if host_only else None
-    settings = SweepSettings(
+    settings = SweepSettings.of(
         prompt_source=workload.prompt_source or "humaneval",
         request_format="auto",  # what `vllm bench serve` does with these prompts, recorded when they load
         num_prompts=workload.num_prompts,
@@ -66,3 +66,17 @@ def plan(
     session.model_profile = model
     session.workload = workload.kind
     return result
+
+
+def builtin_prompt_sets() -> tuple[str, ...]:
+    """The prompt sets `--prompts NAME` knows (anything else is a file)."""
+    from specadvisor.bench.prompts import BUILTIN_SOURCES
+
+    return tuple(BUILTIN_SOURCES)
+
+
+def default_output_len(source: str | None) -> int:
+    """The output length a prompt set is measured at when none is asked (its own, else 256)."""
+    from specadvisor.bench.prompts import default_output_len as own
+
+    return own(source)

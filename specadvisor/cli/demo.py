@@ -32,14 +32,11 @@ def register(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from specadvisor.errors import InputError
-
-    if args.num_prompts < 1 or args.output_len < 1:
-        raise InputError("--num-prompts and --output-len must be at least 1", hint="e.g. --num-prompts 6 --output-len 64")
     from specadvisor.cli import validate
 
-    validate.setting("num_prompts", args.num_prompts)  # the bounds declared on SweepSettings
+    validate.setting("num_prompts", args.num_prompts)  # the bounds declared on SweepSettings, as `sweep` checks them
     validate.setting("output_len", args.output_len)
+    _n_values(args.n)  # before the engine is provisioned or the TUI opens
     if args.headless:
         return _headless(args)
     return _tui(args)
@@ -63,15 +60,11 @@ def _headless(args: argparse.Namespace) -> int:
 
 
 def _n_values(text: str) -> list[int]:
-    from specadvisor.errors import InputError
+    """`--n` as `sweep --n` reads it: whole numbers from 1 to the N limit (bounds.MAX_N)."""
+    from specadvisor import bounds
+    from specadvisor.cli import validate
 
-    try:
-        values = sorted({int(v) for v in text.split(",") if v.strip()})
-    except ValueError:
-        raise InputError(f"--n must be comma-separated integers, got {text!r}", hint="e.g. --n 2,4") from None
-    if not values or values[0] < 1:
-        raise InputError(f"--n needs values >= 1, got {text!r}", hint="e.g. --n 2,4")
-    return values
+    return sorted(set(validate.int_list(text, "--n", low=1, high=bounds.MAX_N)))
 
 
 def _tui(args: argparse.Namespace) -> int:

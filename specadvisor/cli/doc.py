@@ -1,5 +1,5 @@
 """Generated documentation that cannot drift: the README's CLI table, docs/schema.md and the sweep
-settings' flag table (`cli/setting_flags.py`, read from `domain.SweepSettings`).
+settings' table (`app/setting_table.py`, read from `domain.SweepSettings`).
 
     python -m specadvisor.cli.doc --write    # regenerate them after changing a flag, a setting or a migration
     python -m specadvisor.cli.doc --check    # exit 1 naming the stale file (what the tests run)
@@ -24,7 +24,7 @@ from specadvisor.store.migrations import migrations
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 SCHEMA_PAGE = ROOT / "docs" / "schema.md"
-SETTING_FLAGS = ROOT / "specadvisor" / "cli" / "setting_flags.py"
+SETTING_TABLE = ROOT / "specadvisor" / "app" / "setting_table.py"
 WRITE_COMMAND = "python -m specadvisor.cli.doc --write"
 START = f"<!-- cli-table: generated from argparse by `{WRITE_COMMAND}`; do not edit by hand -->"
 END = "<!-- /cli-table -->"
@@ -140,7 +140,7 @@ def schema_page() -> str:
 
 def generated() -> dict[Path, str]:
     return {
-        SETTING_FLAGS: setting_specs.flag_table(),  # first: the parser (and so the README table) is built from it
+        SETTING_TABLE: setting_specs.setting_table(),  # first: the parser (and so the README table) is built from it
         README: readme_with_table(README.read_text(encoding="utf-8")),
         SCHEMA_PAGE: schema_page(),
     }
@@ -155,8 +155,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write", action="store_true", help="rewrite the generated parts")
     args = parser.parse_args(argv)
     if args.write:
-        if SETTING_FLAGS.read_text(encoding="utf-8") != setting_specs.flag_table():
-            SETTING_FLAGS.write_text(setting_specs.flag_table(), encoding="utf-8")
+        if SETTING_TABLE.read_text(encoding="utf-8") != setting_specs.setting_table():
+            SETTING_TABLE.write_text(setting_specs.setting_table(), encoding="utf-8")
             # the parser already imported the old table: build the README from the new one in a fresh process
             import subprocess
 

@@ -11,7 +11,7 @@ import argparse
 import contextlib
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from specadvisor.cli.sweep_args import SweepArgs
@@ -20,6 +20,7 @@ from specadvisor.errors import InputError
 
 if TYPE_CHECKING:  # imported inside the command: `specadvisor sweep --help` imports no model or store
     from specadvisor.app.running import Runner
+    from specadvisor.app.setting_table import SettingRow
     from specadvisor.app.sweeps import Prepared, SweepRequest
     from specadvisor.domain import Session, SweepEvent
     from specadvisor.store import Store
@@ -40,8 +41,6 @@ def register(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--n", default=None, help="num_speculative_tokens values, e.g. 1,3,7")
     p.add_argument("--baseline", action=argparse.BooleanOptionalAction, default=True, help="also measure no speculation (default: yes)")
-    p.add_argument("--adaptive", action="store_true", help="measure the largest N first, predict the rest, launch only promising N")
-    p.add_argument("--prompts", default="humaneval", help="prompt source: humaneval, sharegpt, math, rag, edit, rename, or a file (default: %(default)s)")
     p.add_argument(
         "--workload",
         choices=WORKLOADS,
@@ -50,15 +49,6 @@ def register(p: argparse.ArgumentParser) -> None:
         "rename and edit edit, ...; chat for a file)",
     )
     add_setting_flags(p)
-    p.add_argument(
-        "--bracket", action=argparse.BooleanOptionalAction, default=True, help="measure the baseline again at the end to measure drift (default: yes)"
-    )
-    p.add_argument(
-        "--parallel",
-        default="auto",
-        metavar="auto|K",
-        help="servers at once: auto = one per free GPU group (serial without GPUs); K on a CPU-only host splits the cores",
-    )
     p.add_argument(
         "--ray",
         nargs="?",
@@ -74,19 +64,7 @@ def register(p: argparse.ArgumentParser) -> None:
         metavar="[METHOD:]JSON",
         help="extra speculative-config keys, e.g. '{\"prompt_lookup_min\":2}' or 'ngram:{\"prompt_lookup_max\":4}'",
     )
-    p.add_argument(
-        "--goodput",
-        action="store_true",
-        help="capacity instead of fixed concurrency: per configuration, one launch and a Poisson rate sweep "
-        "that binary-searches the highest req/s whose p99 TPOT/TTFT meets --slo-tpot-ms/--slo-ttft-ms",
-    )
-    engine = p.add_mutually_exclusive_group()
-    engine.add_argument("--engine-cmd", default=None, help="command that launches vLLM (default 'vllm serve')")
-    engine.add_argument("--endpoint", default=None, help="measure a running server at URL as one arm (nothing is launched)")
     p.add_argument("--api-key-env", default=None, help="environment variable holding the endpoint's API key (never stored)")
-    p.add_argument(
-        "--server-arg", action="append", default=[], metavar="ARG", help="extra vllm serve argument (repeat; e.g. --server-arg=--max-model-len=4096)"
-    )
     p.add_argument("--cpu", action="store_true", help="use the CPU build of vLLM provisioned by `specadvisor engine setup-cpu`")
     p.add_argument("--name", default="", help="a name for the session")
     p.add_argument("--json", action="store_true", help="print results as JSON (no live display)")
@@ -103,24 +81,36 @@ def register(p: argparse.ArgumentParser) -> None:
     p.set_defaults(func=run)
 
 
-def add_setting_flags(p: argparse.ArgumentParser) -> None:
-    """One flag per measurement setting, derived from its declaration on `domain.SweepSettings`
-    (through the generated `cli/setting_flags.py`): name, help, default and unit are not restated
-    here. Counts stay text ("1k", "1,8") for `cli.validate.measurement`, which parses each once."""
-    from specadvisor.cli.setting_flags import FLAGS
+def add_setting_flags(p: argparse.ArgumentParser, rows: Iterable[SettingRow] | None = None) -> None:
+    """One flag per sweep setting, generated from its declaration on `domain.SweepSettings` (through
+    the plain table `app/setting_table.py`): name, help, default, unit and kind are not restated
+    here. A flag not given stays None, so the request knows what was asked; counts stay text ("1k",
+    "1,8") for `cli.validate.settings`, which parses each once."""
+    from specadvisor.app.setting_table import SETTINGS
 
     types: dict[str, Callable[[str], Any]] = {"int": int, "float": float}
-    for f in FLAGS:
-        shown = "" if f.default is None or "default" in f.help else " (default: %(default)s)"
-        p.add_argument(
-            f.flag,
-            dest=f.name,
-            type=types.get(f.kind, str),
-            default=f.default,
-            metavar=f.metavar,
-            help=f.help.replace("%", "%%") + shown,
-            choices=f.choices or None,
-        )
+    groups: dict[str, argparse._MutuallyExclusiveGroup] = {}
+    for row in SETTINGS if rows is None else rows:
+        if row.exclusive and row.exclusive not in groups:
+            groups[row.exclusive] = p.add_mutually_exclusive_group()
+        target = groups[row.exclusive] if row.exclusive else p
+        helped = row.help.replace("%", "%%") + _default_text(row.default, row.help)
+        if row.kind == "switch":
+            target.add_argument(row.flag, dest=row.name, action="store_true", default=None, help=helped)
+        elif row.kind == "negatable":
+            target.add_argument(row.flag, dest=row.name, action=argparse.BooleanOptionalAction, default=None, help=helped)
+        elif row.kind == "args":
+            target.add_argument(row.flag, dest=row.name, action="append", default=None, metavar=row.metavar, help=helped)
+        else:
+            choices = list(row.choices) or None  # a choice's words: argparse refuses the rest in one line
+            target.add_argument(row.flag, dest=row.name, type=types.get(row.kind, str), default=None, metavar=row.metavar, help=helped, choices=choices)
+
+
+def _default_text(default: Any, help: str) -> str:
+    """(default: X) in the flag's unit, unless the help says it or there is none."""
+    if default is None or default == [] or "default" in help:
+        return ""
+    return f" (default: {'yes' if default is True else 'no' if default is False else default})"
 
 
 def run(namespace: argparse.Namespace) -> int:
@@ -142,7 +132,7 @@ def run(namespace: argparse.Namespace) -> int:
         if prepared is None:
             assert args.resume is not None
             prepared = sweeps.resume(request, args.resume, store, rebuild_asked=args.rebuild, note=_note, progress=_progress)
-        return execute(store, prepared, json_out=args.json, parallel=args.parallel, ray=args.ray, goodput=args.goodput)
+        return execute(store, prepared, json_out=args.json, parallel=request.settings.parallel_choice, ray=args.ray, goodput=request.settings.goodput)
     finally:
         store.close()
 
@@ -158,24 +148,17 @@ def _request(args: SweepArgs) -> SweepRequest:
     checked = validate.sweep_args(args)
     if args.rebuild and not args.resume:
         raise InputError("--rebuild needs --resume SESSION", hint="e.g. specadvisor sweep --resume 3f2a --rebuild")
-    if args.goodput and checked.measurement.get("slo_tpot_ms") is None and checked.measurement.get("slo_ttft_ms") is None:
-        raise InputError("--goodput needs a latency target", hint="pass --slo-tpot-ms (and/or --slo-ttft-ms), e.g. --slo-tpot-ms 30")
+    if args.resume and not args.rebuild and (args.method or args.n is not None or args.spec_extra):
+        raise InputError("--method, --n and --spec-extra plan a new sweep; --resume continues a stored one", hint="drop them, or start a new sweep")
     return SweepRequest(
         model=args.model,
         drafter=args.drafter,
         methods=tuple(_methods(args, checked.methods)) if not args.resume else (),
         n_values=tuple(checked.n_values),
         baseline=args.baseline,
-        adaptive=args.adaptive,
-        prompts=args.prompts,
         workload=args.workload,
-        measurement=checked.measurement,
-        bracket=args.bracket,
-        goodput=args.goodput,
-        engine_cmd=tuple(checked.engine_cmd) if checked.engine_cmd else None,
-        endpoint=args.endpoint,
+        settings=checked.settings,
         api_key_env=args.api_key_env,
-        server_args=tuple(args.server_arg),
         cpu=args.cpu,
         name=args.name,
         entry_point=args.entry_point,

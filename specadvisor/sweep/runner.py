@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import math
 import os
 import threading
@@ -144,7 +145,7 @@ class SweepRunner:
         refuse_imported(self.session)  # a bundle's engine command and server args are never run
         self.store = store
         self.adaptive = self.session.settings.adaptive if adaptive is None else adaptive
-        self.session.settings.adaptive = self.adaptive
+        self.session.settings = self.session.settings.replace(adaptive=self.adaptive)
         self._server_factory = server_factory or _default_server_factory(server_env or {}, self.session)
         # GPU memory check before launches and telemetry per arm; fake servers get none unless a test passes one
         self._monitor = monitor or (GpuMonitor(self.session, server_env) if server_factory is None else NoMonitor())
@@ -159,7 +160,7 @@ class SweepRunner:
         self._model_name = model_name
         self._launches = 0
         self.slots = slots or [Slot(index=0)]
-        self.session.settings.parallel = len(self.slots)
+        self.session.settings = self.session.settings.replace(parallel=len(self.slots))
         self._ports: set[int | None] = set()
         self._startup_locks = StartupLocks()
         self._scheduler: Scheduler | None = None
@@ -362,10 +363,9 @@ class SweepRunner:
         it. Returns the wave still held (the caller releases it)."""
         settings = self.session.settings
         budget = settings.budget_s or 0.0
-        settings.looks = self._looks_before  # 0, or the looks a resumed session took: their error is spent
         try:
-            while True:
-                settings.looks += 1
+            for look in itertools.count(self._looks_before + 1):  # a resumed session continues its plan of looks: their error is spent
+                self.session.settings = settings = self.session.settings.replace(looks=look)
                 open_ = [d for d in level_decisions(self.session, confidence=settings.confidence, looks=settings.looks) if d.decision == "undecided"]
                 steps = [d for d in open_ if d.next_step is not None and d.next_step.arm_ids]
                 if not steps:
@@ -636,7 +636,7 @@ class SweepRunner:
             base_url=server.base_url,
             model_name=self._model_name or self.session.model,
             arm=arm,
-            settings=self.session.settings.model_copy(update={"trials": 1}),
+            settings=self.session.settings.replace(trials=1),
             prompts=prompts,
             api_key=self._api_key(),
             sample_interval_s=self._interval,
@@ -915,7 +915,7 @@ def _default_prompt_loader(session: Session) -> Any:
 
     prompts = prompts_for(session.settings)
     if session.settings.request_format == "auto":  # a plan that left it open records what its prompts were sent as
-        session.settings.request_format = prompts.request_format
+        session.settings = session.settings.replace(request_format=prompts.request_format)
     return prompts
 
 

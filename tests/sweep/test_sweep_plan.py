@@ -44,7 +44,7 @@ def test_estimate_counts_startup_per_launch_and_tokens():
     plan = plan_from_methods("m", [("ngram", {})], [2], s)
     plan.startup_estimate_s, plan.tokens_per_s_estimate = 60, 50
     assert plan.estimate_seconds() == pytest.approx(3 * 60 + 3 * 10 * 100 / 50)  # 2 arms + the baseline bracket
-    plan = plan_from_methods("m", [("ngram", {})], [2], s.model_copy(update={"bracket": False}))
+    plan = plan_from_methods("m", [("ngram", {})], [2], s.replace(bracket=False))
     plan.startup_estimate_s, plan.tokens_per_s_estimate = 60, 50
     assert plan.estimate_seconds() == pytest.approx(2 * 60 + 2 * 10 * 100 / 50)
     assert estimate_seconds(plan.session) > 0

@@ -185,7 +185,7 @@ class AdviceScreen(AppScreen):
             except InputError as err:
                 self.app.show_error("Cannot read that", err)
                 return
-            self.plan.session.settings.parallel_choice = choice
+            self.plan.session.settings = self.plan.session.settings.replace(parallel_choice=choice)
             self.refresh_plan()
 
         current = self.plan.session.settings.parallel_choice
