@@ -156,6 +156,10 @@ class Serving:
     server_args: tuple[str, ...]
     cpu: CpuEngine | None
 
+    def engine(self) -> dict[str, list[str]]:
+        """The sweep settings that say how to serve: the engine command (none: the CPU engine's) and server args."""
+        return {"engine_cmd": list(self.engine_cmd or ()), "server_args": list(self.server_args)}
+
 
 def serving_of(plan: TrainPlan) -> Serving:
     """The training run's engine, without the server share kept for the trainer."""
@@ -185,19 +189,25 @@ def heldout_check(drafter: TrainedDrafter, serving: Serving, *, output_len: int 
     """The trained drafter alone, on the prompts training never saw: vLLM's acceptance per position
     at N = the trained depth + 1 (so the decay past what it was trained for shows too)."""
     from specadvisor.app.sweeps import SweepRequest, plan_sweep
+    from specadvisor.domain import SweepSettings
     from specadvisor.training import layout
 
     count = min(len(drafter.heldout_ids), HELDOUT_MAX)
+    settings = SweepSettings.of(
+        bracket=False,
+        prompt_source=str(layout.heldout(Path(drafter.work_dir))),
+        num_prompts=count,
+        output_len=output_len,
+        temperature=drafter.settings.temperature,
+        trials=1,
+        **serving.engine(),
+    )
     request = SweepRequest(
         model=serving.model,
         methods=((drafter.settings.method, {"model": drafter.folder}),),
         n_values=(drafter.settings.ttt_steps + 1,),
         baseline=False,
-        bracket=False,
-        prompts=str(layout.heldout(Path(drafter.work_dir))),
-        measurement={"num_prompts": count, "output_len": output_len, "temperature": drafter.settings.temperature, "trials": 1},
-        engine_cmd=serving.engine_cmd,
-        server_args=serving.server_args,
+        settings=settings,
         cpu=serving.cpu is not None,
         name=f"held-out check of trained drafter {drafter.id[:8]}",
         entry_point="train (held-out check)",
@@ -222,26 +232,25 @@ def judging_sweep(
     usual N, and the drafter over `n_grid`, at the user's concurrency, judged by the one decision rule."""
     from specadvisor.app.sweeps import SweepRequest, plan_sweep
     from specadvisor.bench.prompts import default_output_len
+    from specadvisor.domain import SweepSettings
     from specadvisor.sweep.plan import SweepPlan
 
     source = prompts or drafter.settings.prompt_source
-    measurement: dict[str, Any] = {
+    asked: dict[str, Any] = {
+        "prompt_source": source,
         "num_prompts": num_prompts,
         "output_len": output_len or default_output_len(source),
         "temperature": drafter.settings.temperature,
     }
     if concurrency:
-        measurement["concurrency"] = list(concurrency)
+        asked["concurrency"] = list(concurrency)
     if budget_min:
-        measurement["budget_s"] = budget_min * 60
+        asked["budget_s"] = budget_min * 60
     request = SweepRequest(
         model=serving.model,
         methods=((drafter.settings.method, {"model": drafter.folder}),),
         n_values=tuple(sorted(set(n_grid))),
-        prompts=source,
-        measurement=measurement,
-        engine_cmd=serving.engine_cmd,
-        server_args=serving.server_args,
+        settings=SweepSettings.of(**asked, **serving.engine()),
         cpu=serving.cpu is not None,
         name=f"judging trained drafter {drafter.id[:8]}",
         entry_point="train (judging sweep)",
