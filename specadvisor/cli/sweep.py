@@ -20,10 +20,10 @@ from specadvisor.errors import InputError
 
 if TYPE_CHECKING:  # imported inside the command: `specadvisor sweep --help` imports no model or store
     from specadvisor.app.running import Runner
+    from specadvisor.app.sessions import Store
     from specadvisor.app.setting_table import SettingRow
     from specadvisor.app.sweeps import Prepared, SweepRequest
     from specadvisor.domain import Session, SweepEvent
-    from specadvisor.store import Store
 
 _RAY_EXTRA = "pip install 'specadvisor[ray]'"
 
@@ -115,19 +115,18 @@ def _default_text(default: Any, help: str) -> str:
 
 def run(namespace: argparse.Namespace) -> int:
     from specadvisor.app import sweeps
-    from specadvisor.settings import paths
-    from specadvisor.store import Store
+    from specadvisor.app.sessions import database, open_store
 
     # A new sweep is fully validated before the database is opened: bad input writes nothing.
     args = SweepArgs.from_namespace(namespace)
     request = _request(args)
     prepared = None if args.resume else sweeps.start_sweep(request, progress=_progress)
-    db_path = args.db or paths().database
-    if args.resume and not db_path.expanduser().exists():
+    db_path = database(args.db)
+    if args.resume and not db_path.exists():
         raise InputError(
             f"no session matches {args.resume!r}: there is no database at {db_path}", hint="see `specadvisor sessions list` for the ids, or pass --db PATH"
         )
-    store = Store.open(db_path)
+    store = open_store(db_path)
     try:
         if prepared is None:
             assert args.resume is not None
@@ -176,8 +175,8 @@ def _note(line: str) -> None:
 
 def _methods(args: SweepArgs, names: list[str]) -> list[tuple[str, dict[str, Any]]]:
     """`--method` names (checked) with their `--spec-extra` keys, and the drafter where one is needed."""
+    from specadvisor.app.sweeps import needs_drafter
     from specadvisor.cli import validate
-    from specadvisor.rulebase import registry
 
     common: dict[str, Any] = {}
     per_method: dict[str, dict[str, Any]] = {}
@@ -197,7 +196,7 @@ def _methods(args: SweepArgs, names: list[str]) -> list[tuple[str, dict[str, Any
     out = []
     for name in names:
         extra = {**common, **per_method.get(name, {})}
-        if registry.needs_drafter(name) and "model" not in extra:
+        if needs_drafter(name) and "model" not in extra:
             if not args.drafter:
                 raise InputError(f"method {name} needs a drafter model", hint="pass --drafter MODEL")
             extra["model"] = args.drafter
@@ -227,12 +226,12 @@ def execute(store: Store, prepared: Prepared, *, json_out: bool, parallel: str =
     runner = running.runner_for(prepared, store, running.RunOptions(parallel=parallel, ray=ray, goodput=goodput, note=_note))
     if prepared.session.settings.goodput:
         return _show_capacity(runner, prepared.session, json_out=json_out)
-    return _show_sweep(runner, prepared, json_out=json_out)
+    return _show_sweep(runner, prepared, store, json_out=json_out)
 
 
-def _show_sweep(runner: Runner, prepared: Prepared, *, json_out: bool) -> int:
-    from specadvisor.analysis.summary import session_summary
+def _show_sweep(runner: Runner, prepared: Prepared, store: Store, *, json_out: bool) -> int:
     from specadvisor.app import running
+    from specadvisor.app.views import summary
     from specadvisor.cli.live_view import LiveSweepView
     from specadvisor.cli.output import console, print_json
     from specadvisor.domain import SweepFinished
@@ -240,7 +239,7 @@ def _show_sweep(runner: Runner, prepared: Prepared, *, json_out: bool) -> int:
     session = prepared.session
     view = None if json_out else LiveSweepView(session, console())
     if view:
-        view.console.print(_plan_line(session, cpu=prepared.cpu))
+        view.console.print(_plan_line(session, store))
         view.console.print(_workload_line(session), markup=False, highlight=False)
         for note in prepared.notes:
             view.console.print(f"plan: {note}")
@@ -262,19 +261,19 @@ def _show_sweep(runner: Runner, prepared: Prepared, *, json_out: bool) -> int:
         print(f"specadvisor: sweep interrupted; resume with: specadvisor sweep --resume {session.id[:8]}", file=sys.stderr)
         return 130
     launches = {"launches_used": finished[-1].launches_used, "launches_full_grid": finished[-1].launches_full_grid} if finished else {}
-    summary = session_summary(session, **launches)
+    summarised = summary(session, **launches)
     if json_out:
-        print_json(summary)
+        print_json(summarised)
     else:
         assert view is not None
-        view.print_summary(summary)
+        view.print_summary(summarised)
     return _exit_code(session)
 
 
 def _show_capacity(runner: Runner, session: Session, *, json_out: bool) -> int:
     """`--goodput`: each configuration once, its goodput under the latency target; its progress lines as they come."""
-    from specadvisor.analysis.capacity import capacity_answer
     from specadvisor.app import running
+    from specadvisor.app.views import capacity_answer
     from specadvisor.cli.output import console, print_json
     from specadvisor.domain import ServerLog
 
@@ -329,14 +328,13 @@ def _workload_line(session: Session) -> str:
     return line(f"workload: {session.workload.value}, prompts {s.prompt_source} x{s.num_prompts}, {s.output_len} output tokens, sent as {sent}", 400)
 
 
-def _plan_line(session: Session, *, cpu: bool) -> str:
-    from specadvisor.sweep.plan import SweepPlan
+def _plan_line(session: Session, store: Store) -> str:
+    """The plan and its time, from the same estimate the TUI's plan shows (start-ups and request
+    rates measured by this machine's sweeps when there are any)."""
+    from specadvisor.app.plan import estimate
 
-    plan = SweepPlan(session=session)
-    if cpu:  # measured on the CPU engine: ~70 s start-up, ~10 tok/s per stream
-        plan.startup_estimate_s, plan.tokens_per_s_estimate = 70.0, 10.0
-    todo = [a for a in session.arms if session.result_for(a.id) is None]
+    found = estimate(session, store)
     return (
-        f"plan: {len(session.arms)} arms ({len(todo)} to measure) on {plan.launches()} server launches, "
-        f"about {plan.estimate_seconds() / 60:.0f} min for the full grid{' (--adaptive launches fewer)' if session.settings.adaptive else ''}"
+        f"plan: {found.arms} arms ({found.to_measure} to measure) on {found.launches} server launches, "
+        f"about {found.seconds / 60:.0f} min for the full grid{' (--adaptive launches fewer)' if session.settings.adaptive else ''} ({found.source})"
     )

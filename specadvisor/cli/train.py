@@ -9,9 +9,9 @@ import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from specadvisor.app.sessions import Store
     from specadvisor.app.train import Serving, TrainPlan
     from specadvisor.domain import Session, TrainedDrafter, TrainEvent
-    from specadvisor.store import Store
 
 MAX_MINUTES = 7 * 24 * 60
 MAX_STEPS = 10_000_000
@@ -124,13 +124,12 @@ def _request(args: argparse.Namespace) -> Any:
 
 def _train(args: argparse.Namespace) -> int:
     from specadvisor.app import train as use_case
+    from specadvisor.app.sessions import open_store
     from specadvisor.cli.output import print_json
-    from specadvisor.settings import paths
-    from specadvisor.store import Store
 
     request = _request(args)
     judge = _judge_args(args)
-    with Store.open(args.db or paths().database) as store:
+    with open_store(args.db) as store:
         plan = use_case.plan_training(request, store, progress=_say)
         for note in plan.notes:
             _say(f"plan: {note}")
@@ -182,9 +181,9 @@ def _run_training(plan: TrainPlan, store: Store) -> int:
 
 def _after_training(store: Store, plan: TrainPlan, drafter: TrainedDrafter, judge: dict[str, Any], *, sweep: bool) -> int:
     """The held-out check, then (unless --no-sweep) the judging sweep over the N grid it suggests."""
-    from specadvisor.analysis.trained import n_grid
     from specadvisor.app import running
     from specadvisor.app import train as use_case
+    from specadvisor.app.train import n_grid
 
     _say("held-out check: the drafter alone on prompts training never saw (vLLM's acceptance per position)")
     serving = use_case.serving_of(plan)
@@ -238,11 +237,10 @@ def _judge_args(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _list(args: argparse.Namespace) -> int:
+    from specadvisor.app.sessions import open_store
     from specadvisor.cli.output import console, print_json
-    from specadvisor.settings import paths
-    from specadvisor.store import Store
 
-    with Store.open(args.db or paths().database) as store:
+    with open_store(args.db) as store:
         drafters = store.list_drafters()
     if args.json:
         print_json([_row(d) for d in drafters])
@@ -257,11 +255,10 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
+    from specadvisor.app.sessions import open_store
     from specadvisor.cli.output import console, print_json
-    from specadvisor.settings import paths
-    from specadvisor.store import Store
 
-    with Store.open(args.db or paths().database) as store:
+    with open_store(args.db) as store:
         drafter = store.get_drafter(args.id)
         lines = _describe(store, drafter)
     if args.json:
@@ -274,15 +271,14 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _judge(args: argparse.Namespace) -> int:
-    from specadvisor.analysis.trained import n_grid
     from specadvisor.app import train as use_case
+    from specadvisor.app.sessions import open_store
+    from specadvisor.app.train import n_grid
     from specadvisor.cli import validate
     from specadvisor.errors import InputError
-    from specadvisor.settings import paths
-    from specadvisor.store import Store
 
     judge = _judge_args(args)
-    with Store.open(args.db or paths().database) as store:
+    with open_store(args.db) as store:
         drafter = store.get_drafter(args.id)
         if drafter.status != "complete" or not drafter.folder:
             raise InputError(
@@ -413,7 +409,7 @@ def _drafter_result(session: Session) -> Any:
 
 
 def _drift_lines(store: Store, drafter: TrainedDrafter, session: Session) -> list[str]:
-    from specadvisor.analysis.trained import drafter_drift
+    from specadvisor.app.train import drafter_drift
 
     if not drafter.heldout_session_id:
         return []

@@ -99,15 +99,15 @@ def int_list(text: str, flag: str, *, low: int, high: int) -> list[int]:
 
 def method_names(raw: list[str]) -> list[str]:
     """`--method` values: no empty items, each known to the method registry (rules/methods.toml)."""
-    from specadvisor.rulebase import registry
+    from specadvisor.app.sweeps import known_methods, require_method
 
     names = [m.strip() for item in raw for m in item.split(",")]
     if any(not name for name in names):
         raise InputError("--method has an empty item", hint="e.g. --method ngram,eagle3")
     for name in names:
         if len(name) > 64 or line(name) != name:
-            raise InputError(f"unknown method {_show(name, 40)}", hint=f"known methods: {', '.join(registry.known_methods())}")
-        registry.require(name)
+            raise InputError(f"unknown method {_show(name, 40)}", hint=f"known methods: {', '.join(known_methods())}")
+        require_method(name)
     return names
 
 

@@ -101,7 +101,7 @@ class SpecAdvisorApp(TuiApp):
     def _load_reaper(self) -> None:
         """Import the engine layer off the UI thread (it is slow to import), then chain its signal
         handlers on the main thread, where Python requires them to be installed."""
-        from specadvisor.engine.reaper import install_signal_handlers
+        from specadvisor.app.engines import install_signal_handlers
 
         self.call_from_thread(install_signal_handlers)
 

@@ -22,7 +22,7 @@ from specadvisor.tui.protocols import PlanLike
 from specadvisor.tui.services import Services
 
 if TYPE_CHECKING:  # the store (sqlite-utils) is imported when first opened, not at TUI start-up
-    from specadvisor.store import Store
+    from specadvisor.app.sessions import Store
 
 
 @dataclass

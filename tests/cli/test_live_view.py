@@ -38,8 +38,8 @@ EVENTS = [
 
 def _view(monkeypatch) -> tuple[LiveSweepView, list[int], io.StringIO]:
     fits: list[int] = []
-    real = live_view.predict_throughput
-    monkeypatch.setattr(live_view, "predict_throughput", lambda s: fits.append(len(s.results)) or real(s))
+    real = live_view.predictions
+    monkeypatch.setattr(live_view, "predictions", lambda s: fits.append(len(s.results)) or real(s))
     out = io.StringIO()
     return LiveSweepView(Session(model="m", arms=ARMS), Console(file=out, width=120)), fits, out
 
