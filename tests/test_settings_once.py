@@ -15,7 +15,7 @@ from specadvisor import setting_specs
 from specadvisor.app import setting_table
 from specadvisor.cli import validate
 from specadvisor.cli.main import build_parser
-from specadvisor.cli.sweep import add_setting_flags
+from specadvisor.cli.setting_flags import add_setting_flags
 from specadvisor.cli.sweep_args import SweepArgs
 from specadvisor.domain import SweepSettings, setting
 from specadvisor.errors import InputError

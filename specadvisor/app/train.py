@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from specadvisor.analysis.trained import DrafterDrift
     from specadvisor.app.sweeps import Prepared
     from specadvisor.bench.prompts import Prompt
-    from specadvisor.domain import ArmResult, HardwareProfile, ModelProfile, Session, TrainedDrafter
+    from specadvisor.domain import ArmResult, HardwareProfile, ModelProfile, Session, SweepSettings, TrainedDrafter
     from specadvisor.engine.cpu import CpuEngine
     from specadvisor.engine.speculators_env import TrainingPython
     from specadvisor.rulebase.schema import MethodSpec
@@ -218,40 +218,24 @@ def heldout_check(drafter: TrainedDrafter, serving: Serving, *, output_len: int 
     return prepared
 
 
-def judging_sweep(
-    drafter: TrainedDrafter,
-    serving: Serving,
-    n_grid: list[int],
-    *,
-    prompts: str | None = None,
-    num_prompts: int = 32,
-    output_len: int | None = None,
-    concurrency: list[int] | None = None,
-    budget_min: float | None = None,
-) -> Prepared:
+def judging_sweep(drafter: TrainedDrafter, serving: Serving, n_grid: list[int], asked: SweepSettings | None = None) -> Prepared:
     """The sweep that answers "does it pay here": the baseline, the model-free lookup methods at their
-    usual N, and the drafter over `n_grid`, at the user's concurrency, judged by the one decision rule."""
+    usual N, and the drafter over `n_grid`, at the user's concurrency, judged by the one decision rule.
+    `asked`: the judging sweep's settings given (prompts: the training prompts' source unless given;
+    the temperature is the one it was trained at)."""
     from specadvisor.app.sweeps import SweepRequest, plan_sweep
-    from specadvisor.bench.prompts import default_output_len
     from specadvisor.domain import SweepSettings
     from specadvisor.sweep.plan import SweepPlan
 
-    source = prompts or drafter.settings.prompt_source
-    asked: dict[str, Any] = {
-        "prompt_source": source,
-        "num_prompts": num_prompts,
-        "output_len": output_len or default_output_len(source),
-        "temperature": drafter.settings.temperature,
-    }
-    if concurrency:
-        asked["concurrency"] = list(concurrency)
-    if budget_min:
-        asked["budget_s"] = budget_min * 60
+    asked = asked or SweepSettings()
+    fill: dict[str, Any] = {"temperature": drafter.settings.temperature, **serving.engine()}
+    if "prompt_source" not in asked.model_fields_set:
+        fill["prompt_source"] = drafter.settings.prompt_source
     request = SweepRequest(
         model=serving.model,
         methods=((drafter.settings.method, {"model": drafter.folder}),),
         n_values=tuple(sorted(set(n_grid))),
-        settings=SweepSettings.of(**asked, **serving.engine()),
+        settings=asked.replace(**fill),  # the prompt set's own output length unless given (app.sweeps)
         cpu=serving.cpu is not None,
         name=f"judging trained drafter {drafter.id[:8]}",
         entry_point="train (judging sweep)",

@@ -11,9 +11,9 @@ import argparse
 import contextlib
 import json
 import sys
-from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from specadvisor.cli.setting_flags import add_setting_flags
 from specadvisor.cli.sweep_args import SweepArgs
 from specadvisor.cli.workloads import WORKLOADS
 from specadvisor.errors import InputError
@@ -21,7 +21,6 @@ from specadvisor.errors import InputError
 if TYPE_CHECKING:  # imported inside the command: `specadvisor sweep --help` imports no model or store
     from specadvisor.app.running import Runner
     from specadvisor.app.sessions import Store
-    from specadvisor.app.setting_table import SettingRow
     from specadvisor.app.sweeps import Prepared, SweepRequest
     from specadvisor.domain import Session, SweepEvent
 
@@ -79,38 +78,6 @@ def register(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--entry-point", default=None, help=argparse.SUPPRESS)  # the demo says it started the session
     p.set_defaults(func=run)
-
-
-def add_setting_flags(p: argparse.ArgumentParser, rows: Iterable[SettingRow] | None = None) -> None:
-    """One flag per sweep setting, generated from its declaration on `domain.SweepSettings` (through
-    the plain table `app/setting_table.py`): name, help, default, unit and kind are not restated
-    here. A flag not given stays None, so the request knows what was asked; counts stay text ("1k",
-    "1,8") for `cli.validate.settings`, which parses each once."""
-    from specadvisor.app.setting_table import SETTINGS
-
-    types: dict[str, Callable[[str], Any]] = {"int": int, "float": float}
-    groups: dict[str, argparse._MutuallyExclusiveGroup] = {}
-    for row in SETTINGS if rows is None else rows:
-        if row.exclusive and row.exclusive not in groups:
-            groups[row.exclusive] = p.add_mutually_exclusive_group()
-        target = groups[row.exclusive] if row.exclusive else p
-        helped = row.help.replace("%", "%%") + _default_text(row.default, row.help)
-        if row.kind == "switch":
-            target.add_argument(row.flag, dest=row.name, action="store_true", default=None, help=helped)
-        elif row.kind == "negatable":
-            target.add_argument(row.flag, dest=row.name, action=argparse.BooleanOptionalAction, default=None, help=helped)
-        elif row.kind == "args":
-            target.add_argument(row.flag, dest=row.name, action="append", default=None, metavar=row.metavar, help=helped)
-        else:
-            choices = list(row.choices) or None  # a choice's words: argparse refuses the rest in one line
-            target.add_argument(row.flag, dest=row.name, type=types.get(row.kind, str), default=None, metavar=row.metavar, help=helped, choices=choices)
-
-
-def _default_text(default: Any, help: str) -> str:
-    """(default: X) in the flag's unit, unless the help says it or there is none."""
-    if default is None or default == [] or "default" in help:
-        return ""
-    return f" (default: {'yes' if default is True else 'no' if default is False else default})"
 
 
 def run(namespace: argparse.Namespace) -> int:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from specadvisor.app.sessions import Store
     from specadvisor.app.train import Serving, TrainPlan
-    from specadvisor.domain import Session, TrainedDrafter, TrainEvent
+    from specadvisor.domain import Session, SweepSettings, TrainedDrafter, TrainEvent
 
 MAX_MINUTES = 7 * 24 * 60
 MAX_STEPS = 10_000_000
@@ -71,12 +71,21 @@ def register_drafters(parser: argparse.ArgumentParser) -> None:
     judge.set_defaults(func=_judge)
 
 
+# The judging sweep's settings: the sweep settings' own declarations (kind, bound, unit), spelled for this command.
+JUDGING = (
+    ("prompt_source", "--sweep-prompts", "prompts of the judging sweep: what you will serve (default: the training prompts' source)"),
+    ("num_prompts", "--sweep-num-prompts", "measured requests per arm in the judging sweep (default: 32)"),
+    ("output_len", "--sweep-output-len", "fixed output length of the judging sweep (default: the prompt set's)"),
+    ("concurrency", "--concurrency", "client concurrency level(s) of the judging sweep, e.g. 1 or 1,8 (default: 1)"),
+    ("budget_s", "--budget", "minutes the judging sweep may spend measuring until decided (default: the fixed design)"),
+)
+
+
 def _judge_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--sweep-prompts", help="prompts of the judging sweep: what you will serve (default: the training prompts' source)")
-    parser.add_argument("--sweep-num-prompts", type=int, default=32, help="measured requests per arm in the judging sweep (default: 32)")
-    parser.add_argument("--sweep-output-len", type=int, help="fixed output length of the judging sweep (default: the prompt set's)")
-    parser.add_argument("--concurrency", default="1", help="client concurrency level(s) of the judging sweep, e.g. 1 or 1,8 (default: 1)")
-    parser.add_argument("--budget", type=float, metavar="MIN", help="minutes the judging sweep may spend measuring until decided")
+    from specadvisor.cli.setting_flags import add_setting_flag, spelled
+
+    for name, flag, help in JUDGING:
+        add_setting_flag(parser, spelled(name, flag), dest=f"judge_{name}", help=help)
 
 
 # ---------------------------------------------------------------------- train
@@ -179,7 +188,7 @@ def _run_training(plan: TrainPlan, store: Store) -> int:
     return 0
 
 
-def _after_training(store: Store, plan: TrainPlan, drafter: TrainedDrafter, judge: dict[str, Any], *, sweep: bool) -> int:
+def _after_training(store: Store, plan: TrainPlan, drafter: TrainedDrafter, judge: SweepSettings, *, sweep: bool) -> int:
     """The held-out check, then (unless --no-sweep) the judging sweep over the N grid it suggests."""
     from specadvisor.app import running
     from specadvisor.app import train as use_case
@@ -203,11 +212,11 @@ def _after_training(store: Store, plan: TrainPlan, drafter: TrainedDrafter, judg
     return _run_judging(store, serving, drafter, grid, judge)
 
 
-def _run_judging(store: Store, serving: Serving, drafter: TrainedDrafter, grid: list[int], judge: dict[str, Any]) -> int:
+def _run_judging(store: Store, serving: Serving, drafter: TrainedDrafter, grid: list[int], judge: SweepSettings) -> int:
     from specadvisor.app import train as use_case
     from specadvisor.cli.sweep import execute
 
-    prepared = use_case.judging_sweep(drafter, serving, grid, **judge)
+    prepared = use_case.judging_sweep(drafter, serving, grid, judge)
     _say(f"judging sweep: no speculation, n-gram and the drafter at N = {', '.join(map(str, grid))}")
     code = execute(store, prepared, json_out=False, parallel="1")
     drafter = use_case.link_session(store, drafter.id, prepared.session, heldout=False)
@@ -216,21 +225,14 @@ def _run_judging(store: Store, serving: Serving, drafter: TrainedDrafter, grid: 
     return code
 
 
-def _judge_args(args: argparse.Namespace) -> dict[str, Any]:
+def _judge_args(args: argparse.Namespace) -> SweepSettings:
+    """The judging sweep's flags given, parsed and checked as `sweep`'s are (one validated SweepSettings)."""
     from specadvisor.cli import validate
-    from specadvisor.errors import InputError
+    from specadvisor.cli.setting_flags import spelled
+    from specadvisor.domain import SweepSettings
 
-    out: dict[str, Any] = {"num_prompts": validate.integer(args.sweep_num_prompts, "--sweep-num-prompts", low=1, high=1_000_000)}
-    if args.sweep_prompts:
-        out["prompts"] = args.sweep_prompts
-    if args.sweep_output_len is not None:
-        out["output_len"] = validate.integer(args.sweep_output_len, "--sweep-output-len", low=1, high=1_000_000)
-    out["concurrency"] = validate.int_list(args.concurrency, "--concurrency", low=1, high=100_000)
-    if args.budget is not None:
-        if not (0 < args.budget <= MAX_MINUTES):
-            raise InputError(f"--budget must be more than 0 minutes, got {args.budget}", hint="e.g. --budget 10")
-        out["budget_min"] = args.budget
-    return out
+    given = {name: getattr(args, f"judge_{name}") for name, _, _ in JUDGING if getattr(args, f"judge_{name}", None) is not None}
+    return SweepSettings.of(**{name: validate.setting_value(spelled(name, flag), given[name]) for name, flag, _ in JUDGING if name in given})
 
 
 # ---------------------------------------------------------------------- drafters list / show / judge
