@@ -2,9 +2,9 @@
 with the evidence measured on this machine first.
 
 Both front ends ask here: the CLI's `advise` with its flags (`AdviceRequest` -> `advise_request`),
-the TUI with what Setup filled in (`advise`). "Measured on this machine" is one function,
-`measured_here`: sessions of this model on this hardware fingerprint that were not imported from a
-bundle (a teammate's bundle was measured elsewhere, whatever its fingerprint says).
+the TUI with what Setup filled in (`advise`). "Measured on this machine" is one answer,
+`app.evidence`: sessions of this model on this hardware fingerprint that were measured here (an
+imported bundle never is, whatever its fingerprint says).
 """
 
 from __future__ import annotations
@@ -21,29 +21,19 @@ if TYPE_CHECKING:
     from specadvisor.store import Store
 
 
-def measured_here(db: Path | None, model: str, hardware: HardwareProfile) -> list[Session]:
-    """Sessions measured on this machine for this model, newest first, never an imported one; none
-    when there is no database yet (asking never creates one)."""
-    from specadvisor.app.sessions import database, open_store
-
-    if not database(db).exists():
-        return []
-    with open_store(db) as store:
-        return measured_in(store, model, hardware)
-
-
 def measured_in(store: Store, model: str, hardware: HardwareProfile) -> list[Session]:
-    """`measured_here` in a store already open."""
-    from specadvisor.trust import is_imported
+    """`evidence.sessions_measured_here` in a store already open."""
+    from specadvisor.app.evidence import measured_here
 
-    return [s for s in store.find_sessions(model=model, hardware_fingerprint=hardware.fingerprint()) if not is_imported(s)]
+    return [s for s in store.find_sessions(model=model, hardware_fingerprint=hardware.fingerprint()) if measured_here(s)]
 
 
 def advise(hardware: HardwareProfile, model: ModelProfile, workload: Workload, *, db: Path | None = None) -> Advice:
     """The advice for what the TUI's Setup filled in, with this machine's own measurements as evidence."""
     from specadvisor.advisor import advise as _advise
+    from specadvisor.app.evidence import sessions_measured_here
 
-    return _advise(hardware, model, workload, vllm_version=hardware.engine.version, local_sessions=measured_here(db, model.id, hardware))
+    return _advise(hardware, model, workload, vllm_version=hardware.engine.version, local_sessions=sessions_measured_here(db, model.id, hardware))
 
 
 @dataclass(frozen=True)
@@ -81,6 +71,7 @@ def advise_request(request: AdviceRequest) -> Advised:
     private model still gets lookup methods, with a warning), drafters discovered on the Hub, the
     workload's defaults where nothing was asked, the machine, and this machine's measurements."""
     from specadvisor.advisor import advise as _advise
+    from specadvisor.app.evidence import sessions_measured_here
     from specadvisor.app.machines import for_advice
     from specadvisor.domain import Workload, WorkloadKind
     from specadvisor.rulebase import load_rulebase, parse_version, workload_defaults
@@ -110,7 +101,7 @@ def advise_request(request: AdviceRequest) -> Advised:
         willing_to_train=request.willing_to_train,
     )
     advice = _advise(
-        hardware, model, workload, drafter=drafter, vllm_version=request.vllm_version, local_sessions=measured_here(request.db, model.id, hardware),
+        hardware, model, workload, drafter=drafter, vllm_version=request.vllm_version, local_sessions=sessions_measured_here(request.db, model.id, hardware),
         rulebase=rulebase, tensor_parallel_size=request.tensor_parallel_size, params_b=request.params_b,
     )  # fmt: skip
     if discovered:

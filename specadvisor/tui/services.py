@@ -46,7 +46,7 @@ def default_services(db_path: Path | None = None, server_env: dict[str, str] | N
     """The real wiring: the app layer's use cases on the database at `db_path`. Each imports its
     modules when first called, so the first frame does not wait for them. `server_env`: the
     environment every launch gets (the demo passes the CPU engine's); None: the runner derives it."""
-    from specadvisor.app import advice, engines, machines, models, plan, reports, running, sessions
+    from specadvisor.app import advice, engines, evidence, machines, models, plan, reports, running, sessions
     from specadvisor.app.sweeps import Prepared
 
     def make_runner(session: Session, store: Store) -> Runner:
@@ -57,7 +57,13 @@ def default_services(db_path: Path | None = None, server_env: dict[str, str] | N
         chosen: Advice, model: ModelProfile, hardware: HardwareProfile, workload: Workload, budget_s: float | None = None, host_only: bool = True
     ) -> PlanLike:
         return plan.plan(
-            chosen, model, hardware, workload, budget_s=budget_s, host_only=host_only, history=lambda: advice.measured_here(db_path, model.id, hardware)
+            chosen,
+            model,
+            hardware,
+            workload,
+            budget_s=budget_s,
+            host_only=host_only,
+            history=lambda: evidence.sessions_measured_here(db_path, model.id, hardware),
         )
 
     def serve_command(session: Session, rec: Recommendation) -> str:

@@ -157,7 +157,7 @@ def test_local_sessions_from_the_store_are_cited(tmp_path, capsys):
 def test_a_session_imported_from_a_bundle_is_not_evidence_measured_here(tmp_path, capsys):
     """`advise` counted a teammate's imported session as measured on this machine (its fingerprint
     matched) while the TUI left it out: same database, CLI 1 session, TUI 0. Both now ask
-    `app.advice.measured_here`, which never counts an imported session."""
+    `app.evidence.sessions_measured_here`, which never counts an imported session."""
     from specadvisor.hardware import hypothetical
     from specadvisor.store import Store
 
@@ -180,9 +180,9 @@ def test_a_session_imported_from_a_bundle_is_not_evidence_measured_here(tmp_path
         store.save_session(session)
     data = _json(capsys, "--db", str(db), "advise", "--model", "acme/support-bot-ft", "--gpu", "L40S", "--vllm-version", "0.32.0", "--offline", "--json")
     assert [e for c in data["candidates"] for e in c["evidence"] if e["local"]] == []
-    from specadvisor.app.advice import measured_here
+    from specadvisor.app.evidence import sessions_measured_here
 
-    assert measured_here(db, "acme/support-bot-ft", hw) == []  # the one function the TUI asks too
+    assert sessions_measured_here(db, "acme/support-bot-ft", hw) == []  # the one function the TUI asks too
 
 
 def test_advise_does_not_create_a_database(isolated_home, capsys):

@@ -285,7 +285,7 @@ async def test_a_server_start_up_shows_elapsed_seconds_and_the_log_line(make_app
 
 
 def test_advice_quotes_sessions_measured_here_not_imported_ones(db_path):
-    from specadvisor.app.advice import measured_here
+    from specadvisor.app.evidence import sessions_measured_here as measured_here
 
     with Store.open(db_path) as store:
         own = finished_session(store, name="mine")
