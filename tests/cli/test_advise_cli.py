@@ -154,37 +154,6 @@ def test_local_sessions_from_the_store_are_cited(tmp_path, capsys):
     assert suffix["expected_speedup"] == [1.8, 1.8] and low < 1.8 < high
 
 
-def test_a_session_imported_from_a_bundle_is_not_evidence_measured_here(tmp_path, capsys):
-    """`advise` counted a teammate's imported session as measured on this machine (its fingerprint
-    matched) while the TUI left it out: same database, CLI 1 session, TUI 0. Both now ask
-    `app.evidence.sessions_measured_here`, which never counts an imported session."""
-    from specadvisor.hardware import hypothetical
-    from specadvisor.store import Store
-
-    hw = hypothetical("L40S")
-    session = Session(
-        model="acme/support-bot-ft",
-        hardware=hw,
-        hardware_fingerprint=hw.fingerprint(),
-        vllm_version="0.32.0",
-        status="finished",
-        arms=[
-            Arm(id="baseline", label="no speculation"),
-            Arm(id="suffix-n8", label="suffix N=8", method="suffix", n=8, speculative_config={"method": "suffix", "num_speculative_tokens": 8}),
-        ],
-        results=[ArmResult(arm_id="baseline", output_throughput=50.0), ArmResult(arm_id="suffix-n8", status=ArmStatus.ok, output_throughput=90.0)],
-    )
-    session.provenance.origin = "imported"  # a teammate's bundle, measured on their L40S
-    db = tmp_path / "store.db"
-    with Store.open(db) as store:
-        store.save_session(session)
-    data = _json(capsys, "--db", str(db), "advise", "--model", "acme/support-bot-ft", "--gpu", "L40S", "--vllm-version", "0.32.0", "--offline", "--json")
-    assert [e for c in data["candidates"] for e in c["evidence"] if e["local"]] == []
-    from specadvisor.app.evidence import sessions_measured_here
-
-    assert sessions_measured_here(db, "acme/support-bot-ft", hw) == []  # the one function the TUI asks too
-
-
 def test_advise_does_not_create_a_database(isolated_home, capsys):
     _json(capsys, "advise", "--model", "Qwen/Qwen3-8B", "--gpu", "H100", "--offline", "--json")
     assert not any(isolated_home.rglob("*.db"))
