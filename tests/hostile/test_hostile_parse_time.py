@@ -106,5 +106,5 @@ def test_an_endpoint_sweep_hands_its_start_to_the_runner(tmp_path, monkeypatch):
     assert prepared.started_at is not None and before <= prepared.started_at <= time.monotonic()
     with Store.open(tmp_path / "s.db") as store:
         runner = running.runner_for(prepared, store)
-    assert runner._started_at == prepared.started_at
+    assert runner._limit.started_at == prepared.started_at  # the time limit counts from the identification
     json.dumps(prepared.session.model_dump(mode="json"))  # nothing unserialisable added to the session
