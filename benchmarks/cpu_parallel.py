@@ -68,7 +68,8 @@ def sweep(db: Path, mode: str, args: argparse.Namespace, extra: list[str], env: 
 def run_mode(mode: str, tmp: str, args: argparse.Namespace) -> tuple[dict, float]:
     if mode != "ray":
         return sweep(Path(tmp) / f"{mode}.db", mode, args, [])
-    from specadvisor.sweep.ray_cluster import local_cluster
+    sys.path.insert(0, str(ROOT / "tests"))  # the tests' throwaway cluster (tests/ray_local.py)
+    from ray_local import local_cluster
 
     with local_cluster(2, {"PYTHONPATH": str(ROOT)}) as (address, env):
         return sweep(Path(tmp) / f"{mode}.db", mode, args, [address], env)

@@ -13,7 +13,9 @@ from datetime import UTC, datetime
 from enum import Enum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from specadvisor.errors import InputError
 
 # The machine's description lives in `machine` as plain dataclasses (so that `detect` imports no
 # pydantic); re-exported so that the rest of the code keeps one import path.
@@ -24,6 +26,8 @@ from specadvisor.machine import GpuReading as GpuReading
 from specadvisor.machine import GpuState as GpuState
 from specadvisor.machine import HardwareProfile as HardwareProfile
 from specadvisor.machine import ProbeNote as ProbeNote
+
+DEFAULT_OUTPUT_LEN = 256  # output tokens per request unless a prompt set has its own (bench.prompts.default_output_len)
 
 
 class Model(BaseModel):
@@ -141,7 +145,7 @@ class Workload(Model):
     kind: WorkloadKind = WorkloadKind.chat
     concurrency: int = Field(1, ge=1)
     concurrency_levels: list[int] = Field(default_factory=list)  # levels to sweep; empty = [concurrency]
-    output_len: int = Field(256, ge=1)
+    output_len: int = Field(DEFAULT_OUTPUT_LEN, ge=1)
     temperature: float = Field(0.0, ge=0.0)
     prompt_source: str | None = None  # humaneval | sharegpt | math | rag | a file path
     num_prompts: int = Field(32, ge=1)
@@ -597,17 +601,48 @@ class Provenance(Model):
     stopped: SweepStop | None = None  # why the last run stopped measuring (None: before stops were recorded, or not run)
 
 
-def setting(default: Any, help: str, *, flag: str, unit: str = "", cli_scale: float = 1.0, counts: bool = False, cli_default: Any = ..., **bounds: Any) -> Any:
+def setting(
+    default: Any,
+    help: str,
+    *,
+    flag: str,
+    unit: str = "",
+    cli_scale: float = 1.0,
+    counts: bool = False,
+    cli_default: Any = ...,
+    reads: str = "",
+    label: str = "",
+    form: bool | str = False,
+    resumable: bool = False,
+    exclusive: str = "",
+    metavar: str = "",
+    **bounds: Any,
+) -> Any:
     """A sweep setting declared once: default, bounds (`ge`/`gt`/`le`/`lt`, enforced by the model),
-    help text, unit and the command-line flag it is read from. The CLI's flags and checks, bundle
-    import and the TUI form's bounds are derived from these (`specadvisor.setting_specs`).
+    help text, unit and the command-line flag it is read from. The `sweep` command's flags, their
+    parsing and range checks, the TUI form, bundle import and the README's CLI table are derived
+    from these (`specadvisor.setting_specs`); a new setting is a new field here plus its behaviour.
     `cli_scale`: the flag's value is the field's times this (percent on the command line, a fraction
     here); `counts`: the flag reads counts as people type them ("1k"); `cli_default`: the flag's
-    default when it differs from the model's (None: decided later, e.g. by the prompt set)."""
+    default when it differs from the model's (None: decided later, e.g. by the prompt set);
+    `reads`: how the flag's text becomes the value where the field's type does not say (`command`:
+    one shell line split into words, `url`, `args`: a repeated flag, `parallel`: auto or K);
+    `label`: its name for people (errors, the TUI form), `form`: shown on the TUI's Setup form (a
+    string: also the hint the empty field shows);
+    `resumable`: `sweep --resume` may change it (this run's limit, where arms run), while the others
+    are part of what the finished arms measured; `exclusive`: flags of one group exclude each other."""
     extra: dict[str, Any] = {"flag": flag, "unit": unit, "cli_scale": cli_scale, "counts": counts}
     if cli_default is not ...:
         extra["cli_default"] = cli_default
+    extra.update(
+        {k: v for k, v in {"reads": reads, "label": label, "form": form, "resumable": resumable, "exclusive": exclusive, "metavar": metavar}.items() if v}
+    )
     return Field(default, description=help, json_schema_extra=extra, **bounds)
+
+
+def internal(default: Any, why: str, **bounds: Any) -> Any:
+    """A settings field no one sets: the runner's own record, stored with the session (`why` says whose)."""
+    return Field(default, description=why, json_schema_extra={"internal": True}, **bounds)
 
 
 MAX_INT64 = 2**63 - 1  # SQLite's INTEGER
@@ -620,11 +655,17 @@ ConcurrencyLevel = Annotated[int, Field(ge=1, le=100_000, description="client co
 class SweepSettings(Model):
     """How the arms are measured: shared by every arm of a session.
 
-    The measurement settings are declared once here (`setting`): generous but finite bounds keep NaN,
-    infinities, zero rates and integers SQLite cannot hold out of a session, whether it comes from the
-    CLI, the TUI or a bundle. Temperature follows vLLM's own SamplingParams check, [0, 2]."""
+    Each field is a setting declared once (`setting`) or the runner's own record (`internal`).
+    Generous but finite bounds keep NaN, infinities, zero rates and integers SQLite cannot hold out
+    of a session, whether it comes from the CLI, the TUI or a bundle. Temperature follows vLLM's own
+    SamplingParams check, [0, 2]. Frozen: a change is a new value from `replace`, validated like the
+    first (`of`), so no path can store what the declarations refuse."""
 
-    prompt_source: str = "humaneval"
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True, frozen=True)
+
+    prompt_source: str = setting(
+        "humaneval", "prompt source: humaneval, sharegpt, math, rag, edit, rename, or a file", flag="--prompts", label="prompt set", metavar="SOURCE"
+    )
     # How each prompt is sent (specadvisor/request_format.py): part of the workload. None: a session recorded
     # before the format was, sent as then (a row's `prompt` as raw text before its `messages`).
     request_format: RequestFormat | None = setting(
@@ -635,19 +676,30 @@ class SweepSettings(Model):
         flag="--request-format",
         cli_default="auto",
     )
-    num_prompts: int = setting(32, "measured requests per arm, e.g. 32 or 1k", flag="--num-prompts", unit="requests", counts=True, ge=1, le=1_000_000)
+    num_prompts: int = setting(
+        32, "measured requests per arm, e.g. 32 or 1k", flag="--num-prompts", unit="requests", counts=True, label="Requests", form=True, ge=1, le=1_000_000
+    )
     output_len: int = setting(
-        256,
+        DEFAULT_OUTPUT_LEN,
         "output tokens per request, fixed (ignore_eos), e.g. 256 or 2k (default: 256; 128 for --prompts edit, 320 for rename)",
         flag="--output-len",
         unit="tokens",
         counts=True,
         cli_default=None,  # the prompt set's own (bench.prompts.default_output_len)
+        label="Output tokens",
+        form=True,
         ge=1,
         le=1_048_576,
     )
     temperature: float = setting(
-        0.0, "sampling temperature of every request; acceptance drops as it rises", flag="--temperature", ge=0.0, le=2.0, allow_inf_nan=False
+        0.0,
+        "sampling temperature of every request; acceptance drops as it rises",
+        flag="--temperature",
+        label="Temperature",
+        form=True,
+        ge=0.0,
+        le=2.0,
+        allow_inf_nan=False,
     )
     seed: int = setting(0, "seed of every request and of the prompt sample, so runs repeat", flag="--seed", ge=0, le=MAX_INT64)
     warmup: int = setting(2, "warmup requests per arm, excluded from results", flag="--warmup", unit="requests", ge=0, le=100_000)
@@ -658,20 +710,39 @@ class SweepSettings(Model):
         ge=1,
         le=1_000,
     )
-    concurrency: list[ConcurrencyLevel] = setting([1], "client concurrency level(s), e.g. 1 or 1,8", flag="--concurrency", unit="streams", counts=True)
+    concurrency: list[ConcurrencyLevel] = setting(
+        [1], "client concurrency level(s), e.g. 1 or 1,8", flag="--concurrency", unit="streams", counts=True, label="Concurrency", form=True
+    )
     request_rate: float | None = setting(
         None, "Poisson request rate (default: as fast as concurrency allows)", flag="--request-rate", unit="req/s", gt=0.0, le=1_000_000.0, allow_inf_nan=False
     )
-    endpoint: str | None = None  # attach mode: measure a server someone else runs
-    engine_cmd: list[str] = Field(default_factory=list)
-    server_args: list[str] = Field(default_factory=list)
-    max_model_len: int | None = None
-    adaptive: bool = False
-    slo_tpot_ms: float | None = setting(None, "latency target on p99 TPOT (ms)", flag="--slo-tpot-ms", unit="ms", gt=0.0, le=86_400_000.0, allow_inf_nan=False)
-    slo_ttft_ms: float | None = setting(None, "latency target on p99 TTFT (ms)", flag="--slo-ttft-ms", unit="ms", gt=0.0, le=86_400_000.0, allow_inf_nan=False)
-    goodput: bool = False  # measure capacity: a rate sweep per arm against the latency target
+    endpoint: str | None = setting(
+        None, "measure a running server at URL as one arm (nothing is launched)", flag="--endpoint", reads="url", exclusive="engine", metavar="URL"
+    )  # attach mode: measure a server someone else runs
+    engine_cmd: list[str] = setting(
+        [], "command that launches vLLM (default 'vllm serve')", flag="--engine-cmd", reads="command", exclusive="engine", metavar="CMD"
+    )
+    server_args: list[str] = setting(
+        [], "extra vllm serve argument (repeat; e.g. --server-arg=--max-model-len=4096)", flag="--server-arg", reads="args", metavar="ARG"
+    )
+    max_model_len: int | None = internal(None, "a limit the prompts were fitted to (the runner reads --max-model-len from the server arguments)")
+    adaptive: bool = setting(False, "measure the largest N first, predict the rest, launch only promising N", flag="--adaptive")
+    slo_tpot_ms: float | None = setting(
+        None, "latency target on p99 TPOT (ms)", flag="--slo-tpot-ms", unit="ms", label="p99 TPOT target", gt=0.0, le=86_400_000.0, allow_inf_nan=False
+    )
+    slo_ttft_ms: float | None = setting(
+        None, "latency target on p99 TTFT (ms)", flag="--slo-ttft-ms", unit="ms", label="p99 TTFT target", gt=0.0, le=86_400_000.0, allow_inf_nan=False
+    )
+    goodput: bool = setting(
+        False,
+        "capacity instead of fixed concurrency: per configuration, one launch and a Poisson rate sweep "
+        "that binary-searches the highest req/s whose p99 TPOT/TTFT meets --slo-tpot-ms/--slo-ttft-ms",
+        flag="--goodput",
+    )  # measure capacity: a rate sweep per arm against the latency target
     # scheduling (specadvisor.sweep.scheduler)
-    bracket: bool = True  # re-measure the baseline at the end (and, in parallel, the top arms with it)
+    bracket: bool = setting(
+        True, "measure the baseline again at the end to measure drift", flag="--bracket"
+    )  # re-measure the baseline at the end (and, in parallel, the top arms with it)
     drift_threshold: float = setting(
         0.05,
         "baseline drift (%) flagged in the output; the verdict counts drift as launch-to-launch spread",
@@ -682,8 +753,15 @@ class SweepSettings(Model):
         le=10.0,
         allow_inf_nan=False,
     )  # above this baseline drift the verdict is widened or withheld
-    parallel: int = 1  # server slots used at once (1 = serial)
-    parallel_choice: str = "auto"  # what was asked: auto (one per free GPU group, serial without GPUs) or K
+    parallel: int = internal(1, "server slots the runner used at once (1 = serial)", ge=1, le=MAX_INT64)
+    parallel_choice: str = setting(
+        "auto",
+        "servers at once: auto = one per free GPU group (serial without GPUs); K on a CPU-only host splits the cores",
+        flag="--parallel",
+        reads="parallel",
+        resumable=True,
+        metavar="auto|K",
+    )  # what was asked
     ci_target: float | None = setting(
         None,
         "stop an arm once its throughput interval is within +/-PCT% (default 3 with --adaptive, else off; 0 = off)",
@@ -709,6 +787,7 @@ class SweepSettings(Model):
         flag="--budget",
         unit="min",
         cli_scale=1 / 60,
+        resumable=True,  # an undecided session measures the step its verdict names: `sweep --resume ID --budget MIN`
         ge=0.0,
         le=7 * 86_400.0,
         allow_inf_nan=False,
@@ -719,11 +798,53 @@ class SweepSettings(Model):
         flag="--time-limit",
         unit="min",
         cli_scale=1 / 60,
+        label="Time limit",
+        form="none (or a hard stop for the sweep, e.g. 2 h)",
+        resumable=True,
         gt=0.0,
         le=7 * 86_400.0,
         allow_inf_nan=False,
     )  # a hard limit on one run of the runner (sweep/time_limit.py); None: no limit
-    looks: int = Field(1, ge=1, le=MAX_INT64)  # times the runner checked the decision (sequential measuring); recompute uses the same count
+    looks: int = internal(1, "times the runner checked the decision (sequential measuring); recompute uses the same count", ge=1, le=MAX_INT64)
+
+    @classmethod
+    def of(cls, **values: Any) -> SweepSettings:
+        """The one validated constructor of settings someone gave (a flag, a form, a plan): a value
+        outside its declaration is an InputError naming the setting, not a stored surprise."""
+        try:
+            return cls.model_validate(values)
+        except ValidationError as err:
+            raise _settings_error(err) from None
+
+    def replace(self, **changes: Any) -> SweepSettings:
+        """These settings with `changes`, validated as new ones (`of`). What was given stays given
+        (`model_fields_set`): a resumed sweep can tell a setting asked for from a default."""
+        return self.of(**({name: getattr(self, name) for name in self.model_fields_set} | changes))
+
+    def given(self) -> dict[str, Any]:
+        """The settings someone set (the rest are defaults)."""
+        return {name: getattr(self, name) for name in sorted(self.model_fields_set)}
+
+
+_BOUND_WORDS = {"less_than_equal": ("at most", "le"), "less_than": ("below", "lt"), "greater_than_equal": ("at least", "ge"), "greater_than": ("above", "gt")}
+
+
+def _settings_error(err: ValidationError) -> InputError:
+    """A settings ValidationError as one line naming the setting as people know it (its label and flag)."""
+    first = err.errors()[0]
+    name = str(first["loc"][0]) if first["loc"] else ""
+    info = SweepSettings.model_fields.get(name)
+    extra = info.json_schema_extra if info is not None and isinstance(info.json_schema_extra, dict) else {}
+    flag, label, unit = str(extra.get("flag", name)), str(extra.get("label", "")), str(extra.get("unit", ""))
+    shown = f"{label} ({flag})" if label else flag
+    words = _BOUND_WORDS.get(first["type"])
+    ctx = first.get("ctx") or {}
+    if words and words[1] in ctx:
+        value = ctx[words[1]]
+        number = f"{int(value):,}" if float(value).is_integer() and abs(value) < 1e15 else f"{value:g}"
+        limit = f"{words[0]} {number}{' ' + unit if unit and unit not in ('%', 'min') else ''}"
+        return InputError(f"{shown} must be {limit}, got {first['input']!r}", hint=f"enter a value {limit}")
+    return InputError(f"{shown}: {first['msg'].lower()}, got {str(first.get('input'))[:60]!r}", hint=f"see `specadvisor sweep --help` for {flag}")
 
 
 SessionStatus = Literal["planned", "running", "interrupted", "finished"]

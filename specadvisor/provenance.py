@@ -147,6 +147,14 @@ def _endpoint_machine(url: str, info: Any, detect: Detect | None) -> tuple[Hardw
     return _unknown_machine(engine, python=python), "remote endpoint"
 
 
+def _server_info(info: Any) -> str:
+    """Whether /server_info answered: a timeout is unknown, not "not exposed"."""
+    if getattr(info, "server_info_available", False):
+        return "exposed"
+    error = getattr(info, "server_info_error", None)
+    return f"unknown: it {error}" if error else "not exposed (start vLLM with VLLM_SERVER_DEV_MODE=1)"
+
+
 def _exposed(info: Any) -> dict[str, str]:
     if info is None:
         return {}
@@ -157,7 +165,7 @@ def _exposed(info: Any) -> dict[str, str]:
         "device": getattr(info, "device", None),
         "tensor_parallel_size": getattr(info, "tensor_parallel_size", None),
         "python": getattr(info, "python", None),
-        "server_info": "exposed" if getattr(info, "server_info_available", False) else "not exposed (start vLLM with VLLM_SERVER_DEV_MODE=1)",
+        "server_info": _server_info(info),
     }
     cache = getattr(info, "cache_config", None) or {}
     for key in ("gpu_memory_utilization", "block_size", "cache_dtype", "enable_prefix_caching", "num_gpu_blocks", "num_cpu_blocks"):

@@ -78,13 +78,6 @@ def tui_markup(value: object, max_chars: int | None = None) -> str:
     return line(value, max_chars).replace("[", "\\[")
 
 
-def markup_lines(value: object) -> str:
-    """Several lines for Rich or Textual markup (`lines`, then escaped)."""
-    from rich.markup import escape
-
-    return escape(lines(value))
-
-
 def markdown(value: object, *, block_start: bool = True) -> str:
     """A single line of Markdown text: inline punctuation backslash-escaped, a leading block marker
     escaped (unless the text sits inside a table cell: block_start=False), `<`, `>` and `&` as

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from machine_share import MachineShare
 
+from machine_share import MachineShare
 from specadvisor import settings
 from specadvisor.engine.cpu import CpuEngine, ensure_cpu_engine
 
@@ -26,10 +26,31 @@ EXCLUSIVE = "exclusive"
 # taken around each test's whole protocol, outside pytest-timeout's timer, so waiting is not hanging).
 
 
+# What the caller's environment may hold that changes what specadvisor, vLLM, Ray or rich do: a test
+# reads none of it (a developer's exported VLLM_CPU_KVCACHE_SPACE, CUDA_VISIBLE_DEVICES, RAY_ADDRESS,
+# COLUMNS or $TMUX would otherwise decide a result). Tests that need one set it themselves.
+AMBIENT_PREFIXES = ("VLLM_", "RAY_")
+AMBIENT_NAMES = {
+    "SPECADVISOR_STALL_TIMEOUT_S",
+    "CUDA_VISIBLE_DEVICES",
+    "HIP_VISIBLE_DEVICES",
+    "ROCR_VISIBLE_DEVICES",
+    "HF_TOKEN",
+    "HF_ENDPOINT",
+    "TMUX",
+    "COLUMNS",
+    "LINES",
+    "NO_COLOR",
+    "FORCE_COLOR",
+}
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    for name in [n for n in os.environ if n.startswith(AMBIENT_PREFIXES) or n in AMBIENT_NAMES]:
+        del os.environ[name]  # SPECADVISOR_HOME and the engine's folder are set per test below
     worker = getattr(config, "workerinput", {}).get("workerid")
     if worker:  # each worker's vLLM servers on their own core, as `sweep --parallel` pins its slots
-        os.environ.setdefault("VLLM_CPU_OMP_THREADS_BIND", str(int(worker.removeprefix("gw")) % (os.cpu_count() or 1)))
+        os.environ["VLLM_CPU_OMP_THREADS_BIND"] = str(int(worker.removeprefix("gw")) % (os.cpu_count() or 1))
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -26,10 +26,8 @@ def _engine(tmp_path: Path) -> CpuEngine:
 
 
 def test_a_request_becomes_the_session_it_asks_for(tmp_path):
-    request = SweepRequest(
-        model="m", methods=(("ngram", {"prompt_lookup_max": 4}),), n_values=(2, 4), adaptive=True, name="x",
-        measurement={"num_prompts": 8, "concurrency": [1, 8], "temperature": 0.5, "drift_threshold": 0.07},
-    )  # fmt: skip
+    asked = SweepSettings.of(adaptive=True, num_prompts=8, concurrency=[1, 8], temperature=0.5, drift_threshold=0.07)
+    request = SweepRequest(model="m", methods=(("ngram", {"prompt_lookup_max": 4}),), n_values=(2, 4), name="x", settings=asked)
     prepared = plan_sweep(request, None)
     s = prepared.session.settings
     assert [a.id for a in prepared.session.arms if a.concurrency == 1] == ["baseline-c1", "ngram-n2-c1", "ngram-n4-c1"]
@@ -49,7 +47,7 @@ def test_a_request_without_a_model_or_n_is_refused():
 
 def test_the_cpu_engine_gives_its_command_args_env_and_model(tmp_path):
     cpu = _engine(tmp_path)
-    prepared = plan_sweep(SweepRequest(cpu=True, server_args=("--x",)), cpu)
+    prepared = plan_sweep(SweepRequest(cpu=True, settings=SweepSettings.of(server_args=["--x"])), cpu)
     s = prepared.session.settings
     assert prepared.session.model == str(cpu.model_dir) and s.engine_cmd == cpu.engine_cmd
     assert s.server_args == ["--dtype", "float32", "--x"] and prepared.server_env == cpu.env and prepared.cpu

@@ -21,7 +21,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from specadvisor.domain import HardwareProfile, ModelProfile
+from specadvisor.domain import DEFAULT_OUTPUT_LEN, HardwareProfile, ModelProfile
 
 USABLE = 0.90  # vLLM's default --gpu-memory-utilization
 OVERHEAD_GIB = 2.0  # activations at the default batched-token budget, CUDA graphs, NCCL buffers
@@ -242,7 +242,7 @@ def plan_memory(
     hardware: HardwareProfile,
     *,
     prompt_len: int = 1024,
-    output_len: int = 256,
+    output_len: int = DEFAULT_OUTPUT_LEN,
     concurrency: int = 1,
     drafter_share: float = DEFAULT_DRAFTER_SHARE,
     drafter_label: str = "drafter allowance",

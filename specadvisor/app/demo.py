@@ -24,11 +24,12 @@ def demo_method() -> tuple[str, dict[str, Any]]:
 
 def demo_request(n_values: list[int], num_prompts: int, output_len: int, *, entry_point: str = "demo") -> SweepRequest:
     """What the demo measures: the sweep command's `--cpu` sweep with the demo's choices."""
+    from specadvisor.domain import SweepSettings
+
     return SweepRequest(
         methods=(demo_method(),),
         n_values=tuple(n_values),
-        prompts=DEMO_PROMPTS,
-        measurement={"num_prompts": num_prompts, "output_len": output_len},
+        settings=SweepSettings.of(prompt_source=DEMO_PROMPTS, num_prompts=num_prompts, output_len=output_len),
         cpu=True,
         name="demo",
         entry_point=entry_point,

@@ -3,13 +3,17 @@ the advice, checked against what the host can serve and sized to a time budget."
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from specadvisor.app import engine_env
 
 if TYPE_CHECKING:
     from specadvisor.domain import Advice, HardwareProfile, ModelProfile, Session, Workload
+    from specadvisor.store import Store
     from specadvisor.sweep.plan import SweepPlan
 
 
@@ -26,13 +30,13 @@ def plan(
     """The plan for this host (a CPU-only host measures what it can), sized to the budget with costs
     measured here when `history` (sessions measured here) has them; host_only=False plans for a GPU machine."""
     from specadvisor.analysis.costs import measured_costs
+    from specadvisor.app.hostfit import fit_to_host
     from specadvisor.domain import SweepSettings
     from specadvisor.engine.extras import installed_distributions
-    from specadvisor.sweep.hostfit import fit_to_host
     from specadvisor.sweep.plan import plan_from_advice
 
     cpu = engine_env.cpu_engine_for(hardware) if host_only else None
-    settings = SweepSettings(
+    settings = SweepSettings.of(
         prompt_source=workload.prompt_source or "humaneval",
         request_format="auto",  # what `vllm bench serve` does with these prompts, recorded when they load
         num_prompts=workload.num_prompts,
@@ -66,3 +70,69 @@ def plan(
     session.model_profile = model
     session.workload = workload.kind
     return result
+
+
+def builtin_prompt_sets() -> tuple[str, ...]:
+    """The prompt sets `--prompts NAME` knows (anything else is a file)."""
+    from specadvisor.bench.prompts import BUILTIN_SOURCES
+
+    return tuple(BUILTIN_SOURCES)
+
+
+def default_output_len(source: str | None) -> int:
+    """The output length a prompt set is measured at when none is asked (its own, else 256)."""
+    from specadvisor.bench.prompts import default_output_len as own
+
+    return own(source)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What a planned sweep will cost in time, and where the figures come from."""
+
+    arms: int
+    to_measure: int  # arms without a result yet (a resumed sweep skips the others)
+    launches: int  # server launches of the full grid
+    seconds: float
+    source: str  # measured here (start-ups, request times) or the GPU/CPU defaults
+
+
+def estimate(session: Session, store: Store) -> Estimate:
+    """The same estimate the TUI's plan shows (analysis.costs): start-ups and per-stream rates
+    measured by this machine's earlier sweeps when the store has them, else the defaults of a GPU
+    or a CPU-only host. `session.hardware` is this machine as detected when the runner was built."""
+    from specadvisor.analysis.costs import measured_costs
+    from specadvisor.app.advice import measured_in
+    from specadvisor.sweep.plan import SweepPlan
+
+    history = [s for s in measured_in(store, session.model, session.hardware) if s.id != session.id]
+    costs = measured_costs(history, cpu_only=not session.hardware.gpus)
+    plan = SweepPlan(session=session, startup_estimate_s=costs.startup_s, tokens_per_s_estimate=costs.tokens_per_s, estimate_source=costs.source)
+    todo = [a for a in session.arms if session.result_for(a.id) is None]
+    return Estimate(len(session.arms), len(todo), plan.launches(), plan.estimate_seconds(), costs.source)
+
+
+@dataclass(frozen=True)
+class ExportedPlan:
+    """A plan for a GPU machine: saved here as a planned session, written as serve-params."""
+
+    session: Session
+    written: Path
+    handoff: tuple[str, str, str]  # export it here, import it there, run it there
+
+
+def export_for_gpu(advice: Advice, model: ModelProfile, hardware: HardwareProfile, workload: Workload, path: Path, store: Store) -> ExportedPlan:
+    """The full plan for a machine planned for (`hardware`, hypothetical; `advice` for it): every
+    advised method over its grid, written as `vllm bench sweep serve --serve-params` JSON and saved
+    here, so it can be exported and run there (an imported plan runs as a new session there)."""
+    from specadvisor.fileio import write_atomic
+    from specadvisor.report.serve_params import serve_params
+    from specadvisor.trust import handoff_commands
+
+    full = plan(advice, model, hardware, workload, budget_s=None, host_only=False)
+    session = full.session
+    session.name = session.name or f"plan for {hardware.gpu_label}"
+    written = write_atomic(path, json.dumps(serve_params(session), indent=2) + "\n")
+    store.save_session(session)
+    export, load, run = handoff_commands(session, f"specadvisor-plan-{session.id[:8]}.json")
+    return ExportedPlan(session, written, (export, load, run))

@@ -55,7 +55,7 @@ def runner_for(prepared: Prepared, store: Store, options: RunOptions | None = No
         from specadvisor.analysis.capacity import slo_of
 
         slo_of(session)
-        session.settings.goodput = True
+        session.settings = session.settings.replace(goodput=True)
     from specadvisor.provenance import record_provenance
 
     record_provenance(session, entry_point=options.entry_point, hardware=options.detected, endpoint_info=prepared.endpoint_info)
@@ -101,12 +101,20 @@ def _placement(prepared: Prepared, options: RunOptions, server_env: dict[str, st
     return kwargs
 
 
+def parallel_choice(text: str) -> str:
+    """`--parallel` (or the TUI's Parallel prompt) as stored: auto, or a positive count (InputError otherwise)."""
+    from specadvisor.sweep.slots import parallel_count
+
+    count = parallel_count(text)
+    return "auto" if count is None else str(count)
+
+
 def slots(parallel: str, session: Session, *, gpus: list[GpuInfo] | None = None, note: Note = _quiet) -> list[Slot]:
     """Where arms run (`--parallel`): GPU groups of the arm's tensor-parallel size, or core ranges.
     `gpus`: already detected (None: detect now)."""
     from specadvisor.sweep.host import slots_for
 
-    session.settings.parallel_choice = str(parallel).strip().lower()
+    session.settings = session.settings.replace(parallel_choice=str(parallel).strip().lower())
     found = slots_for(parallel, session, gpus)
     if any(s.shared for s in found):
         if not any("gpu-memory-utilization" in a for a in session.settings.server_args):

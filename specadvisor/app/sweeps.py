@@ -6,43 +6,41 @@ rest of the provenance when the session runs."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from specadvisor import bounds
 from specadvisor.app import engine_env
+from specadvisor.domain import SweepSettings
 from specadvisor.errors import InputError
 
 if TYPE_CHECKING:
-    from specadvisor.domain import Arm, Session, SweepSettings, WorkloadKind
+    from specadvisor.domain import Arm, Session, WorkloadKind
     from specadvisor.engine.attach import EndpointInfo
     from specadvisor.engine.cpu import CpuEngine
     from specadvisor.store import Store
 
 Note = Callable[[str], None]
 # attach mode keeps the fixed design: these settings are about launches it does not make
-_SCHEDULING = ("drift_threshold", "ci_target", "confidence", "budget_s")
+_NOT_ATTACHED = ("drift_threshold", "ci_target", "confidence", "budget_s", "adaptive", "bracket", "engine_cmd", "server_args")
+ADAPTIVE_CI_TARGET = 0.03  # --adaptive stops an arm at +/-3 % unless --ci-target says otherwise
 
 
 @dataclass(frozen=True)
 class SweepRequest:
-    """What a front end asks of a sweep, parsed and range-checked (`cli.validate` for the CLI)."""
+    """What a front end asks of a sweep, parsed and range-checked. `settings` is validated and frozen:
+    what the user set is `settings.model_fields_set` (the rest are defaults the use case may fill in,
+    such as the prompt set's own output length), so nothing asked is dropped on the way."""
 
     model: str | None = None
     drafter: str | None = None
     methods: tuple[tuple[str, dict[str, Any]], ...] = ()  # (method, its extra speculative-config keys)
     n_values: tuple[int, ...] = ()
     baseline: bool = True
-    adaptive: bool = False
-    prompts: str = "humaneval"
     workload: str | None = None  # domain.WorkloadKind's value; None: what the prompts are (bench.prompts.workload_of), chat for a file
-    measurement: Mapping[str, Any] = field(default_factory=dict)  # SweepSettings fields, in its units
-    bracket: bool = True
-    goodput: bool = False
-    engine_cmd: tuple[str, ...] | None = None  # None: the CPU engine's with cpu, else `vllm serve`
-    endpoint: str | None = None
+    settings: SweepSettings = field(default_factory=SweepSettings)  # with the engine command, endpoint and server args asked
     api_key_env: str | None = None
-    server_args: tuple[str, ...] = ()
     cpu: bool = False
     name: str = ""
     entry_point: str | None = None  # who started it, for provenance (the demo says so)
@@ -77,17 +75,21 @@ def plan_sweep(request: SweepRequest, cpu: CpuEngine | None) -> Prepared:
     from specadvisor.sweep.plan import plan_from_methods
 
     model = request.model or (str(cpu.model_dir) if cpu else None)
-    if request.endpoint:
+    if request.settings.endpoint:
         return attach_endpoint(request, model)
     if not model:
         raise InputError("no model given", hint="pass --model MODEL (or --cpu for the CPU engine's SmolLM2)")
     if request.methods and not request.n_values:
         raise InputError("--method given without --n", hint="pass the N values to try, e.g. --n 1,3,5")
+    bad = next((n for n in request.n_values if not 1 <= n <= bounds.MAX_N), None)
+    if bad is not None:
+        raise InputError(f"--n values must be from 1 to {bounds.MAX_N}, got {bad}", hint="e.g. --n 1,3,5")
+    _check_goodput(request.settings)
     # a bad prompt file (or raw text asked of chat-only rows) fails here, before the database is opened
-    _, format_notes = resolve_request_format(request.prompts, request.measurement.get("request_format"))
+    _, format_notes = resolve_request_format(request.settings.prompt_source, request.settings.request_format)
     engine_cmd, server_args, server_env = _engine(request, cpu)
     notes: list[str] = [f"request format: {note}" for note in format_notes]
-    if request.engine_cmd and not cpu:
+    if request.settings.engine_cmd and not cpu:
         extra_args, extra_env, said = engine_env.cpu_build_defaults(engine_cmd, server_args)
         server_args += extra_args
         server_env.update(extra_env)
@@ -96,16 +98,7 @@ def plan_sweep(request: SweepRequest, cpu: CpuEngine | None) -> Prepared:
                 f"the engine behind --engine-cmd is a CPU build: using the --cpu defaults {', '.join(said)} "
                 "(pass them yourself with --server-arg or the environment to override)"
             )
-    target = request.measurement.get("ci_target", 0.03 if request.adaptive else 0.0)  # 3 % with --adaptive unless given
-    settings = measurement_settings(
-        request,
-        {**request.measurement, "ci_target": target or None},
-        engine_cmd=engine_cmd,
-        server_args=server_args,
-        adaptive=request.adaptive,
-        goodput=request.goodput,
-        bracket=request.bracket,
-    )
+    settings = measurement_settings(request.settings).replace(engine_cmd=engine_cmd, server_args=server_args)
     plan = plan_from_methods(
         model, [(m, dict(extra)) for m, extra in request.methods], list(request.n_values), settings, baseline=request.baseline, drafter=request.drafter
     )
@@ -118,6 +111,32 @@ def plan_sweep(request: SweepRequest, cpu: CpuEngine | None) -> Prepared:
     return Prepared(plan.session, server_env=server_env, notes=notes, cpu=cpu is not None)
 
 
+def known_methods() -> list[str]:
+    """The method ids `--method` takes (the method registry, rules/methods.toml)."""
+    from specadvisor.rulebase import registry
+
+    return list(registry.known_methods())
+
+
+def require_method(name: str) -> None:
+    """InputError naming the known methods when `name` is not one."""
+    from specadvisor.rulebase import registry
+
+    registry.require(name)
+
+
+def needs_drafter(name: str) -> bool:
+    """Whether the method measures with a drafter model (`--drafter`)."""
+    from specadvisor.rulebase import registry
+
+    return registry.needs_drafter(name)
+
+
+def _check_goodput(settings: SweepSettings) -> None:
+    if settings.goodput and settings.slo_tpot_ms is None and settings.slo_ttft_ms is None:
+        raise InputError("--goodput needs a latency target", hint="pass --slo-tpot-ms (and/or --slo-ttft-ms), e.g. --slo-tpot-ms 30")
+
+
 def attach_endpoint(request: SweepRequest, model: str | None = None) -> Prepared:
     """Attach mode: the running server is one configuration, measured at every requested concurrency
     level; its config is read from /server_info when exposed."""
@@ -128,15 +147,16 @@ def attach_endpoint(request: SweepRequest, model: str | None = None) -> Prepared
     from specadvisor.engine import Endpoint
     from specadvisor.engine.attach import IDENTIFY_DEADLINE_S
 
-    assert request.endpoint is not None
-    levels = list(request.measurement.get("concurrency", [1]))
-    endpoint = Endpoint(request.endpoint, api_key_env=request.api_key_env)
+    assert request.settings.endpoint is not None
+    levels = list(request.settings.concurrency)
+    endpoint = Endpoint(request.settings.endpoint, api_key_env=request.api_key_env)
     started_at = time.monotonic()
-    limit = request.measurement.get("time_limit_s")
+    limit = request.settings.time_limit_s
     info = asyncio.run(endpoint.info(deadline_s=min(IDENTIFY_DEADLINE_S, limit) if limit else IDENTIFY_DEADLINE_S))  # inside --time-limit
     spec, notes = endpoint_spec(info)
-    measured = {k: v for k, v in request.measurement.items() if k not in _SCHEDULING}
-    settings = measurement_settings(request, measured, endpoint=endpoint.url)
+    defaults = SweepSettings()
+    measured = request.settings.replace(**{name: getattr(defaults, name) for name in _NOT_ATTACHED})
+    settings = measurement_settings(measured).replace(endpoint=endpoint.url)
     session = Session(
         model=model or request.model or info.served_model or "",
         workload=workload_kind(request),
@@ -200,22 +220,10 @@ def resume(request: SweepRequest, session_id: str, store: Store, *, rebuild_aske
         raise InputError(
             f"session {session.id[:8]} is local; --rebuild is for imported sessions", hint=f"resume it with: specadvisor sweep --resume {session.id[:8]}"
         )
-    _limits_on_resume(session, request)
+    session.settings = resumed_settings(session.settings, request.settings, session.id)
     if session.settings.endpoint:
         return Prepared(session, api_key_env=request.api_key_env)
     return Prepared(session, server_env=engine_env.stored_session_env(session, cpu_asked=request.cpu, progress=progress))
-
-
-# What a resume may change: how much more to measure and for how long, never what is measured.
-_RESUME_LIMITS = ("budget_s", "time_limit_s")
-
-
-def _limits_on_resume(session: Session, request: SweepRequest) -> None:
-    """`--budget` and `--time-limit` given with `--resume` replace the session's: an undecided session
-    measures the step its verdict names (`snippet` prints the command); each resumed run gets them afresh."""
-    given = {name: request.measurement[name] for name in _RESUME_LIMITS if request.measurement.get(name) is not None}
-    if given and not session.settings.endpoint:
-        session.settings = session.settings.model_copy(update=given)
 
 
 def rebuild(request: SweepRequest, imported: Session, *, note: Note, progress: Note) -> Prepared:
@@ -225,16 +233,20 @@ def rebuild(request: SweepRequest, imported: Session, *, note: Note, progress: N
     cpu = engine_env.ensure_cpu(progress) if request.cpu else None
     engine_cmd, server_args, server_env = _engine(request, cpu)
     model = request.model or (str(cpu.model_dir) if cpu else None)
+    prompts = request.settings.prompt_source
     plan, notes = rebuild_plan(
         imported,
         model=model,
         engine_cmd=engine_cmd,
         server_args=server_args,
-        prompt_source=request.prompts,
+        prompt_source=prompts,
         drafter=request.drafter,
-        adaptive=request.adaptive,
-        request_format=str(request.measurement.get("request_format") or "auto"),
+        adaptive=request.settings.adaptive,
+        request_format=request.settings.request_format or "auto",
     )
+    asked = {k: v for k, v in request.settings.given().items() if k not in ("engine_cmd", "server_args", "endpoint", "prompt_source", "request_format")}
+    if asked:  # the user's own flags over what crossed from the bundle: a new local session measures as asked
+        plan.session.settings = plan.session.settings.replace(**asked)
     for line in notes:
         note(f"note: {line}")
     if cpu:
@@ -246,21 +258,27 @@ def rebuild(request: SweepRequest, imported: Session, *, note: Note, progress: N
 
 def _engine(request: SweepRequest, cpu: CpuEngine | None) -> tuple[list[str], list[str], dict[str, str]]:
     """(engine command, server args, environment): the request's command, else the CPU engine's."""
-    engine_cmd = list(request.engine_cmd) if request.engine_cmd else (list(cpu.engine_cmd) if cpu else [])
-    server_args = (list(cpu.server_args) if cpu else []) + list(request.server_args)
+    asked = request.settings
+    engine_cmd = list(asked.engine_cmd) if asked.engine_cmd else (list(cpu.engine_cmd) if cpu else [])
+    server_args = (list(cpu.server_args) if cpu else []) + list(asked.server_args)
     return engine_cmd, server_args, dict(cpu.env) if cpu else {}
 
 
-def measurement_settings(request: SweepRequest, measured: Mapping[str, Any], **mode: Any) -> SweepSettings:
-    """What every sweep measures with (the settings as parsed once), whatever launches the servers;
-    `mode` adds the launch- or endpoint-specific fields."""
+def measurement_settings(asked: SweepSettings) -> SweepSettings:
+    """What every sweep measures with: the settings asked, with the defaults that depend on others
+    filled in where nothing was asked (the prompt set's own output length; +/-3 % with --adaptive;
+    a CI target of 0 is off; the request format resolved to chat or completions)."""
     from specadvisor.bench.prompts import default_output_len
-    from specadvisor.domain import SweepSettings
 
-    values = {k: v for k, v in measured.items() if k not in mode}
-    values.setdefault("output_len", default_output_len(request.prompts))
-    values["request_format"] = request_format_of(request.prompts, values.get("request_format"))
-    return SweepSettings(prompt_source=request.prompts, **values, **mode)
+    given = asked.model_fields_set
+    fill: dict[str, Any] = {"request_format": request_format_of(asked.prompt_source, asked.request_format)}
+    if "output_len" not in given:
+        fill["output_len"] = default_output_len(asked.prompt_source)
+    if "ci_target" not in given and asked.adaptive:
+        fill["ci_target"] = ADAPTIVE_CI_TARGET
+    elif asked.ci_target == 0:
+        fill["ci_target"] = None
+    return asked.replace(**fill)
 
 
 def workload_kind(request: SweepRequest) -> WorkloadKind:
@@ -269,7 +287,7 @@ def workload_kind(request: SweepRequest) -> WorkloadKind:
     from specadvisor.bench.prompts import workload_of
     from specadvisor.domain import WorkloadKind
 
-    return WorkloadKind(request.workload or workload_of(request.prompts) or "chat")
+    return WorkloadKind(request.workload or workload_of(request.settings.prompt_source) or "chat")
 
 
 def request_format_of(prompts: str, asked: str | None) -> str:
@@ -278,3 +296,44 @@ def request_format_of(prompts: str, asked: str | None) -> str:
     from specadvisor.bench.prompts import resolve_request_format
 
     return resolve_request_format(prompts, asked)[0]
+
+
+def resumed_settings(stored: SweepSettings, asked: SweepSettings, session_id: str) -> SweepSettings:
+    """A resumed session's settings: those declared resumable (this run's time limit, where arms run)
+    as asked, the stored ones otherwise. A measurement setting asked with another value is refused,
+    never dropped: the finished arms were measured with the stored one."""
+    changes: dict[str, Any] = {}
+    for name, value in asked.given().items():
+        if value == getattr(stored, name):
+            continue
+        if _resumable(name) and not (stored.endpoint and name in _NOT_ATTACHED):  # an attached server keeps the fixed design
+            changes[name] = value
+            continue
+        flag = _flag(name)
+        raise InputError(
+            f"{flag} cannot change when resuming session {session_id[:8]}: its finished arms were measured with {flag} {_shown(name, getattr(stored, name))}",
+            hint=f"resume without {flag}, or start a new sweep with it",
+        )
+    return stored.replace(**changes) if changes else stored
+
+
+def _resumable(name: str) -> bool:
+    from specadvisor.app.setting_table import BY_NAME
+
+    return name in BY_NAME and BY_NAME[name].resumable
+
+
+def _flag(name: str) -> str:
+    from specadvisor.app.setting_table import BY_NAME
+
+    return BY_NAME[name].flag if name in BY_NAME else name
+
+
+def _shown(name: str, value: object) -> str:
+    """A stored value as its flag reads it (percent, minutes)."""
+    from specadvisor.app.setting_table import BY_NAME
+
+    row = BY_NAME.get(name)
+    if row is not None and row.scale != 1 and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"{value * row.scale:g}"
+    return ",".join(map(str, value)) if isinstance(value, list) else str(value)

@@ -24,9 +24,10 @@ from typing import TYPE_CHECKING, Any
 from specadvisor.errors import EngineError, InputError
 
 if TYPE_CHECKING:
+    from specadvisor.analysis.trained import DrafterDrift
     from specadvisor.app.sweeps import Prepared
     from specadvisor.bench.prompts import Prompt
-    from specadvisor.domain import HardwareProfile, ModelProfile, Session, TrainedDrafter, TrainedDrafterRef
+    from specadvisor.domain import ArmResult, HardwareProfile, ModelProfile, Session, SweepSettings, TrainedDrafter, TrainedDrafterRef
     from specadvisor.engine.cpu import CpuEngine
     from specadvisor.engine.speculators_env import TrainingPython
     from specadvisor.rulebase.schema import MethodSpec
@@ -156,6 +157,10 @@ class Serving:
     server_args: tuple[str, ...]
     cpu: CpuEngine | None
 
+    def engine(self) -> dict[str, list[str]]:
+        """The sweep settings that say how to serve: the engine command (none: the CPU engine's) and server args."""
+        return {"engine_cmd": list(self.engine_cmd or ()), "server_args": list(self.server_args)}
+
 
 def serving_of(plan: TrainPlan) -> Serving:
     """The training run's engine, without the server share kept for the trainer."""
@@ -185,19 +190,25 @@ def heldout_check(drafter: TrainedDrafter, serving: Serving, *, output_len: int 
     """The trained drafter alone, on the prompts training never saw: vLLM's acceptance per position
     at N = the trained depth + 1 (so the decay past what it was trained for shows too)."""
     from specadvisor.app.sweeps import SweepRequest, plan_sweep
+    from specadvisor.domain import SweepSettings
     from specadvisor.training import layout
 
     count = min(len(drafter.heldout_ids), HELDOUT_MAX)
+    settings = SweepSettings.of(
+        bracket=False,
+        prompt_source=str(layout.heldout(Path(drafter.work_dir))),
+        num_prompts=count,
+        output_len=output_len,
+        temperature=drafter.settings.temperature,
+        trials=1,
+        **serving.engine(),
+    )
     request = SweepRequest(
         model=serving.model,
         methods=((drafter.settings.method, {"model": drafter.folder}),),
         n_values=(drafter.settings.ttt_steps + 1,),
         baseline=False,
-        bracket=False,
-        prompts=str(layout.heldout(Path(drafter.work_dir))),
-        measurement={"num_prompts": count, "output_len": output_len, "temperature": drafter.settings.temperature, "trials": 1},
-        engine_cmd=serving.engine_cmd,
-        server_args=serving.server_args,
+        settings=settings,
         cpu=serving.cpu is not None,
         name=f"held-out check of trained drafter {drafter.id[:8]}",
         entry_point="train (held-out check)",
@@ -208,41 +219,24 @@ def heldout_check(drafter: TrainedDrafter, serving: Serving, *, output_len: int 
     return prepared
 
 
-def judging_sweep(
-    drafter: TrainedDrafter,
-    serving: Serving,
-    n_grid: list[int],
-    *,
-    prompts: str | None = None,
-    num_prompts: int = 32,
-    output_len: int | None = None,
-    concurrency: list[int] | None = None,
-    budget_min: float | None = None,
-) -> Prepared:
+def judging_sweep(drafter: TrainedDrafter, serving: Serving, n_grid: list[int], asked: SweepSettings | None = None) -> Prepared:
     """The sweep that answers "does it pay here": the baseline, the model-free lookup methods at their
-    usual N, and the drafter over `n_grid`, at the user's concurrency, judged by the one decision rule."""
+    usual N, and the drafter over `n_grid`, at the user's concurrency, judged by the one decision rule.
+    `asked`: the judging sweep's settings given (prompts: the training prompts' source unless given;
+    the temperature is the one it was trained at)."""
     from specadvisor.app.sweeps import SweepRequest, plan_sweep
-    from specadvisor.bench.prompts import default_output_len
+    from specadvisor.domain import SweepSettings
     from specadvisor.sweep.plan import SweepPlan
 
-    source = prompts or drafter.settings.prompt_source
-    measurement: dict[str, Any] = {
-        "num_prompts": num_prompts,
-        "output_len": output_len or default_output_len(source),
-        "temperature": drafter.settings.temperature,
-    }
-    if concurrency:
-        measurement["concurrency"] = list(concurrency)
-    if budget_min:
-        measurement["budget_s"] = budget_min * 60
+    asked = asked or SweepSettings()
+    fill: dict[str, Any] = {"temperature": drafter.settings.temperature, **serving.engine()}
+    if "prompt_source" not in asked.model_fields_set:
+        fill["prompt_source"] = drafter.settings.prompt_source
     request = SweepRequest(
         model=serving.model,
         methods=((drafter.settings.method, {"model": drafter.folder}),),
         n_values=tuple(sorted(set(n_grid))),
-        prompts=source,
-        measurement=measurement,
-        engine_cmd=serving.engine_cmd,
-        server_args=serving.server_args,
+        settings=asked.replace(**fill),  # the prompt set's own output length unless given (app.sweeps)
         cpu=serving.cpu is not None,
         name=f"judging trained drafter {drafter.id[:8]}",
         entry_point="train (judging sweep)",
@@ -522,3 +516,17 @@ def _plan_resume(request: TrainRequest, store: Store, *, progress: Note, hardwar
     plan = _plan(drafter, setup, prompts, list(request.server_args))
     plan.notes.append(f"resuming trained drafter {drafter.id[:8]} at step {drafter.steps} (stage {drafter.stage or 'start'})")
     return plan
+
+
+def n_grid(rates: list[float]) -> tuple[list[int], str]:
+    """The N grid a trained drafter's per-position acceptance suggests, and why (analysis.trained)."""
+    from specadvisor.analysis.trained import n_grid as grid
+
+    return grid(rates)
+
+
+def drafter_drift(heldout: ArmResult, serving: ArmResult, *, trained_on: str, serving_on: str) -> DrafterDrift | None:
+    """How much less the drafter accepts on the serving prompts than on its held-out ones (analysis.trained)."""
+    from specadvisor.analysis.trained import drafter_drift as drift
+
+    return drift(heldout, serving, trained_on=trained_on, serving_on=serving_on)

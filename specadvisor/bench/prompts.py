@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 
 from specadvisor import request_format
 from specadvisor.bench.editing import EDIT_OUTPUT_LEN, RENAME_OUTPUT_LEN, edit_tasks, rename_tasks
+from specadvisor.domain import DEFAULT_OUTPUT_LEN
 from specadvisor.errors import EngineError, InputError
 from specadvisor.request_format import Format, SourceKind
 
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
     from specadvisor.domain import SweepSettings
 
 BUILTIN_SOURCES = ("humaneval", "sharegpt", "math", "rag", "edit", "rename", "random")
-DEFAULT_OUTPUT_LEN = 256
 _SOURCE_OUTPUT_LEN = {"edit": EDIT_OUTPUT_LEN, "rename": RENAME_OUTPUT_LEN}  # the answer stays inside the copy
 # The workload each built-in set is (domain.WorkloadKind: what advice and local evidence are keyed by);
 # a file is the user's own and says nothing about itself (`sweep --workload` names it).

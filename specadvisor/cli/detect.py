@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import shlex
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from specadvisor.errors import InputError
@@ -38,16 +37,12 @@ def parse_engine_cmd(text: str | None) -> list[str] | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from specadvisor import hardware
+    from specadvisor.app import machines
     from specadvisor.cli import validate
 
     validate.setting("timeout", args.timeout)  # nan reached a lock, 1e308 overflowed time_t
     engine_cmd = parse_engine_cmd(args.engine_cmd)
-    if args.gpu:
-        profile = hardware.hypothetical(args.gpu)
-        profile = replace(profile, engine=hardware.engine_info(engine_cmd))
-    else:
-        profile = hardware.detect(engine_cmd, timeout_s=args.timeout)
+    profile = machines.planned(args.gpu, engine_cmd) if args.gpu else machines.detect(engine_cmd, timeout_s=args.timeout)
     if args.json:
         from specadvisor.cli.output import print_json
 

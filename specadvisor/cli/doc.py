@@ -1,5 +1,5 @@
 """Generated documentation that cannot drift: the README's CLI table, docs/schema.md and the sweep
-settings' flag table (`cli/setting_flags.py`, read from `domain.SweepSettings`).
+settings' table (`app/setting_table.py`, read from `domain.SweepSettings`).
 
     python -m specadvisor.cli.doc --write    # regenerate them after changing a flag, a setting or a migration
     python -m specadvisor.cli.doc --check    # exit 1 naming the stale file (what the tests run)
@@ -15,16 +15,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from sqlite_utils import Database
-
-from specadvisor import setting_specs
+from specadvisor.app import docs
 from specadvisor.cli.main import build_parser
-from specadvisor.store.migrations import migrations
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 SCHEMA_PAGE = ROOT / "docs" / "schema.md"
-SETTING_FLAGS = ROOT / "specadvisor" / "cli" / "setting_flags.py"
+SETTING_TABLE = ROOT / "specadvisor" / "app" / "setting_table.py"
 WRITE_COMMAND = "python -m specadvisor.cli.doc --write"
 START = f"<!-- cli-table: generated from argparse by `{WRITE_COMMAND}`; do not edit by hand -->"
 END = "<!-- /cli-table -->"
@@ -94,55 +91,14 @@ def readme_with_table(readme: str) -> str:
     return f"{head}{START}\n{cli_table()}\n{END}{tail}"
 
 
-# --------------------------------------------------------------------------- the schema page
-
-
-def schema_page() -> str:
-    """Tables, columns, keys and indexes after every migration, and what each migration did."""
-    db = Database(memory=True)
-    migrations.apply(db)
-    lines = [
-        "# Database schema",
-        "",
-        f"Generated from `specadvisor/store/migrations.py` by `{WRITE_COMMAND}`; do not edit by hand.",
-        "A migration, once released, is frozen: the schema changes only by appending one.",
-        "",
-        "## Migrations",
-        "",
-    ]
-    for migration in migrations.pending(Database(memory=True)):
-        doc = " ".join((migration.fn.__doc__ or "").split())
-        lines.append(f"- `{migration.name}`: {doc}")
-    for table in sorted(db.tables, key=lambda t: t.name):
-        if table.name.startswith("_"):
-            continue
-        lines += ["", f"## `{table.name}`", "", "| column | type | not null | default | key |", "|---|---|---|---|---|"]
-        pks = set(table.pks) if table.use_rowid is False else set()
-        fks = {fk.column: f"{fk.other_table}.{fk.other_column}" for fk in table.foreign_keys}
-        for col in db.execute(f"PRAGMA table_info({table.name})").fetchall():
-            _, name, ctype, notnull, default, _pk = col
-            key = " ".join(k for k in ("primary" if name in pks else "", f"-> {fks[name]}" if name in fks else "") if k)
-            lines.append(f"| `{name}` | {ctype or '-'} | {'yes' if notnull else ''} | {default if default is not None else ''} | {key} |")
-        indexes = []
-        for index in sorted(table.indexes, key=lambda i: i.name):
-            if index.name.startswith("sqlite_autoindex"):  # from a PRIMARY KEY or UNIQUE clause
-                if set(index.columns) != pks:
-                    indexes.append(f"- unique ({', '.join(index.columns)})")
-            else:
-                indexes.append(f"- index `{index.name}` on ({', '.join(index.columns)})" + (", unique" if index.unique else ""))
-        if indexes:
-            lines += ["", *indexes]
-    return "\n".join(lines) + "\n"
-
-
 # --------------------------------------------------------------------------- entry point
 
 
 def generated() -> dict[Path, str]:
     return {
-        SETTING_FLAGS: setting_specs.flag_table(),  # first: the parser (and so the README table) is built from it
+        SETTING_TABLE: docs.setting_table(),  # first: the parser (and so the README table) is built from it
         README: readme_with_table(README.read_text(encoding="utf-8")),
-        SCHEMA_PAGE: schema_page(),
+        SCHEMA_PAGE: docs.schema_page(WRITE_COMMAND),
     }
 
 
@@ -155,8 +111,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write", action="store_true", help="rewrite the generated parts")
     args = parser.parse_args(argv)
     if args.write:
-        if SETTING_FLAGS.read_text(encoding="utf-8") != setting_specs.flag_table():
-            SETTING_FLAGS.write_text(setting_specs.flag_table(), encoding="utf-8")
+        if SETTING_TABLE.read_text(encoding="utf-8") != docs.setting_table():
+            SETTING_TABLE.write_text(docs.setting_table(), encoding="utf-8")
             # the parser already imported the old table: build the README from the new one in a fresh process
             import subprocess
 

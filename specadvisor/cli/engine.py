@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -31,33 +30,22 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def _setup_cpu(args: argparse.Namespace) -> int:
-    from specadvisor.engine.cpu import ensure_cpu_engine
+    from specadvisor.app.engines import setup_cpu
 
-    engine = ensure_cpu_engine(progress=lambda line: print(line, flush=True))
+    engine = setup_cpu(lambda line: print(line, flush=True))
     print(f"serve it with: {' '.join(engine.engine_cmd)} --model {engine.model_dir} {' '.join(engine.server_args)}")
     return 0
 
 
 def _status(args: argparse.Namespace) -> int:
+    from specadvisor.app.engines import cpu_status
     from specadvisor.cli.output import print_json
-    from specadvisor.engine.cpu import engine_root, find_cpu_engine, read_marker
 
-    engine = find_cpu_engine()
-    marker = read_marker()
-    report: dict[str, Any] = {
-        "provisioned": engine is not None,
-        "root": str(engine_root()),
-        "venv": str(engine.venv) if engine else None,
-        "model_dir": str(engine.model_dir) if engine else None,
-        "engine_cmd": engine.engine_cmd if engine else None,
-        "server_args": engine.server_args if engine else None,
-        "versions": (marker or {}).get("versions"),
-        "provisioned_at": (marker or {}).get("provisioned_at"),
-    }
+    report = cpu_status()
     if args.json:
         print_json(report)
-        return 0 if engine else 1
-    if not engine:
+        return 0 if report["provisioned"] else 1
+    if not report["provisioned"]:
         print(f"CPU engine: not provisioned (in {report['root']}); run `specadvisor engine setup-cpu`")
         return 1
     versions = ", ".join(f"{k} {v}" for k, v in (report["versions"] or {}).items())
@@ -69,22 +57,18 @@ def _status(args: argparse.Namespace) -> int:
 
 
 def _probe(args: argparse.Namespace) -> int:
-    import asyncio
-
+    from specadvisor.app.engines import probe
     from specadvisor.cli import validate
     from specadvisor.cli.output import print_json
-    from specadvisor.crossing import endpoint_config
-    from specadvisor.engine.attach import Endpoint
     from specadvisor.redact import redact, redact_text
     from specadvisor.textsafe import line
 
     url = validate.endpoint_url(args.url, "engine probe URL")  # a port of 99999 was a 92-line traceback
     validate.env_name(args.api_key_env, "--api-key-env")
     validate.setting("timeout", args.timeout)
-    info = asyncio.run(Endpoint(url, api_key_env=args.api_key_env).info(deadline_s=args.timeout))  # one total deadline
-    crossed = endpoint_config(info.speculative_config)  # what a sweep would store, and only that, is shown
-    info.speculative_config = crossed.config
-    for note in crossed.notes:
+    probed = probe(url, args.api_key_env, deadline_s=args.timeout)  # one total deadline
+    info = probed.info  # its speculative config as a sweep would store it, and only that
+    for note in probed.notes:
         print(f"specadvisor: note: {note}", file=sys.stderr)
     if args.json:
         print_json(info)
@@ -93,9 +77,11 @@ def _probe(args: argparse.Namespace) -> int:
     print(f"endpoint:      {line(redact_text(info.url))}")
     print(f"vLLM version:  {line(info.version or 'unknown')}")
     print(f"served model:  {line(info.served_model)} (max_model_len {info.max_model_len})")
-    if not info.server_info_available:
+    if info.server_info_error:
+        print(f"speculative:   unknown (/server_info {line(info.server_info_error)})")
+    elif not info.server_info_available:
         print("speculative:   unknown (start the server with VLLM_SERVER_DEV_MODE=1 to expose /server_info)", file=sys.stdout)
     else:
-        shown = f"not measurable here: {crossed.problem}" if crossed.problem else "off"
+        shown = f"not measurable here: {probed.problem}" if probed.problem else "off"
         print(f"speculative:   {line(redact(info.speculative_config) or shown)}")
     return 0

@@ -19,11 +19,10 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from specadvisor.modelinfo import inspect_drafter, inspect_model
+    from specadvisor.app.models import inspect_drafter, inspect_model
 
-    offline = True if args.offline else None
-    model = inspect_model(args.model, offline=offline)
-    drafter = inspect_drafter(args.drafter, model, offline=offline) if args.drafter else None
+    model = inspect_model(args.model, offline=args.offline)
+    drafter = inspect_drafter(args.drafter, model, offline=args.offline) if args.drafter else None
     if args.json:
         from specadvisor.cli.output import print_json
 

@@ -1,6 +1,6 @@
 """The headless sweep's live display: a rich rendering of the sweep's live model.
 
-The state is specadvisor.sweep.live.SweepState, the same fold of runner events the TUI's sweep
+The state is specadvisor.app.live.SweepState, the same fold of runner events the TUI's sweep
 screen renders, and the charts are specadvisor.charts', so both front ends show the same numbers.
 """
 
@@ -14,10 +14,9 @@ from rich.table import Table
 from rich.text import Text
 
 from specadvisor import charts
-from specadvisor.analysis.predict import predict_throughput
+from specadvisor.app.live import ArmRow, SweepState, short_label
+from specadvisor.app.views import predictions, speedup_text
 from specadvisor.domain import ArmFinished, ArmStatus, Session
-from specadvisor.figures import speedup_text
-from specadvisor.sweep.live import ArmRow, SweepState, short_label
 from specadvisor.textsafe import line, markup
 from specadvisor.vllm_command import shell_command, spec_config_json
 
@@ -55,8 +54,7 @@ class LiveSweepView:
             self._live.update(self.render())
 
     def _predict(self) -> dict[str, Any]:
-        fitted = predict_throughput(self.session.model_copy(update={"results": self.state.results()}))
-        return {key: p for key, p in fitted.items() if p.confident}  # rough guesses are never shown
+        return dict(predictions(self.session.model_copy(update={"results": self.state.results()})))  # rough guesses are never shown
 
     def _status(self, row: ArmRow) -> str:
         if row.phase == "measuring":

@@ -14,7 +14,6 @@ from specadvisor.textsafe import line
 
 if TYPE_CHECKING:
     from specadvisor.domain import Session
-    from specadvisor.store import Store
 
 
 def register_report(p: argparse.ArgumentParser) -> None:
@@ -58,15 +57,10 @@ def register_export_plan(p: argparse.ArgumentParser) -> None:
     p.set_defaults(func=run_export_plan)
 
 
-def _open_store(args: argparse.Namespace) -> Store:
-    from specadvisor.settings import paths
-    from specadvisor.store import Store
-
-    return Store.open(args.db or paths().database)
-
-
 def _session(args: argparse.Namespace, id_or_prefix: str) -> Session:
-    with _open_store(args) as store:
+    from specadvisor.app.sessions import open_store
+
+    with open_store(args.db) as store:
         return store.get_session(id_or_prefix)
 
 
@@ -87,12 +81,12 @@ def write_atomically(path: Path, text: str, *, force: bool = False) -> None:
 
 
 def run_report(args: argparse.Namespace) -> int:
-    from specadvisor.report import html, markdown
+    from specadvisor.app.reports import report
 
     fmt = args.format or ("html" if args.output and args.output.lower().endswith((".html", ".htm")) else "md")
     session = _session(args, args.session)
     target = output_path(args, args.output, f"specadvisor-{session.id[:8]}.{fmt}")  # checked before the report is built
-    text = html(session) if fmt == "html" else markdown(session)
+    text = report(session, "html" if fmt == "html" else "md")
     if target is not None:
         write_atomically(target, text, force=args.force)
         print(f"wrote {target}", file=sys.stderr)
@@ -102,89 +96,59 @@ def run_report(args: argparse.Namespace) -> int:
 
 
 def run_snippet(args: argparse.Namespace) -> int:
-    from specadvisor.analysis.recommend import recommend
-    from specadvisor.report.snippet import UNDECIDED_EXIT, deciding_step, recommended_config, serve_command, spec_config_json
-    from specadvisor.vllm_command import PASTE_WIDTH
+    from specadvisor.app.reports import snippet, undecided_exit
+    from specadvisor.vllm_command import PASTE_WIDTH, spec_config_json
 
-    session = _session(args, args.session)
-    model = _model_flag(args.model)
-    rec = session.recommendation or recommend(session)
-    step = deciding_step(session, rec)
+    found = snippet(_session(args, args.session), model=_model_flag(args.model))
+    step = found.step
     if step is not None:  # not "do not speculate": nothing to serve yet, and what would decide it (stdout stays empty)
-        print(line(f"specadvisor: undecided, nothing to serve yet: {rec.headline}", 2000), file=sys.stderr)
+        print(line(f"specadvisor: undecided, nothing to serve yet: {found.recommendation.headline}", 2000), file=sys.stderr)
         print(line(f"to decide it: {step.command} ({step.note})" if step.command else f"to decide it: {step.note}", 2000), file=sys.stderr)
-        return UNDECIDED_EXIT
-    if rec.do_not_speculate or not rec.speculative_config:
-        print(line(rec.headline + (f": {rec.reasons[0]}" if rec.reasons and not rec.verdict.startswith("undecided") else "")), file=sys.stderr)
+        return undecided_exit()
+    if found.config is None:
+        print(line(found.why_not), file=sys.stderr)
         if args.command:
-            _placeholder_note(session, model)
-            print(serve_command(session, None, width=PASTE_WIDTH, model=model))
+            _placeholder_note(found.placeholder_note)
+            print(found.command(width=PASTE_WIDTH))
         return 1
-    config = recommended_config(session, rec, model=model)  # an imported session's only as the allow-list lets it cross
-    if config is None:
-        raise InputError(
-            f"the recommended config of imported session {session.id[:8]} cannot be re-derived here (unknown method or no drafter for it)",
-            hint="export a plan with `specadvisor export-plan ID --model MODEL --drafter DRAFTER`, "
-            "or rebuild it: `specadvisor sweep --resume ID --rebuild --model MODEL --drafter DRAFTER`",
-        )
     if args.command:
-        _placeholder_note(session, model)
-        print(serve_command(session, config, width=PASTE_WIDTH, model=model))  # the shell renderer escapes a bundle's U+2028 or RLM
+        _placeholder_note(found.placeholder_note)
+        print(found.command(width=PASTE_WIDTH))  # the shell renderer escapes a bundle's U+2028 or RLM
     else:
-        print(spec_config_json(config))
+        print(spec_config_json(found.config))
     return 0
 
 
 def run_import_bench(args: argparse.Namespace) -> int:
-    from specadvisor.analysis.recommend import recommend
+    from specadvisor.app.reports import import_bench
     from specadvisor.cli import validate
-    from specadvisor.domain import Session, SweepSettings
-    from specadvisor.provenance import record_provenance
-    from specadvisor.report.bench_import import bench_arm, import_bench_results
 
     validate.setting("concurrency", args.concurrency)
-    spec_config = _spec_config(args.spec_config)
-    results = import_bench_results(args.files)  # every file validated before anything is written
-    with _open_store(args) as store:
-        if args.session:
-            session = store.get_session(args.session)
-        else:
-            session = Session(model=args.model, settings=SweepSettings(concurrency=[args.concurrency]), concurrency=args.concurrency, status="finished")
-        taken = {a.id for a in session.arms}
-        for result in results:
-            while result.arm_id in taken:
-                result.arm_id += "-2"
-            arm = bench_arm(result, spec_config if result.num_drafts is not None else None, args.concurrency)
-            session.arms.append(arm)
-            session.results.append(result)
-            taken.add(arm.id)
-        record_provenance(session, entry_point="import-bench")
-        session.recommendation = recommend(session)
-        store.save_session(session)
+    session = import_bench(
+        args.db, args.files, session_id=args.session, model=args.model, spec_config=_spec_config(args.spec_config), concurrency=args.concurrency
+    )
     print(session.id)
     return 0
 
 
 def run_export_plan(args: argparse.Namespace) -> int:
-    from specadvisor.report.serve_params import bench_sweep_command, serve_params
+    from specadvisor.app.reports import serve_params
     from specadvisor.vllm_command import PASTE_WIDTH
 
     session = _session(args, args.session)
     model = _model_flag(args.model)
-    notes: list[str] = []
     target = output_path(args, args.serve_params, f"serve_params-{session.id[:8]}.json")
-    params = serve_params(session, drafter=args.drafter, notes=notes, model=model)
-    for note in notes:
+    params = serve_params(session, drafter=args.drafter, model=model)
+    for note in params.notes:
         print(f"specadvisor: note: {note}", file=sys.stderr)
-    document = json.dumps(params, indent=2) + "\n"
-    _placeholder_note(session, model)
+    _placeholder_note(_note_for(session, model))
     if target is None:  # stdout holds the JSON alone, for a pipe; the command says where to save it
-        sys.stdout.write(document)
-        command = bench_sweep_command(session, f"serve_params-{session.id[:8]}.json", width=PASTE_WIDTH, model=model)
+        sys.stdout.write(params.document)
+        command = params.command(f"serve_params-{session.id[:8]}.json", width=PASTE_WIDTH)
         print(f"specadvisor: note: save it as serve_params-{session.id[:8]}.json, then run:\n{command}", file=sys.stderr)
         return 0
-    write_atomically(target, document, force=args.force)
-    print(bench_sweep_command(session, str(target), width=PASTE_WIDTH, model=model))
+    write_atomically(target, params.document, force=args.force)
+    print(params.command(str(target), width=PASTE_WIDTH))
     return 0
 
 
@@ -195,11 +159,14 @@ def _model_flag(model: str | None) -> str | None:
     return model
 
 
-def _placeholder_note(session: Session, model: str | None) -> None:
-    """Say what MODEL stands for where a command printed for an imported session names it."""
-    from specadvisor.trust import placeholder_note
+def _note_for(session: Session, model: str | None) -> str | None:
+    from specadvisor.app.reports import placeholder_note
 
-    note = placeholder_note(session, model)
+    return placeholder_note(session, model)
+
+
+def _placeholder_note(note: str | None) -> None:
+    """Say what MODEL stands for where a command printed for an imported session names it."""
     if note:
         print(f"specadvisor: note: {note}", file=sys.stderr)
 

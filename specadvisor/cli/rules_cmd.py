@@ -4,12 +4,6 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from pydantic import BaseModel
-
-    from specadvisor.rulebase import RuleBase
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -34,36 +28,25 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    from specadvisor.rulebase import load_rulebase
+    from specadvisor.app import rules
 
-    rulebase = load_rulebase([args.directory] if args.directory else [])
-    summary: dict[str, Any] = {"valid": True, "files": [str(p) for p in rulebase.files], "counts": rulebase.counts()}
+    summary = rules.check(args.directory)
     if args.json:
         from specadvisor.cli.output import print_json
 
         print_json(summary)
         return 0
     counts = ", ".join(f"{n} {kind}" for kind, n in summary["counts"].items())
-    print(f"rules OK: {len(rulebase.files)} files ({counts})")
-    for path in rulebase.files:
+    print(f"rules OK: {len(summary['files'])} files ({counts})")
+    for path in summary["files"]:
         print(f"  {path}")
     return 0
 
 
 def run_show(args: argparse.Namespace) -> int:
-    from specadvisor.errors import InputError
-    from specadvisor.rulebase import load_rulebase, locate
+    from specadvisor.app import rules
 
-    rulebase = load_rulebase(args.rules)
-    entries = _entries(rulebase)
-    found = [(kind, key, entry) for (kind, key), entry in entries.items() if key.lower() == args.entry_id.strip().lower()]
-    if not found:
-        raise InputError(f"no rule-base entry with id {args.entry_id!r}", hint="use an id printed by `specadvisor advise --explain`")
-    shown: list[dict[str, Any]] = []
-    for kind, key, entry in found:
-        origin = rulebase.origins[(kind, key)]
-        line = locate.table_line(origin.text(), kind, origin.index)
-        shown.append({"kind": kind, "defined_at": f"{origin.file}:{line}", "entry": entry.model_dump(mode="json")})
+    shown = rules.show(args.entry_id, args.rules)
     if args.json:
         from specadvisor.cli.output import print_json
 
@@ -75,19 +58,3 @@ def run_show(args: argparse.Namespace) -> int:
             if value not in (None, "", [], {}):
                 print(f"  {key}: {value}")
     return 0
-
-
-def _entries(rulebase: RuleBase) -> dict[tuple[str, str], BaseModel]:
-    """(kind, id) -> entry for every kind the rule base holds."""
-    entries: dict[tuple[str, str], BaseModel] = {}
-    for kind, items in (
-        ("method", rulebase.methods.values()),
-        ("config_key", rulebase.config_keys.values()),
-        ("gpu", rulebase.gpus),
-        ("model", rulebase.models),
-        ("evidence", rulebase.evidence.values()),
-        ("rule", rulebase.rules),
-    ):
-        entries.update({(kind, item.id): item for item in items})
-    entries.update({("drafter", d.drafter): d for d in rulebase.drafters})
-    return entries

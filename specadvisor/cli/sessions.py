@@ -1,6 +1,6 @@
 """`specadvisor sessions`: list, show, delete, export, import and compare stored sessions.
 
-Arguments are parsing and rendering only; the store, bundle and compare modules do the work.
+Arguments are parsing and rendering only; the use cases are `specadvisor.app.sessions`'.
 Every string shown comes from a database or a bundle someone else may have written, so it is
 escaped before rich renders it.
 """
@@ -16,10 +16,9 @@ from typing import TYPE_CHECKING
 from specadvisor.errors import InputError
 
 if TYPE_CHECKING:
+    from specadvisor.app.sessions import Comparison, SessionSummary, Store
+    from specadvisor.app.views import Speedup
     from specadvisor.domain import Session
-    from specadvisor.figures import Speedup
-    from specadvisor.store import SessionSummary, Store
-    from specadvisor.store.compare import Comparison
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -70,16 +69,18 @@ def _json_flag(parser: argparse.ArgumentParser) -> None:
 
 
 def _open(args: argparse.Namespace) -> Store:
-    from specadvisor.store import Store
+    from specadvisor.app.sessions import open_store
 
-    return Store.open(args.db)
+    return open_store(args.db)
 
 
 # ---------------------------------------------------------------------------- commands
 
 
 def run_list(args: argparse.Namespace) -> int:
-    summaries = _summaries(args)
+    from specadvisor.app.sessions import summaries as stored
+
+    summaries = stored(args.db)
     if args.json:
         from specadvisor.cli.output import print_json
 
@@ -91,33 +92,17 @@ def run_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _summaries(args: argparse.Namespace) -> list[SessionSummary]:
-    """The stored sessions. With none (or no database, which listing never creates) the store is
-    not even imported: an empty list answers at once."""
-    from specadvisor.settings import paths
-    from specadvisor.store.peek import session_count
-
-    if session_count(Path(args.db or paths().database).expanduser()) == 0:
-        return []
-    with _open(args) as store:
-        return store.list_sessions()
-
-
 def run_show(args: argparse.Namespace) -> int:
     from specadvisor import request_format
-    from specadvisor.analysis.tails import session_tails
+    from specadvisor.app.sessions import show
+    from specadvisor.app.views import session_tails, stop_line
     from specadvisor.cli.output import print_json
-    from specadvisor.provenance import stop_line
 
     with _open(args) as store:
-        session = store.get_session(args.id)
-    stored = session.recommendation
-    if getattr(args, "recompute", False):
-        from specadvisor.analysis.rejudge import rejudge
-
-        session.recommendation = rejudge(session)
+        shown = show(store, args.id, recompute=getattr(args, "recompute", False))
+    session, stored = shown.session, shown.stored
     if args.json:
-        from specadvisor.figures import all_speedups
+        from specadvisor.app.views import all_speedups
 
         # the session's fields as models: print_json encodes them in one pass (no Python copy of 100,000 arms)
         document = {name: getattr(session, name) for name in type(session).model_fields}
@@ -145,19 +130,14 @@ def run_show(args: argparse.Namespace) -> int:
 
 
 def run_delete(args: argparse.Namespace) -> int:
+    from specadvisor.app.sessions import delete, describe
     from specadvisor.cli.output import print_json
-    from specadvisor.errors import StoreError
 
     with _open(args) as store:
-        session_id = store.resolve_id(args.id)
-        try:
-            session = store.get_session(session_id)
-            what = f"{session.model or 'no model'}, {len(session.arms)} arms"
-        except StoreError:
-            what = "unreadable"
+        session_id, what = describe(store, args.id)
         if not args.yes:
             _confirm(f"Delete session {session_id} ({what})? [y/N] ")
-        store.delete_session(session_id)
+        delete(store, session_id)
     if args.json:
         print_json({"deleted": session_id})
     else:
@@ -177,9 +157,9 @@ def _confirm(question: str) -> None:
 
 
 def run_export(args: argparse.Namespace) -> int:
+    from specadvisor.app.sessions import bundle_bytes, export
     from specadvisor.cli.output import print_json
     from specadvisor.cli.report import output_path
-    from specadvisor.store.bundle import bundle_bytes, export_bundle
 
     if args.output == "-" and args.json:
         raise InputError("-o - writes the bundle to stdout, where --json would write too", hint="drop --json, or give -o FILE")
@@ -191,7 +171,7 @@ def run_export(args: argparse.Namespace) -> int:
         sys.stdout.buffer.write(bundle_bytes(session, redact_paths=args.redact_paths))
         sys.stdout.flush()
         return 0
-    path = export_bundle(session, target, redact_paths=args.redact_paths, force=args.force)
+    path = export(session, target, redact_paths=args.redact_paths, force=args.force)
     if args.json:
         print_json({"exported": session.id, "path": str(path), "redact_paths": args.redact_paths})
     else:
@@ -201,13 +181,10 @@ def run_export(args: argparse.Namespace) -> int:
 
 def run_import(args: argparse.Namespace) -> int:
     from specadvisor import textsafe
-    from specadvisor.analysis.recommend import recommend
+    from specadvisor.app.sessions import import_into
     from specadvisor.cli.output import print_json
-    from specadvisor.store.bundle import import_bundle, parse_bundle
 
-    parsed = parse_bundle(args.file)  # validated before the database is even opened
-    with _open(args) as store:
-        session, created = import_bundle(store, parsed, judge=recommend)  # a verdict computed once, not per view
+    session, created = import_into(None, args.file, db=args.db)  # validated before the database is even opened
     if args.json:
         print_json({"session_id": session.id, "created": created, "origin": session.provenance.origin})
     elif created:
@@ -218,16 +195,13 @@ def run_import(args: argparse.Namespace) -> int:
 
 
 def run_compare(args: argparse.Namespace) -> int:
+    from specadvisor.app.sessions import compare
     from specadvisor.cli.output import print_json
-    from specadvisor.store.compare import compare_sessions
 
-    if len(args.ids) < 2:
+    if len(args.ids) < 2:  # before the database is opened
         raise InputError("compare needs at least two sessions", hint="e.g. specadvisor sessions compare 1a2b 3c4d")
     with _open(args) as store:
-        ids = [store.resolve_id(i) for i in args.ids]
-        if len(set(ids)) != len(ids):
-            raise InputError("the same session was given twice", hint="give different session ids")
-        comparison = compare_sessions([store.get_session(i) for i in ids])
+        comparison = compare(store, args.ids)
     if args.json:
         print_json(comparison)
         return 0
@@ -318,10 +292,9 @@ def render_list(summaries: list[SessionSummary]) -> None:
 def render_session(session: Session) -> None:
 
     from specadvisor import request_format
+    from specadvisor.app.reports import placeholder_note
+    from specadvisor.app.views import all_speedups, deciding_step, provenance_facts, recommended_command, shown_reasons, tabled_arms, tail_lines
     from specadvisor.cli.output import console
-    from specadvisor.figures import all_speedups
-    from specadvisor.report.content import shown_reasons, tail_lines
-    from specadvisor.report.snippet import deciding_step, recommended_command
     from specadvisor.textsafe import markup
     from specadvisor.textsafe import markup as escape
 
@@ -335,14 +308,10 @@ def render_session(session: Session) -> None:
     )
     out.print(f"  request format {escape(request_format.recorded(session.settings.request_format, session.settings.prompt_source))}", soft_wrap=True)
     out.print(f"  hardware {escape(session.hardware.gpu_label)} ({escape(session.hardware_fingerprint or '-')}), vLLM {escape(session.vllm_version or '?')}")
-    from specadvisor.provenance import provenance_facts
-
     for key, value in provenance_facts(session):
         out.print(f"  {escape(key)}: {escape(value)}", soft_wrap=True)
     rows = []
     speedups = all_speedups(session)  # the verdict's own figures
-    from specadvisor.report.content import tabled_arms
-
     tabled, left_out = tabled_arms(session)
     for arm in tabled:
         result = session.result_for(arm.id)
@@ -380,8 +349,6 @@ def render_session(session: Session) -> None:
         command = recommended_command(session, rec) if rec.speculative_config else None
         if command:
             out.print(f"  serve with: {markup(command)}", soft_wrap=True)
-            from specadvisor.trust import placeholder_note
-
             note = placeholder_note(session)
             if note:
                 out.print(f"  ({markup(note)})", soft_wrap=True)
@@ -399,8 +366,8 @@ def render_session(session: Session) -> None:
 def render_comparison(comparison: Comparison) -> None:
     from rich.table import Table
 
+    from specadvisor.app.views import row_cap, speedup_text
     from specadvisor.cli.output import console
-    from specadvisor.figures import speedup_text
     from specadvisor.textsafe import markup as escape
 
     out = console()
@@ -429,10 +396,8 @@ def render_comparison(comparison: Comparison) -> None:
     for title, values in rows:
         summary.add_row(title, *(escape(v) for v in values))
     out.print(summary)
-    from specadvisor.report.content import MAX_REPORT_ARMS
-
     listed = comparison.arms
-    if len(listed) > MAX_REPORT_ARMS:  # over the report's row cap: rows with nothing measured say nothing
+    if len(listed) > row_cap():  # over the report's row cap: rows with nothing measured say nothing
         listed = [row for row in listed if any(cell.status is not None for cell in row.cells)]
     arm_rows = [
         [

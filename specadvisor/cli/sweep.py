@@ -11,18 +11,18 @@ import argparse
 import contextlib
 import json
 import sys
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from specadvisor.cli.setting_flags import add_setting_flags
 from specadvisor.cli.sweep_args import SweepArgs
 from specadvisor.cli.workloads import WORKLOADS
 from specadvisor.errors import InputError
 
 if TYPE_CHECKING:  # imported inside the command: `specadvisor sweep --help` imports no model or store
     from specadvisor.app.running import Runner
+    from specadvisor.app.sessions import Store
     from specadvisor.app.sweeps import Prepared, SweepRequest
     from specadvisor.domain import Session, SweepEvent
-    from specadvisor.store import Store
 
 _RAY_EXTRA = "pip install 'specadvisor[ray]'"
 
@@ -40,8 +40,6 @@ def register(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--n", default=None, help="num_speculative_tokens values, e.g. 1,3,7")
     p.add_argument("--baseline", action=argparse.BooleanOptionalAction, default=True, help="also measure no speculation (default: yes)")
-    p.add_argument("--adaptive", action="store_true", help="measure the largest N first, predict the rest, launch only promising N")
-    p.add_argument("--prompts", default="humaneval", help="prompt source: humaneval, sharegpt, math, rag, edit, rename, or a file (default: %(default)s)")
     p.add_argument(
         "--workload",
         choices=WORKLOADS,
@@ -50,15 +48,6 @@ def register(p: argparse.ArgumentParser) -> None:
         "rename and edit edit, ...; chat for a file)",
     )
     add_setting_flags(p)
-    p.add_argument(
-        "--bracket", action=argparse.BooleanOptionalAction, default=True, help="measure the baseline again at the end to measure drift (default: yes)"
-    )
-    p.add_argument(
-        "--parallel",
-        default="auto",
-        metavar="auto|K",
-        help="servers at once: auto = one per free GPU group (serial without GPUs); K on a CPU-only host splits the cores",
-    )
     p.add_argument(
         "--ray",
         nargs="?",
@@ -74,19 +63,7 @@ def register(p: argparse.ArgumentParser) -> None:
         metavar="[METHOD:]JSON",
         help="extra speculative-config keys, e.g. '{\"prompt_lookup_min\":2}' or 'ngram:{\"prompt_lookup_max\":4}'",
     )
-    p.add_argument(
-        "--goodput",
-        action="store_true",
-        help="capacity instead of fixed concurrency: per configuration, one launch and a Poisson rate sweep "
-        "that binary-searches the highest req/s whose p99 TPOT/TTFT meets --slo-tpot-ms/--slo-ttft-ms",
-    )
-    engine = p.add_mutually_exclusive_group()
-    engine.add_argument("--engine-cmd", default=None, help="command that launches vLLM (default 'vllm serve')")
-    engine.add_argument("--endpoint", default=None, help="measure a running server at URL as one arm (nothing is launched)")
     p.add_argument("--api-key-env", default=None, help="environment variable holding the endpoint's API key (never stored)")
-    p.add_argument(
-        "--server-arg", action="append", default=[], metavar="ARG", help="extra vllm serve argument (repeat; e.g. --server-arg=--max-model-len=4096)"
-    )
     p.add_argument("--cpu", action="store_true", help="use the CPU build of vLLM provisioned by `specadvisor engine setup-cpu`")
     p.add_argument("--name", default="", help="a name for the session")
     p.add_argument("--json", action="store_true", help="print results as JSON (no live display)")
@@ -103,46 +80,25 @@ def register(p: argparse.ArgumentParser) -> None:
     p.set_defaults(func=run)
 
 
-def add_setting_flags(p: argparse.ArgumentParser) -> None:
-    """One flag per measurement setting, derived from its declaration on `domain.SweepSettings`
-    (through the generated `cli/setting_flags.py`): name, help, default and unit are not restated
-    here. Counts stay text ("1k", "1,8") for `cli.validate.measurement`, which parses each once."""
-    from specadvisor.cli.setting_flags import FLAGS
-
-    types: dict[str, Callable[[str], Any]] = {"int": int, "float": float}
-    for f in FLAGS:
-        shown = "" if f.default is None or "default" in f.help else " (default: %(default)s)"
-        p.add_argument(
-            f.flag,
-            dest=f.name,
-            type=types.get(f.kind, str),
-            default=f.default,
-            metavar=f.metavar,
-            help=f.help.replace("%", "%%") + shown,
-            choices=f.choices or None,
-        )
-
-
 def run(namespace: argparse.Namespace) -> int:
     from specadvisor.app import sweeps
-    from specadvisor.settings import paths
-    from specadvisor.store import Store
+    from specadvisor.app.sessions import database, open_store
 
     # A new sweep is fully validated before the database is opened: bad input writes nothing.
     args = SweepArgs.from_namespace(namespace)
     request = _request(args)
     prepared = None if args.resume else sweeps.start_sweep(request, progress=_progress)
-    db_path = args.db or paths().database
-    if args.resume and not db_path.expanduser().exists():
+    db_path = database(args.db)
+    if args.resume and not db_path.exists():
         raise InputError(
             f"no session matches {args.resume!r}: there is no database at {db_path}", hint="see `specadvisor sessions list` for the ids, or pass --db PATH"
         )
-    store = Store.open(db_path)
+    store = open_store(db_path)
     try:
         if prepared is None:
             assert args.resume is not None
             prepared = sweeps.resume(request, args.resume, store, rebuild_asked=args.rebuild, note=_note, progress=_progress)
-        return execute(store, prepared, json_out=args.json, parallel=args.parallel, ray=args.ray, goodput=args.goodput)
+        return execute(store, prepared, json_out=args.json, parallel=request.settings.parallel_choice, ray=args.ray, goodput=request.settings.goodput)
     finally:
         store.close()
 
@@ -158,24 +114,17 @@ def _request(args: SweepArgs) -> SweepRequest:
     checked = validate.sweep_args(args)
     if args.rebuild and not args.resume:
         raise InputError("--rebuild needs --resume SESSION", hint="e.g. specadvisor sweep --resume 3f2a --rebuild")
-    if args.goodput and checked.measurement.get("slo_tpot_ms") is None and checked.measurement.get("slo_ttft_ms") is None:
-        raise InputError("--goodput needs a latency target", hint="pass --slo-tpot-ms (and/or --slo-ttft-ms), e.g. --slo-tpot-ms 30")
+    if args.resume and not args.rebuild and (args.method or args.n is not None or args.spec_extra):
+        raise InputError("--method, --n and --spec-extra plan a new sweep; --resume continues a stored one", hint="drop them, or start a new sweep")
     return SweepRequest(
         model=args.model,
         drafter=args.drafter,
         methods=tuple(_methods(args, checked.methods)) if not args.resume else (),
         n_values=tuple(checked.n_values),
         baseline=args.baseline,
-        adaptive=args.adaptive,
-        prompts=args.prompts,
         workload=args.workload,
-        measurement=checked.measurement,
-        bracket=args.bracket,
-        goodput=args.goodput,
-        engine_cmd=tuple(checked.engine_cmd) if checked.engine_cmd else None,
-        endpoint=args.endpoint,
+        settings=checked.settings,
         api_key_env=args.api_key_env,
-        server_args=tuple(args.server_arg),
         cpu=args.cpu,
         name=args.name,
         entry_point=args.entry_point,
@@ -193,8 +142,8 @@ def _note(line: str) -> None:
 
 def _methods(args: SweepArgs, names: list[str]) -> list[tuple[str, dict[str, Any]]]:
     """`--method` names (checked) with their `--spec-extra` keys, and the drafter where one is needed."""
+    from specadvisor.app.sweeps import needs_drafter
     from specadvisor.cli import validate
-    from specadvisor.rulebase import registry
 
     common: dict[str, Any] = {}
     per_method: dict[str, dict[str, Any]] = {}
@@ -214,7 +163,7 @@ def _methods(args: SweepArgs, names: list[str]) -> list[tuple[str, dict[str, Any
     out = []
     for name in names:
         extra = {**common, **per_method.get(name, {})}
-        if registry.needs_drafter(name) and "model" not in extra:
+        if needs_drafter(name) and "model" not in extra:
             if not args.drafter:
                 raise InputError(f"method {name} needs a drafter model", hint="pass --drafter MODEL")
             extra["model"] = args.drafter
@@ -244,12 +193,12 @@ def execute(store: Store, prepared: Prepared, *, json_out: bool, parallel: str =
     runner = running.runner_for(prepared, store, running.RunOptions(parallel=parallel, ray=ray, goodput=goodput, note=_note))
     if prepared.session.settings.goodput:
         return _show_capacity(runner, prepared.session, json_out=json_out)
-    return _show_sweep(runner, prepared, json_out=json_out)
+    return _show_sweep(runner, prepared, store, json_out=json_out)
 
 
-def _show_sweep(runner: Runner, prepared: Prepared, *, json_out: bool) -> int:
-    from specadvisor.analysis.summary import session_summary
+def _show_sweep(runner: Runner, prepared: Prepared, store: Store, *, json_out: bool) -> int:
     from specadvisor.app import running
+    from specadvisor.app.views import summary
     from specadvisor.cli.live_view import LiveSweepView
     from specadvisor.cli.output import console, print_json
     from specadvisor.domain import SweepFinished
@@ -257,7 +206,7 @@ def _show_sweep(runner: Runner, prepared: Prepared, *, json_out: bool) -> int:
     session = prepared.session
     view = None if json_out else LiveSweepView(session, console())
     if view:
-        view.console.print(_plan_line(session, cpu=prepared.cpu))
+        view.console.print(_plan_line(session, store))
         view.console.print(_workload_line(session), markup=False, highlight=False)
         for note in prepared.notes:
             view.console.print(f"plan: {note}")
@@ -279,19 +228,19 @@ def _show_sweep(runner: Runner, prepared: Prepared, *, json_out: bool) -> int:
         print(f"specadvisor: sweep interrupted; resume with: specadvisor sweep --resume {session.id[:8]}", file=sys.stderr)
         return 130
     launches = {"launches_used": finished[-1].launches_used, "launches_full_grid": finished[-1].launches_full_grid} if finished else {}
-    summary = session_summary(session, **launches)
+    summarised = summary(session, **launches)
     if json_out:
-        print_json(summary)
+        print_json(summarised)
     else:
         assert view is not None
-        view.print_summary(summary)
+        view.print_summary(summarised)
     return _exit_code(session)
 
 
 def _show_capacity(runner: Runner, session: Session, *, json_out: bool) -> int:
     """`--goodput`: each configuration once, its goodput under the latency target; its progress lines as they come."""
-    from specadvisor.analysis.capacity import capacity_answer
     from specadvisor.app import running
+    from specadvisor.app.views import capacity_answer
     from specadvisor.cli.output import console, print_json
     from specadvisor.domain import ServerLog
 
@@ -346,14 +295,13 @@ def _workload_line(session: Session) -> str:
     return line(f"workload: {session.workload.value}, prompts {s.prompt_source} x{s.num_prompts}, {s.output_len} output tokens, sent as {sent}", 400)
 
 
-def _plan_line(session: Session, *, cpu: bool) -> str:
-    from specadvisor.sweep.plan import SweepPlan
+def _plan_line(session: Session, store: Store) -> str:
+    """The plan and its time, from the same estimate the TUI's plan shows (start-ups and request
+    rates measured by this machine's sweeps when there are any)."""
+    from specadvisor.app.plan import estimate
 
-    plan = SweepPlan(session=session)
-    if cpu:  # measured on the CPU engine: ~70 s start-up, ~10 tok/s per stream
-        plan.startup_estimate_s, plan.tokens_per_s_estimate = 70.0, 10.0
-    todo = [a for a in session.arms if session.result_for(a.id) is None]
+    found = estimate(session, store)
     return (
-        f"plan: {len(session.arms)} arms ({len(todo)} to measure) on {plan.launches()} server launches, "
-        f"about {plan.estimate_seconds() / 60:.0f} min for the full grid{' (--adaptive launches fewer)' if session.settings.adaptive else ''}"
+        f"plan: {found.arms} arms ({found.to_measure} to measure) on {found.launches} server launches, "
+        f"about {found.seconds / 60:.0f} min for the full grid{' (--adaptive launches fewer)' if session.settings.adaptive else ''} ({found.source})"
     )

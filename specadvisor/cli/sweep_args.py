@@ -2,8 +2,9 @@
 
 argparse hands back a Namespace whose attributes nothing checks; the sweep's helpers take this
 instead, so a renamed or mistyped option is a type error, not an AttributeError mid-sweep. The
-measurement settings (the flags declared on `domain.SweepSettings`) travel together in `settings`,
-as typed on the command line ("1k", "1,8"); `cli.validate.measurement` parses them once.
+sweep settings (the flags generated from `domain.SweepSettings`' declarations) travel together in
+`settings`, only those given, as typed on the command line ("1k", "1,8"); `cli.validate.settings`
+parses them once into one validated `SweepSettings`.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from specadvisor.cli.setting_flags import FLAGS
+from specadvisor.app.setting_table import SETTINGS
 
 
 @dataclass(frozen=True)
@@ -25,17 +26,9 @@ class SweepArgs:
     method: tuple[str, ...] = ()
     n: str | None = None
     baseline: bool = True
-    adaptive: bool = False
-    prompts: str = "humaneval"
     workload: str | None = None  # None: the built-in set's own (bench.prompts.workload_of), chat for a file
-    bracket: bool = True
-    parallel: str = "auto"
     spec_extra: tuple[str, ...] = ()
-    goodput: bool = False
-    engine_cmd: str | None = None
-    endpoint: str | None = None
     api_key_env: str | None = None
-    server_arg: tuple[str, ...] = ()
     ray: str | None = None
     cpu: bool = False
     name: str = ""
@@ -44,7 +37,7 @@ class SweepArgs:
     rebuild: bool = False
     entry_point: str | None = None  # hidden: the demo says it started the session (provenance)
     db: Path | None = None  # the global --db option
-    # the measurement settings' flags as typed, by SweepSettings field name (`cli.validate.measurement` parses them)
+    # the settings' flags given (None: not given), as typed, by SweepSettings field name (`cli.validate.settings` parses them)
     settings: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
     @classmethod
@@ -59,9 +52,9 @@ class SweepArgs:
         for name in known:
             value = getattr(ns, name)
             values[name] = tuple(value) if isinstance(value, list) else value
-        settings = {name: getattr(ns, name) for name in _SETTINGS if hasattr(ns, name)}
+        settings = {name: getattr(ns, name) for name in _SETTINGS if getattr(ns, name, None) is not None}
         return cls(**values, settings=MappingProxyType(settings))
 
 
 _NOT_SWEEP_OPTIONS = {"command", "func"}  # set by the top-level parser
-_SETTINGS = {f.name for f in FLAGS}  # the measurement settings' flags (declared on domain.SweepSettings)
+_SETTINGS = {row.name for row in SETTINGS}  # the settings' flags (declared on domain.SweepSettings)

@@ -9,9 +9,9 @@ import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from specadvisor.app.sessions import Store
     from specadvisor.app.train import Serving, TrainPlan
-    from specadvisor.domain import Session, TrainedDrafter, TrainEvent
-    from specadvisor.store import Store
+    from specadvisor.domain import Session, SweepSettings, TrainedDrafter, TrainEvent
 
 MAX_MINUTES = 7 * 24 * 60
 MAX_STEPS = 10_000_000
@@ -71,12 +71,21 @@ def register_drafters(parser: argparse.ArgumentParser) -> None:
     judge.set_defaults(func=_judge)
 
 
+# The judging sweep's settings: the sweep settings' own declarations (kind, bound, unit), spelled for this command.
+JUDGING = (
+    ("prompt_source", "--sweep-prompts", "prompts of the judging sweep: what you will serve (default: the training prompts' source)"),
+    ("num_prompts", "--sweep-num-prompts", "measured requests per arm in the judging sweep (default: 32)"),
+    ("output_len", "--sweep-output-len", "fixed output length of the judging sweep (default: the prompt set's)"),
+    ("concurrency", "--concurrency", "client concurrency level(s) of the judging sweep, e.g. 1 or 1,8 (default: 1)"),
+    ("budget_s", "--budget", "minutes the judging sweep may spend measuring until decided (default: the fixed design)"),
+)
+
+
 def _judge_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--sweep-prompts", help="prompts of the judging sweep: what you will serve (default: the training prompts' source)")
-    parser.add_argument("--sweep-num-prompts", type=int, default=32, help="measured requests per arm in the judging sweep (default: 32)")
-    parser.add_argument("--sweep-output-len", type=int, help="fixed output length of the judging sweep (default: the prompt set's)")
-    parser.add_argument("--concurrency", default="1", help="client concurrency level(s) of the judging sweep, e.g. 1 or 1,8 (default: 1)")
-    parser.add_argument("--budget", type=float, metavar="MIN", help="minutes the judging sweep may spend measuring until decided")
+    from specadvisor.cli.setting_flags import add_setting_flag, spelled
+
+    for name, flag, help in JUDGING:
+        add_setting_flag(parser, spelled(name, flag), dest=f"judge_{name}", help=help)
 
 
 # ---------------------------------------------------------------------- train
@@ -124,13 +133,12 @@ def _request(args: argparse.Namespace) -> Any:
 
 def _train(args: argparse.Namespace) -> int:
     from specadvisor.app import train as use_case
+    from specadvisor.app.sessions import open_store
     from specadvisor.cli.output import print_json
-    from specadvisor.settings import paths
-    from specadvisor.store import Store
 
     request = _request(args)
     judge = _judge_args(args)
-    with Store.open(args.db or paths().database) as store:
+    with open_store(args.db) as store:
         plan = use_case.plan_training(request, store, progress=_say)
         for note in plan.notes:
             _say(f"plan: {note}")
@@ -180,11 +188,11 @@ def _run_training(plan: TrainPlan, store: Store) -> int:
     return 0
 
 
-def _after_training(store: Store, plan: TrainPlan, drafter: TrainedDrafter, judge: dict[str, Any], *, sweep: bool) -> int:
+def _after_training(store: Store, plan: TrainPlan, drafter: TrainedDrafter, judge: SweepSettings, *, sweep: bool) -> int:
     """The held-out check, then (unless --no-sweep) the judging sweep over the N grid it suggests."""
-    from specadvisor.analysis.trained import n_grid
     from specadvisor.app import running
     from specadvisor.app import train as use_case
+    from specadvisor.app.train import n_grid
 
     _say("held-out check: the drafter alone on prompts training never saw (vLLM's acceptance per position)")
     serving = use_case.serving_of(plan)
@@ -204,11 +212,11 @@ def _after_training(store: Store, plan: TrainPlan, drafter: TrainedDrafter, judg
     return _run_judging(store, serving, drafter, grid, judge)
 
 
-def _run_judging(store: Store, serving: Serving, drafter: TrainedDrafter, grid: list[int], judge: dict[str, Any]) -> int:
+def _run_judging(store: Store, serving: Serving, drafter: TrainedDrafter, grid: list[int], judge: SweepSettings) -> int:
     from specadvisor.app import train as use_case
     from specadvisor.cli.sweep import execute
 
-    prepared = use_case.judging_sweep(drafter, serving, grid, **judge)
+    prepared = use_case.judging_sweep(drafter, serving, grid, judge)
     _say(f"judging sweep: no speculation, n-gram and the drafter at N = {', '.join(map(str, grid))}")
     code = execute(store, prepared, json_out=False, parallel="1")
     drafter = use_case.link_session(store, drafter.id, prepared.session, heldout=False)
@@ -217,32 +225,24 @@ def _run_judging(store: Store, serving: Serving, drafter: TrainedDrafter, grid: 
     return code
 
 
-def _judge_args(args: argparse.Namespace) -> dict[str, Any]:
+def _judge_args(args: argparse.Namespace) -> SweepSettings:
+    """The judging sweep's flags given, parsed and checked as `sweep`'s are (one validated SweepSettings)."""
     from specadvisor.cli import validate
-    from specadvisor.errors import InputError
+    from specadvisor.cli.setting_flags import spelled
+    from specadvisor.domain import SweepSettings
 
-    out: dict[str, Any] = {"num_prompts": validate.integer(args.sweep_num_prompts, "--sweep-num-prompts", low=1, high=1_000_000)}
-    if args.sweep_prompts:
-        out["prompts"] = args.sweep_prompts
-    if args.sweep_output_len is not None:
-        out["output_len"] = validate.integer(args.sweep_output_len, "--sweep-output-len", low=1, high=1_000_000)
-    out["concurrency"] = validate.int_list(args.concurrency, "--concurrency", low=1, high=100_000)
-    if args.budget is not None:
-        if not (0 < args.budget <= MAX_MINUTES):
-            raise InputError(f"--budget must be more than 0 minutes, got {args.budget}", hint="e.g. --budget 10")
-        out["budget_min"] = args.budget
-    return out
+    given = {name: getattr(args, f"judge_{name}") for name, _, _ in JUDGING if getattr(args, f"judge_{name}", None) is not None}
+    return SweepSettings.of(**{name: validate.setting_value(spelled(name, flag), given[name]) for name, flag, _ in JUDGING if name in given})
 
 
 # ---------------------------------------------------------------------- drafters list / show / judge
 
 
 def _list(args: argparse.Namespace) -> int:
+    from specadvisor.app.sessions import open_store
     from specadvisor.cli.output import console, print_json
-    from specadvisor.settings import paths
-    from specadvisor.store import Store
 
-    with Store.open(args.db or paths().database) as store:
+    with open_store(args.db) as store:
         drafters = store.list_drafters()
     if args.json:
         print_json([_row(d) for d in drafters])
@@ -257,11 +257,10 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
+    from specadvisor.app.sessions import open_store
     from specadvisor.cli.output import console, print_json
-    from specadvisor.settings import paths
-    from specadvisor.store import Store
 
-    with Store.open(args.db or paths().database) as store:
+    with open_store(args.db) as store:
         drafter = store.get_drafter(args.id)
         lines = _describe(store, drafter)
     if args.json:
@@ -274,15 +273,14 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _judge(args: argparse.Namespace) -> int:
-    from specadvisor.analysis.trained import n_grid
     from specadvisor.app import train as use_case
+    from specadvisor.app.sessions import open_store
+    from specadvisor.app.train import n_grid
     from specadvisor.cli import validate
     from specadvisor.errors import InputError
-    from specadvisor.settings import paths
-    from specadvisor.store import Store
 
     judge = _judge_args(args)
-    with Store.open(args.db or paths().database) as store:
+    with open_store(args.db) as store:
         drafter = store.get_drafter(args.id)
         if drafter.status != "complete" or not drafter.folder:
             raise InputError(
@@ -413,7 +411,7 @@ def _drafter_result(session: Session) -> Any:
 
 
 def _drift_lines(store: Store, drafter: TrainedDrafter, session: Session) -> list[str]:
-    from specadvisor.analysis.trained import drafter_drift
+    from specadvisor.app.train import drafter_drift
 
     if not drafter.heldout_session_id:
         return []

@@ -1,10 +1,10 @@
 """Up-front checks of command-line values: everything a sweep is given is range-checked here before
 anything is launched, opened or written, and a problem is one InputError (exit 2) naming the flag.
 
-The sweep settings' bounds are declared once, on `domain.SweepSettings` (read through
-`specadvisor.setting_specs`; bundle import and a rebuilt plan use the same declaration); the other
-flags' in `specadvisor.bounds.FLAGS`. Each flag is parsed once, here: `sweep_args` returns the
-settings in the model's units, ready for `SweepSettings`.
+The sweep settings' bounds and kinds are declared once, on `domain.SweepSettings` (read here through
+the generated plain table `app/setting_table.py`; bundle import and a rebuilt plan use the same
+declaration); the other flags' in `specadvisor.bounds.FLAGS`. Each flag is parsed once, here:
+`sweep_args` returns the settings given as one validated `SweepSettings`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,9 @@ from specadvisor.redact import redact_text
 from specadvisor.textsafe import line
 
 if TYPE_CHECKING:
+    from specadvisor.app.setting_table import SettingRow
     from specadvisor.cli.sweep_args import SweepArgs
+    from specadvisor.domain import SweepSettings
 
 MAX_N = bounds.MAX_N
 MAX_NAME_CHARS = 200
@@ -62,9 +64,11 @@ def flag_bound(name: str) -> bounds.Bound:
     domain model to check one number."""
     if name in bounds.FLAGS:
         return bounds.FLAGS[name]
-    from specadvisor import setting_specs
+    from specadvisor.app.setting_table import BY_NAME
 
-    return setting_specs.SPECS[name].cli_bound
+    found = BY_NAME[name].bound
+    assert found is not None, f"{name} is not a number"
+    return found
 
 
 def setting(name: str, value: float | None, *, optional: bool = False) -> float | None:
@@ -95,15 +99,15 @@ def int_list(text: str, flag: str, *, low: int, high: int) -> list[int]:
 
 def method_names(raw: list[str]) -> list[str]:
     """`--method` values: no empty items, each known to the method registry (rules/methods.toml)."""
-    from specadvisor.rulebase import registry
+    from specadvisor.app.sweeps import known_methods, require_method
 
     names = [m.strip() for item in raw for m in item.split(",")]
     if any(not name for name in names):
         raise InputError("--method has an empty item", hint="e.g. --method ngram,eagle3")
     for name in names:
         if len(name) > 64 or line(name) != name:
-            raise InputError(f"unknown method {_show(name, 40)}", hint=f"known methods: {', '.join(registry.known_methods())}")
-        registry.require(name)
+            raise InputError(f"unknown method {_show(name, 40)}", hint=f"known methods: {', '.join(known_methods())}")
+        require_method(name)
     return names
 
 
@@ -165,64 +169,87 @@ def name(text: str) -> str:
     return text
 
 
-def measurement(args: SweepArgs) -> dict[str, Any]:
-    """Every sweep setting's flag (those declared on `domain.SweepSettings`), parsed and range-checked
-    once, in the model's units (percent -> fraction, minutes -> seconds). An unset optional flag is
-    absent; `output_len` is absent when not given (the prompt set's own length then)."""
-    from specadvisor import setting_specs
+def settings(args: SweepArgs) -> SweepSettings:
+    """Every sweep setting's flag given (those declared on `domain.SweepSettings`), parsed and
+    range-checked once, in the model's units (percent -> fraction, minutes -> seconds), as one
+    validated `SweepSettings` whose `model_fields_set` is what was given."""
+    from specadvisor.app.setting_table import BY_NAME
+    from specadvisor.domain import SweepSettings
 
-    values: dict[str, Any] = {}
-    for name, spec in setting_specs.SPECS.items():
-        raw = args.settings.get(name)
-        if raw is None:
-            if not spec.optional and name != "output_len":
-                raise InputError(f"{spec.flag} needs a value", hint=f"pass {spec.flag} with a value")
-            continue
-        if name == "concurrency":
-            levels = parse_count_list(str(raw), spec.flag)
-            for level in levels:
-                setting(name, level)
-            if len(set(levels)) > bounds.MAX_CONCURRENCY_LEVELS:
-                raise InputError(
-                    f"--concurrency has {len(set(levels))} levels, over the {bounds.MAX_CONCURRENCY_LEVELS} limit",
-                    hint="measure fewer levels, e.g. --concurrency 1,8,32",
-                )
-            values[name] = levels
-            continue
-        if spec.choices:  # a word (argparse offers only these; a caller building SweepArgs may not)
-            if raw not in spec.choices:
-                raise InputError(f"{spec.flag} {_show(raw, 30)} is not one of {', '.join(spec.choices)}", hint=f"e.g. {spec.flag} {spec.flag_default}")
-            values[name] = raw
-            continue
-        value = parse_count(str(raw), spec.flag) if spec.whole and isinstance(raw, str) else raw
-        setting(name, value, optional=spec.optional)
-        values[name] = spec.to_model(value)
-    return values
+    values = {name: setting_value(BY_NAME[name], raw) for name, raw in args.settings.items()}
+    return SweepSettings.of(**values)
+
+
+def _within(row: SettingRow, value: float | None) -> float | None:
+    """A number checked against its row's declared bound (in the flag's unit)."""
+    b = row.bound
+    assert b is not None, f"{row.name} is not a number"
+    if b.whole and value is not None:
+        return integer(int(value), b.flag, low=int(b.low), high=int(b.high))
+    return finite(value, b, optional=row.optional)
+
+
+def setting_value(row: SettingRow, raw: Any) -> Any:
+    """One flag's text as the model's value, by the kind its declaration gives it."""
+    kind = row.kind
+    if kind == "levels":
+        levels = parse_count_list(str(raw), row.flag)
+        for level in levels:
+            _within(row, level)
+        if len(set(levels)) > bounds.MAX_CONCURRENCY_LEVELS:
+            raise InputError(
+                f"{row.flag} has {len(set(levels))} levels, over the {bounds.MAX_CONCURRENCY_LEVELS} limit",
+                hint=f"measure fewer levels, e.g. {row.flag} 1,8,32",
+            )
+        return levels
+    if kind in ("count", "int", "float"):
+        value = parse_count(str(raw), row.flag) if kind == "count" and isinstance(raw, str) else raw
+        _within(row, value)
+        return row.to_model(value)
+    if kind == "choice":  # a word (argparse offers only these; a caller building SweepArgs may not)
+        if raw not in row.choices:
+            raise InputError(f"{row.flag} {_show(raw, 30)} is not one of {', '.join(row.choices)}", hint=f"e.g. {row.flag} {row.default or row.choices[0]}")
+        return raw
+    readers: dict[str, Any] = {
+        "url": lambda text: endpoint_url(text, row.flag),
+        "command": engine_cmd,
+        "args": lambda given: server_args(list(given), row.flag),
+        "parallel": _parallel,
+        "text": lambda text: _text(text, row.flag),
+    }
+    return readers[kind](raw) if kind in readers else raw  # switch, negatable: argparse's own True/False
+
+
+def _text(text: str, flag: str) -> str:
+    if not text.strip() or len(text) > 4096 or line(text, 4096) != text:
+        raise InputError(f"{flag} {_show(text)} is not one line of text", hint=f"e.g. {flag} humaneval")
+    return text
+
+
+def _parallel(text: str) -> str:
+    from specadvisor.app.running import parallel_choice
+
+    return parallel_choice(text)
 
 
 @dataclass(frozen=True)
 class CheckedSweep:
     """The sweep flags that needed parsing, parsed once: the front end builds its request from these."""
 
-    measurement: dict[str, Any]  # SweepSettings fields in the model's units (`measurement`)
+    settings: SweepSettings  # the settings given, validated (`settings`)
     n_values: list[int]
     methods: list[str]  # known to the method registry
-    engine_cmd: list[str] | None  # --engine-cmd split like a shell would
 
 
 def sweep_args(args: SweepArgs) -> CheckedSweep:
     """Every numeric and list flag of `specadvisor sweep`, checked before anything starts, and parsed once."""
-    values = measurement(args)
+    given = settings(args)
     n_values = int_list(args.n, "--n", low=1, high=bounds.MAX_N) if args.n is not None else []
     if args.n is not None and not args.method:
         raise InputError("--n given without --method", hint="name the method(s) to sweep, e.g. --method ngram --n 1,3,5")
     methods = method_names(list(args.method)) if args.method else []
-    server_args(list(args.server_arg))
-    argv = engine_cmd(args.engine_cmd) if args.engine_cmd is not None else None
-    if args.endpoint is not None:
-        endpoint_url(args.endpoint)
     env_name(args.api_key_env, "--api-key-env")
     name(args.name)
     if args.resume is not None and not args.resume.strip():
         raise InputError("--resume needs a session id", hint="see `specadvisor sessions list` for the ids")
-    return CheckedSweep(values, n_values, methods, argv)
+    return CheckedSweep(given, n_values, methods)

@@ -61,6 +61,7 @@ class EndpointInfo(BaseModel):
     max_model_len: int | None = None
     speculative_config: dict[str, Any] | None = None  # from /server_info (needs VLLM_SERVER_DEV_MODE=1)
     server_info_available: bool = False
+    server_info_error: str | None = None  # /server_info gave no answer (a timeout): unknown, not "not exposed"
     device: str | None = None  # /server_info's device config (cuda, rocm, cpu) when exposed
     tensor_parallel_size: int | None = None
     python: str | None = None  # the server's Python, from /metrics' python_info labels
@@ -120,8 +121,10 @@ class Endpoint:
             max_len = first.get("max_model_len")
             info = EndpointInfo(url=self.url, served_model=first["id"], max_model_len=max_len if _small_int(max_len) else None)
             info.version = await _version(client)
-            server_info = await _optional_json(client, "/server_info", {"config_format": "json"})
-            if server_info is not None:
+            server_info = await _probe_json(client, "/server_info", {"config_format": "json"})
+            if isinstance(server_info, str):
+                info.server_info_error = server_info
+            elif server_info is not None:
                 info.server_info_available = True
                 info.speculative_config = _checked_spec(self.url, _speculative_config_from(server_info))
                 device = _find_key(server_info, ("device_type", "device"))
@@ -174,10 +177,24 @@ def _checked_spec(url: str, spec: dict[str, Any] | None) -> dict[str, Any] | Non
 
 
 async def _optional_json(client: httpx.AsyncClient, path: str, params: dict[str, str] | None = None) -> dict[str, Any] | None:
+    value = await _probe_json(client, path, params)
+    return value if isinstance(value, dict) else None
+
+
+async def _probe_json(client: httpx.AsyncClient, path: str, params: dict[str, str] | None = None) -> dict[str, Any] | str | None:
+    """The JSON object at `path`; None when the server answered something else (a 404: not offered);
+    why, when it gave no answer: a timeout on a loaded box says nothing about what the server offers."""
     try:
         status, body = await _bounded(client, "GET", path, params)
+    except httpx.TimeoutException:
+        return f"did not answer within {_TIMEOUT.read:g} s"
+    except httpx.TransportError as exc:
+        return f"did not answer ({exc.__class__.__name__})"
+    except _Unanswered as exc:
+        return str(exc)
+    try:
         value = _json(body) if status == 200 else None
-    except (httpx.TransportError, _Unanswered, ValueError):
+    except ValueError:
         return None
     return value if isinstance(value, dict) else None
 

@@ -15,7 +15,7 @@ import json
 import os
 import re
 from collections.abc import Set
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -170,9 +170,3 @@ def discover_drafters(
     found.drafters = [d for d in found.drafters if d.drafter not in known]
     found.note = f"{len(found.drafters)} drafter(s) discovered on the Hub ({found.date}), unreviewed"
     return found
-
-
-def as_dict(found: Discovery) -> dict[str, Any]:
-    data = asdict(found)
-    data["drafters"] = [d.model_dump() for d in found.drafters]
-    return data

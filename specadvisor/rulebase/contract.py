@@ -121,10 +121,6 @@ class Contract:
             return True
         return bool(model_type) and self.fact(f"fills_drafter_for/{model_type}", version) is not None
 
-    def cpu_kernels(self, version: str | None) -> set[str]:
-        """Speculative-decoding kernels the CPU build has its own versions of (DFlash's from 0.26)."""
-        return self.ids("cpu/kernel", version)
-
 
 @lru_cache(maxsize=256)
 def _release_for(releases: tuple[str, ...], version: str) -> str | None:

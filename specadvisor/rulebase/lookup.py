@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from specadvisor.domain import DEFAULT_OUTPUT_LEN
 from specadvisor.rulebase import registry
 from specadvisor.rulebase.loader import RuleBase, default_rulebase
 from specadvisor.rulebase.schema import DrafterEntry, GpuSpec, MethodSpec, ModelFamily
@@ -125,7 +126,7 @@ def workload_defaults(kind: str, model_id: str | None = None, rb: RuleBase | Non
     practice (rules/workloads.toml), with the model card's recommended temperature winning."""
     rb = rb or default_rulebase()
     entry = rb.workloads.get(kind)
-    temperature, output_len, prompt_len = (entry.temperature, entry.output_len, entry.prompt_len) if entry else (0.0, 256, 1024)
+    temperature, output_len, prompt_len = (entry.temperature, entry.output_len, entry.prompt_len) if entry else (0.0, DEFAULT_OUTPUT_LEN, 1024)
     usual = f"the {kind} workload's usual settings" if entry else "no workload defaults in the rules"
     temperature_why = usual
     family = find_model_family(model_id, rb) if model_id else None

@@ -52,6 +52,8 @@ def check_session(session: Session, name: str) -> None:
     # 6 GB). The schema enforces the same bounds; this names the field when a session is edited in memory.
     for setting, spec in setting_specs.SPECS.items():
         value = getattr(s, setting)
+        if not spec.numeric and not spec.choices:
+            continue  # text, switches, commands: their type is the model's check
         if setting == "concurrency":
             for i, level in enumerate(value):
                 _check_setting(fail, f"settings.concurrency[{i}]", setting, level)

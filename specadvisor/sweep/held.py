@@ -31,6 +31,7 @@ from typing import Any
 
 from specadvisor.sweep.runs import RunWhere
 from specadvisor.sweep.scheduler import Job
+from specadvisor.sweep.servers import ServerHandle
 
 
 @dataclass
@@ -38,7 +39,7 @@ class Parked:
     """A job's server, still running after its passes: where it ran, and how many passes it measured."""
 
     job: Job
-    server: Any  # runner.ServerHandle (not imported: the runner imports this module)
+    server: ServerHandle
     where: RunWhere
     startup_s: float
     passes: int

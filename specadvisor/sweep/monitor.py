@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from specadvisor.domain import Arm, ArmResult, GpuMemoryWait, GpuTelemetry, MeasurementWarning, Session
 from specadvisor.errors import EngineError
 from specadvisor.telemetry.gpus import open_reader, visible_to_physical
 from specadvisor.telemetry.memory import MemoryCheck, is_ours, need_per_gpu, wait_for_memory
 from specadvisor.telemetry.sampler import ArmSampler, ArmTelemetry
+
+if TYPE_CHECKING:
+    from specadvisor.sweep.servers import ServerHandle
+    from specadvisor.sweep.slots import Slot
 
 _WORLD_FLAGS = {
     "--tensor-parallel-size": "tp", "-tp": "tp",
@@ -61,6 +65,16 @@ def to_domain(record: ArmTelemetry, result: ArmResult) -> GpuTelemetry:
         energy_per_output_token_j=record.energy_per_token_j(result.output_tokens, result.duration_s),
         warnings=list(record.warnings),
     )
+
+
+class Monitor(Protocol):
+    """What the runner asks of a GPU hook (GpuMonitor, NoMonitor, a test's)."""
+
+    async def before_launch(self, arm: Arm, emit: Callable[[Any], None], slot: Slot | None = None) -> None: ...
+    def launched(self, server: ServerHandle, slot: Slot | None = None) -> None: ...
+    def watch(self, arm: Arm, server: ServerHandle | None = None) -> ArmSampler | None: ...
+    def finish(self, sampler: ArmSampler | None, result: ArmResult, emit: Callable[[Any], None]) -> None: ...
+    def close(self) -> None: ...
 
 
 class GpuMonitor:

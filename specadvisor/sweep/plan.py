@@ -121,29 +121,6 @@ class SweepPlan(BaseModel):
         if len(self.session.arms) == before:
             raise InputError(f"no arm {arm_id_!r} in this plan", hint="use one of: " + ", ".join(a.id for a in self.arms))
 
-    def set_concurrency(self, levels: list[int]) -> None:
-        """Re-expand every configuration over new concurrency levels (ids get a -cN suffix when >1 level)."""
-        if not levels or any(c < 1 for c in levels):
-            raise InputError("concurrency levels must be positive integers", hint="e.g. --concurrency 1,8")
-        configs: dict[str, Arm] = {}
-        for arm in self.session.arms:
-            configs.setdefault(server_key(arm), arm)
-        self.session.settings = self.settings.model_copy(update={"concurrency": sorted(set(levels))})
-        self.session.concurrency = self.settings.concurrency[0]
-        self.session.arms = []
-        for arm in configs.values():
-            extra = {k: v for k, v in (arm.speculative_config or {}).items() if k not in ("method", "num_speculative_tokens")}
-            method = None if arm.is_baseline or arm.speculative_config is None else arm.speculative_config["method"]
-            for new in self.add_arm(method, arm.n, extra):
-                new.server_args = list(arm.server_args)
-
-    def update_settings(self, **changes: Any) -> None:
-        """Change measurement settings (trials, output_len, temperature, prompt source/count...)."""
-        if "concurrency" in changes:
-            self.set_concurrency(list(changes.pop("concurrency")))
-        merged = self.settings.model_dump() | changes
-        self.session.settings = SweepSettings.model_validate(merged)
-
     def _multi(self, levels: list[int]) -> bool:
         return len(set(self.settings.concurrency) | set(levels)) > 1
 

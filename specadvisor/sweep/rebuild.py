@@ -33,7 +33,7 @@ def rebuild_plan(
     is never served, like its drafter; `adaptive` is the user's `--adaptive`, not the bundle's; the
     request format is the user's flag (auto: resolved when the prompts load), as the prompt path is."""
     s = imported.settings
-    settings = SweepSettings(
+    settings = SweepSettings.of(
         prompt_source=s.prompt_source if s.prompt_source in BUILTIN_SOURCES else prompt_source,
         request_format=request_format if request_format in ("chat", "completions") else "auto",
         engine_cmd=list(engine_cmd),

@@ -14,8 +14,16 @@ afresh: it bounds one run, not the sum of runs.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any
+
+from specadvisor.domain import Arm, MeasurementWarning, Session, SweepEvent
+
+if TYPE_CHECKING:
+    from specadvisor.sweep.recorder import Recorder
+    from specadvisor.sweep.runs import RunWhere
+
+Emit = Callable[[SweepEvent], None]
 
 STOPPED = "stopped at the time limit"
 STOPPED_RUN = "stopped"  # RunRecord.status of a run the limit cut: stored, and not a measurement (figures read "ok" and "stopped_early")
@@ -80,3 +88,66 @@ class Watchdog:
     def close(self) -> None:
         if self._handle is not None:
             self._handle.cancel()
+
+
+class TimeLimit:
+    """One run's limit, as the runner's parts ask it: did it fire, how long is left, and what did it
+    cut (arms stopped before any measurement, passes of measured arms cut mid-pass)."""
+
+    def __init__(self, started_at: float | None = None) -> None:
+        self.seconds: float | None = None  # the run's limit (settings.time_limit_s when it starts); None: none
+        self.started_at = started_at  # time.monotonic() when the sweep began, if before the runner
+        self.watchdog: Watchdog | None = None  # set when the run starts (it needs the running loop)
+        self.arms_stopped = 0
+        self.passes_cut = 0
+
+    def start(self, seconds: float | None) -> None:
+        """Count `seconds` from here, or from when the sweep began (an endpoint identified first): downloads included."""
+        self.seconds = seconds
+        self.watchdog = Watchdog(seconds, started_at=self.started_at)
+
+    @property
+    def fired(self) -> bool:
+        return self.watchdog is not None and self.watchdog.fired and self.seconds is not None
+
+    def seconds_left(self) -> float | None:
+        return self.watchdog.seconds_left() if self.watchdog is not None else None
+
+    async def run(self, launching: Coroutine[Any, Any, None], emit: Emit, on_fired: Callable[[], object]) -> None:
+        """Every launch of the sweep in one task the limit cancels: the jobs in flight record their
+        arms as stopped and stop their servers, and no wave starts after it (`on_fired` then keeps
+        what was counted). A user's cancel still propagates."""
+        assert self.watchdog is not None, "start() first"
+        watchdog = self.watchdog
+        task = asyncio.create_task(launching)
+        limit = limit_text(self.seconds) if self.seconds is not None else ""
+        watchdog.guard(task, lambda: emit(MeasurementWarning(arm_id=None, message=f"time limit of {limit} reached: stopping the launches in flight")))
+        try:
+            await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if not watchdog.fired or (current is not None and current.cancelling()):
+                raise
+            on_fired()
+        finally:
+            watchdog.close()
+            if not task.done():  # cancelled from outside while waiting: wait for its clean-up
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+
+    def stop_unfinished(self, arms: list[Arm], recorder: Recorder, emit: Emit, where: RunWhere) -> None:
+        """The arms of a launch the limit cut before their run started (its server is stopped by now)."""
+        assert self.seconds is not None
+        for arm in arms:
+            self.arms_stopped += 1
+            recorder.fail(arm, stopped_reason(self.seconds), None, emit, where=where)
+
+    def record_unlaunched(self, session: Session, recorder: Recorder, emit: Emit) -> int:
+        """The arms the limit left without any run: recorded as skipped with the reason, so the
+        stored session is complete (and is not resumed as unfinished)."""
+        assert self.seconds is not None
+        reason = not_launched_reason(self.seconds)
+        left = [arm for arm in session.arms if session.result_for(arm.id) is None]
+        for arm in left:
+            recorder.skip(arm, reason, emit)
+        return len(left)

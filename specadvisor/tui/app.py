@@ -18,10 +18,10 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
+from specadvisor.app.live import SweepState
 from specadvisor.app.running import Runner
 from specadvisor.domain import ArmFinished, Session, Workload
 from specadvisor.errors import SpecAdvisorError
-from specadvisor.sweep.live import SweepState
 from specadvisor.tui.messages import SweepRequested, SweepUpdated
 from specadvisor.tui.screens.provision import ProvisionScreen
 from specadvisor.tui.screens.sweep import SweepScreen
@@ -101,7 +101,7 @@ class SpecAdvisorApp(TuiApp):
     def _load_reaper(self) -> None:
         """Import the engine layer off the UI thread (it is slow to import), then chain its signal
         handlers on the main thread, where Python requires them to be installed."""
-        from specadvisor.engine.reaper import install_signal_handlers
+        from specadvisor.app.engines import install_signal_handlers
 
         self.call_from_thread(install_signal_handlers)
 

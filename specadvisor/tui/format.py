@@ -7,7 +7,7 @@ stay layout-only and the wording is tested without a terminal.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from specadvisor import request_format
 from specadvisor.domain import (
@@ -19,8 +19,10 @@ from specadvisor.domain import (
     Recommendation,
     Session,
 )
-from specadvisor.figures import Speedup
 from specadvisor.tui.protocols import PlanLike
+
+if TYPE_CHECKING:
+    from specadvisor.app.views import Speedup
 
 
 def duration(seconds: float | None) -> str:
@@ -100,11 +102,10 @@ def speedup_range(rng: tuple[float, float] | None) -> str:
 
 def candidate_title(rank: int, c: Candidate, model: str | None = None) -> str:
     """Short enough for a narrow panel: rank, display name, short drafter, expected speedup."""
-    from specadvisor.analysis.arms import method_display_name, short_drafter
-    from specadvisor.rulebase import registry
+    from specadvisor.app.views import candidate_name, short_drafter
 
     drafter = short_drafter(c.drafter, model)
-    name = method_display_name(c.id if registry.get(c.id) else c.method)
+    name = candidate_name(c)
     expected = f" · {speedup_range(c.expected_speedup)}" if c.expected_speedup else ""
     return f"#{rank} {name}" + (f" · {drafter}" if drafter else "") + expected
 
@@ -205,7 +206,7 @@ def summary_cells(summary: Any) -> dict[str, str]:
 def live_arm_lines(row: Any, width: int = 60, now: float | None = None) -> list[str]:
     """What one running arm shows in the live view: phase and throughput with its sparkline, latency
     percentiles so far, acceptance per position with its 95% interval, GPU readings when recorded."""
-    from specadvisor.analysis.arms import arm_label
+    from specadvisor.app.views import arm_label
     from specadvisor.charts import sparkline
 
     phase = row.phase_text(now) if hasattr(row, "phase_text") else row.phase

@@ -1,10 +1,8 @@
 """Everything the TUI asks of the rest of specadvisor, behind one injectable object.
 
-The app never imports the probes, the advisor, the store or the runner directly: it calls these
-callables. `default_services()` wires the real modules (imported lazily, so the first frame does not
-wait for them): the use cases (a plan for this host, the runner for a session) are the app layer's
-(`specadvisor.app`), shared with the CLI; tests pass fixed profiles and a fake runner at the same
-seams. No Textual here.
+Each callable is a use case of the application layer (`specadvisor.app`), the same the CLI calls;
+`default_services()` binds the database and the launch environment to them. The app reaches
+nothing else of the core: tests pass fixed profiles and a fake runner at the same seams. No Textual here.
 """
 
 from __future__ import annotations
@@ -15,18 +13,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from specadvisor.app.running import Runner
-from specadvisor.domain import (
-    Advice,
-    HardwareProfile,
-    ModelProfile,
-    Recommendation,
-    Session,
-    Workload,
-)
+from specadvisor.domain import Advice, HardwareProfile, ModelProfile, Recommendation, Session, Workload
 from specadvisor.tui.protocols import PlanLike
 
 if TYPE_CHECKING:  # the store (sqlite-utils) is imported when first opened, not at TUI start-up
-    from specadvisor.store import Store
+    from specadvisor.app.plan import ExportedPlan
+    from specadvisor.app.sessions import Store
 
 
 @dataclass
@@ -34,7 +26,7 @@ class Services:
     detect: Callable[[], HardwareProfile]
     inspect_model: Callable[[str], ModelProfile]
     advise: Callable[[HardwareProfile, ModelProfile, Workload], Advice]
-    plan: Callable[..., PlanLike]  # (advice, model, hardware, workload, budget_s=None)
+    plan: Callable[..., PlanLike]  # (advice, model, hardware, workload, budget_s=None, host_only=True)
     predict: Callable[[Session], dict[str, float]]
     open_store: Callable[[], Store]
     make_runner: Callable[[Session, Store], Runner]
@@ -46,127 +38,60 @@ class Services:
     report_html: Callable[[Session], str]
     export_bundle: Callable[[Session, Path], Path]
     import_bundle: Callable[[Store, Path], tuple[Session, bool]]  # (session, added: False when already stored)
+    export_plan: Callable[[Advice, ModelProfile, HardwareProfile, Workload, Path, Store], ExportedPlan]
     hypothetical: Callable[[str], HardwareProfile] | None = None  # "H100x8": a machine planned for, not this one
 
 
-def measured_here(db_path: Path | None, model: ModelProfile, hardware: HardwareProfile) -> list[Session]:
-    """Sessions measured on this machine for this model, newest first: local evidence outweighs
-    published numbers (specadvisor.app.evidence, the CLI's `advise` answer too)."""
-    from specadvisor.app.evidence import sessions_measured_here
-
-    return sessions_measured_here(db_path, model.id, hardware)
-
-
 def default_services(db_path: Path | None = None, server_env: dict[str, str] | None = None) -> Services:
-    """The real wiring. Each callable imports its module when first called. `server_env`: the
+    """The real wiring: the app layer's use cases on the database at `db_path`. Each imports its
+    modules when first called, so the first frame does not wait for them. `server_env`: the
     environment every launch gets (the demo passes the CPU engine's); None: the runner derives it."""
-
-    def detect() -> HardwareProfile:
-        from specadvisor.hardware import detect as _detect
-
-        return _detect()
-
-    def inspect_model(ref: str) -> ModelProfile:
-        from specadvisor.modelinfo import inspect_model as _inspect
-
-        return _inspect(ref)
-
-    def advise(hardware: HardwareProfile, model: ModelProfile, workload: Workload) -> Advice:
-        from specadvisor.advisor import advise as _advise
-
-        return _advise(hardware, model, workload, vllm_version=hardware.engine.version, local_sessions=local_sessions(model, hardware))
-
-    def local_sessions(model: ModelProfile, hardware: HardwareProfile) -> list[Session]:
-        return measured_here(db_path, model, hardware)
-
-    def plan(
-        advice: Advice, model: ModelProfile, hardware: HardwareProfile, workload: Workload, budget_s: float | None = None, host_only: bool = True
-    ) -> PlanLike:
-        from specadvisor.app.plan import plan as _plan
-
-        return _plan(advice, model, hardware, workload, budget_s=budget_s, host_only=host_only, history=lambda: local_sessions(model, hardware))
-
-    def predict(session: Session) -> dict[str, float]:
-        from specadvisor.analysis.predict import confident_predictions
-
-        return {key: p.predicted_throughput for key, p in confident_predictions(session).items() if p.arm_id}
-
-    def open_store() -> Store:
-        from specadvisor.settings import paths
-        from specadvisor.store import Store
-
-        return Store.open(db_path or paths().database)
+    from specadvisor.app import advice, engines, evidence, machines, models, plan, reports, running, sessions
+    from specadvisor.app.sweeps import Prepared
 
     def make_runner(session: Session, store: Store) -> Runner:
-        """The app layer's runner for a plan made on the hardware this app detected (or a resumed session)."""
-        from specadvisor.app.running import RunOptions, runner_for
-        from specadvisor.app.sweeps import Prepared
+        """The runner for a plan made on the hardware this app detected (or a resumed session)."""
+        return running.runner_for(Prepared(session, server_env=server_env), store, running.RunOptions(entry_point="tui", detected=session.hardware))
 
-        return runner_for(Prepared(session, server_env=server_env), store, RunOptions(entry_point="tui", detected=session.hardware))
-
-    def stop_servers() -> None:
-        from specadvisor.engine import stop_all_servers
-
-        stop_all_servers()
-
-    def recommend(session: Session) -> Recommendation | None:
-        if session.recommendation is not None:
-            return session.recommendation
-        from specadvisor.analysis.recommend import recommend as _recommend
-
-        return _recommend(session)
-
-    def rejudge(session: Session) -> Recommendation:
-        from specadvisor.analysis.rejudge import rejudge as _rejudge
-
-        return _rejudge(session)
+    def make_plan(
+        chosen: Advice, model: ModelProfile, hardware: HardwareProfile, workload: Workload, budget_s: float | None = None, host_only: bool = True
+    ) -> PlanLike:
+        return plan.plan(
+            chosen,
+            model,
+            hardware,
+            workload,
+            budget_s=budget_s,
+            host_only=host_only,
+            history=lambda: evidence.sessions_measured_here(db_path, model.id, hardware),
+        )
 
     def serve_command(session: Session, rec: Recommendation) -> str:
-        from specadvisor.report.snippet import recommended_command
+        from specadvisor.app.views import recommended_command
 
         return recommended_command(session, rec) or ""
 
-    def report_markdown(session: Session) -> str:
-        from specadvisor.report import markdown
+    def predict(session: Session) -> dict[str, float]:
+        from specadvisor.app.views import predictions
 
-        return markdown(session)
-
-    def report_html(session: Session) -> str:
-        from specadvisor.report import html
-
-        return html(session)
-
-    def export_bundle(session: Session, path: Path) -> Path:
-        from specadvisor.store.bundle import export_bundle as _export
-
-        return _export(session, path) or path
-
-    def import_bundle(store: Store, path: Path) -> tuple[Session, bool]:
-        from specadvisor.analysis.recommend import recommend as _recommend
-        from specadvisor.store.bundle import import_bundle as _import
-
-        return _import(store, path, judge=_recommend)  # as `sessions import`: a verdict computed once, not per view
-
-    def hypothetical(spec: str) -> HardwareProfile:
-        from specadvisor.hardware import hypothetical as _hypothetical
-
-        return _hypothetical(spec)
+        return {key: p.predicted_throughput for key, p in predictions(session).items() if p.arm_id}
 
     return Services(
-        hypothetical=hypothetical,
-        detect=detect,
-        inspect_model=inspect_model,
-        advise=advise,
-        plan=plan,
+        detect=machines.detect,
+        inspect_model=models.inspect_model,
+        advise=lambda hardware, model, workload: advice.advise(hardware, model, workload, db=db_path),
+        plan=make_plan,
         predict=predict,
-        open_store=open_store,
+        open_store=lambda: sessions.open_store(db_path),
         make_runner=make_runner,
-        stop_servers=stop_servers,
-        recommend=recommend,
-        rejudge=rejudge,
+        stop_servers=engines.stop_all_servers,
+        recommend=sessions.recommendation,
+        rejudge=sessions.rejudge,
         serve_command=serve_command,
-        report_markdown=report_markdown,
-        report_html=report_html,
-        export_bundle=export_bundle,
-        import_bundle=import_bundle,
+        report_markdown=lambda session: reports.report(session, "md"),
+        report_html=lambda session: reports.report(session, "html"),
+        export_bundle=lambda session, path: sessions.export(session, path),
+        import_bundle=lambda store, path: sessions.import_into(store, path),
+        export_plan=plan.export_for_gpu,
+        hypothetical=machines.hypothetical,
     )

@@ -1,19 +1,21 @@
 """The Setup form's fields as data: label, default, parser. No Textual here.
 
-One table says what each field is called, what empty means (the default shown in the field) and how
-its text is read, so the screen's labels, its inline errors and the parsed Workload cannot drift
-apart (an error once said "Prompts" for the field labelled "Requests").
+The sweep settings shown on the form (`form=True` on their declaration in `domain.SweepSettings`)
+are generated from the settings' table (`app/setting_table.py`): label, default, bound and how the
+text is read all come from the declaration, so a setting declared for the form appears here with
+nothing else to write. The rest (the GPU to plan for, a prompt file, the plan's time budget) are
+this form's own. One table says what each field is called, what empty means and how its text is
+read, so the screen's labels, its inline errors and the parsed values cannot drift apart.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from specadvisor import setting_specs
-from specadvisor.bench.prompts import BUILTIN_SOURCES
+from specadvisor.app.setting_table import SETTINGS, SettingRow
 from specadvisor.domain import Workload, WorkloadKind
 from specadvisor.errors import InputError
 from specadvisor.quantities import parse_count, parse_count_list, parse_duration, parse_number
@@ -23,51 +25,96 @@ DEFAULT_BUDGET = "30 min"
 
 @dataclass(frozen=True)
 class Field:
-    id: str  # the Input's id
+    id: str  # the Input's id (a setting's: its SweepSettings field name)
     label: str  # what the user reads next to it; errors name it
     default: str  # what empty means, shown as the placeholder
     parse: Callable[[str, str, str], Any]  # (text, label, default text) -> value; InputError when bad
     placeholder: str = ""  # shown when empty and there is no default
+    setting: bool = False  # a SweepSettings field (its value goes to the plan's settings)
 
     @property
     def shown_placeholder(self) -> str:
         return f"{self.default} (default)" if self.default else self.placeholder
 
 
-def _within(setting: str, value: int, label: str) -> int:
-    """A count within its bound as declared on SweepSettings (the CLI's and a bundle's too)."""
-    high = int(setting_specs.bound(setting).high)
-    if value > high:
-        raise InputError(f"{label}: {value} is over the {high:,} limit", hint=f"enter at most {high:,}")
+# ---------------------------------------------------------------------- settings, from their declarations
+
+
+def _bounded(row: SettingRow, value: float, label: str) -> float:
+    """A value in the flag's unit within the declared bound, said as the form says numbers."""
+    b = row.bound
+    if b is not None and not b.contains(value):
+        unit = f" {row.unit}" if row.unit == "min" else ""
+        if value > b.high or (b.high_open and value >= b.high):
+            raise InputError(f"{label}: {value:g}{unit} is over the {b.high:g}{unit} limit", hint=f"enter at most {b.high:g}{unit}")
+        raise InputError(f"{label}: {value:g}{unit} is under the {b.low:g}{unit} limit", hint=f"enter at least {b.low:g}{unit}")
     return value
 
 
-def _count(setting: str) -> Callable[[str, str, str], int]:
-    return lambda text, label, default: _within(setting, parse_count(text, label, default=int(default)), label)
+def _reader(row: SettingRow) -> Callable[[str, str, str], Any]:
+    """How the form reads a setting's text, by the kind and unit its declaration gives it."""
+    if row.kind == "count":
+        return lambda text, label, default: int(_bounded(row, parse_count(text, label, default=int(default)), label))
+    if row.kind == "levels":
+        return lambda text, label, default: [int(_bounded(row, level, label)) for level in parse_count_list(text, label, default=[int(default)])]
+    if row.kind in ("int", "float") and row.unit == "min":  # a duration: "2 h", "90 min"; empty or "none": the default
+        return lambda text, label, default: _duration(row, text, label, default)
+    if row.kind in ("int", "float"):
+        return lambda text, label, default: _number(row, text, label, default)
+    if row.kind in ("switch", "negatable"):
+        return lambda text, label, default: _yes_no(text or default, label)
+    return lambda text, label, default: text.strip() or default
 
 
-def _levels(text: str, label: str, default: str) -> list[int]:
-    return [_within("concurrency", level, label) for level in parse_count_list(text, label, default=[int(default)])]
+def _number(row: SettingRow, text: str, label: str, default: str) -> float | None:
+    if not text.strip() and not default:
+        return None
+    b = row.bound
+    low = b.low if b is not None else 0.0
+    value = parse_number(text, label, default=float(default) if default else None, minimum=min(low, 0.0) if b is None else low)
+    return row.to_model(_bounded(row, value, label))
 
 
-def _temperature(text: str, label: str, default: str) -> float:
-    b = setting_specs.bound("temperature")  # vLLM's own [0, 2], declared on SweepSettings
-    return parse_number(text, label, default=float(default), minimum=b.low, maximum=b.high)
+def _duration(row: SettingRow, text: str, label: str, default: str) -> float | None:
+    seconds = parse_duration(text, label, default=parse_duration(default, label) if default else None)
+    if seconds is not None:
+        _bounded(row, seconds * row.scale, label)  # the bound is in the flag's minutes
+    return seconds
+
+
+def _yes_no(text: str, label: str) -> bool:
+    word = text.strip().lower()
+    if word in ("yes", "y", "on", "true", "1"):
+        return True
+    if word in ("no", "n", "off", "false", "0"):
+        return False
+    raise InputError(f"{label}: cannot read {text.strip()!r} as yes or no", hint="enter yes or no")
+
+
+def _default_text(row: SettingRow, model_default: Any) -> str:
+    if model_default is None:
+        return ""
+    if isinstance(model_default, list):
+        return ",".join(map(str, model_default))
+    if isinstance(model_default, bool):
+        return "yes" if model_default else "no"
+    return f"{model_default:g}" if isinstance(model_default, float) else str(model_default)
+
+
+def setting_fields(rows: Iterable[SettingRow] = SETTINGS) -> tuple[Field, ...]:
+    """A field for every setting declared for the form, in declaration order."""
+    return tuple(
+        Field(row.name, row.label or row.flag, _default_text(row, row.form_default), _reader(row), placeholder=row.form_hint, setting=True)
+        for row in rows
+        if row.form
+    )
+
+
+# ---------------------------------------------------------------------- the form's own fields
 
 
 def _budget(text: str, label: str, default: str) -> float | None:
     return parse_duration(text, label, default=parse_duration(default, label))
-
-
-def _time_limit(text: str, label: str, default: str) -> float | None:
-    """The sweep's hard limit (`sweep --time-limit`, SweepSettings.time_limit_s) as a duration; empty
-    or "none": no limit. NaN, infinities and 0 do not read as a duration; a limit over the bound
-    declared on SweepSettings (7 days) is refused here, as the flag refuses it."""
-    seconds = parse_duration(text, label, default=None)  # the field's default: no limit
-    if seconds is not None and setting_specs.problem("time_limit_s", seconds):
-        high = setting_specs.SPECS["time_limit_s"].cli_bound.high
-        raise InputError(f"{label}: {seconds / 60:g} min is over the {high:g} min limit", hint=f"enter at most {high:g} min (7 days), or clear it for no limit")
-    return seconds
 
 
 def _prompt_file(text: str, label: str, default: str) -> str | None:
@@ -88,31 +135,21 @@ def _gpu(text: str, label: str, default: str) -> str | None:
     text = text.strip()
     if text.lower() in THIS_MACHINE:
         return None
-    from specadvisor.hardware.planning import hypothetical_profile
+    from specadvisor.app.machines import hypothetical
 
     try:
-        hypothetical_profile(text)
+        hypothetical(text)
     except InputError as err:
         message = err.message.replace("in --gpu", "in").replace("--gpu ", f"{label} ")
         raise InputError(f"{message}; {err.hint}" if err.hint else message, hint="clear the field to advise for this machine") from err
     return text
 
 
-def _default(setting: str) -> str:
-    """A setting's default as the form shows it, from its declaration on SweepSettings."""
-    value = setting_specs.SPECS[setting].default
-    return ",".join(map(str, value)) if isinstance(value, list) else f"{value:g}"
-
-
 FIELDS: tuple[Field, ...] = (
     Field("gpu", "Plan for GPU", "", _gpu, "this machine (or a GPU to plan for, e.g. H100x8)"),
     Field("prompt_file", "Prompt file", "", _prompt_file, "optional: your own prompts"),
-    Field("concurrency", "Concurrency", _default("concurrency"), _levels),
-    Field("output_len", "Output tokens", _default("output_len"), _count("output_len")),
-    Field("temperature", "Temperature", _default("temperature"), _temperature),
-    Field("num_prompts", "Requests", _default("num_prompts"), _count("num_prompts")),
+    *setting_fields(),
     Field("budget", "Time budget", DEFAULT_BUDGET, _budget),
-    Field("time_limit", "Time limit", "", _time_limit, "none (or a hard stop for the sweep, e.g. 2 h)"),
 )
 BY_ID = {f.id: f for f in FIELDS}
 
@@ -132,7 +169,7 @@ class FormValues:
     workload: Workload
     budget_s: float | None
     gpu: str | None = None  # plan for this named GPU (hypothetical) instead of this machine
-    time_limit_s: float | None = None  # the sweep's hard limit (SweepSettings.time_limit_s); None: none
+    settings: dict[str, Any] = field(default_factory=dict)  # the form's sweep settings, in the model's units
 
 
 def parse_form(kind: str, source: str, texts: dict[str, str]) -> tuple[FormValues | None, dict[str, str]]:
@@ -140,38 +177,44 @@ def parse_form(kind: str, source: str, texts: dict[str, str]) -> tuple[FormValue
     values: dict[str, Any] = {}
     errors: dict[str, str] = {}
     hints: dict[str, str] = {}
-    for field in FIELDS:
+    for field_ in FIELDS:
         try:
-            values[field.id] = field.parse(texts.get(field.id, ""), field.label, field.default)
+            values[field_.id] = field_.parse(texts.get(field_.id, ""), field_.label, field_.default)
         except InputError as err:
-            errors[field.id] = err.message
-            hints[field.id] = err.hint or ""
+            errors[field_.id] = err.message
+            hints[field_.id] = err.hint or ""
     if errors:
         return None, {k: f"{m} ({hints[k]})" if hints[k] else m for k, m in errors.items()}
-    levels = values["concurrency"]
+    settings = {f.id: values[f.id] for f in FIELDS if f.setting}
+    defaults = Workload()
+    levels = settings.get("concurrency", [defaults.concurrency])
     workload = Workload(
         kind=WorkloadKind(kind),
         prompt_source=values["prompt_file"] or source,
         concurrency=levels[0],
         concurrency_levels=levels,
-        output_len=values["output_len"],
-        temperature=values["temperature"],
-        num_prompts=values["num_prompts"],
+        output_len=settings.get("output_len", defaults.output_len),
+        temperature=settings.get("temperature", defaults.temperature),
+        num_prompts=settings.get("num_prompts", defaults.num_prompts),
     )
-    return FormValues(workload=workload, budget_s=values["budget"], gpu=values["gpu"], time_limit_s=values["time_limit"]), {}
+    return FormValues(workload=workload, budget_s=values["budget"], gpu=values["gpu"], settings=settings), {}
 
 
-def initial_texts(workload: Workload, budget: str = DEFAULT_BUDGET, gpu: str | None = None, time_limit: str = "") -> dict[str, str]:
-    """What the fields show on opening: the current values, as real text (not placeholders)."""
+def initial_texts(workload: Workload, budget: str = DEFAULT_BUDGET, gpu: str | None = None, typed: dict[str, str] | None = None) -> dict[str, str]:
+    """What the fields show on opening: the workload's values, and what was typed before in the
+    other setting fields, as real text (not placeholders)."""
     levels = workload.concurrency_levels or [workload.concurrency]
-    builtin = workload.prompt_source is None or workload.prompt_source in BUILTIN_SOURCES
-    return {
-        "gpu": gpu or "",
-        "prompt_file": "" if builtin else str(workload.prompt_source),
-        "concurrency": ",".join(str(c) for c in levels),
-        "output_len": str(workload.output_len),
-        "temperature": f"{workload.temperature:g}",
-        "num_prompts": str(workload.num_prompts),
-        "budget": budget,
-        "time_limit": time_limit,
-    }
+    from specadvisor.app.plan import builtin_prompt_sets
+
+    builtin = workload.prompt_source is None or workload.prompt_source in builtin_prompt_sets()
+    texts = {f.id: (typed or {}).get(f.id, "") for f in FIELDS if f.setting}
+    texts.update(
+        gpu=gpu or "",
+        prompt_file="" if builtin else str(workload.prompt_source),
+        concurrency=",".join(str(c) for c in levels),
+        output_len=str(workload.output_len),
+        temperature=f"{workload.temperature:g}",
+        num_prompts=str(workload.num_prompts),
+        budget=budget,
+    )
+    return {f.id: texts.get(f.id, "") for f in FIELDS}

@@ -10,19 +10,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from textual.app import App
 from textual.worker import Worker
 
+from specadvisor.app.live import SweepState
 from specadvisor.app.running import Runner
 from specadvisor.domain import Advice, HardwareProfile, ModelProfile, Session, Workload
-from specadvisor.sweep.live import SweepState
 from specadvisor.tui.protocols import PlanLike
 from specadvisor.tui.services import Services
 
 if TYPE_CHECKING:  # the store (sqlite-utils) is imported when first opened, not at TUI start-up
-    from specadvisor.store import Store
+    from specadvisor.app.sessions import Store
 
 
 @dataclass
@@ -36,8 +36,8 @@ class TuiState:
     model_profile: ModelProfile | None = None
     budget_s: float | None = None  # the Setup form's time budget: sizes the default plan
     budget_text: str | None = None
-    time_limit_s: float | None = None  # the Setup form's hard limit on the sweep (SweepSettings.time_limit_s)
-    time_limit_text: str = ""
+    form_settings: dict[str, Any] = field(default_factory=dict)  # the Setup form's sweep settings (time limit...), model units
+    form_texts: dict[str, str] = field(default_factory=dict)  # what was typed in them, shown again on return
     target_gpu: str | None = None  # Setup's "Plan for GPU" (H100x8): advice, plan and export for it
     planned_hardware: HardwareProfile | None = None  # that GPU's hypothetical profile, once advised
     advice: Advice | None = None
@@ -56,8 +56,9 @@ class TuiState:
 
     def take_plan(self, plan: PlanLike) -> None:
         """The plan the Advice screen shows and Start runs (from Setup, or re-planned for a budget),
-        its session carrying the Setup form's time limit as `sweep --time-limit` would."""
-        plan.session.settings = plan.session.settings.model_copy(update={"time_limit_s": self.time_limit_s})
+        its session carrying the Setup form's settings (the time limit, as `sweep --time-limit` would),
+        validated like the flags."""
+        plan.session.settings = plan.session.settings.replace(**self.form_settings)
         self.plan = plan
         self.session = plan.session
 

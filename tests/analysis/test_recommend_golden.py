@@ -42,7 +42,7 @@ def _bundle_scale() -> Any:
 def _h200(name: str, **settings: Any) -> Session:
     session = read_bundle(H200 / name)
     session.recommendation = None
-    session.settings = session.settings.model_copy(update=settings)
+    session.settings = session.settings.replace(**settings)
     return session
 
 
@@ -167,7 +167,7 @@ def cases() -> Iterator[tuple[str, Session, dict[str, Any]]]:
         yield f"synthetic {seed} sequential look 2", synthetic(seed, budget=900.0), {"looks": 2}
     yield "synthetic 4 unpaired", synthetic(4, records=False), {}
     latency = synthetic(5)
-    latency.settings = latency.settings.model_copy(update={"slo_tpot_ms": 19.0})
+    latency.settings = latency.settings.replace(slo_tpot_ms=19.0)
     yield "synthetic 5 latency target", latency, {}
     yield "synthetic 6 one level", synthetic(6, levels=(4,)), {}
     yield "synthetic 7 depends on concurrency", synthetic(7, levels=(1, 8, 64), gains=(1.8, 1.7, 0.6), spread=0.01), {}

@@ -36,7 +36,7 @@ def test_a_new_flag_makes_the_readme_stale(monkeypatch):
 
 
 def test_schema_page_lists_every_table_and_migration():
-    page = doc.schema_page()
+    page = doc.docs.schema_page(doc.WRITE_COMMAND)
     for table in ("sessions", "arms", "arm_results", "position_counts", "samples"):
         assert f"## `{table}`" in page
     assert "`m001_create_tables`" in page and "- unique (session_id, arm_id, t)" in page

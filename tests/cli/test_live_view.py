@@ -6,6 +6,7 @@ import io
 
 from rich.console import Console
 
+from specadvisor.app.live import SweepState
 from specadvisor.cli import live_view
 from specadvisor.cli.live_view import LiveSweepView
 from specadvisor.domain import (
@@ -19,7 +20,6 @@ from specadvisor.domain import (
     ServerStarting,
     Session,
 )
-from specadvisor.sweep.live import SweepState
 
 ARMS = [
     Arm(id="baseline", label="baseline"),
@@ -38,8 +38,8 @@ EVENTS = [
 
 def _view(monkeypatch) -> tuple[LiveSweepView, list[int], io.StringIO]:
     fits: list[int] = []
-    real = live_view.predict_throughput
-    monkeypatch.setattr(live_view, "predict_throughput", lambda s: fits.append(len(s.results)) or real(s))
+    real = live_view.predictions
+    monkeypatch.setattr(live_view, "predictions", lambda s: fits.append(len(s.results)) or real(s))
     out = io.StringIO()
     return LiveSweepView(Session(model="m", arms=ARMS), Console(file=out, width=120)), fits, out
 

@@ -79,8 +79,10 @@ def _local_session(tmp_path: Path):
     """Measured here: a model folder with spaces, an engine command with env vars and a spaced path, TP 2."""
     session = make_session()
     session.model = str(tmp_path / "my models" / "Qwen3 8B")
-    session.settings.engine_cmd = ["env", "VLLM_CPU_KVCACHE_SPACE=4", "OMP_NUM_THREADS=2", "/opt/vllm env/bin/vllm", "serve"]
-    session.settings.server_args = ["--tensor-parallel-size", "2", "--download-dir=~/hf cache"]
+    session.settings = session.settings.replace(
+        engine_cmd=["env", "VLLM_CPU_KVCACHE_SPACE=4", "OMP_NUM_THREADS=2", "/opt/vllm env/bin/vllm", "serve"],
+        server_args=["--tensor-parallel-size", "2", "--download-dir=~/hf cache"],
+    )
     arm = session.arms[-1]
     arm.speculative_config = dict(CONFIG)
     session.recommendation = Recommendation(arm_id=arm.id, speculative_config=dict(CONFIG), serve_command="stale 'stored' string")

@@ -151,6 +151,37 @@ def test_resume_measures_only_the_unfinished_arms(tmp_path, capsys, fake_engine)
     assert arms["baseline"]["speedup"] == 1.0
 
 
+def test_resume_takes_a_new_time_limit_and_refuses_to_change_what_was_measured(tmp_path, capsys, fake_engine):
+    """`sweep --resume ID --time-limit 10 --num-prompts 64` checked both flags, then dropped them: the
+    resumed session ran with no time limit and 32 prompts. A setting declared resumable (the time
+    limit is this run's) is taken; one the finished arms were measured with is refused, in one line,
+    before anything runs."""
+    from specadvisor.domain import SweepSettings
+    from specadvisor.store import Store
+    from specadvisor.sweep.plan import plan_from_methods
+    from sweep_fakes import spec_result
+
+    db = tmp_path / "s.db"
+    plan = plan_from_methods("m", [("ngram", {})], [2, 4], SweepSettings())
+    plan.session.status = "interrupted"
+    plan.session.results = [spec_result("baseline", None, 100.0), spec_result("ngram-n2", 2, 150.0)]
+    with Store.open(db) as store:
+        store.save_session(plan.session)
+    resume = ["--db", str(db), "sweep", "--resume", plan.session.id[:8], "--time-limit", "10", "--json"]
+    assert main([*resume, "--num-prompts", "64"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == (
+        f"specadvisor: error: --num-prompts cannot change when resuming session {plan.session.id[:8]}: its finished arms were measured with "
+        "--num-prompts 32 (resume without --num-prompts, or start a new sweep with it)"
+    )
+    assert fake_engine.calls == []
+    assert main(resume) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["settings"]["time_limit_s"] == 600 and data["settings"]["num_prompts"] == 32
+    with Store.open(db) as store:
+        assert store.get_session(plan.session.id).settings.time_limit_s == 600
+
+
 class _AttachableFake:
     """The bench tests' OpenAI-compatible fake, plus /health, /v1/models and /server_info, served
     from its own thread so that the CLI's own event loops can talk to it over real HTTP."""

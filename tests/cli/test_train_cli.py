@@ -18,7 +18,7 @@ from specadvisor.cli.main import main
         (["train", "--model", "m", "--minutes", "1", "--steps", "3"], "not allowed with argument"),
         (["train", "--model", "m", "--steps", "3", "--heldout", "60"], "--heldout must be from 1 to 40"),
         (["train", "--model", "m", "--steps", "3", "--temperature", "3"], "--temperature must be from 0 to 2"),
-        (["train", "--model", "m", "--steps", "3", "--concurrency", "1,,2"], "--concurrency"),
+        (["train", "--model", "m", "--steps", "3", "--concurrency", "0,2"], "--concurrency needs positive integers"),  # read as `sweep --concurrency` reads it
         (["train", "--model", "m", "--steps", "3", "--server-arg=--port=1"], "--server-arg --port is not allowed"),
         (["drafters", "show", "nope"], "no trained drafter matches 'nope'"),
         (["drafters", "judge", "nope"], "no trained drafter matches 'nope'"),

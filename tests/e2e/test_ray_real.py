@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture
 def ray_cluster():
-    from specadvisor.sweep.ray_cluster import local_cluster
+    from ray_local import local_cluster
 
     env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     with local_cluster(2, env) as (address, cluster_env):  # `ray start --head --num-cpus=2`, stopped by its own pids

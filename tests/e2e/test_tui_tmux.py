@@ -13,19 +13,15 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from pathlib import Path
 
 import pytest
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.e2e,
-    pytest.mark.timeout(1500),
-    pytest.mark.xdist_group("tmux"),  # one tmux server, whose global default size each test sets
-    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (.ci/run installs it)"),
-]
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (.ci/run installs it)")
+
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,33 +30,43 @@ FIELD_LABELS = ("Workload", "Prompt set", "Plan for GPU", "Prompt file", "Concur
 
 
 class Tmux:
+    """A tmux server of the test's own (a private socket in a temp dir, started with `session_env()`
+    only), never the default one: a tmux server already running on the machine (a developer's) would
+    lend the TUI its own global environment (its SPECADVISOR_HOME, no engine dir), and `$TMUX` would
+    point the client at it."""
+
     def __init__(self, command: list[str], env: dict[str, str], width: int = 120, height: int = 40):
         self.name = f"specadvisor-{uuid.uuid4().hex[:8]}"
-        exports = [arg for k, v in env.items() for arg in ("-e", f"{k}={v}")]
+        self.folder = Path(tempfile.mkdtemp(prefix="sa-tmux-", dir="/tmp"))  # short: a socket path must fit 107 bytes
+        self.socket = self.folder / "socket"
+        self.env = env
         wanted = f"{width}x{height}"
-        subprocess.run(["tmux", "start-server", ";", "set-option", "-g", "default-size", wanted, ";",
-                        "new-session", "-d", "-s", self.name, "-x", str(width), "-y", str(height), *exports,
-                        "sh", "-c", 'unset COLUMNS LINES; sleep 2; exec "$@"', "sh", *command], check=True)  # fmt: skip
+        self.run("start-server", ";", "set-option", "-g", "default-size", wanted, ";",
+                 "new-session", "-d", "-s", self.name, "-x", str(width), "-y", str(height),
+                 "sh", "-c", 'unset COLUMNS LINES; sleep 2; exec "$@"', "sh", *command, check=True)  # fmt: skip
         # (the program starts once the window below has its size: it reads the size when it starts)
-        # a tmux server started elsewhere may size new windows its own way: fix this one at the size asked
-        subprocess.run(["tmux", "set-option", "-t", self.name, "window-size", "manual"], capture_output=True)
+        self.run("set-option", "-t", self.name, "window-size", "manual")
         for _ in range(10):
-            subprocess.run(["tmux", "resize-window", "-t", self.name, "-x", str(width), "-y", str(height)], check=True)
-            size = subprocess.run(["tmux", "display", "-p", "-t", self.name, "#{window_width}x#{window_height}"], capture_output=True, text=True).stdout.strip()
+            self.run("resize-window", "-t", self.name, "-x", str(width), "-y", str(height), check=True)
+            size = self.run("display", "-p", "-t", self.name, "#{window_width}x#{window_height}").stdout.strip()
             if size == wanted:
                 break
             time.sleep(0.3)
         assert size == wanted, f"tmux gave a {size} window"
 
+    def run(self, *args: str, check: bool = False) -> subprocess.CompletedProcess[str]:
+        """One tmux command on this test's own server, in its explicit environment (the server that
+        the first command starts takes this environment as its global one, and nothing else)."""
+        return subprocess.run(["tmux", "-S", str(self.socket), *args], env=self.env, capture_output=True, text=True, check=check)
+
     def screen(self) -> str:
-        out = subprocess.run(["tmux", "capture-pane", "-p", "-t", self.name], capture_output=True, text=True)
-        return out.stdout
+        return self.run("capture-pane", "-p", "-t", self.name).stdout
 
     def keys(self, *keys: str) -> None:
-        subprocess.run(["tmux", "send-keys", "-t", self.name, *keys], check=True)
+        self.run("send-keys", "-t", self.name, *keys, check=True)
 
     def type(self, text: str) -> None:
-        subprocess.run(["tmux", "send-keys", "-t", self.name, "-l", text], check=True)
+        self.run("send-keys", "-t", self.name, "-l", text, check=True)
 
     def flat(self) -> str:
         """The screen's words without borders or line breaks: what a reader sees, whatever wraps where."""
@@ -133,7 +139,8 @@ class Tmux:
             assert re.search(rf"{re.escape(name)}\s+{re.escape(value)}(?!\S)", flat), f"{name} does not read {value}; the screen was:\n{self.screen()}"
 
     def close(self) -> None:
-        subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)
+        self.run("kill-server")
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def plan_rows(screen: str) -> list[str]:
@@ -148,11 +155,26 @@ def plan_rows(screen: str) -> list[str]:
     return rows
 
 
+def session_env() -> dict[str, str]:
+    """The TUI's whole environment, named here: where the system's programs and this checkout are,
+    the test's own SPECADVISOR_HOME, the shared CPU engine, offline Hub, a UTF-8 locale (the screen's
+    marks), and the core a test worker pins its servers to. Nothing else of the caller's crosses."""
+    env = {k: os.environ[k] for k in ("PATH", "HOME", "USER", "TMPDIR", "VLLM_CPU_OMP_THREADS_BIND") if k in os.environ}
+    return {
+        **env,
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "TERM": "xterm-256color",
+        "PYTHONPATH": str(ROOT),
+        "SPECADVISOR_HOME": os.environ["SPECADVISOR_HOME"],  # the test's own (conftest)
+        "SPECADVISOR_ENGINE_DIR": os.environ["SPECADVISOR_ENGINE_DIR"],
+        "HF_HUB_OFFLINE": "1",
+    }
+
+
 def launch(tmp_path: Path, width: int, height: int) -> Tmux:
     binary = Path(sys.executable).with_name("specadvisor")
-    env = {"PYTHONPATH": str(ROOT), "SPECADVISOR_HOME": os.environ.get("SPECADVISOR_HOME", "")}
-    env = {k: v for k, v in env.items() if v}
-    return Tmux([str(binary), "--db", str(tmp_path / "s.db")], env, width, height)
+    return Tmux([str(binary), "--db", str(tmp_path / "s.db")], session_env(), width, height)
 
 
 def footer(term: Tmux, wanted: str, timeout_s: float = 20) -> str:
@@ -166,6 +188,32 @@ def footer(term: Tmux, wanted: str, timeout_s: float = 20) -> str:
         time.sleep(0.5)
 
 
+@pytest.mark.timeout(60)
+def test_a_foreign_tmux_server_and_the_callers_environment_lend_the_tui_nothing(monkeypatch):
+    """Run inside a developer's tmux (`$TMUX` names their server, whose global environment is theirs)
+    with something of the caller's own in the environment: the TUI's process sees only `session_env()`."""
+    folder = Path(tempfile.mkdtemp(prefix="sa-tmux-", dir="/tmp"))
+    foreign = folder / "default"
+    theirs = {**os.environ, "SPECADVISOR_HOME": "/their/home", "SPECADVISOR_ENGINE_DIR": "/their/engine", "THEIR_ONLY": "1"}
+    subprocess.run(["tmux", "-S", str(foreign), "new-session", "-d", "-s", "theirs", "sleep 120"], env=theirs, check=True)
+    monkeypatch.setenv("TMUX", f"{foreign},1,0")
+    monkeypatch.setenv("CALLERS_ONLY", "1")
+    term = None
+    try:
+        term = Tmux(["sh", "-c", "env | grep -E '^(SPECADVISOR_|THEIR_|CALLERS_)' | sort; echo END; sleep 60"], session_env(), 160, 20)
+        text = term.wait_for(r"(?m)^END$", 30, "the environment listing")
+    finally:
+        if term is not None:
+            term.close()
+        subprocess.run(["tmux", "-S", str(foreign), "kill-server"], capture_output=True)
+        shutil.rmtree(folder, ignore_errors=True)
+    shown = text.split("END")[0].split()
+    assert shown == sorted([f"SPECADVISOR_ENGINE_DIR={os.environ['SPECADVISOR_ENGINE_DIR']}", f"SPECADVISOR_HOME={os.environ['SPECADVISOR_HOME']}"]), text
+
+
+@pytest.mark.slow
+@pytest.mark.e2e
+@pytest.mark.timeout(1500)
 def test_at_80x24_the_keys_the_plan_and_its_checks_stay_readable(cpu_engine, tmp_path):
     term = launch(tmp_path, 80, 24)
     try:
@@ -237,6 +285,9 @@ def test_at_80x24_the_keys_the_plan_and_its_checks_stay_readable(cpu_engine, tmp
         term.close()
 
 
+@pytest.mark.slow
+@pytest.mark.e2e
+@pytest.mark.timeout(1500)
 def test_setup_advice_sweep_results_in_a_real_terminal(cpu_engine, tmp_path):
     term = launch(tmp_path, 160, 48)
     try:

@@ -1,7 +1,7 @@
 """A stand-in for `vllm serve` at the process boundary: prints log lines, serves /health, or fails.
 
 Usage: python fake_vllm.py --mode MODE [vLLM's --model/--host/--port/... arguments]
-Modes: ok (ready after --delay s), exit (print --fail-log and exit --rc), hang (never ready),
+Modes: ok (ready after --delay s), slowinfo (ok, but /server_info answers after 5 s), exit (print --fail-log and exit --rc), hang (never ready),
 children (ok, plus a grandchild sleeping in the same process group; pids written to --pid-file),
 stubborn (ok, but ignores SIGTERM), longline (ok, after printing a 3 MB line).
 """
@@ -23,6 +23,8 @@ class Handler(BaseHTTPRequestHandler):
             "/version": (200, json.dumps({"version": "0.0-fake"}).encode()),
             "/v1/models": (200, json.dumps({"data": [{"id": self.server.model, "max_model_len": 2048}]}).encode()),
         }
+        if self.path.startswith("/server_info") and self.server.mode == "slowinfo":
+            time.sleep(5)
         status, body = routes.get(self.path.split("?")[0], (404, b"{}"))
         self.send_response(status)
         self.send_header("Content-Length", str(len(body)))
@@ -77,6 +79,7 @@ def main() -> None:
     time.sleep(args.delay)
     server = ThreadingHTTPServer((args.host, args.port), Handler)
     server.model = args.model
+    server.mode = args.mode
     print("Application startup complete.", flush=True)
     server.serve_forever()
 

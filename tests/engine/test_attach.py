@@ -28,6 +28,26 @@ async def test_endpoint_info_and_dev_endpoints(fake_spec, monkeypatch):
     assert endpoint.headers() == {"Authorization": "Bearer sk-secret-123"}
 
 
+async def test_a_server_info_that_times_out_is_reported_as_a_timeout_not_as_not_exposed(fake_spec, monkeypatch):
+    """A loaded box answered /server_info after the client's timeout: the provenance once said "not
+    exposed (start vLLM with VLLM_SERVER_DEV_MODE=1)", which sent the reader to the wrong fix."""
+    import httpx
+
+    from specadvisor.engine import attach
+    from specadvisor.provenance import _exposed
+
+    monkeypatch.setattr(attach, "_TIMEOUT", httpx.Timeout(0.5))
+    async with VllmServer(fake_spec("slowinfo")) as server:
+        info = await Endpoint(server.base_url).info()
+    assert info.served_model == "fake-model"  # the rest was read
+    assert info.server_info_available is False and info.server_info_error == "did not answer within 0.5 s"
+    assert _exposed(info)["server_info"] == "unknown: it did not answer within 0.5 s"
+    async with VllmServer(fake_spec("ok")) as server:  # a 404 is what "not exposed" means
+        info = await Endpoint(server.base_url).info()
+    assert info.server_info_error is None
+    assert _exposed(info)["server_info"] == "not exposed (start vLLM with VLLM_SERVER_DEV_MODE=1)"
+
+
 async def test_unreachable_endpoint_is_an_engine_error():
     with pytest.raises(EngineError, match="cannot reach"):
         await Endpoint("http://127.0.0.1:9").info()

@@ -8,12 +8,12 @@ import json
 
 import pytest
 
+from specadvisor.app.evidence import sessions_measured_here
 from specadvisor.cli.main import main
 from specadvisor.domain import Arm, ArmResult, ArmStatus, Session
 from specadvisor.hardware import hypothetical
 from specadvisor.store import Store
 from specadvisor.store.bundle import bundle_document
-from specadvisor.tui.services import measured_here
 
 MODEL = "acme/support-bot-ft"
 
@@ -61,7 +61,7 @@ def test_advise_never_counts_evidence_from_elsewhere_as_measured_here(tmp_path, 
     data = _advise(capsys, db)
     assert _local_evidence(data) == []
     assert "9.00x" not in json.dumps(data)
-    assert measured_here(db, _profile(), hypothetical("L40S")) == []
+    assert sessions_measured_here(db, MODEL, hypothetical("L40S")) == []  # the TUI's answer (tui/services binds it)
 
 
 def test_the_cli_and_the_tui_agree_on_a_session_measured_here(tmp_path, capsys):
@@ -71,10 +71,4 @@ def test_the_cli_and_the_tui_agree_on_a_session_measured_here(tmp_path, capsys):
         store.save_session(session)
     data = _advise(capsys, db)
     assert len(_local_evidence(data)) == 1
-    assert [s.id for s in measured_here(db, _profile(), hypothetical("L40S"))] == [session.id]
-
-
-def _profile():
-    from specadvisor.domain import ModelProfile
-
-    return ModelProfile(id=MODEL, source="catalog")
+    assert [s.id for s in sessions_measured_here(db, MODEL, hypothetical("L40S"))] == [session.id]  # the TUI's answer

@@ -97,13 +97,14 @@ async def test_the_time_limit_counts_from_before_the_runner():
 
 def test_an_endpoint_sweep_hands_its_start_to_the_runner(tmp_path, monkeypatch):
     from specadvisor.app import running, sweeps
+    from specadvisor.domain import SweepSettings
     from specadvisor.store import Store
 
     with LyingEndpoint() as stub:
         before = time.monotonic()
-        prepared = sweeps.attach_endpoint(sweeps.SweepRequest(endpoint=stub.url, measurement={"time_limit_s": 60.0}))
+        prepared = sweeps.attach_endpoint(sweeps.SweepRequest(settings=SweepSettings.of(endpoint=stub.url, time_limit_s=60.0)))
     assert prepared.started_at is not None and before <= prepared.started_at <= time.monotonic()
     with Store.open(tmp_path / "s.db") as store:
         runner = running.runner_for(prepared, store)
-    assert runner._started_at == prepared.started_at
+    assert runner._limit.started_at == prepared.started_at  # the time limit counts from the identification
     json.dumps(prepared.session.model_dump(mode="json"))  # nothing unserialisable added to the session

@@ -59,8 +59,7 @@ def _import(tmp_path, cli, arms: list[Arm], **settings) -> tuple[Path, str]:
     session.results = session.results[:1]
     session.samples = []
     session.recommendation = None
-    for key, value in settings.items():
-        setattr(session.settings, key, value)
+    session.settings = session.settings.replace(**settings)
     path = tmp_path / "bundle.json"
     path.write_text(json.dumps(bundle_document(session)), encoding="utf-8")
     db = tmp_path / "s.db"
@@ -347,8 +346,7 @@ EVIL_MODELS = ["attacker/remote-code-model", "../../../../home/victim/.ssh", "/t
 def _import_model(tmp_path, cli, model: str, **settings) -> tuple[Path, str]:
     session = make_session(status="finished")
     session.model = model
-    for key, value in settings.items():
-        setattr(session.settings, key, value)
+    session.settings = session.settings.replace(**settings)
     path = tmp_path / "bundle.json"
     path.write_text(json.dumps(bundle_document(session)), encoding="utf-8")
     db = tmp_path / "s.db"

@@ -10,9 +10,9 @@ import pytest
 from hostile_helpers import assert_one_line_error
 from lying_stub import LyingEndpoint
 
+from specadvisor.app.live import SweepState
 from specadvisor.domain import Arm, ArmFailed, ArmResult, ArmStatus, MeasurementWarning, ServerLog, ServerStarting
 from specadvisor.redact import REDACTED, forget_secrets, redact_argv, redact_text, remember_secret
-from specadvisor.sweep.live import SweepState
 
 FAST = ["--num-prompts", "2", "--output-len", "4", "--warmup", "0"]
 SECRET = "Zq7xK29pLmN4vB8sQ"

@@ -42,7 +42,7 @@ def test_a_launch_that_measures_two_concurrency_levels_counts_once():
 
 def test_an_endpoint_session_launched_nothing():
     session = two_levels_two_trials_and_a_bracket()
-    session.settings = session.settings.model_copy(update={"endpoint": "http://127.0.0.1:8000/v1", "engine_cmd": []})
+    session.settings = session.settings.replace(endpoint="http://127.0.0.1:8000/v1", engine_cmd=[])
     runs = dict(schedule_facts(session, None))["runs"]
     assert "launch" not in runs.replace("no server launched", "") and runs.startswith("10 measurement run(s) against the endpoint"), runs
 

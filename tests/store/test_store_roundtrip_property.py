@@ -49,7 +49,7 @@ def sessions(draw):
             "notes": draw(_text),
             "model": draw(_text),
             "created_at": draw(_moments),
-            "settings": base.settings.model_copy(update={"temperature": draw(st.floats(0, 2))}),
+            "settings": base.settings.replace(temperature=draw(st.floats(0, 2))),
             "results": [result],
             "samples": samples,
         }

@@ -174,7 +174,7 @@ async def test_serve_argv_is_recorded_redacted_in_the_event_stream(store):
 
 
 def test_tui_state_shows_the_memory_wait():
-    from specadvisor.sweep.live import SweepState
+    from specadvisor.app.live import SweepState
 
     state = SweepState()
     state.add_arms(plan().session.arms)

@@ -21,15 +21,15 @@ def test_methods_grid_with_aliases_and_parallel_flag():
 
 
 def test_edit_arms_and_concurrency():
-    plan = plan_from_methods("m", [("ngram", {})], [2], SweepSettings())
+    plan = plan_from_methods("m", [("ngram", {})], [2], SweepSettings(concurrency=[1, 8]))
     plan.add_arm("ngram", 4)
     assert plan.add_arm("ngram", 4) == []  # already planned
-    plan.remove_arm("ngram-n2")
-    plan.set_concurrency([1, 8])
+    plan.remove_arm("ngram-n2-c1")
+    plan.remove_arm("ngram-n2-c8")
     assert [a.id for a in plan.arms] == ["baseline-c1", "baseline-c8", "ngram-n4-c1", "ngram-n4-c8"]
     assert plan.configurations() == 2 and plan.launches() == 3  # + the baseline's end-of-sweep bracket
-    plan.update_settings(trials=3, output_len=64)
-    assert plan.settings.trials == 3 and plan.launches() == 7  # a trial is a fresh server
+    three = plan_from_methods("m", [("ngram", {})], [4], SweepSettings(concurrency=[1, 8], trials=3))
+    assert three.launches() == 7  # a trial is a fresh server
     with pytest.raises(InputError, match="no arm 'nope'"):
         plan.remove_arm("nope")
 
@@ -44,7 +44,8 @@ def test_estimate_counts_startup_per_launch_and_tokens():
     plan = plan_from_methods("m", [("ngram", {})], [2], s)
     plan.startup_estimate_s, plan.tokens_per_s_estimate = 60, 50
     assert plan.estimate_seconds() == pytest.approx(3 * 60 + 3 * 10 * 100 / 50)  # 2 arms + the baseline bracket
-    plan.update_settings(bracket=False)
+    plan = plan_from_methods("m", [("ngram", {})], [2], s.replace(bracket=False))
+    plan.startup_estimate_s, plan.tokens_per_s_estimate = 60, 50
     assert plan.estimate_seconds() == pytest.approx(2 * 60 + 2 * 10 * 100 / 50)
     assert estimate_seconds(plan.session) > 0
 
@@ -125,8 +126,8 @@ def test_a_time_budget_sizes_the_default_plan():
 
 
 def test_a_cpu_only_host_plans_what_it_can_measure():
+    from specadvisor.app.hostfit import fit_to_host
     from specadvisor.domain import CpuInfo, GpuInfo, HardwareProfile, ModelProfile
-    from specadvisor.sweep.hostfit import fit_to_host
 
     advice = _qwen_like_advice()
     cpu = HardwareProfile(cpu=CpuInfo(model="x"))

@@ -55,8 +55,8 @@ def test_a_lost_actor_costs_its_arm_not_the_session(tmp_path):
     import json
     import subprocess
 
+    from ray_local import local_cluster
     from specadvisor.store import Store
-    from specadvisor.sweep.ray_cluster import local_cluster
 
     root = str(Path(__file__).resolve().parents[2])
     db = tmp_path / "ray.db"

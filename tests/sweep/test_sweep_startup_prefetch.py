@@ -120,7 +120,7 @@ async def test_cold_and_warm_start_up_reach_json_and_the_report(store):
 
 
 def test_the_live_model_shows_downloads_while_they_run():
-    from specadvisor.sweep.live import SweepState
+    from specadvisor.app.live import SweepState
 
     state = SweepState()
     assert state.apply(DownloadProgress(repo_id="org/t", done_bytes=0, total_bytes=2_000_000_000)) == {"log", "progress"}

@@ -110,7 +110,7 @@ async def test_a_resumed_sequential_sweep_continues_its_looks(store):
     (the look it stopped at is taken again on the same data) instead of starting it over."""
     session, _ = await sweep(store, Launches(1.02), budget_s=30)  # a round costs 23 s: look 1, one round, then look 2 stops
     assert session.provenance.stopped.code == "budget too small" and session.settings.looks == 2
-    session.settings = session.settings.model_copy(update={"budget_s": 600.0})  # what --resume --budget does
+    session.settings = session.settings.replace(budget_s=600.0)  # what --resume --budget does
     runner = SweepRunner(session, store, server_factory=lambda arm, s: FakeServer(arm), measure=Launches(1.02), prompt_loader=no_prompts)
     events = [e async for e in runner.events()]
     looks = [e.message.split(",")[0] for e in events if getattr(e, "message", "").startswith("look ")]

@@ -6,6 +6,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from specadvisor.app import engine_env
 from specadvisor.app.demo import demo
 from specadvisor.cli.main import main
@@ -60,7 +62,25 @@ def test_headless_runs_the_same_session_through_the_sweep_view(tmp_path, monkeyp
 def test_bad_numbers_fail_with_one_line_and_exit_2(capsys, tmp_path):
     assert main(["--db", str(tmp_path / "x.db"), "demo", "--num-prompts", "0"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "--num-prompts and --output-len must be at least 1" in err[0]
+    assert len(err) == 1 and "--num-prompts must be a whole number from 1 to 1000000, got '0'" in err[0]
     assert main(["--db", str(tmp_path / "x.db"), "demo", "--n", "two"]) == 2
-    assert "--n must be comma-separated integers" in capsys.readouterr().err
+    assert "--n 'two' is not a comma-separated list of whole numbers" in capsys.readouterr().err
     assert not (tmp_path / "x.db").exists(), "nothing written on bad input"
+
+
+@pytest.mark.parametrize("headless", [["--headless"], []])
+def test_demo_n_has_the_sweeps_limit(capsys, tmp_path, monkeypatch, headless):
+    """`demo --n 100000` was accepted and planned (a 100,000-token draft per step) where `sweep --n`
+    stops at 64: one line, exit 2, before the engine is provisioned or the TUI opens."""
+    from specadvisor.app import engine_env
+
+    def provision(progress):
+        raise AssertionError("the engine was provisioned for a bad --n")
+
+    monkeypatch.setattr(engine_env, "ensure_cpu", provision)
+    monkeypatch.setattr("specadvisor.engine.cpu.ensure_cpu_engine", provision)
+    monkeypatch.setattr("specadvisor.tui.launch.run_guarded", provision)  # the TUI would provision it inside
+    assert main(["--db", str(tmp_path / "x.db"), "demo", *headless, "--n", "2,100000"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["specadvisor: error: --n values must be from 1 to 64, got 100000 (e.g. --n 1,3,5)"]
+    assert not (tmp_path / "x.db").exists()

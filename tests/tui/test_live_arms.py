@@ -8,9 +8,9 @@ import asyncio
 from conftest import settle
 from textual.widgets import Static
 
+from specadvisor.app.live import SweepState
 from specadvisor.charts import sparkline
 from specadvisor.domain import Arm, MetricsSample, MetricsSampled, Progress, ServerStarting
-from specadvisor.sweep.live import SweepState
 from specadvisor.tui.format import gpu_line, live_arm_lines
 
 BASE = Arm(id="baseline", label="baseline")

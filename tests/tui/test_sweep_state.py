@@ -1,7 +1,8 @@
-"""The live sweep model (specadvisor.sweep.live), folded from events without Textual: what the sweep screen shows."""
+"""The live sweep model (specadvisor.app.live), folded from events without Textual: what the sweep screen shows."""
 
 from __future__ import annotations
 
+from specadvisor.app.live import LOG_LINES_KEPT, SweepState
 from specadvisor.domain import (
     Arm,
     ArmFailed,
@@ -18,7 +19,6 @@ from specadvisor.domain import (
     ServerStarting,
     SweepFinished,
 )
-from specadvisor.sweep.live import LOG_LINES_KEPT, SweepState
 from tui_fakes import RATES, arm_result
 
 BASE = Arm(id="baseline", label="baseline")

@@ -285,7 +285,7 @@ async def test_a_server_start_up_shows_elapsed_seconds_and_the_log_line(make_app
 
 
 def test_advice_quotes_sessions_measured_here_not_imported_ones(db_path):
-    from specadvisor.tui.services import measured_here
+    from specadvisor.app.evidence import sessions_measured_here as measured_here
 
     with Store.open(db_path) as store:
         own = finished_session(store, name="mine")
@@ -294,4 +294,4 @@ def test_advice_quotes_sessions_measured_here_not_imported_ones(db_path):
         for session in (own, theirs):
             session.hardware_fingerprint = HARDWARE.fingerprint()  # the same machine, as far as fingerprints go
             store.save_session(session)
-    assert [s.id for s in measured_here(db_path, MODEL, HARDWARE)] == [own.id]
+    assert [s.id for s in measured_here(db_path, MODEL.id, HARDWARE)] == [own.id]

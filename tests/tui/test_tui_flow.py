@@ -311,13 +311,13 @@ async def test_the_time_limit_field_refuses_nonsense_in_one_line_and_starts_noth
             "99999999": "Time limit: 1e+08 min is over the 10080 min limit",
         }
         for text, message in expected.items():
-            app.screen.query_one("#time_limit", Input).value = text
+            app.screen.query_one("#time_limit_s", Input).value = text
             await pilot.press("f5")
             await settle(pilot)
             assert isinstance(app.screen, SetupScreen)
-            shown = str(app.screen.query_one("#time_limit-error", Static).render())
+            shown = str(app.screen.query_one("#time_limit_s-error", Static).render())
             assert message in shown and "\n" not in shown.strip(), (text, shown)
-            assert app.focused is app.screen.query_one("#time_limit", Input)
+            assert app.focused is app.screen.query_one("#time_limit_s", Input)
         assert calls.inspected == [] and calls.runners == [] and app.state.plan is None
 
 
@@ -326,8 +326,8 @@ async def test_the_time_limit_reaches_the_sweep_and_survives_a_replan(make_app, 
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         app.screen.query_one("#model", Input).value = MODEL.id
-        assert "none" in app.screen.query_one("#time_limit", Input).placeholder  # empty: no limit
-        app.screen.query_one("#time_limit", Input).value = "1 h 30 min"
+        assert "none" in app.screen.query_one("#time_limit_s", Input).placeholder  # empty: no limit
+        app.screen.query_one("#time_limit_s", Input).value = "1 h 30 min"
         await pilot.press("f5")
         await settle(pilot)
         assert isinstance(app.screen, AdviceScreen)

@@ -53,9 +53,9 @@ def test_the_choice_becomes_core_ranges_on_a_cpu_host_and_gpu_groups_on_a_gpu_ho
     plan = services.plan(ADVICE, MODEL, hardware, WORKLOAD)
     with Store.open(tmp_path / "db.sqlite") as store:
         assert len(services.make_runner(plan.session, store).slots) == 1  # auto without GPUs: serial
-        plan.session.settings.parallel_choice = "2"
+        plan.session.settings = plan.session.settings.replace(parallel_choice="2")
         assert [s.label for s in services.make_runner(plan.session, store).slots] == ["cores 0-1", "cores 2-3"]
         gpus = [GpuInfo(index=i, vendor="other", name="X") for i in range(4)]
         plan.session.hardware = replace(hardware, gpus=gpus)
-        plan.session.settings.parallel_choice = "auto"
+        plan.session.settings = plan.session.settings.replace(parallel_choice="auto")
         assert [s.gpu_ids for s in services.make_runner(plan.session, store).slots] == ["0", "1", "2", "3"]

@@ -163,6 +163,31 @@ async def test_capacity_key_starts_a_goodput_sweep_with_the_target(make_app, cal
         assert settings.goodput and settings.slo_tpot_ms == 250 and settings.slo_ttft_ms == 2000
 
 
+async def test_a_capacity_target_past_its_bound_is_refused_and_the_session_stays_readable(make_app, calls):
+    """The Capacity prompt took a p99 TPOT target of 1e12 ms, saved it past validation (model_copy)
+    and the session could no longer be read ("Input should be less than or equal to 86400000"). The
+    target is now checked as --slo-tpot-ms is: one readable line, nothing run, the plan unchanged."""
+    from specadvisor.domain import Session
+
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.screen.query_one("#model", Input).value = MODEL.id
+        await pilot.press("f5")
+        await settle(pilot)
+        await pilot.press("g")
+        await pilot.pause()
+        app.screen.query_one("#prompt-input", Input).value = "1e12"
+        await pilot.press("enter")
+        await settle(pilot)
+        shown = " ".join(str(w.render()) for w in app.screen.query(Static))
+        assert "p99 TPOT target (--slo-tpot-ms) must be at most 86,400,000 ms" in shown, shown
+        assert calls.runners == []
+        session = app.state.plan.session
+        assert not session.settings.goodput and session.settings.slo_tpot_ms is None
+        assert Session.model_validate_json(session.model_dump_json()) == session  # still a session that reads back
+
+
 def test_the_real_services_run_a_capacity_session_with_the_capacity_runner(db_path):
     from specadvisor.domain import SweepSettings
     from specadvisor.sweep.capacity import CapacityRunner

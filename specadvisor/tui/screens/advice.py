@@ -7,8 +7,7 @@ and on a CPU-only host says what cannot be measured here and exports the full pl
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -17,13 +16,12 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Collapsible, DataTable, Footer, Header, Static
 
 from specadvisor import textsafe
-from specadvisor.analysis.arms import arm_label, family_key
-from specadvisor.domain import Advice, Arm, Session
+from specadvisor.app.capacity import for_capacity
+from specadvisor.app.running import parallel_choice
+from specadvisor.app.views import arm_label, candidate_family, family_key
+from specadvisor.domain import Advice, Arm
 from specadvisor.errors import InputError
-from specadvisor.fileio import write_atomic
-from specadvisor.quantities import parse_count_list, parse_duration, parse_number
-from specadvisor.sweep.plan import candidate_family
-from specadvisor.sweep.slots import parallel_count
+from specadvisor.quantities import parse_count_list, parse_duration
 from specadvisor.tui.format import candidate_details, candidate_title, plan_estimate_lines, plan_warnings
 from specadvisor.tui.messages import SweepRequested
 from specadvisor.tui.plan_edit import arm_request, family_of
@@ -31,6 +29,9 @@ from specadvisor.tui.protocols import PlanLike
 from specadvisor.tui.screens.base import AppScreen
 from specadvisor.tui.state import required
 from specadvisor.tui.widgets.modals import ConfirmModal, InfoModal, PromptModal
+
+if TYPE_CHECKING:
+    from specadvisor.app.plan import ExportedPlan
 
 
 class AdviceScreen(AppScreen):
@@ -179,13 +180,12 @@ class AdviceScreen(AppScreen):
         def answered(text: str | None) -> None:
             if text is None:
                 return
-            choice = text.strip().lower() or "auto"
             try:
-                parallel_count(choice)
+                choice = parallel_choice(text.strip() or "auto")
+                self.plan.session.settings = self.plan.session.settings.replace(parallel_choice=choice)
             except InputError as err:
                 self.app.show_error("Cannot read that", err)
                 return
-            self.plan.session.settings.parallel_choice = choice
             self.refresh_plan()
 
         current = self.plan.session.settings.parallel_choice
@@ -242,8 +242,9 @@ class AdviceScreen(AppScreen):
 
     @work(thread=True, exclusive=True, group="export", exit_on_error=False)
     def export_plan(self, spec: str, text: str, default: str) -> None:
+        """The app layer's export for a GPU machine (`app.plan.export_for_gpu`), on a store
+        connection of this worker's own (a SQLite connection belongs to its thread)."""
         from specadvisor.fileio import output_target
-        from specadvisor.report.serve_params import serve_params
 
         state = self.state
         path = output_target(text, default_name=default, protected=[state.store.path])  # the CLI's -o rule
@@ -253,16 +254,16 @@ class AdviceScreen(AppScreen):
         model = required(state.model_profile, "model")
         hardware = services.hypothetical(spec) if services.hypothetical else required(state.hardware, "hardware")
         advice = services.advise(hardware, model, state.workload)
-        full = services.plan(advice, model, hardware, state.workload, budget_s=None, host_only=False)
-        full.session.name = full.session.name or f"plan for {hardware.gpu_label}"
-        written = write_atomic(path, json.dumps(serve_params(full.session), indent=2) + "\n")
-        self.app.call_from_thread(self._exported, full.session, written, advice)
+        store = services.open_store()
+        try:
+            exported = services.export_plan(advice, model, hardware, state.workload, path, store)
+        finally:
+            store.close()
+        self.app.call_from_thread(self._exported, exported, advice)
 
-    def _exported(self, session: Session, written: Path, advice: Advice) -> None:
-        self.state.store.save_session(session)
-        from specadvisor.trust import handoff_commands
-
-        export, load, run = handoff_commands(session, f"specadvisor-plan-{session.id[:8]}.json")
+    def _exported(self, exported: ExportedPlan, advice: Advice) -> None:
+        session, written = exported.session, exported.written
+        export, load, run = exported.handoff
         self.notify(
             f"Wrote {written} ({len(session.arms)} arms). Saved plan {session.id[:8]}: `{export}` here, "
             f"then on the GPU machine `{load}` and `{run}` (an imported plan runs as a new session there).",
@@ -283,16 +284,10 @@ class AdviceScreen(AppScreen):
             if not text:
                 return
             try:
-                parts = [p for p in text.replace(";", ",").split(",") if p.strip()]
-                if not 1 <= len(parts) <= 2:
-                    raise InputError(f"cannot read {text!r} as a latency target", hint="e.g. 30 (p99 TPOT ms) or 30, 500 (and p99 TTFT ms)")
-                tpot = parse_number(parts[0].lower().replace("ms", ""), "p99 TPOT target (ms)", minimum=0.001)
-                ttft = parse_number(parts[1].lower().replace("ms", ""), "p99 TTFT target (ms)", minimum=0.001) if len(parts) > 1 else None
+                session = for_capacity(self.plan.session, text)  # the targets checked as --slo-tpot-ms/--slo-ttft-ms are
             except InputError as err:
                 self.app.show_error("Cannot read that target", err)
                 return
-            session = self.plan.session
-            session.settings = session.settings.model_copy(update={"goodput": True, "slo_tpot_ms": tpot, "slo_ttft_ms": ttft})
             self.post_message(SweepRequested(session))
 
         self.app.push_screen(PromptModal("Capacity under a latency target: p99 TPOT ms[, p99 TTFT ms]", value="30, 500"), answered)

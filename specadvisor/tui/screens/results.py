@@ -13,21 +13,27 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Static
 
 from specadvisor import textsafe
-from specadvisor.analysis.arms import arm_label
-from specadvisor.analysis.capacity import capacity_answer
+from specadvisor.app.live import short_label
+from specadvisor.app.reports import placeholder_note
+from specadvisor.app.views import (
+    MAX_SHOWN_REASONS,
+    all_speedups,
+    arm_label,
+    capacity_answer,
+    deciding_step,
+    recommended_config,
+    shown_reasons,
+    speedup_text,
+    tabled_arms,
+)
 from specadvisor.domain import ArmResult, ArmStatus, Recommendation, Session
 from specadvisor.errors import InputError
-from specadvisor.figures import all_speedups, speedup_text
 from specadvisor.fileio import output_target, write_atomic
-from specadvisor.report.content import MAX_SHOWN_REASONS, shown_reasons, tabled_arms
-from specadvisor.report.snippet import deciding_step, recommended_config, spec_config_json
-from specadvisor.sweep.live import short_label
-from specadvisor.trust import placeholder_note
 from specadvisor.tui.format import result_row, verdict_headline, workload_tag
 from specadvisor.tui.screens.base import AppScreen
 from specadvisor.tui.widgets.charts import AcceptanceChart
 from specadvisor.tui.widgets.modals import PromptModal
-from specadvisor.vllm_command import shell_script
+from specadvisor.vllm_command import shell_script, spec_config_json
 
 # The terminal decides whether an OSC 52 write lands (tmux needs set-clipboard on): never claim "Copied".
 CLIPBOARD_SENT = (

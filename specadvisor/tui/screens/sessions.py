@@ -16,11 +16,11 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import DataTable, Footer, Header, Static
 
+from specadvisor.app.sessions import compare_loaded, is_imported, refuse_imported
 from specadvisor.domain import Recommendation, Session
 from specadvisor.errors import InputError
 from specadvisor.fileio import output_target
 from specadvisor.textsafe import line, markup
-from specadvisor.trust import is_imported, refuse_imported
 from specadvisor.tui.format import session_columns, summary_cells
 from specadvisor.tui.messages import SweepRequested
 from specadvisor.tui.screens.base import AppScreen
@@ -28,7 +28,7 @@ from specadvisor.tui.screens.results import ResultsScreen
 from specadvisor.tui.widgets.modals import ConfirmModal, PromptModal
 
 if TYPE_CHECKING:  # the store (sqlite-utils) is imported when first opened, not at TUI start-up
-    from specadvisor.store import SessionSummary
+    from specadvisor.app.sessions import SessionSummary
 
 ROWS_PER_FRAME = 200  # rows added to the sessions table per frame
 
@@ -293,9 +293,7 @@ class CompareScreen(AppScreen):
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
-        from specadvisor.store.compare import compare_sessions
-
-        comparison = compare_sessions(list(self.pair))
+        comparison = compare_loaded(list(self.pair))
         lines = []
         for tag, col in zip("AB", comparison.sessions, strict=False):
             if col.best_arm == "undecided":

@@ -12,7 +12,7 @@ from textual.widget import Widget
 from textual.widgets import Button, Footer, Header, Input, Label, Select, Static
 
 from specadvisor import textsafe
-from specadvisor.bench.prompts import default_output_len
+from specadvisor.app.plan import default_output_len
 from specadvisor.domain import Advice, HardwareProfile, ModelProfile, Workload, WorkloadKind
 from specadvisor.errors import InputError
 from specadvisor.tui.format import hardware_lines, model_lines
@@ -60,7 +60,7 @@ class SetupScreen(AppScreen):
                         yield Label("  Prompt set", id="source-label")
                         builtin = wl.prompt_source if wl.prompt_source in {v: k for k, v in PROMPT_SOURCES} else "humaneval"
                         yield Select(PROMPT_SOURCES, value=builtin, allow_blank=False, id="source", compact=True)
-                    texts = initial_texts(wl, state.budget_text or BY_ID["budget"].default, state.target_gpu, state.time_limit_text)
+                    texts = initial_texts(wl, state.budget_text or BY_ID["budget"].default, state.target_gpu, state.form_texts)
                     for field in FIELDS:
                         with Horizontal(classes="field-row"):
                             yield Label(f"  {field.label}", id=f"{field.id}-label")
@@ -201,8 +201,8 @@ class SetupScreen(AppScreen):
         self.state.workload = values.workload
         self.state.budget_s = values.budget_s
         self.state.budget_text = texts["budget"]
-        self.state.time_limit_s = values.time_limit_s
-        self.state.time_limit_text = texts["time_limit"]
+        self.state.form_settings = values.settings
+        self.state.form_texts = {f.id: texts[f.id] for f in FIELDS if f.setting}
         self.state.target_gpu = values.gpu
         self.advise(ref, values.workload, values.gpu)
 

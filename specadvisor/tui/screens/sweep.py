@@ -1,6 +1,6 @@
 """Sweep (live): the arm queue, the current arm, acceptance per position, throughput vs N, warnings, log.
 
-The screen only renders the SweepState it is given (specadvisor.sweep.live). Updates are coalesced: counters redraw a few times a
+The screen only renders the SweepState it is given (specadvisor.app.live). Updates are coalesced: counters redraw a few times a
 second and the charts about once a second, so a sweep of thousands of requests stays smooth.
 """
 
@@ -13,8 +13,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Collapsible, DataTable, Footer, Header, Input, ProgressBar, RichLog, Static
 
 from specadvisor import textsafe
+from specadvisor.app.live import STATUS_ICONS, SweepState, short_label
 from specadvisor.domain import ArmStatus
-from specadvisor.sweep.live import STATUS_ICONS, SweepState, short_label
 from specadvisor.tui.format import live_arm_lines
 from specadvisor.tui.messages import SweepUpdated
 from specadvisor.tui.screens.base import AppScreen

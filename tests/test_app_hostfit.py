@@ -8,8 +8,8 @@ from dataclasses import replace
 import pytest
 
 from specadvisor.analysis.costs import Costs
+from specadvisor.app.hostfit import fit_to_host
 from specadvisor.domain import Advice, Candidate, CpuInfo, GpuInfo, HardwareProfile, ModelProfile, SweepSettings
-from specadvisor.sweep.hostfit import fit_to_host
 from specadvisor.sweep.plan import plan_from_advice, trim_order
 
 CPU_HOST = HardwareProfile(cpu=CpuInfo(model="2-core box", cores_logical=2, ram_total_gib=23.5))

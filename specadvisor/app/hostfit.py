@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from specadvisor.advisor.sizing import bytes_per_param, plan_memory, weights_gib
 from specadvisor.analysis.arms import method_display_name
-from specadvisor.domain import Advice, Candidate, HardwareProfile, ModelProfile
+from specadvisor.domain import DEFAULT_OUTPUT_LEN, Advice, Candidate, HardwareProfile, ModelProfile
 from specadvisor.rulebase import MethodSpec, registry
 
 SMALL_MODEL_B = 2.0  # a draft model on a CPU only pays, and only finishes, on a small target
@@ -81,7 +81,7 @@ def fit_to_host(
     installed: frozenset[str] | None = None,
     server_args: list[str] | None = None,
     server_env: dict[str, str] | None = None,
-    output_len: int = 256,
+    output_len: int = DEFAULT_OUTPUT_LEN,
     concurrency: int = 1,
 ) -> HostFit:
     """The candidates measurable here. `installed` is the engine environment's distributions
@@ -137,7 +137,7 @@ def memory_warnings(
     candidates: list[Candidate],
     server_args: list[str],
     server_env: dict[str, str],
-    output_len: int = 256,
+    output_len: int = DEFAULT_OUTPUT_LEN,
     concurrency: int = 1,
 ) -> list[str]:
     """One line per arm kind (the baseline and each method) that would not fit: the target's weights
