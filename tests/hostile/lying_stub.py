@@ -74,7 +74,9 @@ class LyingEndpoint:
         self.counters = counters or (lambda r, n, _s: honest_counters(r, n))
         self.per_position = per_position or (lambda r, n: [float(r * max(1, n // 2)), 0.0, 0.0])  # returning None: no series
         self.metrics_extra, self.stream, self.reject_key, self.output_len = metrics_extra, stream, reject_key, output_len
-        self.get_forever = get_forever  # GET paths whose body never ends (64 KB every 10 ms)
+        # GET paths whose body never ends: 4 KB every 10 ms, so the 16 MiB read cap is 40 s away and
+        # only the deadline can end the wait (64 KB every 10 ms reached the cap in 2.6 s, before a 3 s limit)
+        self.get_forever = get_forever
         default_info = {"vllm_config": {"speculative_config": {"method": "ngram", "num_speculative_tokens": N}}}
         # a JSON-able value, bytes sent as they are, or False: no /server_info (404)
         self.server_info = default_info if server_info is None else server_info
@@ -110,7 +112,7 @@ class LyingEndpoint:
                     try:
                         self.wfile.write(b'{"data": [')
                         while not stub.stop_event.wait(0.01):
-                            self.wfile.write(b" " * 65536)
+                            self.wfile.write(b" " * 4096)
                             self.wfile.flush()
                     except OSError:
                         pass
