@@ -190,26 +190,37 @@ def _run_training(plan: TrainPlan, store: Store) -> int:
 
 def _after_training(store: Store, plan: TrainPlan, drafter: TrainedDrafter, judge: SweepSettings, *, sweep: bool) -> int:
     """The held-out check, then (unless --no-sweep) the judging sweep over the N grid it suggests."""
+    from specadvisor.app import train as use_case
+
+    serving = use_case.serving_of(plan)
+    code, grid = _heldout_check(store, serving, drafter)
+    if code != 0:
+        return code
+    if not sweep:
+        _say(f"judge it with: specadvisor drafters judge {drafter.id[:8]}")
+        return 0
+    return _run_judging(store, serving, store.get_drafter(drafter.id), grid, judge)
+
+
+def _heldout_check(store: Store, serving: Serving, drafter: TrainedDrafter) -> tuple[int, list[int]]:
+    """vLLM's acceptance per position on the prompts training never saw, stored with the drafter;
+    (exit code, the N grid it suggests)."""
     from specadvisor.app import running
     from specadvisor.app import train as use_case
     from specadvisor.app.train import n_grid
 
     _say("held-out check: the drafter alone on prompts training never saw (vLLM's acceptance per position)")
-    serving = use_case.serving_of(plan)
     heldout = use_case.heldout_check(drafter, serving)
     running.drive(running.runner_for(heldout, store, running.RunOptions(parallel="1", note=_say)), lambda event: None)
-    drafter = use_case.link_session(store, drafter.id, heldout.session, heldout=True)
+    use_case.link_session(store, drafter.id, heldout.session, heldout=True)
     result = _drafter_result(heldout.session)
     if result is None:
         failed = next((r.error for r in heldout.session.results if r.error), None)
         _say(f"held-out check measured nothing: the drafter did not serve ({failed or 'see the session logs'}); session {heldout.session.id[:8]}")
-        return 4
+        return 4, []
     grid, reason = n_grid([p.rate for p in sorted(result.per_position, key=lambda p: p.position)])
     _say(f"held-out acceptance length {result.mean_acceptance_length:.2f} at N={drafter.settings.ttt_steps + 1}; {reason}")
-    if not sweep:
-        _say(f"judge it with: specadvisor drafters judge {drafter.id[:8]}")
-        return 0
-    return _run_judging(store, serving, drafter, grid, judge)
+    return 0, grid
 
 
 def _run_judging(store: Store, serving: Serving, drafter: TrainedDrafter, grid: list[int], judge: SweepSettings) -> int:
@@ -293,10 +304,15 @@ def _judge(args: argparse.Namespace) -> int:
             engine_cmd=tuple(validate.engine_cmd(args.engine_cmd)) if args.engine_cmd else None,
             server_args=tuple(validate.server_args(args.server_arg)),
         )
-        heldout = store.get_session(drafter.heldout_session_id) if drafter.heldout_session_id else None
-        result = _drafter_result(heldout) if heldout else None
-        grid, reason = n_grid([p.rate for p in sorted(result.per_position, key=lambda p: p.position)] if result else [])
-        _say(reason)
+        result = _drafter_result(store.get_session(drafter.heldout_session_id)) if drafter.heldout_session_id else None
+        if result is None:  # never measured (an interrupted held-out check): the drift reference and the N grid come first
+            code, grid = _heldout_check(store, serving, drafter)
+            if code != 0:
+                return code
+            drafter = store.get_drafter(drafter.id)
+        else:
+            grid, reason = n_grid([p.rate for p in sorted(result.per_position, key=lambda p: p.position)])
+            _say(reason)
         return _run_judging(store, serving, drafter, grid, judge)
 
 
