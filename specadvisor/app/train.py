@@ -248,7 +248,26 @@ def judging_sweep(drafter: TrainedDrafter, serving: Serving, n_grid: list[int], 
         plan.add_arm(lookup.id, 4 if 4 in grid else grid[len(grid) // 2], dict(lookup.default_config))
     prepared.session.drafter = drafter.folder
     prepared.session.provenance.trained_drafter = drafter_ref(drafter)
+    seen = trained_on(drafter, prepared.session.settings)
+    if seen:
+        note = (
+            f"{seen} of the {prepared.session.settings.num_prompts} judging prompts are ones the drafter was trained on: its acceptance "
+            "here is optimistic (the held-out check is the unseen figure); judge it on your own traffic with --sweep-prompts"
+        )
+        prepared.notes.append(note)
+        prepared.session.provenance.notes.append(note)
     return prepared
+
+
+def trained_on(drafter: TrainedDrafter, settings: SweepSettings) -> int:
+    """How many of a sweep's sampled prompts the drafter trained on (its source's prompts, less the held-out ones)."""
+    from specadvisor.bench.prompts import load_prompts
+
+    if settings.prompt_source != drafter.settings.prompt_source:
+        return 0
+    sampled = load_prompts(settings.prompt_source, settings.num_prompts, seed=settings.seed, request_format=settings.request_format).prompts
+    held = set(drafter.heldout_ids)
+    return sum(1 for p in sampled if p.id not in held)
 
 
 def lookup_methods(vllm_version: str | None, platform: str) -> list[MethodSpec]:

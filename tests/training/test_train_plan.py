@@ -93,3 +93,15 @@ def test_no_gpu_memory_for_server_plus_trainer() -> None:
     one = HardwareProfile(gpus=[GpuInfo(index=0, name="H200", vendor="nvidia", memory_total_mib=143771)])
     server, trainer, notes = _placement(one, SMOL, TrainSettings(draft_vocab_size=4096), False, [])
     assert (server, trainer) == (None, None) and "share GPU 0" in notes[0]
+
+
+def test_judging_on_the_training_prompts_is_said_to_be_optimistic() -> None:
+    from specadvisor.app.train import trained_on
+    from specadvisor.bench.prompts import prompt_pool
+    from specadvisor.domain import SweepSettings, TrainedDrafter
+
+    ids = [p.id for p in prompt_pool("humaneval").prompts]
+    drafter = TrainedDrafter(settings=TrainSettings(method="eagle3", prompt_source="humaneval"), heldout_ids=ids[:150])
+    settings = SweepSettings(prompt_source="humaneval", num_prompts=164)
+    assert trained_on(drafter, settings) == 14  # every prompt sampled, 150 of them held out
+    assert trained_on(drafter, SweepSettings(prompt_source="rename", num_prompts=8)) == 0
