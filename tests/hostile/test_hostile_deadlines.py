@@ -114,9 +114,9 @@ def test_default_stall_is_minutes_and_the_variable_is_checked(monkeypatch):
         assert loadgen.stall_timeout_s() == loadgen.DEFAULT_STALL_TIMEOUT_S
 
 
-@pytest.mark.parametrize("limit, refusal", [(256 * 1024, "over 0 MiB"), (1 << 30, "did not finish answering within")], ids=["size", "time"])
+@pytest.mark.parametrize("limit, refusal", [(32 * 1024, "over 0 MiB"), (1 << 30, "did not finish answering within")], ids=["size", "time"])
 async def test_metrics_that_never_end_are_refused(monkeypatch, limit, refusal):
-    """/metrics streamed forever (64 KB every 10 ms): refused at the size limit or at the deadline,
+    """/metrics streamed forever (4 KB every 10 ms): refused at the size limit or at the deadline,
     whichever comes first; never read on and on."""
     from specadvisor.bench import metrics
 
