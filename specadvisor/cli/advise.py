@@ -92,7 +92,7 @@ def render(advice: Advice, model: ModelProfile, hw: HardwareProfile, *, explain_
     from specadvisor.app.advice import commands, explain, newest_known_vllm
     from specadvisor.cli.output import console
     from specadvisor.textsafe import markup as escape
-    from specadvisor.vllm_command import PASTE_WIDTH, shell_word, spec_config_json
+    from specadvisor.vllm_command import PASTE_WIDTH, shell_command, shell_word, spec_config_json
 
     out = console()
     planned = " (planned)" if hw.hypothetical else ""
@@ -153,7 +153,9 @@ def render(advice: Advice, model: ModelProfile, hw: HardwareProfile, *, explain_
     for warning in advice.warnings:
         out.print(f"[yellow]warning:[/yellow] {escape(warning)}", soft_wrap=True)
     if advice.suggest_training:
-        out.print("No drafter fits this model: train one with Speculators (EAGLE-3 first), then pass it with --drafter.")
+        train = shell_command(["specadvisor", "train", "--model", model.path or model.id, "--prompts", "YOUR_TRAFFIC.jsonl", "--minutes", "10"])
+        out.print("No drafter fits this model: train an EAGLE-3 one with Speculators and judge it in one go:", soft_wrap=True)
+        out.print(f"  {train}", soft_wrap=True, markup=False)
     if explain_trace:
         out.print("\n[bold]Trace[/bold]")
         for line in explain(advice):

@@ -210,3 +210,9 @@ def test_rules_show_leads_from_an_id_to_its_file_and_line(capsys):
     assert lines[int(line) - 1].strip() == "[[evidence]]"
     assert lines[int(line)].strip() == 'id = "amd-dflash-config"'
     assert main(["rules", "show", "no-such-id"]) == 2
+
+
+def test_a_model_without_a_drafter_is_shown_the_train_command(capsys):
+    assert main(["advise", "--model", "acme/support-bot-ft", "--gpu", "L40S", "--workload", "rag", "--offline"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "specadvisor train --model acme/support-bot-ft --prompts YOUR_TRAFFIC.jsonl --minutes 10" in out
