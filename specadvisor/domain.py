@@ -577,6 +577,9 @@ class TrainedDrafterRef(Model):
     plain_kernels: bool = False
 
 
+Unrecorded = Literal["prompt_source", "temperature", "workload", "request_format", "seed", "output_len", "warmup"]
+
+
 class Provenance(Model):
     """Where, when and with what a session was measured (the hardware itself is Session.hardware)."""
 
@@ -599,6 +602,9 @@ class Provenance(Model):
     notes: list[str] = Field(default_factory=list)  # e.g. resumed on other hardware, prompt file changed
     trained_drafter: TrainedDrafterRef | None = None  # the session's drafter is one `specadvisor train` made
     stopped: SweepStop | None = None  # why the last run stopped measuring (None: before stops were recorded, or not run)
+    # What the session's source did not record (an import-bench session: `vllm bench serve` result files
+    # hold no prompt set, temperature or workload): every view says "not recorded" there, never a default.
+    unrecorded: list[Unrecorded] = Field(default_factory=list)
 
 
 def setting(

@@ -100,6 +100,7 @@ from specadvisor.figures import (  # the comparison's arithmetic: one home, shar
     launches,
     level_comparisons,
 )
+from specadvisor.trust import recorded
 
 __all__ = [
     "DEFAULT_CONFIDENCE",
@@ -235,7 +236,10 @@ def decide_level(
     base = index.baseline(conc)
     spec = eligible if eligible is not None else index.speculative(conc)
     spec = [a for a in spec if a.id in results]
-    head = f"measured at concurrency {conc}, {session.settings.output_len} output tokens, temperature {session.settings.temperature:g}"
+    head = (
+        f"measured at concurrency {conc}, {recorded(session, 'output_len', str(session.settings.output_len))} output tokens, "
+        f"temperature {recorded(session, 'temperature', f'{session.settings.temperature:g}')}"
+    )
     extra = list(notes or [])
     if base is None:
         planned = conc in index.planned_baseline

@@ -82,7 +82,7 @@ def test_serve_params_one_entry_per_server_config_with_dict_spec_config():
 
 def test_import_bench_maps_vllm_fields():
     spec, base = import_bench_results([FIXTURES / "bench_ngram_n4.json", FIXTURES / "bench_baseline.json"])
-    assert spec.source == "imported:vllm-bench" and spec.arm_id == "bench-bench-ngram-n4"
+    assert spec.source == "imported:vllm-bench" and spec.arm_id == "bench-ngram-n4"
     assert spec.output_throughput == 40.96 and spec.completed == 8
     assert spec.acceptance_rate == pytest.approx(0.654)
     assert spec.mean_acceptance_length == 3.62
