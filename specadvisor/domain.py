@@ -681,6 +681,8 @@ class SweepSettings(Model):
         "for a JSONL file, HumanEval and the project's sets; raw text for ShareGPT and random)",
         flag="--request-format",
         cli_default="auto",
+        label="Request format",
+        form=True,
     )
     num_prompts: int = setting(
         32, "measured requests per arm, e.g. 32 or 1k", flag="--num-prompts", unit="requests", counts=True, label="Requests", form=True, ge=1, le=1_000_000

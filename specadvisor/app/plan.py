@@ -7,7 +7,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from specadvisor.app import engine_env
 
@@ -69,6 +69,35 @@ def plan(
     session.hardware_fingerprint = hardware.fingerprint()
     session.model_profile = model
     session.workload = workload.kind
+    return result
+
+
+def attach(url: str, workload: Workload, settings: dict[str, Any] | None = None) -> SweepPlan:
+    """The plan for a running server (the TUI's Endpoint field, as `sweep --endpoint`): identified
+    now (its version, served model and speculative config, within the identification deadline), one
+    arm per concurrency level, nothing launched. The session serves under the server's own model name."""
+    from specadvisor.app.sweeps import SweepRequest, attach_endpoint
+    from specadvisor.domain import SweepSettings
+    from specadvisor.redact import redact_text
+    from specadvisor.sweep.plan import SweepPlan
+
+    from_workload = {
+        "prompt_source": workload.prompt_source or "humaneval",
+        "num_prompts": workload.num_prompts,
+        "output_len": workload.output_len,
+        "temperature": workload.temperature,
+        "concurrency": list(workload.concurrency_levels or [workload.concurrency]),
+    }
+    asked = SweepSettings.of(**{**from_workload, **(settings or {}), "endpoint": url})
+    prepared = attach_endpoint(SweepRequest(settings=asked, workload=workload.kind.value))
+    info = prepared.endpoint_info
+    result = SweepPlan(session=prepared.session, startup_estimate_s=0.0, estimate_source="a running server: no start-ups")
+    config = prepared.session.arms[0].label.split(" at ")[0] if prepared.session.arms else "running server"
+    served = f", serving {info.served_model}" if info is not None and info.served_model else ""
+    shown = redact_text(url)
+    result.host_note = "\n".join(
+        [f"Measures the server at {shown} as it runs ({config}{served}): nothing is launched, so the plan cannot be edited.", *prepared.notes]
+    )
     return result
 
 

@@ -38,6 +38,7 @@ WORKER_TITLES = {
     "import": "Import failed",
     "store": "The session store failed",
     "provision": "The engine could not be prepared",
+    "start": "Cannot start the sweep",
 }
 
 

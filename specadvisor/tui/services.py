@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from specadvisor.app.running import Runner
-from specadvisor.domain import Advice, HardwareProfile, ModelProfile, Recommendation, Session, Workload
+from specadvisor.domain import Advice, EngineInfo, HardwareProfile, ModelProfile, Recommendation, Session, Workload
 from specadvisor.tui.protocols import PlanLike
 
 if TYPE_CHECKING:  # the store (sqlite-utils) is imported when first opened, not at TUI start-up
@@ -40,6 +40,9 @@ class Services:
     import_bundle: Callable[[Store, Path], tuple[Session, bool]]  # (session, added: False when already stored)
     export_plan: Callable[[Advice, ModelProfile, HardwareProfile, Workload, Path, Store], ExportedPlan]
     hypothetical: Callable[[str], HardwareProfile] | None = None  # "H100x8": a machine planned for, not this one
+    probe_engine: Callable[[list[str]], EngineInfo] | None = None  # the vLLM behind Setup's engine command
+    attach_plan: Callable[[str, Workload, dict[str, Any]], PlanLike] | None = None  # a running server's plan (Setup's endpoint)
+    launch_problem: Callable[[Session], str | None] = lambda session: None  # why Start cannot launch (asked before it does)
 
 
 def default_services(db_path: Path | None = None, server_env: dict[str, str] | None = None) -> Services:
@@ -94,4 +97,7 @@ def default_services(db_path: Path | None = None, server_env: dict[str, str] | N
         import_bundle=lambda store, path: sessions.import_into(store, path),
         export_plan=plan.export_for_gpu,
         hypothetical=machines.hypothetical,
+        probe_engine=machines.engine,
+        attach_plan=plan.attach,
+        launch_problem=engines.launch_problem,
     )

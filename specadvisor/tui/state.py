@@ -9,7 +9,7 @@ sweep), so screens type-check without importing the app, which sits above them.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from textual.app import App
@@ -17,7 +17,7 @@ from textual.worker import Worker
 
 from specadvisor.app.live import SweepState
 from specadvisor.app.running import Runner
-from specadvisor.domain import Advice, HardwareProfile, ModelProfile, Session, Workload
+from specadvisor.domain import Advice, EngineInfo, HardwareProfile, ModelProfile, Session, Workload
 from specadvisor.tui.protocols import PlanLike
 from specadvisor.tui.services import Services
 
@@ -39,6 +39,9 @@ class TuiState:
     form_settings: dict[str, Any] = field(default_factory=dict)  # the Setup form's sweep settings (time limit...), model units
     form_texts: dict[str, str] = field(default_factory=dict)  # what was typed in them, shown again on return
     target_gpu: str | None = None  # Setup's "Plan for GPU" (H100x8): advice, plan and export for it
+    engine_cmd: list[str] | None = None  # Setup's "Engine command": the vLLM that launches (None: the one detected)
+    engine: EngineInfo | None = None  # that command's probe (what `detect --engine-cmd` reads)
+    endpoint: str | None = None  # Setup's "Endpoint": a running server measured as it is, nothing launched
     planned_hardware: HardwareProfile | None = None  # that GPU's hypothetical profile, once advised
     advice: Advice | None = None
     plan: PlanLike | None = None
@@ -61,6 +64,14 @@ class TuiState:
         plan.session.settings = plan.session.settings.replace(**self.form_settings)
         self.plan = plan
         self.session = plan.session
+
+    @property
+    def machine(self) -> HardwareProfile | None:
+        """This machine as its plans launch on it: the detected hardware, served by the engine command
+        typed in Setup when there is one (its probe), else the vLLM detected."""
+        if self.hardware is None or self.engine_cmd is None or self.engine is None:
+            return self.hardware
+        return replace(self.hardware, engine=self.engine)
 
     @property
     def sweep_running(self) -> bool:

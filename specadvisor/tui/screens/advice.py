@@ -19,8 +19,8 @@ from specadvisor import textsafe
 from specadvisor.app.capacity import for_capacity
 from specadvisor.app.running import parallel_choice
 from specadvisor.app.views import arm_label, candidate_family, family_key
-from specadvisor.domain import Advice, Arm
-from specadvisor.errors import InputError
+from specadvisor.domain import Advice, Arm, Session
+from specadvisor.errors import EngineError, InputError
 from specadvisor.quantities import parse_count_list, parse_duration
 from specadvisor.tui.format import candidate_details, candidate_title, plan_estimate_lines, plan_warnings
 from specadvisor.tui.messages import SweepRequested
@@ -131,7 +131,17 @@ class AdviceScreen(AppScreen):
         row_key, _ = table.coordinate_to_cell_key(table.cursor_coordinate)
         return next((a for a in self.plan.arms if a.id == row_key.value), None)
 
+    def fixed_plan(self) -> bool:
+        """A running server's plan (Setup's Endpoint) measures it as it runs: nothing to add, remove or size;
+        says so and returns True."""
+        if not self.plan.session.settings.endpoint:
+            return False
+        self.notify("This plan measures a running server as it is: clear Endpoint in Setup (F2) to plan launches.", severity="warning", markup=False)
+        return True
+
     def action_add_arm(self) -> None:
+        if self.fixed_plan():
+            return
         arm = self.highlighted_arm()
         family = None if arm is None or arm.is_baseline else family_of(arm)
 
@@ -160,6 +170,8 @@ class AdviceScreen(AppScreen):
             self.app.push_screen(PromptModal("Add an arm: candidate and N", placeholder=f"{first} 6"), added)
 
     def action_remove_arm(self) -> None:
+        if self.fixed_plan():
+            return
         arm = self.highlighted_arm()
         if arm is None:
             return
@@ -176,6 +188,8 @@ class AdviceScreen(AppScreen):
 
     def action_parallel(self) -> None:
         """`--parallel auto|K`: servers at once (GPU groups, or core ranges on a CPU-only host)."""
+        if self.fixed_plan():
+            return
 
         def answered(text: str | None) -> None:
             if text is None:
@@ -194,6 +208,9 @@ class AdviceScreen(AppScreen):
         )
 
     def action_budget(self) -> None:
+        if self.fixed_plan():
+            return
+
         def answered(text: str | None) -> None:
             if text is None:
                 return
@@ -213,7 +230,7 @@ class AdviceScreen(AppScreen):
     def replan(self, budget: float | None) -> None:
         state = self.state
         planned = state.planned_hardware
-        hardware = planned or required(state.hardware, "hardware")
+        hardware = planned or required(state.machine, "hardware")
         plan = state.services.plan(self.advice, required(state.model_profile, "model"), hardware, state.workload, budget_s=budget, host_only=planned is None)
         self.app.call_from_thread(self._set_plan, plan)
 
@@ -305,14 +322,35 @@ class AdviceScreen(AppScreen):
                 markup=False,
             )
             return
-        warnings = plan_warnings(plan)
+        if plan.session.settings.endpoint:  # a network round trip: say what the wait is
+            self.notify("Checking that the server answers…", timeout=3, markup=False)
+        self.check_engine(plan.session)
+
+    @work(thread=True, exclusive=True, group="start", exit_on_error=False)
+    def check_engine(self, session: Session) -> None:
+        """Refuse before anything launches when no engine is reachable (no vLLM found, nothing at the
+        endpoint): one readable message saying where to point it, instead of every arm failing."""
+        problem = self.state.services.launch_problem(session)
+        self.app.call_from_thread(self._checked, session, problem)
+
+    def _checked(self, session: Session, problem: str | None) -> None:
+        if problem is not None:
+            hint = (
+                "start the server or fix the Endpoint in Setup (F2)"
+                if session.settings.endpoint
+                else "give the command that starts vLLM in Setup's Engine command (F2), e.g. ~/vllm-env/bin/vllm serve or a docker run line, "
+                "or measure a running server with Setup's Endpoint"
+            )
+            self.app.show_error("Cannot start the sweep", EngineError(problem, hint=hint))
+            return
+        warnings = plan_warnings(self.plan)
         if not warnings:
-            self.post_message(SweepRequested(plan.session))
+            self.post_message(SweepRequested(session))
             return
 
         def answered(start: bool | None) -> None:
             if start:
-                self.post_message(SweepRequested(self.plan.session))
+                self.post_message(SweepRequested(session))
 
         question = "Checked against this machine and your budget:\n" + "\n".join(f"⚠ {w}" for w in warnings) + "\nStart anyway?"
         self.app.push_screen(ConfirmModal(textsafe.lines(question), yes="Start anyway"), answered)
