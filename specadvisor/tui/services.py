@@ -8,11 +8,12 @@ nothing else of the core: tests pass fixed profiles and a fake runner at the sam
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from specadvisor.app.running import Runner
+from specadvisor.app.train_steps import TrainSteps
 from specadvisor.domain import Advice, EngineInfo, HardwareProfile, ModelProfile, Recommendation, Session, Workload
 from specadvisor.tui.protocols import PlanLike
 
@@ -43,6 +44,7 @@ class Services:
     probe_engine: Callable[[list[str]], EngineInfo] | None = None  # the vLLM behind Setup's engine command
     attach_plan: Callable[[str, Workload, dict[str, Any]], PlanLike] | None = None  # a running server's plan (Setup's endpoint)
     launch_problem: Callable[[Session], str | None] = lambda session: None  # why Start cannot launch (asked before it does)
+    train: TrainSteps = field(default_factory=TrainSteps)  # training a drafter, step by step (the Train screen)
 
 
 def default_services(db_path: Path | None = None, server_env: dict[str, str] | None = None) -> Services:

@@ -47,6 +47,7 @@ class TuiState:
     plan: PlanLike | None = None
     session: Session | None = None  # the session being (or last) run
     runner: Runner | None = None  # set while a sweep runs
+    train_worker: Worker[None] | None = None  # set while a drafter trains (the Train screen's run)
     sweep_state: SweepState = field(default_factory=SweepState)
     _store: Store | None = field(default=None, repr=False)
 
@@ -76,6 +77,10 @@ class TuiState:
     @property
     def sweep_running(self) -> bool:
         return self.runner is not None
+
+    @property
+    def training(self) -> bool:
+        return self.train_worker is not None and not self.train_worker.is_finished
 
 
 class TuiApp(App[int]):

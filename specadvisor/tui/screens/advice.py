@@ -43,8 +43,28 @@ class AdviceScreen(AppScreen):
         Binding("x", "export_plan", "Export plan"),
         Binding("g", "capacity", "Capacity"),
         Binding("p", "parallel", "Parallel"),
+        Binding("t", "train", "Train a drafter"),  # only when the advice calls for one (check_action)
         Binding("escape", "app.pop_screen", "Back"),
     ]
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """`t` (train a drafter) is offered only where the advice calls for training, on this machine."""
+        if action == "train":
+            return self.training_reason() is not None and not self.plan.planned_for
+        return True
+
+    def training_reason(self) -> str | None:
+        from specadvisor.tui.screens.train import train_reason
+
+        return train_reason(self.state)
+
+    def action_train(self) -> None:
+        reason = self.training_reason()
+        if reason is None or self.plan.planned_for:
+            return
+        from specadvisor.tui.screens.train import TrainScreen
+
+        self.app.push_screen(TrainScreen(reason))
 
     @property
     def advice(self) -> Advice:
@@ -66,6 +86,9 @@ class AdviceScreen(AppScreen):
                         yield Static(textsafe.lines("\n".join(candidate_details(cand))), markup=False, classes="details")
                 if advice.warnings:
                     yield Static("\n".join(f"! {w}" for w in advice.warnings), classes="warnings", markup=False)
+                reason = self.training_reason()
+                if reason is not None and not self.plan.planned_for:
+                    yield Static(f"{reason} t trains one here and measures it.", id="train-offer", classes="warnings", markup=False)
                 if not advice.candidates:
                     yield Static("No speculative method applies here; the sweep measures the baseline only.", markup=False)
             with Vertical(id="plan", classes="panel"):

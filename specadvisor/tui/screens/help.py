@@ -35,8 +35,9 @@ def _screens() -> list[tuple[str, type[AppScreen]]]:
     from specadvisor.tui.screens.sessions import CompareScreen, SessionsScreen
     from specadvisor.tui.screens.setup import SetupScreen
     from specadvisor.tui.screens.sweep import SweepScreen
+    from specadvisor.tui.screens.train import TrainScreen
 
-    return [("Setup", SetupScreen), ("Advice", AdviceScreen), ("Sweep", SweepScreen), ("Results", ResultsScreen),
+    return [("Setup", SetupScreen), ("Advice", AdviceScreen), ("Train", TrainScreen), ("Sweep", SweepScreen), ("Results", ResultsScreen),
             ("Sessions", SessionsScreen), ("Compare", CompareScreen)]  # fmt: skip
 
 

@@ -36,9 +36,8 @@ DEFAULT_SOURCE = {"code": "humaneval", "chat": "sharegpt", "math": "math", "rag"
 
 class SetupScreen(AppScreen):
     BINDINGS = [
-        # F5 works from inside a text field; Ctrl+A there is the field's own "line start" (no priority)
+        # F5 works from inside a text field; Ctrl+A is left to the fields (line start), so help never offers it
         Binding("f5", "advise", "Advise", priority=True),
-        Binding("ctrl+a", "advise", "Advise", show=False),
     ]
 
     def compose(self) -> ComposeResult:
