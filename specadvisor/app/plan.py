@@ -61,7 +61,7 @@ def plan(
         advice, model=model.path or model.id, settings=settings, budget_s=budget_s,
         candidates=fit.measurable if host_only else None, costs=costs,
     )  # fmt: skip
-    result.host_note = fit.note() if host_only else ""
+    result.host_note = fit.note() if host_only else fit.package_note()
     result.host_warnings = fit.memory_warnings
     result.planned_for = hardware.gpu_label if hardware.hypothetical else ""
     session = result.session

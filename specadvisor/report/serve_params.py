@@ -35,7 +35,23 @@ def serve_params(session: Session, *, drafter: str | None = None, notes: list[st
         if arm.speculative_config is not None:
             entry["speculative_config"] = dict(arm.speculative_config)
         out.append(entry)
+    if notes is not None:
+        notes.extend(package_notes(session))
     return out
+
+
+def package_notes(session: Session) -> list[str]:
+    """One line per method of the session whose arms need a package beside vLLM (suffix: arctic-inference):
+    where the plan runs, that engine must have it, and nothing here can check that engine."""
+    from specadvisor.rulebase import registry
+
+    lines = []
+    for method in dict.fromkeys(str((a.speculative_config or {}).get("method")) for a in session.arms if not a.is_baseline):
+        spec = registry.by_vllm_name(method)
+        if spec is not None and spec.requires_packages:
+            names = " ".join(spec.requires_packages)
+            lines.append(f"the {spec.display_name or spec.id} arms need {names} installed beside vLLM where they run (pip install {names})")
+    return lines
 
 
 def _arms(session: Session, drafter: str | None, notes: list[str] | None, model: str | None) -> list[Arm]:

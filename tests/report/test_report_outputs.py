@@ -100,3 +100,14 @@ def test_import_bench_rejects_other_json(tmp_path):
     bad.write_text("{nope")
     with pytest.raises(InputError, match="not valid JSON"):
         import_bench_results([bad])
+
+
+def test_serve_params_say_which_arms_need_a_package_beside_vllm():
+    """Issue 41: an exported plan with suffix arms said nothing about arctic-inference."""
+    from specadvisor.domain import SweepSettings
+    from specadvisor.sweep.plan import plan_from_methods
+
+    plan = plan_from_methods("m", [("suffix", {}), ("ngram", {})], [4, 8], SweepSettings())
+    notes: list[str] = []
+    serve_params(plan.session, notes=notes)
+    assert notes == ["the suffix arms need arctic-inference installed beside vLLM where they run (pip install arctic-inference)"]
