@@ -289,7 +289,7 @@ def screen_commands(app: App[Any], screen: Screen[Any]) -> Iterable[SystemComman
         async def run(action: str = binding.action) -> None:
             await screen.run_action(action)
 
-        yield SystemCommand(binding.description, f"{key} · this screen", run)
+        yield SystemCommand(binding.tooltip or binding.description, f"{key} · this screen", run)
 
 
 def create_app(services: Services | None = None, *, db_path: Path | None = None, **kwargs: Any) -> SpecAdvisorApp:

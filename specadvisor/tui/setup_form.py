@@ -194,7 +194,7 @@ FIELDS: tuple[Field, ...] = (
     Field("endpoint", "Endpoint", "", _endpoint, "none: launch servers (or a running server, e.g. http://127.0.0.1:8000)"),
     Field("prompt_file", "Prompt file", "", _prompt_file, "optional: your own prompts"),
     *setting_fields(),
-    Field("budget", "Time budget", DEFAULT_BUDGET, _budget),
+    Field("budget", "Plan within", DEFAULT_BUDGET, _budget),  # sizes the plan; not the CLI's --budget (extra time to decide)
 )
 BY_ID = {f.id: f for f in FIELDS}
 ENGINE_FIELDS = ("engine_cmd", "endpoint")  # what was typed in them is shown again on return, like the settings

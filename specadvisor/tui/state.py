@@ -36,6 +36,7 @@ class TuiState:
     model_profile: ModelProfile | None = None
     budget_s: float | None = None  # the Setup form's time budget: sizes the default plan
     budget_text: str | None = None
+    parallel: str = "auto"  # Advice's p (`--parallel auto|K`): servers at once; the plan's estimate and budget count it
     form_settings: dict[str, Any] = field(default_factory=dict)  # the Setup form's sweep settings (time limit...), model units
     form_texts: dict[str, str] = field(default_factory=dict)  # what was typed in them, shown again on return
     target_gpu: str | None = None  # Setup's "Plan for GPU" (H100x8): advice, plan and export for it

@@ -247,7 +247,7 @@ class SetupScreen(AppScreen):
                 raise InputError("measuring a running server is not available here", hint="clear the Endpoint field")
             plan = services.attach_plan(state.endpoint, workload, state.form_settings)
         else:
-            plan = services.plan(advice, profile, hardware, workload, budget_s=state.budget_s, host_only=planned is None)
+            plan = services.plan(advice, profile, hardware, workload, budget_s=state.budget_s, host_only=planned is None, parallel=state.parallel)
         self.app.call_from_thread(self.open_advice, advice, plan, planned)
 
     def open_advice(self, advice: Advice, plan: PlanLike, planned: HardwareProfile | None = None) -> None:
