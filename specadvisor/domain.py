@@ -196,6 +196,9 @@ class Advice(Model):
     trace: list[str] = Field(default_factory=list)  # every rule checked and what it changed (advise --explain)
     verdict_level: Literal["speculate", "careful", "unlikely", ""] = ""
     suggest_training: bool = False  # no drafter fits: training one (Speculators, EAGLE-3 first) is the way up
+    # The workload the advice is for and where each value came from ("for chat at concurrency 1: temperature
+    # 0.7 (the chat workload's usual settings), 512 output tokens (...)"): the header of both front ends.
+    assumed: str = ""
     # whether this vLLM release's model registry loads the target: "unverified" when its architecture
     # is unknown (no config.json read, not in the catalog); either way other than "loads", no command
     target_check: Literal["loads", "unverified", "does-not-load"] = "loads"

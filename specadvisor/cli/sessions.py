@@ -241,7 +241,7 @@ def _speedup_text(speedup: Speedup | None) -> str:
     return speedup.text() if speedup is not None else "-"
 
 
-LIST_COLUMNS = ("id", "created", "status", "model", "hardware", "vLLM", "workload", "sent as", "arms", "best", "speedup")
+LIST_COLUMNS = ("id", "created", "status", "model", "hardware", "vLLM", "workload", "format", "arms", "best", "speedup")
 NO_SESSIONS = "No sessions yet. Run `specadvisor sweep` or import a bundle with `specadvisor sessions import FILE`."
 
 

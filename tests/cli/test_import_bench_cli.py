@@ -65,7 +65,7 @@ def test_the_session_holds_what_the_files_record_and_nothing_invented(tmp_path, 
     assert json.loads(capsys.readouterr().out) == {"method": "ngram", "num_speculative_tokens": 4}
     assert run(db, "sessions", "list") == 0
     listing = capsys.readouterr().out
-    assert "sent as" in listing and "not recorded" in listing and "completions" in listing
+    assert " format " in listing and "not recorded" in listing and "completions" in listing
 
 
 @pytest.mark.parametrize(

@@ -84,6 +84,8 @@ class AdviceScreen(AppScreen):
         advice = self.advice
         yield Header()
         yield Static(advice.verdict or "", id="verdict", markup=False)
+        if advice.assumed:
+            yield Static(textsafe.line(f"Advice {advice.assumed}", 400), id="assumed", markup=False)
         with Horizontal(id="advice-columns"):
             with VerticalScroll(id="candidates", classes="panel"):
                 for rank, cand in enumerate(advice.candidates, start=1):
