@@ -91,28 +91,49 @@ def placeholder_note(session: Session, model: str | None = None) -> str | None:
 
 @dataclass
 class ServeParams:
-    """A session's arms as serve-params JSON, and the command that runs them."""
+    """A session's arms as serve-params JSON, the measurement as `vllm bench serve` takes it (the
+    prompts as a custom dataset, the concurrency levels as bench-params), and the command that runs them."""
 
     session: Session
     document: str
     notes: list[str] = field(default_factory=list)
     model: str | None = None
+    prompts: str | None = None  # the session's prompts as JSONL (None: not available here)
+    bench_params: str | None = None  # one entry per concurrency level, when there are several
+
+    def companions(self, params_file: Path) -> dict[Path, str]:
+        """The files written beside the serve-params: the prompts and, for several levels, the bench-params."""
+        stem = params_file.name.removesuffix(".json")
+        files = {}
+        if self.prompts is not None:
+            files[params_file.with_name(f"{stem}.prompts.jsonl")] = self.prompts
+        if self.bench_params is not None:
+            files[params_file.with_name(f"{stem}.bench-params.json")] = self.bench_params
+        return files
 
     def command(self, params_file: str, *, width: int | None = None) -> str:
-        """`vllm bench sweep serve` with these serve-params from `params_file`."""
+        """`vllm bench sweep serve` with these serve-params from `params_file` and its companions beside it."""
         from specadvisor.report.serve_params import bench_sweep_command
 
-        return bench_sweep_command(self.session, params_file, width=width, model=self.model)
+        stem = params_file.removesuffix(".json")
+        prompts = f"{stem}.prompts.jsonl" if self.prompts is not None else "YOUR_PROMPTS.jsonl"
+        return bench_sweep_command(
+            self.session, params_file, prompts_file=prompts, bench_params_file=f"{stem}.bench-params.json", width=width, model=self.model
+        )
 
 
 def serve_params(session: Session, *, drafter: str | None = None, model: str | None = None) -> ServeParams:
     """The arms as `vllm bench sweep serve --serve-params` JSON (an imported session's drafter arms
     with `drafter`, its model never printed: `model` or the placeholder)."""
+    from specadvisor.report.serve_params import bench_workload
     from specadvisor.report.serve_params import serve_params as params
 
     notes: list[str] = []
     document = json.dumps(params(session, drafter=drafter, notes=notes, model=model), indent=2) + "\n"
-    return ServeParams(session, document, notes, model)
+    workload = bench_workload(session)
+    prompts = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in workload.prompts) if workload.prompts is not None else None
+    several = json.dumps(workload.bench_params(), indent=2) + "\n" if len(workload.levels) > 1 else None
+    return ServeParams(session, document, [*notes, *workload.notes], model, prompts, several)
 
 
 @dataclass

@@ -158,8 +158,13 @@ def run_export_plan(args: argparse.Namespace) -> int:
         sys.stdout.write(params.document)
         command = params.command(f"serve_params-{session.id[:8]}.json", width=PASTE_WIDTH)
         print(f"specadvisor: note: save it as serve_params-{session.id[:8]}.json, then run:\n{command}", file=sys.stderr)
+        if params.prompts is not None or params.bench_params is not None:
+            print("specadvisor: note: the prompts (and the concurrency levels) are written beside a file: pass --serve-params FILE", file=sys.stderr)
         return 0
+    companions = {path: output_path(args, str(path), path.name) or path for path in params.companions(target)}  # the -o rule for each, checked first
     write_atomically(target, params.document, force=args.force)
+    for path, text in params.companions(target).items():
+        write_atomically(companions[path], text, force=args.force)
     print(params.command(str(target), width=PASTE_WIDTH))
     return 0
 
