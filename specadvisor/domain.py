@@ -196,6 +196,9 @@ class Advice(Model):
     trace: list[str] = Field(default_factory=list)  # every rule checked and what it changed (advise --explain)
     verdict_level: Literal["speculate", "careful", "unlikely", ""] = ""
     suggest_training: bool = False  # no drafter fits: training one (Speculators, EAGLE-3 first) is the way up
+    # The workload the advice is for and where each value came from ("for chat at concurrency 1: temperature
+    # 0.7 (the chat workload's usual settings), 512 output tokens (...)"): the header of both front ends.
+    assumed: str = ""
     # whether this vLLM release's model registry loads the target: "unverified" when its architecture
     # is unknown (no config.json read, not in the catalog); either way other than "loads", no command
     target_check: Literal["loads", "unverified", "does-not-load"] = "loads"
@@ -577,6 +580,9 @@ class TrainedDrafterRef(Model):
     plain_kernels: bool = False
 
 
+Unrecorded = Literal["prompt_source", "temperature", "workload", "request_format", "seed", "output_len", "warmup"]
+
+
 class Provenance(Model):
     """Where, when and with what a session was measured (the hardware itself is Session.hardware)."""
 
@@ -599,6 +605,9 @@ class Provenance(Model):
     notes: list[str] = Field(default_factory=list)  # e.g. resumed on other hardware, prompt file changed
     trained_drafter: TrainedDrafterRef | None = None  # the session's drafter is one `specadvisor train` made
     stopped: SweepStop | None = None  # why the last run stopped measuring (None: before stops were recorded, or not run)
+    # What the session's source did not record (an import-bench session: `vllm bench serve` result files
+    # hold no prompt set, temperature or workload): every view says "not recorded" there, never a default.
+    unrecorded: list[Unrecorded] = Field(default_factory=list)
 
 
 def setting(
@@ -675,6 +684,8 @@ class SweepSettings(Model):
         "for a JSONL file, HumanEval and the project's sets; raw text for ShareGPT and random)",
         flag="--request-format",
         cli_default="auto",
+        label="Request format",
+        form=True,
     )
     num_prompts: int = setting(
         32, "measured requests per arm, e.g. 32 or 1k", flag="--num-prompts", unit="requests", counts=True, label="Requests", form=True, ge=1, le=1_000_000

@@ -24,6 +24,16 @@ def is_imported(session: Session) -> bool:
     return session.provenance.origin == "imported"
 
 
+NOT_RECORDED = "not recorded"
+
+
+def recorded(session: Session, name: str, shown: str) -> str:
+    """`shown` (a setting as a view prints it), or "not recorded" where the session's source did not
+    record that setting (an import-bench file holds no prompt set or temperature): never a default
+    passed off as a measurement's condition."""
+    return NOT_RECORDED if name in session.provenance.unrecorded else shown
+
+
 def command_model(session: Session, model: str | None = None) -> str:
     """The model a command printed for `session` serves: a local session's own (you measured it); for
     an imported one the user's `model`, else MODEL_PLACEHOLDER (the bundle's model is never printed

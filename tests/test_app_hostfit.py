@@ -82,9 +82,30 @@ def test_suffix_needs_arctic_inference_in_the_engine_environment(installed, kept
         assert fit.missing_packages == {"suffix": ["arctic-inference"]}
         assert "suffix left out: arctic-inference is not installed in the engine's environment" in fit.note()
     else:
-        assert "arctic-inference" not in fit.note()
+        assert "is not installed" not in fit.note()  # kept (None: said to be unchecked, see below)
     # on a GPU host the same check applies; a hypothetical (--gpu) machine is not this engine
     gpu = HardwareProfile(gpus=[GpuInfo(index=0, vendor="nvidia", name="H100", memory_total_mib=80 * 1024)])
     assert [c.id for c in fit_to_host(CPU_ADVICE, gpu, None, installed=installed).measurable] == kept
     planned = replace(gpu, hypothetical=True)
     assert [c.id for c in fit_to_host(CPU_ADVICE, planned, None, installed=installed).measurable] == ["ngram", "suffix"]
+
+
+def test_suffix_kept_where_its_package_cannot_be_checked_says_so():
+    """Issue 41: with no engine found (or for a GPU planned for) suffix was planned without a word,
+    and the export wrote suffix-n16/n8/n4; only a detected engine without arctic-inference left it out."""
+    for host, installed in ((CPU_HOST, None), (HardwareProfile(gpus=[GpuInfo(index=0, vendor="nvidia", name="H100")], hypothetical=True), None)):
+        fit = fit_to_host(CPU_ADVICE, host, ModelProfile(id="small", params_b=0.135), installed=installed)
+        assert [c.id for c in fit.measurable] == ["ngram", "suffix"] and fit.unchecked_packages == {"suffix": ["arctic-inference"]}
+        assert "suffix needs arctic-inference in the engine's environment, which could not be checked here" in fit.package_note()
+        assert fit.package_note() in fit.note()
+    checked = fit_to_host(CPU_ADVICE, CPU_HOST, ModelProfile(id="small", params_b=0.135), installed=frozenset({"vllm", "arctic-inference"}))
+    assert checked.unchecked_packages == {} and checked.package_note() == ""
+
+
+def test_the_plan_check_sizes_the_weights_as_the_advice_does():
+    """Issue 41: DeepSeek-V3 on H100x8 read 'about 650 GiB' (FP8, the catalog) in the advice and 'each GPU
+    needs about 161 GiB (weights 156' (2 bytes per parameter) in the plan: one model, two weights."""
+    h100x8 = HardwareProfile(gpus=[GpuInfo(index=i, vendor="nvidia", name="H100 80GB", memory_total_mib=80 * 1024) for i in range(8)], hypothetical=True)
+    fit = fit_to_host(CPU_ADVICE, h100x8, ModelProfile(id="deepseek-ai/DeepSeek-V3", params_b=671.0, source="catalog"))
+    (warning,) = fit.memory_warnings
+    assert "(weights 78," in warning and "156" not in warning

@@ -153,7 +153,7 @@ def _observed_hw() -> HardwareProfile:
 
 def test_import_bench_marks_the_unobserved_machine_unknown(tmp_path, capsys):
     db = tmp_path / "s.db"
-    code = main(["--db", str(db), "import-bench", str(FIXTURES / "bench_baseline.json"), "--model", "m"])
+    code = main(["--db", str(db), "import-bench", str(FIXTURES / "bench_baseline.json")])  # the model is read from the file
     assert code == 0, capsys.readouterr()
     session = stored(db)
     hw = session.hardware

@@ -19,7 +19,7 @@ from specadvisor.advisor.scoring import Tally, apply_rules
 from specadvisor.advisor.sizing import BASELINE, ArmLoad, MemoryPlan, plan_memory, weight_format, weights_gib
 from specadvisor.advisor.verdict import set_does_not_fit, set_headline, set_verdict
 from specadvisor.domain import Advice, DrafterProfile, HardwareProfile, ModelProfile, Session, Workload
-from specadvisor.rulebase import RuleBase, default_rulebase, drafters_for, find_model_family, registry
+from specadvisor.rulebase import ModelFamily, RuleBase, default_rulebase, drafters_for, find_model_family, registry
 
 USER_DRAFTER_BONUS = 0.5
 UNCONFIRMED_MTP_PENALTY = 2.0  # below the lookup methods: a stripped MTP layer rejects every draft
@@ -202,7 +202,7 @@ def _plan(
     """The memory plan for the workload, one arm kind per option: the baseline (and the lookup methods,
     which load nothing more) and each drafter, charged only its own weights and KV cache."""
     defaults = rb.workloads.get(workload.kind.value)
-    sized = _sized(model, facts)
+    sized = _sized(model, facts.family, facts.params_b, facts.active_params_b)
     active = sized.active_params_b or sized.params_b
     active_bf16_gib = active * 1e9 * 2 / 2**30 if active else None
     arms = [BASELINE]
@@ -255,15 +255,25 @@ def _fitting(options: dict[str, Option], memory: MemoryPlan, advice: Advice, con
     return kept
 
 
-def _sized(model: ModelProfile, facts: Facts) -> ModelProfile:
+def sized_profile(model: ModelProfile, rulebase: RuleBase | None = None) -> ModelProfile:
+    """The profile every memory figure reads: size and weight format filled from the model catalog where
+    inspection left them out (DeepSeek-V3's catalog entry says FP8), as the advice's own memory plan
+    sizes it, so a plan's check and the advice never give one model two weights."""
+    rb = rulebase or default_rulebase()
+    family = find_model_family(model.id, rb) or (find_model_family(model.family, rb) if model.family else None)
+    params = model.params_b or (family.params_b if family else None)
+    return _sized(model, family, params, model.active_params_b or (family.active_b if family else None) or params)
+
+
+def _sized(model: ModelProfile, family: ModelFamily | None, params_b: float | None, active_params_b: float | None) -> ModelProfile:
     """The profile with size and weight format filled from the catalog where inspection left them out."""
     update: dict[str, object] = {}
     if not model.params_b:
-        update["params_b"] = facts.params_b
-    if not model.active_params_b and facts.active_params_b:
-        update["active_params_b"] = facts.active_params_b
-    if not model.context_length and facts.family and facts.family.context:
-        update["context_length"] = facts.family.context
-    if not model.quantization and weight_format(model.id) is None and facts.family and facts.family.weights_dtype:
-        update["quantization"] = facts.family.weights_dtype  # the id's own format (-NVFP4, -BF16) wins over the family's
+        update["params_b"] = params_b
+    if not model.active_params_b and active_params_b:
+        update["active_params_b"] = active_params_b
+    if not model.context_length and family and family.context:
+        update["context_length"] = family.context
+    if not model.quantization and weight_format(model.id) is None and family and family.weights_dtype:
+        update["quantization"] = family.weights_dtype  # the id's own format (-NVFP4, -BF16) wins over the family's
     return model.model_copy(update=update) if update else model

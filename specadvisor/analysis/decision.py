@@ -100,6 +100,7 @@ from specadvisor.figures import (  # the comparison's arithmetic: one home, shar
     launches,
     level_comparisons,
 )
+from specadvisor.trust import recorded
 
 __all__ = [
     "DEFAULT_CONFIDENCE",
@@ -235,7 +236,10 @@ def decide_level(
     base = index.baseline(conc)
     spec = eligible if eligible is not None else index.speculative(conc)
     spec = [a for a in spec if a.id in results]
-    head = f"measured at concurrency {conc}, {session.settings.output_len} output tokens, temperature {session.settings.temperature:g}"
+    head = (
+        f"measured at concurrency {conc}, {recorded(session, 'output_len', str(session.settings.output_len))} output tokens, "
+        f"temperature {recorded(session, 'temperature', f'{session.settings.temperature:g}')}"
+    )
     extra = list(notes or [])
     if base is None:
         planned = conc in index.planned_baseline
@@ -264,11 +268,13 @@ def decide_level(
         best = max(c.log_ratio for c in better)
         chosen = min((c for c in better if best - c.log_ratio <= math.log(1 + PRACTICAL_MARGIN)), key=lambda c: simplicity(c.arm))
         reasons = [f"speculate with {lines[comparisons.index(chosen)]}"]
+        tied = None
         if chosen.log_ratio < best:
-            top = max(better, key=lambda c: c.log_ratio)
+            tied = top = max(better, key=lambda c: c.log_ratio)
             reasons.append(
                 f"{name(top.arm)} measured {_pct(top.speedup)} but within the {PRACTICAL_MARGIN * 100:.0f}% margin of {name(chosen.arm)}: the simpler one wins the tie"
             )
+        reasons += _also_pays(chosen, [c for c in better if c is not chosen and c is not tied], lines, comparisons)
         reasons += _also_measured(line for c, line in zip(comparisons, lines, strict=True) if c is not chosen and c.status != "better")
         return LevelDecision(conc, "speculate", f"speculate: {name(chosen.arm)}", chosen.arm, chosen, comparisons, [*reasons, *tail(chosen)])
     if all(c.status == "not better" for c in comparisons):
@@ -630,6 +636,23 @@ def _listed(names: list[str]) -> str:
     if len(names) <= SHOWN_NAMES:
         return ", ".join(names)
     return f"{', '.join(names[:SHOWN_NAMES])} and {len(names) - SHOWN_NAMES} more arms"
+
+
+def _also_pays(chosen: Comparison, others: list[Comparison], lines: list[str], comparisons: list[Comparison]) -> list[str]:
+    """The other arms that pay too. Where one's interval overlaps the chosen arm's, which of them is
+    faster is not established: said, with the rule that picked (the highest measured speedup; a tie
+    within the margin to the simpler), so two runs answering N=2 and N=4 read as one answer."""
+    overlapping = [c for c in others if c.interval[1] >= chosen.interval[0] and c.interval[0] <= chosen.interval[1]]
+    if not overlapping:
+        return [f"also pays: {lines[comparisons.index(c)]}" for c in others[:SHOWN_ALSO_MEASURED]]
+    shown = [name(chosen.arm), *(name(c.arm) for c in overlapping)]
+    names = f"{shown[0]} and {shown[1]} both pay" if len(shown) == 2 else f"{_listed(shown)} all pay"
+    return [
+        f"{names} and their intervals overlap: which is fastest is undecided at this confidence; the verdict takes "
+        f"{name(chosen.arm)}, the highest measured (a tie within {PRACTICAL_MARGIN * 100:.0f}% goes to the simpler config); more launches "
+        "(sweep --resume ID --budget MIN) would separate them",
+        *(f"also pays: {lines[comparisons.index(c)]}" for c in overlapping[:SHOWN_ALSO_MEASURED]),
+    ]
 
 
 def _also_measured(lines: Iterable[str]) -> list[str]:

@@ -29,11 +29,40 @@ def measured_in(store: Store, model: str, hardware: HardwareProfile) -> list[Ses
 
 
 def advise(hardware: HardwareProfile, model: ModelProfile, workload: Workload, *, db: Path | None = None) -> Advice:
-    """The advice for what the TUI's Setup filled in, with this machine's own measurements as evidence."""
+    """The advice for what the TUI's Setup filled in, with this machine's own measurements as evidence.
+    As `specadvisor advise` does, a temperature or output length left at the sweep's default is not
+    taken as the served workload's: the advice is for the workload's usual settings (the model card's
+    temperature first), and its header says which values it assumed."""
     from specadvisor.advisor import advise as _advise
     from specadvisor.app.evidence import sessions_measured_here
+    from specadvisor.app.plan import default_output_len
+    from specadvisor.domain import SweepSettings
 
-    return _advise(hardware, model, workload, vllm_version=hardware.engine.version, local_sessions=sessions_measured_here(db, model.id, hardware))
+    given_len = workload.output_len if workload.output_len != default_output_len(workload.prompt_source) else None
+    given_t = workload.temperature if workload.temperature != SweepSettings().temperature else None
+    served, line = assumed_workload(workload, model.id, output_len=given_len, temperature=given_t)
+    advice = _advise(hardware, model, served, vllm_version=hardware.engine.version, local_sessions=sessions_measured_here(db, model.id, hardware))
+    measured = f"; the sweep measures at temperature {workload.temperature:g}, {workload.output_len} output tokens (Setup)"
+    advice.assumed = line + (measured if (served.temperature, served.output_len) != (workload.temperature, workload.output_len) else "")
+    return advice
+
+
+def assumed_workload(
+    workload: Workload, model_id: str, *, output_len: int | None, temperature: float | None, rulebase: RuleBase | None = None
+) -> tuple[Workload, str]:
+    """The workload advice is for, with what was not given filled from the workload's practice (the
+    model card's temperature first: rules/workloads.toml, models.toml), and the one line both front
+    ends head the advice with, naming where each value came from."""
+    from specadvisor.rulebase import workload_defaults
+
+    defaults = workload_defaults(workload.kind.value, model_id, rulebase)
+    out = output_len if output_len is not None else defaults.output_len
+    temp = temperature if temperature is not None else defaults.temperature
+    why_out = "as you passed it" if output_len is not None else defaults.output_why
+    why_t = "as you passed it" if temperature is not None else defaults.temperature_why
+    levels = workload.concurrency_levels or [workload.concurrency]
+    line = f"for {workload.kind.value} at concurrency {','.join(map(str, levels))}: temperature {temp:g} ({why_t}), {out} output tokens ({why_out})"
+    return workload.model_copy(update={"output_len": out, "temperature": temp}), line
 
 
 @dataclass(frozen=True)
@@ -85,21 +114,19 @@ def advise_request(request: AdviceRequest) -> Advised:
     model, notes = _model(request.model, request.offline)
     model, discovered = _discover(model, rulebase, request.offline)
     defaults = workload_defaults(request.workload, model.id, rulebase)
-    output_len = request.output_len or defaults.output_len
-    temperature = request.temperature if request.temperature is not None else defaults.temperature
+    workload, assumed = assumed_workload(
+        Workload(kind=WorkloadKind(request.workload), concurrency=request.concurrency, willing_to_train=request.willing_to_train),
+        model.id,
+        output_len=request.output_len,
+        temperature=request.temperature,
+        rulebase=rulebase,
+    )
     hardware = for_advice(request.gpu)
     drafter = None
     if request.drafter:
         from specadvisor.app.models import inspect_drafter
 
         drafter = inspect_drafter(request.drafter, model, offline=request.offline)
-    workload = Workload(
-        kind=WorkloadKind(request.workload),
-        concurrency=request.concurrency,
-        output_len=output_len,
-        temperature=temperature,
-        willing_to_train=request.willing_to_train,
-    )
     advice = _advise(
         hardware, model, workload, drafter=drafter, vllm_version=request.vllm_version, local_sessions=sessions_measured_here(request.db, model.id, hardware),
         rulebase=rulebase, tensor_parallel_size=request.tensor_parallel_size, params_b=request.params_b,
@@ -110,6 +137,7 @@ def advise_request(request: AdviceRequest) -> Advised:
     if described:
         advice.trace.insert(0, described)
     advice.warnings[:0] = [*notes, *model.warnings]
+    advice.assumed = assumed
     return Advised(advice, model, hardware)
 
 

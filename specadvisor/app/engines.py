@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from specadvisor.domain import Session
     from specadvisor.engine.attach import EndpointInfo as EndpointInfo
     from specadvisor.engine.cpu import CpuEngine as CpuEngine
 
@@ -73,3 +74,26 @@ def install_signal_handlers() -> None:
     from specadvisor.engine.reaper import install_signal_handlers as install
 
     install()
+
+
+def launch_problem(session: Session, *, deadline_s: float = 10.0) -> str | None:
+    """Why `session` cannot start now, in one line, or None: for a running server (attach mode) that
+    nothing answers at its URL within `deadline_s`; for launches that no vLLM answered to the engine
+    command the plan was probed with (the detected one, or the one typed in Setup). Asked before
+    anything is launched, so that a missing engine is one message, not every arm failing."""
+    url = session.settings.endpoint
+    if url:
+        from specadvisor.errors import SpecAdvisorError
+        from specadvisor.redact import redact_text
+
+        try:
+            probe(url, deadline_s=deadline_s)
+        except SpecAdvisorError as err:
+            return f"nothing answers at {redact_text(url)}: {err.message}"
+        return None
+    engine = session.hardware.engine
+    if session.hardware.hypothetical or engine.found:
+        return None
+    command = " ".join(session.settings.engine_cmd or engine.command) or "vllm serve"
+    detail = f" ({engine.detail})" if engine.detail else ""
+    return f"no vLLM answered to `{command}` on this machine{detail}"

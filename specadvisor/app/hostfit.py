@@ -45,6 +45,7 @@ class HostFit:
     added_fallback: bool = False
     missing_packages: dict[str, list[str]] = field(default_factory=dict)  # method id -> packages the engine lacks
     packages_checked: bool = True  # False: the engine's environment could not be read from here
+    unchecked_packages: dict[str, list[str]] = field(default_factory=dict)  # method id -> packages it needs that nothing here could check
     memory_warnings: list[str] = field(default_factory=list)  # arms that will not fit this host's memory
 
     def note(self) -> str:
@@ -66,7 +67,16 @@ class HostFit:
             parts.append(
                 f"{method_display_name(method)} left out: {names} is not installed in the engine's environment (pip install {names} there to measure it)."
             )
-        return " ".join(parts)
+        note = self.package_note()
+        return " ".join([*parts, note] if note else parts)
+
+    def package_note(self) -> str:
+        """What the plan keeps without knowing the engine has it (no vLLM found here, or a machine planned for)."""
+        return " ".join(
+            f"{method_display_name(method)} needs {' '.join(packages)} in the engine's environment, which could not be checked here: "
+            f"pip install {' '.join(packages)} beside vLLM there, or remove its arms (d)."
+            for method, packages in self.unchecked_packages.items()
+        )
 
 
 def _spec(cand: Candidate) -> MethodSpec | None:
@@ -90,7 +100,8 @@ def fit_to_host(
     size = model.params_b if model else None
     for cand in advice.candidates:
         spec = _spec(cand)
-        missing = [p for p in (spec.requires_packages if spec else []) if installed is not None and _normal(p) not in installed]
+        needs = list(spec.requires_packages) if spec else []
+        missing = [p for p in needs if installed is not None and _normal(p) not in installed]
         if fit.cpu_only and (spec is None or not registry.runs_on(spec, "cpu", advice.vllm_version) or cand.parallel_drafting):
             fit.left_out.append((cand, "needs a GPU"))
         elif fit.cpu_only and spec is not None and spec.needs_drafter and size is not None and size > SMALL_MODEL_B:
@@ -100,6 +111,8 @@ def fit_to_host(
             fit.left_out.append((cand, f"needs {', '.join(missing)} in the engine's environment"))
         else:
             fit.measurable.append(cand)
+            if needs and (installed is None or hardware.hypothetical):
+                fit.unchecked_packages[cand.id] = needs
     if fit.cpu_only and not any(registry.drafts_from_prompt(c.method) for c in fit.measurable):
         fit.measurable.append(_fallback())
         fit.added_fallback = True
@@ -141,8 +154,12 @@ def memory_warnings(
     concurrency: int = 1,
 ) -> list[str]:
     """One line per arm kind (the baseline and each method) that would not fit: the target's weights
-    at the dtype the server loads (`--dtype` wins over the checkpoint's), its drafter, the KV cache
-    and the runtime, against what the host can give. [] when everything fits or the size is unknown."""
+    at the dtype the server loads (`--dtype` wins over the checkpoint's, else the format the advice
+    sizes it at: advisor.core.sized_profile), its drafter, the KV cache and the runtime, against what
+    the host can give. [] when everything fits or the size is unknown."""
+    from specadvisor.advisor.core import sized_profile
+
+    model = sized_profile(model)
     dtype = _dtype_from_args(server_args)
     loaded = model.model_copy(update={"dtype": dtype, "quantization": None if dtype else model.quantization}) if dtype and dtype != "auto" else model
     weights = weights_gib(loaded)

@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from specadvisor.machine import HardwareProfile
+    from specadvisor.machine import EngineInfo, HardwareProfile
 
 
 def detect(engine_cmd: list[str] | None = None, *, timeout_s: float = 2.0) -> HardwareProfile:
@@ -19,6 +19,13 @@ def detect(engine_cmd: list[str] | None = None, *, timeout_s: float = 2.0) -> Ha
     from specadvisor import hardware
 
     return hardware.detect(engine_cmd, timeout_s=timeout_s)
+
+
+def engine(engine_cmd: list[str]) -> EngineInfo:
+    """The vLLM behind an engine command (another venv, a container): what `detect --engine-cmd` reads."""
+    from specadvisor import hardware
+
+    return hardware.engine_info(engine_cmd)
 
 
 def hypothetical(spec: str) -> HardwareProfile:

@@ -91,57 +91,100 @@ def placeholder_note(session: Session, model: str | None = None) -> str | None:
 
 @dataclass
 class ServeParams:
-    """A session's arms as serve-params JSON, and the command that runs them."""
+    """A session's arms as serve-params JSON, the measurement as `vllm bench serve` takes it (the
+    prompts as a custom dataset, the concurrency levels as bench-params), and the command that runs them."""
 
     session: Session
     document: str
     notes: list[str] = field(default_factory=list)
     model: str | None = None
+    prompts: str | None = None  # the session's prompts as JSONL (None: not available here)
+    bench_params: str | None = None  # one entry per concurrency level, when there are several
+
+    def companions(self, params_file: Path) -> dict[Path, str]:
+        """The files written beside the serve-params: the prompts and, for several levels, the bench-params."""
+        stem = params_file.name.removesuffix(".json")
+        files = {}
+        if self.prompts is not None:
+            files[params_file.with_name(f"{stem}.prompts.jsonl")] = self.prompts
+        if self.bench_params is not None:
+            files[params_file.with_name(f"{stem}.bench-params.json")] = self.bench_params
+        return files
 
     def command(self, params_file: str, *, width: int | None = None) -> str:
-        """`vllm bench sweep serve` with these serve-params from `params_file`."""
+        """`vllm bench sweep serve` with these serve-params from `params_file` and its companions beside it."""
         from specadvisor.report.serve_params import bench_sweep_command
 
-        return bench_sweep_command(self.session, params_file, width=width, model=self.model)
+        stem = params_file.removesuffix(".json")
+        prompts = f"{stem}.prompts.jsonl" if self.prompts is not None else "YOUR_PROMPTS.jsonl"
+        return bench_sweep_command(
+            self.session, params_file, prompts_file=prompts, bench_params_file=f"{stem}.bench-params.json", width=width, model=self.model
+        )
 
 
 def serve_params(session: Session, *, drafter: str | None = None, model: str | None = None) -> ServeParams:
     """The arms as `vllm bench sweep serve --serve-params` JSON (an imported session's drafter arms
     with `drafter`, its model never printed: `model` or the placeholder)."""
+    from specadvisor.report.serve_params import bench_workload
     from specadvisor.report.serve_params import serve_params as params
 
     notes: list[str] = []
     document = json.dumps(params(session, drafter=drafter, notes=notes, model=model), indent=2) + "\n"
-    return ServeParams(session, document, notes, model)
+    workload = bench_workload(session)
+    prompts = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in workload.prompts) if workload.prompts is not None else None
+    several = json.dumps(workload.bench_params(), indent=2) + "\n" if len(workload.levels) > 1 else None
+    return ServeParams(session, document, [*notes, *workload.notes], model, prompts, several)
+
+
+@dataclass
+class BenchImported:
+    """The session `import-bench` made or added to; `added` False: the same files were imported before."""
+
+    session: Session
+    added: bool
+    notes: list[str] = field(default_factory=list)
 
 
 def import_bench(
-    db: Path | None, files: list[Path], *, session_id: str | None, model: str | None, spec_config: dict[str, Any] | None, concurrency: int
-) -> Session:
-    """`vllm bench serve --save-result` files as arms: added to a stored session, or a new one for
-    `model`; every file validated before anything is written, the verdict computed once."""
+    db: Path | None, files: list[Path], *, session_id: str | None, model: str | None, spec_config: dict[str, Any] | None, concurrency: int | None
+) -> BenchImported:
+    """`vllm bench serve --save-result` files as arms: added to a stored session, or a new one for the
+    model they measured (`model`, else the files' model_id). Every file is validated before anything is
+    written; what the files record (model, prompt count, concurrency, output length, request format) is
+    read from them and what they do not (prompt set, temperature, seed, workload) stays "not recorded";
+    the verdict is computed once. The same files imported again add nothing."""
     from specadvisor.analysis.recommend import recommend
     from specadvisor.app.sessions import open_store
     from specadvisor.domain import Session, SweepSettings
     from specadvisor.provenance import record_provenance
-    from specadvisor.report.bench_import import bench_arm, import_bench_results
+    from specadvisor.report.bench_import import NOT_RECORDED_PROMPTS, plan_import, read_bench_files
 
-    results = import_bench_results(list(files))  # before the database is opened: bad input writes nothing
-    settings = SweepSettings.of(concurrency=[concurrency])
+    read = read_bench_files(list(files))  # before the database is opened: bad input writes nothing
+    if session_id is None:
+        found = plan_import(read, model=model, spec_config=spec_config, concurrency=concurrency)  # checked before the database opens too
     with open_store(db) as store:
         if session_id:
             session = store.get_session(session_id)
+            found = plan_import(read, model=model, spec_config=spec_config, concurrency=concurrency, into=session)
+            levels = sorted(set(session.settings.concurrency) | set(found.levels))
+            session.settings = session.settings.replace(concurrency=levels)
         else:
-            session = Session(model=model or "", settings=settings, concurrency=concurrency, status="finished")
-        taken = {a.id for a in session.arms}
-        for result in results:
-            while result.arm_id in taken:
-                result.arm_id += "-2"
-            arm = bench_arm(result, spec_config if result.num_drafts is not None else None, concurrency)
-            session.arms.append(arm)
-            session.results.append(result)
-            taken.add(arm.id)
+            existing = store.find_by_bundle(found.digest)
+            if existing is not None:
+                return BenchImported(existing, False, [f"these files were imported before, as session {existing.id[:8]}: nothing added"])
+            settings = SweepSettings.of(
+                prompt_source=NOT_RECORDED_PROMPTS,
+                request_format=found.request_format,
+                concurrency=found.levels,
+                **({"num_prompts": found.num_prompts} if found.num_prompts else {}),
+                **({"output_len": found.output_len} if found.output_len else {}),
+            )
+            session = Session(model=found.model, settings=settings, concurrency=found.levels[0], status="finished")
+            session.provenance.unrecorded = list(found.unrecorded)  # type: ignore[arg-type]  # names checked by the model
+            session.provenance.bundle_sha256 = found.digest
+        session.arms.extend(found.arms)
+        session.results.extend(found.results)
         record_provenance(session, entry_point="import-bench")
         session.recommendation = recommend(session)
         store.save_session(session)
-    return session
+    return BenchImported(session, True, found.notes)

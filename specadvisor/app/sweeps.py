@@ -69,8 +69,9 @@ def start_sweep(request: SweepRequest, *, progress: Note) -> Prepared:
     return plan_sweep(request, cpu)
 
 
-def plan_sweep(request: SweepRequest, cpu: CpuEngine | None) -> Prepared:
-    """`start_sweep` once the engine is known (`cpu`: the provisioned CPU engine, or None)."""
+def plan_sweep(request: SweepRequest, cpu: CpuEngine | None, *, probe: bool = True) -> Prepared:
+    """`start_sweep` once the engine is known (`cpu`: the provisioned CPU engine, or None). `probe`
+    False (a dry run): the engine behind --engine-cmd is not run to ask whether it is a CPU build."""
     from specadvisor.bench.prompts import resolve_request_format
     from specadvisor.sweep.plan import plan_from_methods
 
@@ -89,7 +90,7 @@ def plan_sweep(request: SweepRequest, cpu: CpuEngine | None) -> Prepared:
     _, format_notes = resolve_request_format(request.settings.prompt_source, request.settings.request_format)
     engine_cmd, server_args, server_env = _engine(request, cpu)
     notes: list[str] = [f"request format: {note}" for note in format_notes]
-    if request.settings.engine_cmd and not cpu:
+    if request.settings.engine_cmd and not cpu and probe:
         extra_args, extra_env, said = engine_env.cpu_build_defaults(engine_cmd, server_args)
         server_args += extra_args
         server_env.update(extra_env)

@@ -20,6 +20,7 @@ from specadvisor.provenance import provenance_facts, stop_line
 from specadvisor.report import content
 from specadvisor.report.content import MAX_SHOWN_REASONS, shown_reasons, tabled_arms, tail_lines
 from specadvisor.report.snippet import deciding_step, recommended_command, recommended_config
+from specadvisor.trust import recorded
 
 if TYPE_CHECKING:
     from specadvisor.analysis.predict import Prediction
@@ -39,6 +40,7 @@ __all__ = [
     "provenance_facts",
     "recommended_command",
     "recommended_config",
+    "recorded",
     "row_cap",
     "session_tails",
     "short_drafter",

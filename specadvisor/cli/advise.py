@@ -100,6 +100,8 @@ def render(advice: Advice, model: ModelProfile, hw: HardwareProfile, *, explain_
     out.print(
         f"[bold]{escape(model.id)}[/bold] on {escape(hw.gpu_label)}{planned}, vLLM {advice.vllm_version or newest_known_vllm() + ' (assumed: newest known)'}, tensor parallel {tp}"
     )
+    if advice.assumed:
+        out.print(f"Advice {escape(advice.assumed)} (--temperature and --output-len change them)", soft_wrap=True)
     style = {"speculate": "green", "careful": "yellow", "unlikely": "red"}.get(advice.verdict_level, "bold")
     out.print(f"[{style}]{escape(advice.verdict)}[/{style}]")
     table = Table(show_edge=False)

@@ -64,8 +64,18 @@ def _redacted(obj: dict[Any, Any]) -> dict[Any, Any]:
     return redact_entries(obj, to_jsonable)[0]
 
 
+PIPED_WIDTH = 4000  # piped output is never cut or wrapped to a terminal it does not have (gh, docker)
+
+
 def console() -> Console:
-    """A rich console on stdout (imported lazily: rich costs start-up time)."""
+    """A rich console on stdout (imported lazily: rich costs start-up time). On a terminal it fits the
+    terminal; piped or redirected (a file, `| less`, a test's capture), lines keep their whole content,
+    as `gh` and `docker` print them, instead of tables cut and sentences wrapped at 80 columns
+    (COLUMNS, when set, still wins)."""
+    import os
+    import sys
+
     from rich.console import Console
 
-    return Console(highlight=False)
+    piped = not sys.stdout.isatty() and not os.environ.get("COLUMNS")
+    return Console(highlight=False, width=PIPED_WIDTH if piped else None)

@@ -37,12 +37,22 @@ def register_snippet(p: argparse.ArgumentParser) -> None:
 
 
 def register_import_bench(p: argparse.ArgumentParser) -> None:
-    p.add_argument("files", nargs="+", type=Path)
-    target = p.add_mutually_exclusive_group(required=True)
+    p.description = (
+        "Import `vllm bench serve --save-result` JSON files measured elsewhere as the arms of a session (a new one, or "
+        "--session's), judged by the same verdict as a sweep. Read from each file: the model (model_id), prompt count, "
+        "--max-concurrency, output tokens per request and how prompts were sent (--backend). Not in the files, so shown "
+        "as 'not recorded': the prompt set, temperature, seed and workload. A file with spec_decode_* counts needs the "
+        "--spec-config it was served with; a file of another model, or files of different output lengths, are refused. "
+        "The same files imported again add nothing. Prints the session id."
+    )
+    p.add_argument("files", nargs="+", type=Path, help="result files written by vllm bench serve --save-result")
+    target = p.add_mutually_exclusive_group()
     target.add_argument("--session", default=None, help="add the arms to this session")
-    target.add_argument("--model", default=None, help="create a new session for this model")
-    p.add_argument("--spec-config", default=None, help="the speculative config the spec-decode files were measured with (JSON)")
-    p.add_argument("--concurrency", type=int, default=1, help="the --max-concurrency they were measured at")
+    target.add_argument("--model", default=None, help="the model the files measured (default: their model_id); a file naming another is refused")
+    p.add_argument("--spec-config", default=None, help="the --speculative-config JSON the spec-decode files were served with (required for them)")
+    p.add_argument(
+        "--concurrency", type=int, default=None, help="the --max-concurrency they ran at, for files that do not record it (default: each file's own)"
+    )
     p.set_defaults(func=run_import_bench)
 
 
@@ -123,11 +133,13 @@ def run_import_bench(args: argparse.Namespace) -> int:
     from specadvisor.app.reports import import_bench
     from specadvisor.cli import validate
 
-    validate.setting("concurrency", args.concurrency)
-    session = import_bench(
-        args.db, args.files, session_id=args.session, model=args.model, spec_config=_spec_config(args.spec_config), concurrency=args.concurrency
-    )
-    print(session.id)
+    if args.concurrency is not None:
+        validate.setting("concurrency", args.concurrency)
+    model = _model_flag(args.model) if args.model is not None else None
+    imported = import_bench(args.db, args.files, session_id=args.session, model=model, spec_config=_spec_config(args.spec_config), concurrency=args.concurrency)
+    for note in imported.notes:
+        print(line(f"specadvisor: note: {note}", 2000), file=sys.stderr)
+    print(imported.session.id)
     return 0
 
 
@@ -146,8 +158,13 @@ def run_export_plan(args: argparse.Namespace) -> int:
         sys.stdout.write(params.document)
         command = params.command(f"serve_params-{session.id[:8]}.json", width=PASTE_WIDTH)
         print(f"specadvisor: note: save it as serve_params-{session.id[:8]}.json, then run:\n{command}", file=sys.stderr)
+        if params.prompts is not None or params.bench_params is not None:
+            print("specadvisor: note: the prompts (and the concurrency levels) are written beside a file: pass --serve-params FILE", file=sys.stderr)
         return 0
+    companions = {path: output_path(args, str(path), path.name) or path for path in params.companions(target)}  # the -o rule for each, checked first
     write_atomically(target, params.document, force=args.force)
+    for path, text in params.companions(target).items():
+        write_atomically(companions[path], text, force=args.force)
     print(params.command(str(target), width=PASTE_WIDTH))
     return 0
 

@@ -241,7 +241,7 @@ def _speedup_text(speedup: Speedup | None) -> str:
     return speedup.text() if speedup is not None else "-"
 
 
-LIST_COLUMNS = ("id", "created", "status", "model", "hardware", "vLLM", "arms", "best", "speedup")
+LIST_COLUMNS = ("id", "created", "status", "model", "hardware", "vLLM", "workload", "format", "arms", "best", "speedup")
 NO_SESSIONS = "No sessions yet. Run `specadvisor sweep` or import a bundle with `specadvisor sessions import FILE`."
 
 
@@ -253,6 +253,7 @@ def list_rows(summaries: list[SessionSummary]) -> list[list[str]]:
     for s in summaries:
         status = s.status if s.origin == "local" else f"{s.status} ({s.origin})"
         cells = [s.id[:8], s.created_at.strftime("%Y-%m-%d %H:%M"), status, s.model or "-", s.gpu or "-", s.vllm_version or "?"]
+        cells += [s.workload or "-", s.request_format or "-"]
         cells += [str(s.arms), s.best_arm or "-", _fmt(s.best_speedup, ".2f", "x")]
         rows.append([line(cell) for cell in cells])
     return rows
@@ -293,7 +294,7 @@ def render_session(session: Session) -> None:
 
     from specadvisor import request_format
     from specadvisor.app.reports import placeholder_note
-    from specadvisor.app.views import all_speedups, deciding_step, provenance_facts, recommended_command, shown_reasons, tabled_arms, tail_lines
+    from specadvisor.app.views import all_speedups, deciding_step, provenance_facts, recommended_command, recorded, shown_reasons, tabled_arms, tail_lines
     from specadvisor.cli.output import console
     from specadvisor.textsafe import markup
     from specadvisor.textsafe import markup as escape
@@ -303,10 +304,14 @@ def render_session(session: Session) -> None:
     out.print(f"  status {escape(session.status)}, created {session.created_at:%Y-%m-%d %H:%M} UTC")
     out.print(f"  model {escape(session.model or '-')}, drafter {escape(session.drafter or '-')}")
     out.print(
-        f"  workload {escape(session.workload.value)}, temperature {session.temperature:g}, concurrency {session.concurrency}, "
-        f"prompts {escape(session.settings.prompt_source)} x{session.settings.num_prompts}, output {session.settings.output_len} tokens"
+        f"  workload {escape(recorded(session, 'workload', session.workload.value))}, "
+        f"temperature {recorded(session, 'temperature', f'{session.temperature:g}')}, concurrency {session.concurrency}, "
+        f"prompts {escape(recorded(session, 'prompt_source', session.settings.prompt_source))} x{session.settings.num_prompts}, "
+        f"output {recorded(session, 'output_len', str(session.settings.output_len))} tokens",
+        soft_wrap=True,
     )
-    out.print(f"  request format {escape(request_format.recorded(session.settings.request_format, session.settings.prompt_source))}", soft_wrap=True)
+    shown_format = recorded(session, "request_format", request_format.recorded(session.settings.request_format, session.settings.prompt_source))
+    out.print(f"  request format {escape(shown_format)}", soft_wrap=True)
     out.print(f"  hardware {escape(session.hardware.gpu_label)} ({escape(session.hardware_fingerprint or '-')}), vLLM {escape(session.vllm_version or '?')}")
     for key, value in provenance_facts(session):
         out.print(f"  {escape(key)}: {escape(value)}", soft_wrap=True)

@@ -68,6 +68,12 @@ def register(p: argparse.ArgumentParser) -> None:
     p.add_argument("--name", default="", help="a name for the session")
     p.add_argument("--json", action="store_true", help="print results as JSON (no live display)")
     p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print what would run (each arm's vllm serve command and environment, the load it sends, the time estimate) "
+        "and exit: nothing is launched, probed, provisioned or stored (with --json: the plan as JSON)",
+    )
+    p.add_argument(
         "--resume", metavar="SESSION", default=None, help="continue an interrupted sweep (a session imported from a bundle is refused: see --rebuild)"
     )
     p.add_argument(
@@ -87,6 +93,8 @@ def run(namespace: argparse.Namespace) -> int:
     # A new sweep is fully validated before the database is opened: bad input writes nothing.
     args = SweepArgs.from_namespace(namespace)
     request = _request(args)
+    if args.dry_run:
+        return _dry_run(args, request)
     prepared = None if args.resume else sweeps.start_sweep(request, progress=_progress)
     db_path = database(args.db)
     if args.resume and not db_path.exists():
@@ -129,6 +137,48 @@ def _request(args: SweepArgs) -> SweepRequest:
         name=args.name,
         entry_point=args.entry_point,
     )
+
+
+def _dry_run(args: SweepArgs, request: SweepRequest) -> int:
+    """`--dry-run`: the plan and each arm's launch, printed; nothing run, probed or stored."""
+    from specadvisor.app.dry_run import dry_run
+    from specadvisor.cli.output import print_json
+    from specadvisor.textsafe import line
+    from specadvisor.vllm_command import PASTE_WIDTH, shell_command
+
+    if args.resume:
+        raise InputError("--dry-run shows a new sweep's plan; a resumed one continues its stored arms", hint="see them with `specadvisor sessions show ID`")
+    if args.ray is not None:
+        raise InputError("--dry-run shows the launches on this host; --ray places them on a cluster's actors", hint="drop --ray to see the plan")
+    planned = dry_run(request)
+    if args.json:
+        print_json(planned.document())
+        return 0
+    session = planned.prepared.session
+    s = session.settings
+    print("dry run: nothing is launched, probed or stored")
+    launches = f"{planned.launches} server launches" if planned.launches else "no launch (a running server)"
+    print(line(f"plan: {len(planned.arms)} arms on {launches}, about {planned.seconds / 60:.0f} min ({planned.estimate_source})", 400))
+    print(_workload_line(session) + f", temperature {s.temperature:g}")
+    print(
+        line(
+            f"each arm: {s.warmup} warmup and {s.num_prompts} measured requests per trial, {s.trials} trial(s), "
+            f"{'the baseline again at the end' if s.bracket and not s.endpoint else 'no bracket'}"
+            + (f", stopped after {s.time_limit_s / 60:g} min" if s.time_limit_s else "")
+            + (f", up to {s.budget_s / 60:g} more min until decided" if s.budget_s else ""),
+            400,
+        )
+    )
+    for note in planned.notes:
+        print(line(f"plan: {note}", 2000))
+    for index, arm in enumerate(planned.arms, start=1):
+        print()
+        print(line(f"[{index}/{len(planned.arms)}] {arm.label} at concurrency {arm.concurrency}", 400))
+        if arm.command is None:
+            print("  measures the running server: nothing is launched")
+        else:
+            print(shell_command(arm.command, env=arm.env, width=PASTE_WIDTH))
+    return 0
 
 
 def _progress(line: str) -> None:

@@ -33,6 +33,7 @@ class SweepArgs:
     cpu: bool = False
     name: str = ""
     json: bool = False
+    dry_run: bool = False  # print what would run and exit
     resume: str | None = None
     rebuild: bool = False
     entry_point: str | None = None  # hidden: the demo says it started the session (provenance)

@@ -418,12 +418,10 @@ def _row(d: TrainedDrafter) -> dict[str, Any]:
 
 
 def _drafter_result(session: Session) -> Any:
-    """The trained drafter's arm result with the most positions measured (None: nothing measured)."""
-    from specadvisor.domain import ArmStatus
+    """The trained drafter's arm result with the most positions measured (app.train_steps, shared with the TUI)."""
+    from specadvisor.app.train_steps import drafter_result
 
-    arms = {a.id: a for a in session.arms if session.drafter and (a.speculative_config or {}).get("model") == session.drafter}
-    measured = [r for r in session.results if r.arm_id in arms and r.status in (ArmStatus.ok, ArmStatus.stopped_early) and r.mean_acceptance_length is not None]
-    return max(measured, key=lambda r: (len(r.per_position), arms[r.arm_id].n or 0), default=None)
+    return drafter_result(session)
 
 
 def _drift_lines(store: Store, drafter: TrainedDrafter, session: Session) -> list[str]:

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import math
 import re
-import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from specadvisor import bounds
+from specadvisor.app.engine_args import endpoint_url as endpoint_url  # one home (app), the CLI names kept
+from specadvisor.app.engine_args import engine_cmd as engine_cmd
+from specadvisor.app.engine_args import server_args as server_args
 from specadvisor.errors import InputError
 from specadvisor.quantities import parse_count, parse_count_list
 from specadvisor.redact import redact_text
@@ -30,13 +31,6 @@ if TYPE_CHECKING:
 MAX_N = bounds.MAX_N
 MAX_NAME_CHARS = 200
 
-# Flags specadvisor owns on every server it launches (engine/spec.py enforces them again at launch).
-FORBIDDEN_SERVER_FLAGS = {
-    "--disable-log-stats": "it removes the metrics specadvisor measures",
-    "--host": "specadvisor binds launched servers to 127.0.0.1",
-    "--port": "specadvisor picks a free port for each server",
-    "--speculative-config": "the speculative config comes from --method, --n and --spec-extra",
-}
 # Keys --spec-extra may not set: they come from --method and --n.
 _RESERVED_SPEC_KEYS = ("method", "num_speculative_tokens")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
@@ -116,45 +110,6 @@ def spec_extra(value: dict[str, Any], raw: str) -> dict[str, Any]:
     if reserved:
         raise InputError(f"--spec-extra {_show(raw)} sets {reserved[0]!r}", hint="the method comes from --method and N from --n; remove it from --spec-extra")
     return value
-
-
-def server_args(args: list[str], flag: str = "--server-arg") -> list[str]:
-    """Extra server arguments without the flags specadvisor owns (`--port`, `--host`, ...)."""
-    for arg in args:
-        name = arg.strip().split("=", 1)[0]
-        if name in FORBIDDEN_SERVER_FLAGS:
-            raise InputError(f"{flag} {name} is not allowed", hint=f"remove it: {FORBIDDEN_SERVER_FLAGS[name]}")
-    return list(args)
-
-
-def engine_cmd(text: str) -> list[str]:
-    """`--engine-cmd` split like a shell would, refusing unbalanced quotes and owned flags."""
-    try:
-        argv = shlex.split(text)
-    except ValueError as exc:
-        raise InputError(
-            f"--engine-cmd {_show(text)} is not a valid command line ({exc})", hint="quote it like a shell command, e.g. --engine-cmd 'vllm serve'"
-        ) from None
-    if not argv:
-        raise InputError("--engine-cmd is empty", hint="e.g. --engine-cmd 'vllm serve'")
-    server_args(argv, "--engine-cmd")
-    return argv
-
-
-def endpoint_url(text: str, flag: str = "--endpoint") -> str:
-    """An http(s) URL with a host and a valid port. Credentials in it are never echoed (prefer
-    --api-key-env: the stored session keeps the URL with its credentials redacted)."""
-    shown = _show(text)
-    try:
-        parts = urlsplit(text.strip())
-        port = parts.port
-    except ValueError:
-        raise InputError(f"{flag} {shown} is not a valid URL (bad host or port)", hint="e.g. http://127.0.0.1:8000") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise InputError(f"{flag} {shown} is not an http(s) URL with a host", hint="e.g. http://127.0.0.1:8000")
-    if port is not None and not 1 <= port <= 65535:
-        raise InputError(f"{flag} {shown}: port {port} is out of range", hint="use a port from 1 to 65535")
-    return text.strip()
 
 
 def env_name(text: str | None, flag: str) -> str | None:

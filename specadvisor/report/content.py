@@ -25,7 +25,7 @@ from specadvisor.report.snippet import (
     serve_command,
     spec_config_json,
 )
-from specadvisor.trust import placeholder_note
+from specadvisor.trust import placeholder_note, recorded
 from specadvisor.vllm_command import PASTE_WIDTH, shell_command
 
 COLUMNS = [
@@ -198,10 +198,11 @@ def _build(session: Session, shown: set[str] | None) -> ReportContent:
         ("vLLM", session.vllm_version or "unknown"),
         (
             "workload",
-            f"{session.workload.value}: {s.prompt_source}, {s.num_prompts} prompts, output {s.output_len} tokens, temperature {s.temperature:g}, "
-            f"concurrency {','.join(map(str, s.concurrency))}, {s.trials} trial(s), {s.warmup} warmup request(s)",
+            f"{recorded(session, 'workload', session.workload.value)}: {recorded(session, 'prompt_source', s.prompt_source)}, {s.num_prompts} prompts, "
+            f"output {recorded(session, 'output_len', str(s.output_len))} tokens, temperature {recorded(session, 'temperature', f'{s.temperature:g}')}, "
+            f"concurrency {','.join(map(str, s.concurrency))}, {s.trials} trial(s), {recorded(session, 'warmup', str(s.warmup))} warmup request(s)",
         ),
-        ("request format", request_format.recorded(s.request_format, s.prompt_source)),
+        ("request format", recorded(session, "request_format", request_format.recorded(s.request_format, s.prompt_source))),
         ("status", session.status),
         ("created", session.created_at.strftime("%Y-%m-%d %H:%M UTC")),
     ]

@@ -474,7 +474,7 @@ class Store:
 _SUMMARY_SQL = """
 WITH fresh AS MATERIALIZED (
   SELECT id, name, created_at, updated_at, status, model, drafter, workload, temperature, concurrency, vllm_version,
-         hardware_json, provenance_json,
+         hardware_json, provenance_json, settings_json,
          CASE WHEN verdict_computed_by IS NULL OR verdict_computed_by = ? THEN recommendation_json END AS recommendation_json
     FROM sessions
 ),
@@ -494,7 +494,7 @@ s AS MATERIALIZED (
             FROM fresh)
 )
 SELECT s.id, s.name, s.created_at, s.updated_at, s.status, s.model, s.drafter, s.workload, s.temperature,
-       s.concurrency, s.vllm_version, s.hardware_json, s.recommendation_json, s.provenance_json,
+       s.concurrency, s.vllm_version, s.hardware_json, s.recommendation_json, s.provenance_json, s.settings_json,
        (SELECT count(*) FROM arms WHERE session_id = s.id) AS arm_count,
        CASE WHEN s.reads = 'none' THEN '[]' ELSE
        (SELECT json_group_array(json_object('arm', a.arm_json, 'result', r.result_json))
@@ -524,6 +524,7 @@ def _summary_session(row: dict[str, Any]) -> Session:
             "hardware": rows.load(row["hardware_json"]),
             "recommendation": rows.load(row["recommendation_json"]),
             "provenance": rows.load(row["provenance_json"]),
+            "settings": rows.load(row["settings_json"]) or {},
             "arms": _ARM_LIST.validate_json("[" + ",".join(p["arm"] for p in pairs) + "]"),
             "results": [rows.result_from_row(p["result"]) for p in pairs if p["result"] is not None],
         }

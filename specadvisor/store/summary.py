@@ -9,8 +9,10 @@ from datetime import datetime
 
 from pydantic import BaseModel
 
+from specadvisor import request_format
 from specadvisor.domain import Arm, Session
 from specadvisor.figures import Speedup, all_speedups, arm_speedup, results_by_arm, throughput
+from specadvisor.trust import recorded
 
 
 class SessionSummary(BaseModel):
@@ -29,6 +31,7 @@ class SessionSummary(BaseModel):
     best_arm: str | None = None
     best_speedup: float | None = None
     origin: str = "local"
+    request_format: str = ""  # chat | completions | not recorded: how its prompts were sent (part of the workload)
 
 
 def _speedup(session: Session, arm: Arm) -> float | None:
@@ -85,11 +88,12 @@ def summarize(session: Session) -> SessionSummary:
         status=session.status,
         model=session.model,
         drafter=session.drafter,
-        workload=session.workload.value,
+        workload=recorded(session, "workload", session.workload.value),
         gpu=session.hardware.gpu_label,
         vllm_version=session.vllm_version,
         arms=len(session.arms),
         best_arm=best_label(session, arm),
         best_speedup=speedup,
         origin=session.provenance.origin,
+        request_format=recorded(session, "request_format", request_format.short(session.settings.request_format, session.settings.prompt_source)),
     )

@@ -36,6 +36,8 @@ class SweepPlan(BaseModel):
     host_note: str = ""  # what this host cannot measure and what the plan does instead (CPU-only hosts)
     host_warnings: list[str] = []  # what will not fit on this host (memory per arm): Start asks to confirm
     planned_for: str = ""  # a named GPU ("H100x8") this plan is for instead of this machine: not run here
+    slots: int = 1  # servers at once (`--parallel`, the TUI's p): launches run in waves of this many
+    slot_share: float = 1.0  # how much slower each server runs beside the others (a CPU host's cores split K ways: K)
 
     # ------------------------------------------------------------------ views
 
@@ -57,15 +59,26 @@ class SweepPlan(BaseModel):
         return self.configurations() * max(1, self.settings.trials) + (1 if self._bracketed() else 0)
 
     def estimate_seconds(self) -> float:
-        """Start-up per launch plus, per arm and launch, the tokens to generate over the expected rate."""
+        """Wall-clock time: each launch is a start-up plus, per arm it serves, the tokens to generate
+        over the expected rate; launches run `slots` at a time, each wave as long as its longest (as
+        `analysis.costs.round_seconds` prices a round), each server `slot_share` times slower beside
+        the others. One slot: the serial sum."""
         s = self.settings
-        total = self.launches() * self.startup_estimate_s
+        work: dict[str, float] = {}
         for arm in self.session.arms:
-            runs = max(1, s.trials) + (1 if arm.is_baseline and self._bracketed() else 0)
-            requests = (s.warmup + s.num_prompts) * runs
             streams = max(1, min(arm.concurrency, s.num_prompts))
-            total += requests * s.output_len / (self.tokens_per_s_estimate * streams)
-        return total
+            key = server_key(arm)
+            work[key] = work.get(key, 0.0) + (s.warmup + s.num_prompts) * s.output_len / (self.tokens_per_s_estimate * streams)
+        launches = [w for w in work.values() for _ in range(max(1, s.trials))]
+        if self._bracketed():
+            launches.append(sum(w for key, w in work.items() if key == server_key(self._baseline())))
+        share = max(1.0, self.slot_share)
+        durations = [self.startup_estimate_s + w * share for w in launches]
+        width = max(1, self.slots)
+        return sum(max(durations[i : i + width]) for i in range(0, len(durations), width))
+
+    def _baseline(self) -> Arm:
+        return next(a for a in self.session.arms if a.is_baseline)
 
     def over_budget_s(self) -> float | None:
         """Seconds the estimate passes the budget by (the baseline and each start N are kept however
@@ -170,6 +183,8 @@ def plan_from_advice(
     budget_s: float | None = None,
     candidates: list[Candidate] | None = None,
     costs: Costs | None = None,
+    slots_at_once: int = 1,
+    slot_share: float = 1.0,
 ) -> SweepPlan:
     """The advisor's candidates (or the given subset, e.g. what a CPU host can run) over their N grids.
 
@@ -180,8 +195,9 @@ def plan_from_advice(
     candidate's start N are always kept, so a tiny budget can still be exceeded: `over_budget_s`
     says by how much. The plan then lists them grouped by candidate, in the order they run: the
     baseline, then each candidate by score, largest N first. A configuration two candidates share
-    is planned once."""
-    plan = SweepPlan(session=_new_session(model, settings, None), budget_s=budget_s)
+    is planned once. `slots_at_once` servers run side by side (`slot_share` times slower each): the
+    budget counts the waves they make."""
+    plan = SweepPlan(session=_new_session(model, settings, None), budget_s=budget_s, slots=slots_at_once, slot_share=slot_share)
     if costs is not None:
         plan.startup_estimate_s, plan.tokens_per_s_estimate, plan.estimate_source = costs.startup_s, costs.tokens_per_s, costs.source
     plan.session.advice = advice
@@ -201,7 +217,13 @@ def plan_from_advice(
             plan.session.drafter = cand.drafter
     queues = [[(method, n, extra) for n in trim_order(ns, starts)] for method, extra, ns, starts in families.values()]
     chosen: list[list[tuple[str, int, dict[str, Any]]]] = [[] for _ in queues]
-    trial = SweepPlan(session=plan.session.model_copy(deep=True), startup_estimate_s=plan.startup_estimate_s, tokens_per_s_estimate=plan.tokens_per_s_estimate)
+    trial = SweepPlan(
+        session=plan.session.model_copy(deep=True),
+        startup_estimate_s=plan.startup_estimate_s,
+        tokens_per_s_estimate=plan.tokens_per_s_estimate,
+        slots=slots_at_once,
+        slot_share=slot_share,
+    )
     slots = None if max_arms is None else max(0, max_arms - 1)
     while any(queues):
         for i, queue in enumerate(queues):

@@ -142,3 +142,17 @@ def ranges(values: Sequence[int], sep: str = ",") -> str:
         else:
             spans.append([v, v])
     return sep.join(f"{first}-{last}" if last != first else f"{first}" for first, last in spans)
+
+
+def slots_at_once(parallel: str | int, gpus: int, tp: int = 1) -> tuple[int, float]:
+    """(servers at once, how much slower each runs beside the others) for a time estimate, as
+    `plan_slots` places them: auto is one server per GPU group (one at a time without GPUs); K
+    servers on fewer groups share GPUs, K on a CPU-only host split its cores K ways."""
+    k = parallel_count(parallel)
+    if gpus:
+        groups = max(1, gpus // max(1, tp))
+        k = groups if k is None else k
+        return k, max(1.0, k / groups)
+    if k is None or k <= 1:
+        return 1, 1.0
+    return k, float(k)

@@ -38,6 +38,9 @@ WORKER_TITLES = {
     "import": "Import failed",
     "store": "The session store failed",
     "provision": "The engine could not be prepared",
+    "start": "Cannot start the sweep",
+    "train-plan": "Cannot train a drafter here",
+    "train": "Training stopped",
 }
 
 
@@ -129,10 +132,14 @@ class SpecAdvisorApp(TuiApp):
 
     def action_go_setup(self) -> None:
         from specadvisor.tui.screens.setup import SetupScreen
+        from specadvisor.tui.screens.train import TrainScreen
 
         while len(self.screen_stack) > 2 and not isinstance(self.screen, SetupScreen):
             if self.state.sweep_running and isinstance(self.screen, SweepScreen):
                 self.notify("A sweep is running: stop it (x) or wait for it to finish.", severity="warning")
+                return
+            if self.state.training and isinstance(self.screen, TrainScreen):
+                self.notify("A drafter is training: ctrl+c stops it.", severity="warning")
                 return
             self.pop_screen()
 
@@ -210,6 +217,9 @@ class SpecAdvisorApp(TuiApp):
     # ------------------------------------------------------------------ quitting
 
     async def action_quit(self) -> None:
+        if self.state.training:
+            await self._quit_training()
+            return
         if not self.state.sweep_running:
             self.exit(0)
             return
@@ -226,6 +236,34 @@ class SpecAdvisorApp(TuiApp):
             ),
             answered,
         )
+
+    async def _quit_training(self) -> None:
+        """Quitting while a drafter trains: asked first, then the run is stopped cleanly (its server and
+        trainer stop, the record says interrupted) before the app exits."""
+
+        async def answered(stop: bool | None) -> None:
+            if stop:
+                self.notify("Stopping the training run (the trainer saves its state)…", timeout=30)
+                await self.stop_training()
+                self.exit(0)
+
+        self.push_screen(
+            ConfirmModal(
+                "A drafter is training. Stop it and quit?\nThe run is recorded as interrupted; `specadvisor train --resume ID` continues it.",
+                yes="Stop and quit",
+            ),
+            answered,
+        )
+
+    async def stop_training(self) -> None:
+        """Cancel the training run and wait until it has stopped its server and trainer."""
+        worker = self.state.train_worker
+        if worker is None:
+            return
+        worker.cancel()
+        with contextlib.suppress(Exception):
+            await worker.wait()
+        self.state.train_worker = None
 
     def stop_sweep(self) -> None:
         """Cancel the runner and stop every vLLM server we launched (process groups)."""
@@ -251,7 +289,7 @@ def screen_commands(app: App[Any], screen: Screen[Any]) -> Iterable[SystemComman
         async def run(action: str = binding.action) -> None:
             await screen.run_action(action)
 
-        yield SystemCommand(binding.description, f"{key} · this screen", run)
+        yield SystemCommand(binding.tooltip or binding.description, f"{key} · this screen", run)
 
 
 def create_app(services: Services | None = None, *, db_path: Path | None = None, **kwargs: Any) -> SpecAdvisorApp:

@@ -293,11 +293,11 @@ def plan_estimate_lines(plan: PlanLike) -> list[str]:
     lines = [
         f"{plural(arms, 'arm')} · {plural(launches, 'launch', 'launches')} · {s.num_prompts} req × {s.output_len} tok"
         + (f" · {s.parallel_choice} at once" if s.parallel_choice != "auto" else ""),
-        f"about {rough_duration(plan.estimate_seconds())}" + (f" (budget {rough_duration(budget)})" if budget else ""),
+        f"about {rough_duration(plan.estimate_seconds())}" + (f" (plan within {rough_duration(budget)})" if budget else ""),
     ]
     over = plan.over_budget_s()
     if over:
-        lines.append(f"⚠ over the budget by {rough_duration(over)}: b raises the budget, d removes arms")
+        lines.append(f"⚠ over {rough_duration(budget)} by {rough_duration(over)}: b allows more time, d removes arms")
     left_out = plan.left_out
     if left_out:
         lines.append("left out for time: " + ", ".join(left_out) + " (a adds N)")
@@ -312,5 +312,7 @@ def plan_warnings(plan: PlanLike) -> list[str]:
     warnings = [f"memory: {w}" for w in plan.host_warnings]
     over = plan.over_budget_s()
     if over:
-        warnings.append(f"time: about {rough_duration(plan.estimate_seconds())}, over the budget of {rough_duration(plan.budget_s)} by {rough_duration(over)}")
+        warnings.append(
+            f"time: about {rough_duration(plan.estimate_seconds())}, over the {rough_duration(plan.budget_s)} to plan within by {rough_duration(over)}"
+        )
     return warnings

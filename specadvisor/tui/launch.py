@@ -23,3 +23,5 @@ def run_guarded(app: SpecAdvisorApp) -> int:
     finally:
         if app.state.sweep_running:
             app.stop_sweep()
+        if app.state.train_worker is not None:  # the loop is gone: stop the run's server and trainer (process groups)
+            app.state.services.stop_servers()

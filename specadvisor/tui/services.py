@@ -8,12 +8,13 @@ nothing else of the core: tests pass fixed profiles and a fake runner at the sam
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from specadvisor.app.running import Runner
-from specadvisor.domain import Advice, HardwareProfile, ModelProfile, Recommendation, Session, Workload
+from specadvisor.app.train_steps import TrainSteps
+from specadvisor.domain import Advice, EngineInfo, HardwareProfile, ModelProfile, Recommendation, Session, Workload
 from specadvisor.tui.protocols import PlanLike
 
 if TYPE_CHECKING:  # the store (sqlite-utils) is imported when first opened, not at TUI start-up
@@ -26,7 +27,7 @@ class Services:
     detect: Callable[[], HardwareProfile]
     inspect_model: Callable[[str], ModelProfile]
     advise: Callable[[HardwareProfile, ModelProfile, Workload], Advice]
-    plan: Callable[..., PlanLike]  # (advice, model, hardware, workload, budget_s=None, host_only=True)
+    plan: Callable[..., PlanLike]  # (advice, model, hardware, workload, budget_s=None, host_only=True, parallel="auto")
     predict: Callable[[Session], dict[str, float]]
     open_store: Callable[[], Store]
     make_runner: Callable[[Session, Store], Runner]
@@ -38,8 +39,12 @@ class Services:
     report_html: Callable[[Session], str]
     export_bundle: Callable[[Session, Path], Path]
     import_bundle: Callable[[Store, Path], tuple[Session, bool]]  # (session, added: False when already stored)
-    export_plan: Callable[[Advice, ModelProfile, HardwareProfile, Workload, Path, Store], ExportedPlan]
+    export_plan: Callable[..., ExportedPlan]  # (advice, model, hardware, workload, path, store, shown=plan on screen, budget_s=)
     hypothetical: Callable[[str], HardwareProfile] | None = None  # "H100x8": a machine planned for, not this one
+    probe_engine: Callable[[list[str]], EngineInfo] | None = None  # the vLLM behind Setup's engine command
+    attach_plan: Callable[[str, Workload, dict[str, Any]], PlanLike] | None = None  # a running server's plan (Setup's endpoint)
+    launch_problem: Callable[[Session], str | None] = lambda session: None  # why Start cannot launch (asked before it does)
+    train: TrainSteps = field(default_factory=TrainSteps)  # training a drafter, step by step (the Train screen)
 
 
 def default_services(db_path: Path | None = None, server_env: dict[str, str] | None = None) -> Services:
@@ -54,7 +59,13 @@ def default_services(db_path: Path | None = None, server_env: dict[str, str] | N
         return running.runner_for(Prepared(session, server_env=server_env), store, running.RunOptions(entry_point="tui", detected=session.hardware))
 
     def make_plan(
-        chosen: Advice, model: ModelProfile, hardware: HardwareProfile, workload: Workload, budget_s: float | None = None, host_only: bool = True
+        chosen: Advice,
+        model: ModelProfile,
+        hardware: HardwareProfile,
+        workload: Workload,
+        budget_s: float | None = None,
+        host_only: bool = True,
+        parallel: str = "auto",
     ) -> PlanLike:
         return plan.plan(
             chosen,
@@ -64,6 +75,7 @@ def default_services(db_path: Path | None = None, server_env: dict[str, str] | N
             budget_s=budget_s,
             host_only=host_only,
             history=lambda: evidence.sessions_measured_here(db_path, model.id, hardware),
+            parallel=parallel,
         )
 
     def serve_command(session: Session, rec: Recommendation) -> str:
@@ -94,4 +106,7 @@ def default_services(db_path: Path | None = None, server_env: dict[str, str] | N
         import_bundle=lambda store, path: sessions.import_into(store, path),
         export_plan=plan.export_for_gpu,
         hypothetical=machines.hypothetical,
+        probe_engine=machines.engine,
+        attach_plan=plan.attach,
+        launch_problem=engines.launch_problem,
     )

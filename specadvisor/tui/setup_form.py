@@ -31,6 +31,7 @@ class Field:
     parse: Callable[[str, str, str], Any]  # (text, label, default text) -> value; InputError when bad
     placeholder: str = ""  # shown when empty and there is no default
     setting: bool = False  # a SweepSettings field (its value goes to the plan's settings)
+    choices: tuple[tuple[str, str], ...] = ()  # a choice of words (shown, value): the screen offers a Select
 
     @property
     def shown_placeholder(self) -> str:
@@ -101,10 +102,38 @@ def _default_text(row: SettingRow, model_default: Any) -> str:
     return f"{model_default:g}" if isinstance(model_default, float) else str(model_default)
 
 
+# What each word of a choice setting means, beside the word (the Select shows both).
+CHOICE_WORDS = {
+    "auto": "auto: as vllm bench serve sends these prompts",
+    "chat": "chat: through the chat template",
+    "completions": "completions: raw text",
+}
+
+
+def _choice(row: SettingRow) -> Callable[[str, str, str], Any]:
+    def read(text: str, label: str, default: str) -> str:
+        word = text.strip() or default
+        if word not in row.choices:
+            raise InputError(f"{label}: {word!r} is not one of {', '.join(row.choices)}", hint=f"pick one of {', '.join(row.choices)}")
+        return word
+
+    return read
+
+
 def setting_fields(rows: Iterable[SettingRow] = SETTINGS) -> tuple[Field, ...]:
-    """A field for every setting declared for the form, in declaration order."""
+    """A field for every setting declared for the form, in declaration order (a choice of words, such
+    as the request format, as a Select of its words)."""
     return tuple(
-        Field(row.name, row.label or row.flag, _default_text(row, row.form_default), _reader(row), placeholder=row.form_hint, setting=True)
+        Field(
+            row.name,
+            row.label or row.flag,
+            str(row.default or row.choices[0]),
+            _choice(row),
+            setting=True,
+            choices=tuple((CHOICE_WORDS.get(c, c), c) for c in row.choices),
+        )
+        if row.kind == "choice"
+        else Field(row.name, row.label or row.flag, _default_text(row, row.form_default), _reader(row), placeholder=row.form_hint, setting=True)
         for row in rows
         if row.form
     )
@@ -145,13 +174,30 @@ def _gpu(text: str, label: str, default: str) -> str | None:
     return text
 
 
+def _engine_cmd(text: str, label: str, default: str) -> list[str] | None:
+    """The command that starts vLLM here (`--engine-cmd`): another venv, a container; None: the one detected."""
+    from specadvisor.app.engine_args import engine_cmd
+
+    return engine_cmd(text, label) if text.strip() else None
+
+
+def _endpoint(text: str, label: str, default: str) -> str | None:
+    """A running server to measure as it is (`--endpoint`); None: launch servers."""
+    from specadvisor.app.engine_args import endpoint_url
+
+    return endpoint_url(text, label) if text.strip() else None
+
+
 FIELDS: tuple[Field, ...] = (
     Field("gpu", "Plan for GPU", "", _gpu, "this machine (or a GPU to plan for, e.g. H100x8)"),
+    Field("engine_cmd", "Engine command", "", _engine_cmd, "the vLLM detected (or e.g. ~/vllm-env/bin/vllm serve, docker run ...)"),
+    Field("endpoint", "Endpoint", "", _endpoint, "none: launch servers (or a running server, e.g. http://127.0.0.1:8000)"),
     Field("prompt_file", "Prompt file", "", _prompt_file, "optional: your own prompts"),
     *setting_fields(),
-    Field("budget", "Time budget", DEFAULT_BUDGET, _budget),
+    Field("budget", "Plan within", DEFAULT_BUDGET, _budget),  # sizes the plan; not the CLI's --budget (extra time to decide)
 )
 BY_ID = {f.id: f for f in FIELDS}
+ENGINE_FIELDS = ("engine_cmd", "endpoint")  # what was typed in them is shown again on return, like the settings
 
 
 def field_error(field_id: str, text: str) -> str | None:
@@ -170,6 +216,8 @@ class FormValues:
     budget_s: float | None
     gpu: str | None = None  # plan for this named GPU (hypothetical) instead of this machine
     settings: dict[str, Any] = field(default_factory=dict)  # the form's sweep settings, in the model's units
+    engine_cmd: list[str] | None = None  # the command that starts vLLM (None: the one detected)
+    endpoint: str | None = None  # a running server to measure instead of launching
 
 
 def parse_form(kind: str, source: str, texts: dict[str, str]) -> tuple[FormValues | None, dict[str, str]]:
@@ -183,6 +231,9 @@ def parse_form(kind: str, source: str, texts: dict[str, str]) -> tuple[FormValue
         except InputError as err:
             errors[field_.id] = err.message
             hints[field_.id] = err.hint or ""
+    if not errors and values["engine_cmd"] and values["endpoint"]:
+        errors["endpoint"] = "Endpoint and Engine command exclude each other"
+        hints["endpoint"] = "clear one: an endpoint is a server already running, nothing is launched"
     if errors:
         return None, {k: f"{m} ({hints[k]})" if hints[k] else m for k, m in errors.items()}
     settings = {f.id: values[f.id] for f in FIELDS if f.setting}
@@ -197,7 +248,9 @@ def parse_form(kind: str, source: str, texts: dict[str, str]) -> tuple[FormValue
         temperature=settings.get("temperature", defaults.temperature),
         num_prompts=settings.get("num_prompts", defaults.num_prompts),
     )
-    return FormValues(workload=workload, budget_s=values["budget"], gpu=values["gpu"], settings=settings), {}
+    return FormValues(
+        workload=workload, budget_s=values["budget"], gpu=values["gpu"], settings=settings, engine_cmd=values["engine_cmd"], endpoint=values["endpoint"]
+    ), {}
 
 
 def initial_texts(workload: Workload, budget: str = DEFAULT_BUDGET, gpu: str | None = None, typed: dict[str, str] | None = None) -> dict[str, str]:
@@ -207,7 +260,7 @@ def initial_texts(workload: Workload, budget: str = DEFAULT_BUDGET, gpu: str | N
     from specadvisor.app.plan import builtin_prompt_sets
 
     builtin = workload.prompt_source is None or workload.prompt_source in builtin_prompt_sets()
-    texts = {f.id: (typed or {}).get(f.id, "") for f in FIELDS if f.setting}
+    texts = {f.id: (typed or {}).get(f.id, "") for f in FIELDS if f.setting or f.id in ENGINE_FIELDS}
     texts.update(
         gpu=gpu or "",
         prompt_file="" if builtin else str(workload.prompt_source),

@@ -9,7 +9,7 @@ sweep), so screens type-check without importing the app, which sits above them.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from textual.app import App
@@ -17,7 +17,7 @@ from textual.worker import Worker
 
 from specadvisor.app.live import SweepState
 from specadvisor.app.running import Runner
-from specadvisor.domain import Advice, HardwareProfile, ModelProfile, Session, Workload
+from specadvisor.domain import Advice, EngineInfo, HardwareProfile, ModelProfile, Session, Workload
 from specadvisor.tui.protocols import PlanLike
 from specadvisor.tui.services import Services
 
@@ -36,14 +36,19 @@ class TuiState:
     model_profile: ModelProfile | None = None
     budget_s: float | None = None  # the Setup form's time budget: sizes the default plan
     budget_text: str | None = None
+    parallel: str = "auto"  # Advice's p (`--parallel auto|K`): servers at once; the plan's estimate and budget count it
     form_settings: dict[str, Any] = field(default_factory=dict)  # the Setup form's sweep settings (time limit...), model units
     form_texts: dict[str, str] = field(default_factory=dict)  # what was typed in them, shown again on return
     target_gpu: str | None = None  # Setup's "Plan for GPU" (H100x8): advice, plan and export for it
+    engine_cmd: list[str] | None = None  # Setup's "Engine command": the vLLM that launches (None: the one detected)
+    engine: EngineInfo | None = None  # that command's probe (what `detect --engine-cmd` reads)
+    endpoint: str | None = None  # Setup's "Endpoint": a running server measured as it is, nothing launched
     planned_hardware: HardwareProfile | None = None  # that GPU's hypothetical profile, once advised
     advice: Advice | None = None
     plan: PlanLike | None = None
     session: Session | None = None  # the session being (or last) run
     runner: Runner | None = None  # set while a sweep runs
+    train_worker: Worker[None] | None = None  # set while a drafter trains (the Train screen's run)
     sweep_state: SweepState = field(default_factory=SweepState)
     _store: Store | None = field(default=None, repr=False)
 
@@ -63,8 +68,20 @@ class TuiState:
         self.session = plan.session
 
     @property
+    def machine(self) -> HardwareProfile | None:
+        """This machine as its plans launch on it: the detected hardware, served by the engine command
+        typed in Setup when there is one (its probe), else the vLLM detected."""
+        if self.hardware is None or self.engine_cmd is None or self.engine is None:
+            return self.hardware
+        return replace(self.hardware, engine=self.engine)
+
+    @property
     def sweep_running(self) -> bool:
         return self.runner is not None
+
+    @property
+    def training(self) -> bool:
+        return self.train_worker is not None and not self.train_worker.is_finished
 
 
 class TuiApp(App[int]):

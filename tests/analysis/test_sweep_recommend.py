@@ -62,6 +62,17 @@ def test_speculative_arms_within_the_margin_tie_and_the_smaller_n_wins():
     assert any("within the 3% margin of ngram N=2: the simpler one wins the tie" in r for r in rec.reasons)
 
 
+def test_two_n_that_both_pay_with_overlapping_intervals_say_the_better_n_is_undecided():
+    """Issue 41: the same demo answered N=2 (1.42x [1.10-1.82]) one run and N=4 (1.59x [1.24-2.03]) the
+    next, and nothing said the two could not be told apart."""
+    rec = recommend(session({"baseline": [100, 100], "ngram-n2": 150, "ngram-n4": 168}, n_values=(2, 4)))
+    assert rec.verdict == "speculate: ngram N=4"
+    (said,) = [r for r in rec.reasons if "both pay" in r]
+    assert said.startswith("ngram N=4 and ngram N=2 both pay and their intervals overlap: which is fastest is undecided")
+    assert "the verdict takes ngram N=4, the highest measured" in said
+    assert any(r.startswith("also pays: ngram N=2 at 1.50x") for r in rec.reasons)
+
+
 def test_baseline_faster_is_do_not_speculate_and_says_why():
     rec = recommend(session({"baseline": 100, "ngram-n2": 60, "ngram-n4": 50}))
     assert rec.decision == "do not speculate" and rec.verdict == "do not speculate"

@@ -216,3 +216,35 @@ def test_a_model_without_a_drafter_is_shown_the_train_command(capsys):
     assert main(["advise", "--model", "acme/support-bot-ft", "--gpu", "L40S", "--workload", "rag", "--offline"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "specadvisor train --model acme/support-bot-ft --prompts YOUR_TRAFFIC.jsonl --minutes 10" in out
+
+
+def test_the_cli_and_the_tui_advise_with_the_same_defaults_and_say_them(capsys):
+    """Issue 41: `advise` assumed temperature 0.7/0.6 and 512 output tokens (said only in --explain and
+    --json), the TUI temperature 0 and 256: DFlash scored 1.60 against 1.90 for the same inputs."""
+    from specadvisor.app.advice import advise as tui_advise
+    from specadvisor.app.machines import hypothetical
+    from specadvisor.app.models import inspect_model
+    from specadvisor.domain import Workload, WorkloadKind
+
+    assert main(["advise", "--model", "Qwen/Qwen3-8B", "--gpu", "H100x1", "--offline"]) == 0
+    out = capsys.readouterr().out
+    header = (
+        "Advice for chat at concurrency 1: temperature 0.6 (recommended by the qwen3-8b model card), 512 output tokens (the chat workload's usual settings)"
+    )
+    assert header in out.splitlines()[1]
+    cli = _json(capsys, "advise", "--model", "Qwen/Qwen3-8B", "--gpu", "H100x1", "--offline", "--json")
+    hardware = hypothetical("H100x1")
+    form = Workload(kind=WorkloadKind.chat, prompt_source="sharegpt", output_len=256, temperature=0.0)  # Setup's defaults
+    tui = tui_advise(hardware, inspect_model("Qwen/Qwen3-8B"), form)
+    assert f"Advice {tui.assumed}".startswith(header) and "the sweep measures at temperature 0, 256 output tokens" in tui.assumed
+    assert [(c.id, round(c.score, 2)) for c in tui.candidates] == [(c["id"], round(c["score"], 2)) for c in cli["candidates"]]
+    typed = tui_advise(hardware, inspect_model("Qwen/Qwen3-8B"), form.model_copy(update={"temperature": 0.9}))
+    assert "temperature 0.9 (as you passed it)" in typed.assumed
+
+
+def test_piped_advise_is_neither_cut_nor_wrapped(capsys):
+    """Issue 41: piped, the advice's box table was cut to 80 columns (drafter names ending in …) and its lines wrapped."""
+    assert main(["advise", "--model", "Qwen/Qwen3-8B", "--gpu", "H100x1", "--offline"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].endswith("tensor parallel 1")
+    assert "RedHatAI/Qwen3-8B-speculator.dflash" in out and "…" not in out

@@ -36,7 +36,7 @@ def test_piped_sessions_list_is_one_plain_line_per_session(db, capsys):
     out = capsys.readouterr().out
     lines = out.splitlines()
     assert len(lines) == 3  # header + one per session, however long the model name
-    assert lines[0].split() == ["id", "created", "status", "model", "hardware", "vLLM", "arms", "best", "speedup"]
+    assert lines[0].split() == ["id", "created", "status", "model", "hardware", "vLLM", "workload", "format", "arms", "best", "speedup"]
     assert LONG_MODEL in out and "evil\\nforged-row" in out  # a newline in a value cannot forge a row
     start = lines[0].index("model")  # columns aligned: every model starts under its header
     assert {line[start:].split()[0] for line in lines[1:]} == {LONG_MODEL, "evil\\nforged-row"}

@@ -406,3 +406,42 @@ def test_the_edit_prompts_are_measured_at_their_own_output_length_unless_told(tm
     store = Store.open(db)
     settings = [store.get_session(sid).settings for sid in (own, told, usual)]
     assert [(s.prompt_source, s.output_len) for s in settings] == [("edit", 128), ("edit", 64), ("humaneval", 256)]
+
+
+def test_export_plan_reproduces_the_measurement_in_vllm_bench(tmp_path, capsys):
+    """Issue 41: export-plan's --bench-cmd lacked the output length, --ignore-eos, the dataset and the
+    temperature, and kept only the first level of "1,8": it did not reproduce the measurement."""
+    import shlex
+
+    from specadvisor.domain import SweepSettings
+    from specadvisor.store import Store
+    from specadvisor.sweep.plan import plan_from_methods
+
+    db = tmp_path / "s.db"
+    settings = SweepSettings(prompt_source="humaneval", request_format="chat", num_prompts=6, output_len=96, temperature=0.3, seed=7, concurrency=[1, 8])
+    plan = plan_from_methods("Qwen/Qwen3-8B", [("ngram", {})], [4], settings)
+    with Store.open(db) as store:
+        store.save_session(plan.session)
+    target = tmp_path / "out" / "plan.json"
+    target.parent.mkdir()
+    assert main(["--db", str(db), "export-plan", plan.session.id[:8], "--serve-params", str(target)]) == 0
+    command = capsys.readouterr().out
+    words = shlex.split(command.replace("\\\n", " "))
+    bench = shlex.split(words[words.index("--bench-cmd") + 1])
+    flag = lambda name: bench[bench.index(name) + 1]  # noqa: E731
+    assert (flag("--dataset-name"), flag("--custom-output-len"), flag("--temperature"), flag("--seed"), flag("--num-prompts")) == (
+        "custom",
+        "96",
+        "0.3",
+        "7",
+        "6",
+    )
+    assert "--ignore-eos" in bench and "--skip-chat-template" not in bench and "--max-concurrency" not in bench
+    prompts = (tmp_path / "out" / "plan.prompts.jsonl").read_text().splitlines()
+    assert flag("--dataset-path") == str(tmp_path / "out" / "plan.prompts.jsonl") and len(prompts) == 6
+    assert all(json.loads(row)["prompt"].strip() for row in prompts)
+    levels = json.loads((tmp_path / "out" / "plan.bench-params.json").read_text())
+    assert [entry["max_concurrency"] for entry in levels] == [1, 8] and words[words.index("--bench-params") + 1].endswith("plan.bench-params.json")
+    # again: the companions obey the -o rule (replaced only with --force)
+    assert main(["--db", str(db), "export-plan", plan.session.id[:8], "--serve-params", str(target)]) == 2
+    assert main(["--db", str(db), "export-plan", plan.session.id[:8], "--serve-params", str(target), "--force"]) == 0

@@ -27,7 +27,10 @@ pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is no
 ROOT = Path(__file__).resolve().parents[2]
 
 
-FIELD_LABELS = ("Workload", "Prompt set", "Plan for GPU", "Prompt file", "Concurrency", "Output tokens", "Temperature", "Requests", "Time budget")
+FIELD_LABELS = (
+    "Workload", "Prompt set", "Plan for GPU", "Engine command", "Endpoint", "Prompt file", "Request format",
+    "Concurrency", "Output tokens", "Temperature", "Requests", "Time limit", "Plan within",
+)  # fmt: skip
 
 
 class Tmux:
@@ -245,20 +248,21 @@ def test_at_80x24_the_keys_the_plan_and_its_checks_stay_readable(cpu_engine, tmp
         term.keys("Enter")
         term.wait_for(r"LlamaForCausalLM", 60, "the model inspection")
         term.set_field("Output tokens", "16")
-        term.set_field("Time budget", "1 min")
+        term.set_field("Plan within", "1 min")
         term.keys("F5")
         term.wait_for(r"Plan, in run order", 60, "the Advice screen")
-        term.wait_for(r"over the budget by", 20, "the budget warning")
-        keys = footer(term, "^s Start sweep")
-        assert "^s Start sweep" in keys and "g Capacity" in keys and "x Export plan" in keys, keys
+        term.wait_for(r"over 1 min by", 20, "the plan-within warning")
+        keys = footer(term, "^s Start")
+        for key in ("^s Start", "b Time", "x Export", "g Capacity", "p Parallel", "esc Back", "^q Quit", "f1 Help"):  # issue 41: all of them at 80 columns
+            assert key in keys, keys
         assert plan_rows(term.screen())[:2] == ["baseline", f"n-gram N={advised_ngram_n(cpu_engine.model_dir)}"], term.screen()  # the advised start N is kept
         term.keys("C-s")
         term.wait_for(r"Start anyway\?", 20, "Start asking about the budget")
-        assert "over the budget" in term.flat()
+        assert "to plan within" in term.flat()
         term.keys("n")
         term.wait_for(r"Plan, in run order", 20, "the plan again, nothing started")
         term.keys("b")
-        term.wait_for(r"Time you are willing", 20, "the budget prompt")
+        term.wait_for(r"Plan within \(the time", 20, "the plan-within prompt")
         time.sleep(0.5)
         term.keys("End")
         time.sleep(0.3)
@@ -310,13 +314,13 @@ def test_setup_advice_sweep_results_in_a_real_terminal(cpu_engine, tmp_path):
         assert "Requests: 'lots' is not a whole number" in term.flat()
         term.set_field("Requests", "4")  # the fix: cleared and retyped, the error goes
         term.set_field("Output tokens", "16")
-        term.set_field("Time budget", "none")
+        term.set_field("Plan within", "none")
         assert "Requests: 'lots'" not in term.flat(), term.screen()
-        term.shows_fields(Requests="4", Output_tokens="16", Time_budget="none")  # what F5 reads is on the screen
+        term.shows_fields(Requests="4", Output_tokens="16", Plan_within="none")  # what F5 reads is on the screen
         term.keys("F5")
         term.wait_for(r"Plan, in run order", 60, "the Advice screen")
         plan_text = term.right_column()
-        assert "4 req × 16 tok" in plan_text and "(budget" not in plan_text, plan_text
+        assert "4 req × 16 tok" in plan_text and "(plan within" not in plan_text, plan_text
         assert "suffix left out: arctic-inference is not installed in the engine's environment" in plan_text, plan_text
         # keep the baseline and one n-gram arm: remove every other row, bottom up
         for _ in range(20):

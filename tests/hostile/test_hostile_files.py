@@ -85,7 +85,7 @@ def test_a_regular_file_is_replaced_only_with_force(tmp_path, cli, db):
 
 # ---------------------------------------------------------------- import-bench
 
-GOOD = {"completed": 8, "output_throughput": 120.5, "duration": 10.0, "total_output_tokens": 1024, "p99_ttft_ms": 50.0}
+GOOD = {"completed": 8, "output_throughput": 120.5, "duration": 10.0, "total_output_tokens": 1024, "p99_ttft_ms": 50.0, "max_concurrency": 1}
 
 
 def _bench_file(tmp_path, content) -> str:

@@ -98,6 +98,7 @@ def test_the_store_itself_refuses_to_keep_an_impossible_result_as_ok(tmp_path):
 def _bench_file(tmp_path, name: str, **changes) -> str:
     data = {
         "completed": 8,
+        "max_concurrency": 1,
         "total_output_tokens": 512,
         "output_throughput": 120.0,
         "duration": 4.0,

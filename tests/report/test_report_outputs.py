@@ -82,7 +82,7 @@ def test_serve_params_one_entry_per_server_config_with_dict_spec_config():
 
 def test_import_bench_maps_vllm_fields():
     spec, base = import_bench_results([FIXTURES / "bench_ngram_n4.json", FIXTURES / "bench_baseline.json"])
-    assert spec.source == "imported:vllm-bench" and spec.arm_id == "bench-bench-ngram-n4"
+    assert spec.source == "imported:vllm-bench" and spec.arm_id == "bench-ngram-n4"
     assert spec.output_throughput == 40.96 and spec.completed == 8
     assert spec.acceptance_rate == pytest.approx(0.654)
     assert spec.mean_acceptance_length == 3.62
@@ -100,3 +100,14 @@ def test_import_bench_rejects_other_json(tmp_path):
     bad.write_text("{nope")
     with pytest.raises(InputError, match="not valid JSON"):
         import_bench_results([bad])
+
+
+def test_serve_params_say_which_arms_need_a_package_beside_vllm():
+    """Issue 41: an exported plan with suffix arms said nothing about arctic-inference."""
+    from specadvisor.domain import SweepSettings
+    from specadvisor.sweep.plan import plan_from_methods
+
+    plan = plan_from_methods("m", [("suffix", {}), ("ngram", {})], [4, 8], SweepSettings())
+    notes: list[str] = []
+    serve_params(plan.session, notes=notes)
+    assert notes == ["the suffix arms need arctic-inference installed beside vLLM where they run (pip install arctic-inference)"]

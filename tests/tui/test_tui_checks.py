@@ -16,7 +16,7 @@ from specadvisor.tui.screens.results import ResultsScreen
 from specadvisor.tui.screens.setup import SetupScreen
 from specadvisor.tui.screens.sweep import SweepScreen
 from specadvisor.tui.widgets.modals import ConfirmModal, InfoModal
-from tui_fakes import HARDWARE, MODEL, finished_session
+from tui_fakes import ADVICE, HARDWARE, MODEL, finished_session
 
 
 def text(app, selector: str) -> str:
@@ -65,10 +65,10 @@ async def test_an_estimate_over_the_budget_says_so_and_start_confirms(make_app, 
     async with app.run_test(size=(120, 40)) as pilot:
         await to_advice(app, pilot, budget="1 min")
         estimate = text(app, "#estimate")
-        assert "(budget 1 min)" in estimate and "⚠ over the budget by" in estimate
+        assert "(plan within 1 min)" in estimate and "⚠ over 1 min by" in estimate
         await pilot.press("ctrl+s")
         await pilot.pause()
-        assert isinstance(app.screen, ConfirmModal) and "time: about" in app.screen.question and "over the budget of 1 min" in app.screen.question
+        assert isinstance(app.screen, ConfirmModal) and "time: about" in app.screen.question and "over the 1 min to plan within" in app.screen.question
         await pilot.press("escape")
         await pilot.pause()
         assert calls.runners == []
@@ -78,7 +78,7 @@ async def test_an_estimate_over_the_budget_says_so_and_start_confirms(make_app, 
         app.screen.query_one("#prompt-input", Input).value = "none"
         await pilot.press("enter")
         await settle(pilot)
-        assert "over the budget" not in text(app, "#estimate")
+        assert "⚠ over" not in text(app, "#estimate")
         await pilot.press("ctrl+s")
         await settle(pilot)
         assert len(calls.runners) == 1
@@ -182,7 +182,7 @@ async def test_the_palette_offers_every_screen_action(make_app):
 
         assert {"Advise", "Help", "Sessions"} <= titles()
         await to_advice(app, pilot)
-        assert {"Start sweep", "Export plan", "Budget", "Add N", "Capacity"} <= titles()
+        assert {"Start sweep", "Export plan", "Plan within a time", "Add N", "Capacity"} <= titles()
         await pilot.press("f3")
         await pilot.pause()
         assert {"Import", "Export", "Compare 2", "Resume", "Delete"} <= titles()
@@ -295,3 +295,48 @@ def test_advice_quotes_sessions_measured_here_not_imported_ones(db_path):
             session.hardware_fingerprint = HARDWARE.fingerprint()  # the same machine, as far as fingerprints go
             store.save_session(session)
     assert [s.id for s in measured_here(db_path, MODEL.id, HARDWARE)] == [own.id]
+
+
+async def test_at_80_columns_the_advice_footer_keeps_every_key(make_app):
+    """Issue 41: at 80x24 the Advice footer lost p, esc, ^q and f1 (the end of a long row is cut)."""
+    from textual.widgets._footer import FooterKey
+
+    app = make_app()
+    app.state.services.advise = lambda hw, model, workload: ADVICE.model_copy(update={"suggest_training": True})  # t offered too: the longest row
+    async with app.run_test(size=(80, 24)) as pilot:
+        await to_advice(app, pilot)
+        keys = [k for k in app.screen.query(FooterKey) if k.display]
+        shown = {k.key: k.description for k in keys}
+        assert {"ctrl+s", "b", "x", "g", "p", "t", "escape", "ctrl+q", "f1"} <= set(shown), shown
+        assert all(k.region.right <= 80 and k.region.width >= len(k.description) for k in keys), [(k.key, k.region) for k in keys]
+        titles = {c.title for c in app.get_system_commands(app.screen)}
+        assert {"Start sweep", "Plan within a time", "Export plan", "Add N", "Remove"} <= titles  # the palette keeps the full names
+
+
+async def test_the_exported_plan_is_the_plan_shown(make_app, db_path, tmp_path):
+    """Issue 41: the panel said 7 arms · 8 launches, `x` wrote 23 arms (the full grid, replanned)."""
+    import json
+
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await to_advice(app, pilot, gpu="H100x8", budget="2 min")
+        await pilot.press("p")  # one server at a time: the budget then trims the grid
+        await pilot.pause()
+        app.screen.query_one("#prompt-input", Input).value = "1"
+        await pilot.press("enter")
+        await settle(pilot)
+        shown = [a.id for a in app.state.plan.arms]
+        assert app.state.plan.left_out and len(shown) == 3, shown  # trimmed: the full grid has 4
+        await pilot.press("x")
+        await pilot.pause()
+        await pilot.press("enter")  # H100x8, the GPU the plan on screen is for
+        await pilot.pause()
+        target = tmp_path / "shown.json"
+        app.screen.query_one("#prompt-input", Input).value = str(target)
+        await pilot.press("enter")
+        await settle(pilot)
+        params = json.loads(target.read_text())
+        assert len(params) == len(shown) and f"{len(shown)} arms · " in notices(app)[-1]
+    with Store.open(db_path) as store:
+        [saved] = [s for s in store.list_sessions() if s.status == "planned"]
+        assert [a.id for a in store.get_session(saved.id).arms] == shown

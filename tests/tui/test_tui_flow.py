@@ -227,9 +227,11 @@ async def test_help_is_generated_from_the_key_bindings(make_app):
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         text = help_markdown(app)
-        assert "| Advice |" in text and "`b` budget" in text and "`x` export plan" in text
-        assert all(b.description.lower() in text for b in Advice.BINDINGS if b.description)
+        assert "| Advice |" in text and "`b` plan within a time" in text and "`x` export plan" in text
+        assert all((b.tooltip or b.description).lower() in text for b in Advice.BINDINGS if b.description)
         assert "`f3` sessions" in text.lower()
+        assert "ctrl+a" not in text.lower() and "^a" not in text  # issue 41: Ctrl+A is the fields' line start, not a key of ours
+        assert "| Train |" in text and "stop training" in text
 
 
 async def test_engine_provisioning_shows_its_progress_inside_the_tui(db_path, calls):

@@ -59,3 +59,23 @@ def test_the_choice_becomes_core_ranges_on_a_cpu_host_and_gpu_groups_on_a_gpu_ho
         plan.session.hardware = replace(hardware, gpus=gpus)
         plan.session.settings = plan.session.settings.replace(parallel_choice="auto")
         assert [s.gpu_ids for s in services.make_runner(plan.session, store).slots] == ["0", "1", "2", "3"]
+
+
+async def test_servers_at_once_shorten_the_estimate_and_the_budget_keeps_more(make_app):
+    """Issue 41: `p 8` changed neither the estimate nor what the budget trimmed."""
+    from domain_helpers import gpu_hardware
+
+    app = make_app()
+    app.state.services.detect = gpu_hardware
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.screen.query_one("#budget", Input).value = "6 min"
+        await to_advice(app, pilot)
+        serial = app.state.plan.estimate_seconds()
+        serial_arms = len(app.state.plan.arms)
+        assert app.state.plan.left_out  # the budget left arms out, one server at a time
+        await answer(pilot, "4")
+        await settle(pilot)
+        assert app.state.plan.session.settings.parallel_choice == "4" and app.state.parallel == "4"
+        assert app.state.plan.estimate_seconds() < serial and len(app.state.plan.arms) > serial_arms
+        assert "4 at once" in str(app.screen.query_one("#estimate", Static).render())

@@ -134,7 +134,7 @@ async def test_budget_sizes_the_plan_and_n_is_added_per_candidate(make_app):
         await settle(pilot)
         assert app.state.budget_s == 600 and len(app.state.plan.arms) < everything
         estimate = str(app.screen.query_one("#estimate", Static).render())
-        assert "(budget 10 min)" in estimate and "left out for time:" in estimate
+        assert "(plan within 10 min)" in estimate and "left out for time:" in estimate
         # add N=9 to the highlighted P-EAGLE group: the drafter and flags are kept
         app.screen.query_one("#arms", DataTable).move_cursor(row=1)
         await pilot.press("a")

@@ -19,10 +19,10 @@ from specadvisor import textsafe
 from specadvisor.app.capacity import for_capacity
 from specadvisor.app.running import parallel_choice
 from specadvisor.app.views import arm_label, candidate_family, family_key
-from specadvisor.domain import Advice, Arm
-from specadvisor.errors import InputError
+from specadvisor.domain import Advice, Arm, Session
+from specadvisor.errors import EngineError, InputError
 from specadvisor.quantities import parse_count_list, parse_duration
-from specadvisor.tui.format import candidate_details, candidate_title, plan_estimate_lines, plan_warnings
+from specadvisor.tui.format import candidate_details, candidate_title, plan_estimate_lines, plan_warnings, rough_duration
 from specadvisor.tui.messages import SweepRequested
 from specadvisor.tui.plan_edit import arm_request, family_of
 from specadvisor.tui.protocols import PlanLike
@@ -35,16 +35,41 @@ if TYPE_CHECKING:
 
 
 class AdviceScreen(AppScreen):
-    BINDINGS = [  # the footer shows them in this order and cuts the end at 80 columns: what matters first
-        Binding("ctrl+s", "start", "Start sweep", priority=True),
-        Binding("plus,a", "add_arm", "Add N"),
-        Binding("minus,delete,d", "remove_arm", "Remove"),
-        Binding("b", "budget", "Budget"),
-        Binding("x", "export_plan", "Export plan"),
+    # The footer shows them in this order, then the app's ^q and f1: short words so that all of them fit
+    # 80 columns (the palette and F1 help give each its full name, the tooltip; F2/F3 are in both, the
+    # plan's +/- in its panel's title, where they act).
+    BINDINGS = [
+        Binding("ctrl+s", "start", "Start", priority=True, tooltip="Start sweep"),
+        Binding("plus,a", "add_arm", "Add N", show=False),
+        Binding("minus,delete,d", "remove_arm", "Remove", show=False),
+        Binding("b", "budget", "Time", tooltip="Plan within a time"),
+        Binding("x", "export_plan", "Export", tooltip="Export plan"),
         Binding("g", "capacity", "Capacity"),
         Binding("p", "parallel", "Parallel"),
+        Binding("t", "train", "Train", tooltip="Train a drafter"),  # only when the advice calls for one (check_action)
         Binding("escape", "app.pop_screen", "Back"),
+        Binding("f2", "app.go_setup", "Setup", show=False),
+        Binding("f3", "app.sessions", "Sessions", show=False),
     ]
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """`t` (train a drafter) is offered only where the advice calls for training, on this machine."""
+        if action == "train":
+            return self.training_reason() is not None and not self.plan.planned_for
+        return True
+
+    def training_reason(self) -> str | None:
+        from specadvisor.tui.screens.train import train_reason
+
+        return train_reason(self.state)
+
+    def action_train(self) -> None:
+        reason = self.training_reason()
+        if reason is None or self.plan.planned_for:
+            return
+        from specadvisor.tui.screens.train import TrainScreen
+
+        self.app.push_screen(TrainScreen(reason))
 
     @property
     def advice(self) -> Advice:
@@ -59,6 +84,8 @@ class AdviceScreen(AppScreen):
         advice = self.advice
         yield Header()
         yield Static(advice.verdict or "", id="verdict", markup=False)
+        if advice.assumed:
+            yield Static(textsafe.line(f"Advice {advice.assumed}", 400), id="assumed", markup=False)
         with Horizontal(id="advice-columns"):
             with VerticalScroll(id="candidates", classes="panel"):
                 for rank, cand in enumerate(advice.candidates, start=1):
@@ -66,6 +93,9 @@ class AdviceScreen(AppScreen):
                         yield Static(textsafe.lines("\n".join(candidate_details(cand))), markup=False, classes="details")
                 if advice.warnings:
                     yield Static("\n".join(f"! {w}" for w in advice.warnings), classes="warnings", markup=False)
+                reason = self.training_reason()
+                if reason is not None and not self.plan.planned_for:
+                    yield Static(f"{reason} t trains one here and measures it.", id="train-offer", classes="warnings", markup=False)
                 if not advice.candidates:
                     yield Static("No speculative method applies here; the sweep measures the baseline only.", markup=False)
             with Vertical(id="plan", classes="panel"):
@@ -73,14 +103,14 @@ class AdviceScreen(AppScreen):
                 yield DataTable(id="arms", cursor_type="row", zebra_stripes=True)
                 yield Static("", id="estimate", markup=False)
                 yield Button("Start sweep ▶", id="start", variant="success", compact=True)
-        yield Footer(compact=True)
+        yield Footer(compact=True, show_command_palette=False)  # ^p still opens it (F1 says so): room for the keys
 
     def on_mount(self) -> None:
         planned = self.state.planned_hardware
         if planned is not None:
             self.sub_title = f"advice for {planned.gpu_label} (planned, not this machine)"
         self.query_one("#candidates").border_title = "Candidates (Enter expands)"
-        self.query_one("#plan").border_title = "Plan, in run order"
+        self.query_one("#plan").border_title = "Plan: + adds N, - removes"
         table = self.query_one("#arms", DataTable)
         table.add_columns("#", "arm")
         self.refresh_plan()
@@ -131,7 +161,17 @@ class AdviceScreen(AppScreen):
         row_key, _ = table.coordinate_to_cell_key(table.cursor_coordinate)
         return next((a for a in self.plan.arms if a.id == row_key.value), None)
 
+    def fixed_plan(self) -> bool:
+        """A running server's plan (Setup's Endpoint) measures it as it runs: nothing to add, remove or size;
+        says so and returns True."""
+        if not self.plan.session.settings.endpoint:
+            return False
+        self.notify("This plan measures a running server as it is: clear Endpoint in Setup (F2) to plan launches.", severity="warning", markup=False)
+        return True
+
     def action_add_arm(self) -> None:
+        if self.fixed_plan():
+            return
         arm = self.highlighted_arm()
         family = None if arm is None or arm.is_baseline else family_of(arm)
 
@@ -160,6 +200,8 @@ class AdviceScreen(AppScreen):
             self.app.push_screen(PromptModal("Add an arm: candidate and N", placeholder=f"{first} 6"), added)
 
     def action_remove_arm(self) -> None:
+        if self.fixed_plan():
+            return
         arm = self.highlighted_arm()
         if arm is None:
             return
@@ -176,17 +218,19 @@ class AdviceScreen(AppScreen):
 
     def action_parallel(self) -> None:
         """`--parallel auto|K`: servers at once (GPU groups, or core ranges on a CPU-only host)."""
+        if self.fixed_plan():
+            return
 
         def answered(text: str | None) -> None:
             if text is None:
                 return
             try:
                 choice = parallel_choice(text.strip() or "auto")
-                self.plan.session.settings = self.plan.session.settings.replace(parallel_choice=choice)
             except InputError as err:
                 self.app.show_error("Cannot read that", err)
                 return
-            self.refresh_plan()
+            self.state.parallel = choice
+            self.replan(self.state.budget_s)  # the estimate and the budget's trim count the servers at once
 
         current = self.plan.session.settings.parallel_choice
         self.app.push_screen(
@@ -194,27 +238,39 @@ class AdviceScreen(AppScreen):
         )
 
     def action_budget(self) -> None:
+        if self.fixed_plan():
+            return
+
         def answered(text: str | None) -> None:
             if text is None:
                 return
             try:
-                budget = parse_duration(text, "Time budget")
+                budget = parse_duration(text, "Plan within")
             except InputError as err:
-                self.app.show_error("Cannot read that budget", err)
+                self.app.show_error("Cannot read that time", err)
                 return
             self.state.budget_s = budget
             self.state.budget_text = text
             self.replan(budget)
 
         current = self.state.budget_text or ""
-        self.app.push_screen(PromptModal("Time you are willing to spend (e.g. 30 min, 1 h; 'none' plans everything):", value=current), answered)
+        self.app.push_screen(
+            PromptModal(
+                "Plan within (the time the plan is sized to, e.g. 30 min, 1 h; 'none' plans everything). "
+                "Not the CLI's --budget, which is extra measuring time to reach a decision:",
+                value=current,
+            ),
+            answered,
+        )
 
     @work(thread=True, exclusive=True, group="advise", exit_on_error=False)
     def replan(self, budget: float | None) -> None:
         state = self.state
         planned = state.planned_hardware
-        hardware = planned or required(state.hardware, "hardware")
-        plan = state.services.plan(self.advice, required(state.model_profile, "model"), hardware, state.workload, budget_s=budget, host_only=planned is None)
+        hardware = planned or required(state.machine, "hardware")
+        plan = state.services.plan(
+            self.advice, required(state.model_profile, "model"), hardware, state.workload, budget_s=budget, host_only=planned is None, parallel=state.parallel
+        )
         self.app.call_from_thread(self._set_plan, plan)
 
     def _set_plan(self, plan: PlanLike) -> None:
@@ -253,10 +309,11 @@ class AdviceScreen(AppScreen):
         services = state.services
         model = required(state.model_profile, "model")
         hardware = services.hypothetical(spec) if services.hypothetical else required(state.hardware, "hardware")
-        advice = services.advise(hardware, model, state.workload)
+        shown = self.plan if self.plan.planned_for and hardware.gpu_label == self.plan.planned_for else None  # the plan on screen is for it
+        advice = self.advice if shown is not None else services.advise(hardware, model, state.workload)
         store = services.open_store()
         try:
-            exported = services.export_plan(advice, model, hardware, state.workload, path, store)
+            exported = services.export_plan(advice, model, hardware, state.workload, path, store, shown=shown, budget_s=state.budget_s)
         finally:
             store.close()
         self.app.call_from_thread(self._exported, exported, advice)
@@ -265,7 +322,7 @@ class AdviceScreen(AppScreen):
         session, written = exported.session, exported.written
         export, load, run = exported.handoff
         self.notify(
-            f"Wrote {written} ({len(session.arms)} arms). Saved plan {session.id[:8]}: `{export}` here, "
+            f"Wrote {written}: {len(session.arms)} arms · {exported.launches} launches · about {rough_duration(exported.seconds)}. Saved plan {session.id[:8]}: `{export}` here, "
             f"then on the GPU machine `{load}` and `{run}` (an imported plan runs as a new session there).",
             title="Plan exported",
             timeout=12,
@@ -305,16 +362,37 @@ class AdviceScreen(AppScreen):
                 markup=False,
             )
             return
-        warnings = plan_warnings(plan)
+        if plan.session.settings.endpoint:  # a network round trip: say what the wait is
+            self.notify("Checking that the server answers…", timeout=3, markup=False)
+        self.check_engine(plan.session)
+
+    @work(thread=True, exclusive=True, group="start", exit_on_error=False)
+    def check_engine(self, session: Session) -> None:
+        """Refuse before anything launches when no engine is reachable (no vLLM found, nothing at the
+        endpoint): one readable message saying where to point it, instead of every arm failing."""
+        problem = self.state.services.launch_problem(session)
+        self.app.call_from_thread(self._checked, session, problem)
+
+    def _checked(self, session: Session, problem: str | None) -> None:
+        if problem is not None:
+            hint = (
+                "start the server or fix the Endpoint in Setup (F2)"
+                if session.settings.endpoint
+                else "give the command that starts vLLM in Setup's Engine command (F2), e.g. ~/vllm-env/bin/vllm serve or a docker run line, "
+                "or measure a running server with Setup's Endpoint"
+            )
+            self.app.show_error("Cannot start the sweep", EngineError(problem, hint=hint))
+            return
+        warnings = plan_warnings(self.plan)
         if not warnings:
-            self.post_message(SweepRequested(plan.session))
+            self.post_message(SweepRequested(session))
             return
 
         def answered(start: bool | None) -> None:
             if start:
-                self.post_message(SweepRequested(self.plan.session))
+                self.post_message(SweepRequested(session))
 
-        question = "Checked against this machine and your budget:\n" + "\n".join(f"⚠ {w}" for w in warnings) + "\nStart anyway?"
+        question = "Checked against this machine and the time to plan within:\n" + "\n".join(f"⚠ {w}" for w in warnings) + "\nStart anyway?"
         self.app.push_screen(ConfirmModal(textsafe.lines(question), yes="Start anyway"), answered)
 
 

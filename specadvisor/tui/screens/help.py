@@ -22,7 +22,9 @@ model (MTP heads, published drafters), ranks the speculative-decoding methods th
 """
 
 OUTRO = """
-Keys are read from the screens' own bindings, so this table is what the program does. In Setup,
+**Plan within** sizes the plan to a time (the servers run at once, `p`, count); it is not the CLI's
+`--budget`, which is extra measuring time to reach a decision. Keys are read from the screens' own
+bindings, so this table is what the program does. In Setup,
 `Enter` in the model field inspects it; in Advice, `Enter` expands a candidate. Acceptance bars use
 an absolute 0-100% scale. Arms are ranked by measured throughput, never by acceptance rate (it falls
 as N grows). Copying uses OSC 52: your terminal must allow it.
@@ -35,8 +37,9 @@ def _screens() -> list[tuple[str, type[AppScreen]]]:
     from specadvisor.tui.screens.sessions import CompareScreen, SessionsScreen
     from specadvisor.tui.screens.setup import SetupScreen
     from specadvisor.tui.screens.sweep import SweepScreen
+    from specadvisor.tui.screens.train import TrainScreen
 
-    return [("Setup", SetupScreen), ("Advice", AdviceScreen), ("Sweep", SweepScreen), ("Results", ResultsScreen),
+    return [("Setup", SetupScreen), ("Advice", AdviceScreen), ("Train", TrainScreen), ("Sweep", SweepScreen), ("Results", ResultsScreen),
             ("Sessions", SessionsScreen), ("Compare", CompareScreen)]  # fmt: skip
 
 
@@ -47,10 +50,10 @@ def key_rows(app: App[Any]) -> list[tuple[str, str]]:
         parts: list[str] = []
         for item in bindings:
             binding = item if isinstance(item, Binding) else Binding(*item)
-            if not binding.description:
-                continue
+            if not binding.description or (not binding.show and binding.action.startswith("app.")):
+                continue  # a screen's hidden copy of an app key (F2, F3) is listed once, under "everywhere"
             keys = "/".join(app.get_key_display(Binding(k.strip(), binding.action)) for k in binding.key.split(","))
-            parts.append(f"`{keys}` {binding.description.lower()}")
+            parts.append(f"`{keys}` {(binding.tooltip or binding.description).lower()}")
         return " · ".join(parts)
 
     rows = [("everywhere", describe(type(app).BINDINGS) + " · `ctrl+p` command palette (themes too)")]

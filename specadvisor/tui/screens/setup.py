@@ -15,11 +15,12 @@ from specadvisor import textsafe
 from specadvisor.app.plan import default_output_len
 from specadvisor.domain import Advice, HardwareProfile, ModelProfile, Workload, WorkloadKind
 from specadvisor.errors import InputError
+from specadvisor.redact import redact_text
 from specadvisor.tui.format import hardware_lines, model_lines
 from specadvisor.tui.protocols import PlanLike
 from specadvisor.tui.screens.base import AppScreen
 from specadvisor.tui.services import Services
-from specadvisor.tui.setup_form import BY_ID, FIELDS, field_error, initial_texts, parse_form
+from specadvisor.tui.setup_form import BY_ID, ENGINE_FIELDS, FIELDS, field_error, initial_texts, parse_form
 from specadvisor.tui.state import required
 
 PROMPT_SOURCES = [
@@ -35,9 +36,8 @@ DEFAULT_SOURCE = {"code": "humaneval", "chat": "sharegpt", "math": "math", "rag"
 
 class SetupScreen(AppScreen):
     BINDINGS = [
-        # F5 works from inside a text field; Ctrl+A there is the field's own "line start" (no priority)
+        # F5 works from inside a text field; Ctrl+A is left to the fields (line start), so help never offers it
         Binding("f5", "advise", "Advise", priority=True),
-        Binding("ctrl+a", "advise", "Advise", show=False),
     ]
 
     def compose(self) -> ComposeResult:
@@ -64,7 +64,11 @@ class SetupScreen(AppScreen):
                     for field in FIELDS:
                         with Horizontal(classes="field-row"):
                             yield Label(f"  {field.label}", id=f"{field.id}-label")
-                            yield self._input(texts[field.id], field.shown_placeholder, field.id)
+                            if field.choices:
+                                chosen = texts[field.id] if texts[field.id] in {v for _, v in field.choices} else field.default
+                                yield Select(field.choices, value=chosen, allow_blank=False, id=field.id, compact=True)
+                            else:
+                                yield self._input(texts[field.id], field.shown_placeholder, field.id)
                         yield Static("", id=f"{field.id}-error", classes="field-error", markup=False)
                 yield Button("Advise ▶", id="advise", variant="primary")
         yield Footer(compact=True)
@@ -100,7 +104,11 @@ class SetupScreen(AppScreen):
         """This machine's probe, and under it the GPU the advice is for when one is named."""
         if self.state.hardware is None:
             return
-        lines = hardware_lines(self.state.hardware)
+        machine = self.state.machine
+        assert machine is not None
+        lines = hardware_lines(machine)
+        if self.state.endpoint:
+            lines += ["", f"Measuring the running server at {redact_text(self.state.endpoint)} (nothing is launched)"]
         gpu = self.state.target_gpu
         if gpu:
             lines += ["", f"Advice for {gpu} (planned: nothing runs here; x exports the plan)"]
@@ -175,20 +183,20 @@ class SetupScreen(AppScreen):
         box = self.query_one(f"#{field_id}-error", Static)
         box.update(f"↑ {message}" if message else "")
         box.display = bool(message)
-        self.query_one(f"#{field_id}", Input).set_class(bool(message), "-invalid")
+        self.query_one(f"#{field_id}").set_class(bool(message), "-invalid")
         self.query_one(f"#{field_id}-label", Label).set_class(bool(message), "-invalid")
 
     # ------------------------------------------------------------------ advice
 
     @on(Button.Pressed, "#advise")
     def action_advise(self) -> None:
-        texts = {f.id: self.query_one(f"#{f.id}", Input).value for f in FIELDS}
+        texts = {f.id: self.field_text(f.id) for f in FIELDS}
         values, errors = parse_form(str(self.query_one("#kind", Select).value), str(self.query_one("#source", Select).value), texts)
         for field in FIELDS:
             self.show_field_error(field.id, errors.get(field.id))
         if values is None:
             first = next(iter(errors))
-            self.query_one(f"#{first}", Input).focus()  # focus goes back to the field to fix
+            self.query_one(f"#{first}").focus()  # focus goes back to the field to fix
             self.notify(errors[first], title=f"Check {BY_ID[first].label}", severity="error", timeout=6, markup=False)  # may quote what was typed
             return
         if self.state.hardware is None:
@@ -202,9 +210,20 @@ class SetupScreen(AppScreen):
         self.state.budget_s = values.budget_s
         self.state.budget_text = texts["budget"]
         self.state.form_settings = values.settings
-        self.state.form_texts = {f.id: texts[f.id] for f in FIELDS if f.setting}
+        self.state.form_texts = {f.id: texts[f.id] for f in FIELDS if f.setting or f.id in ENGINE_FIELDS}
         self.state.target_gpu = values.gpu
+        if values.engine_cmd != self.state.engine_cmd:
+            self.state.engine = None  # probed again for the new command
+        self.state.engine_cmd = values.engine_cmd
+        self.state.endpoint = values.endpoint
         self.advise(ref, values.workload, values.gpu)
+
+    def field_text(self, field_id: str) -> str:
+        """What a field holds: an Input's text, or a Select's chosen word."""
+        widget = self.query_one(f"#{field_id}")
+        if isinstance(widget, Select):
+            return "" if widget.value is Select.BLANK else str(widget.value)
+        return widget.value if isinstance(widget, Input) else ""
 
     @work(thread=True, exclusive=True, group="advise", exit_on_error=False)
     def advise(self, ref: str, workload: Workload, gpu: str | None = None) -> None:
@@ -215,9 +234,20 @@ class SetupScreen(AppScreen):
             profile = services.inspect_model(ref)
             self.app.call_from_thread(self.show_model, profile)
         planned = planned_hardware(services, gpu)
-        hardware = planned or required(self.state.hardware, "hardware")
+        state = self.state
+        if planned is None and state.engine_cmd and state.engine is None:  # the vLLM behind the typed command, as `detect --engine-cmd`
+            if services.probe_engine is None:
+                raise InputError("probing another engine command is not available here", hint="clear the Engine command field")
+            state.engine = services.probe_engine(state.engine_cmd)
+            self.app.call_from_thread(self.show_machine)
+        hardware = planned or required(state.machine, "hardware")
         advice = services.advise(hardware, profile, workload)
-        plan = services.plan(advice, profile, hardware, workload, budget_s=self.state.budget_s, host_only=planned is None)
+        if state.endpoint and planned is None:
+            if services.attach_plan is None:
+                raise InputError("measuring a running server is not available here", hint="clear the Endpoint field")
+            plan = services.attach_plan(state.endpoint, workload, state.form_settings)
+        else:
+            plan = services.plan(advice, profile, hardware, workload, budget_s=state.budget_s, host_only=planned is None, parallel=state.parallel)
         self.app.call_from_thread(self.open_advice, advice, plan, planned)
 
     def open_advice(self, advice: Advice, plan: PlanLike, planned: HardwareProfile | None = None) -> None:
