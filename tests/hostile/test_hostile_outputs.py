@@ -65,14 +65,21 @@ def test_an_existing_file_is_replaced_only_with_force(tmp_path, cli, db, which):
 
 
 @pytest.mark.parametrize("slash", ["/", ""], ids=["dir-slash", "existing-dir"])
-@pytest.mark.parametrize("which, name", [(0, "specadvisor-{sid}.md"), (1, "serve_params-{sid}.json"), (2, "specadvisor-{sid}.json")])
-def test_a_folder_gets_the_default_name_inside_it(tmp_path, cli, db, which, name, slash):
+@pytest.mark.parametrize(
+    "which, names",
+    [
+        (0, ("specadvisor-{sid}.md",)),
+        (1, ("serve_params-{sid}.json", "serve_params-{sid}.prompts.jsonl")),  # the bench command's prompts beside it
+        (2, ("specadvisor-{sid}.json",)),
+    ],
+)
+def test_a_folder_gets_the_default_name_inside_it(tmp_path, cli, db, which, names, slash):
     path, sid = db
     folder = tmp_path / "out"
     folder.mkdir()
     code, _, err = cli(["--db", str(path), *_outputs(sid, str(folder) + slash)[which]])
     assert code == 0, err
-    assert files_in(folder) == {name.format(sid=sid)}
+    assert files_in(folder) == {name.format(sid=sid) for name in names}
 
 
 @pytest.mark.parametrize("which", [0, 1, 2], ids=["report", "export-plan", "sessions-export"])
