@@ -248,3 +248,13 @@ def test_piped_advise_is_neither_cut_nor_wrapped(capsys):
     out = capsys.readouterr().out
     assert out.splitlines()[0].endswith("tensor parallel 1")
     assert "RedHatAI/Qwen3-8B-speculator.dflash" in out and "…" not in out
+
+
+def test_a_rule_whose_start_n_a_measurement_overrides_is_not_given_as_a_reason(capsys):
+    """Issue 41: advise printed 'DFlash starts at 11 and its grid stops there' (rule code-moderate-n) beside
+    the config of N=7 that a measurement on this model had set."""
+    data = _json(capsys, "advise", "--model", "google/gemma-4-26B-A4B-it", "--workload", "code", "--gpu", "MI300X", "--offline", "--json")
+    dflash = next(c for c in data["candidates"] if c["id"] == "dflash")
+    assert dflash["speculative_config"]["num_speculative_tokens"] == 7
+    assert not any("DFlash starts at 11" in r for r in dflash["reasons"])
+    assert "Rule code-moderate-n's start N gives way to the measured peak below." in dflash["reasons"]
