@@ -97,3 +97,26 @@ def test_detect_lists_for_the_cpu_engine_the_methods_advise_considers():
     for model in (ModelProfile(id="Qwen/Qwen3-8B", params_b=8.2), ModelProfile(id="meta-llama/Llama-3.1-8B-Instruct", params_b=8.0)):
         advice = advise(cpu_host, model, Workload(kind=WorkloadKind.code), vllm_version="0.32.0", rulebase=rb)
         assert advice.candidates and {c.method for c in advice.candidates} <= set(engine.methods)
+
+
+def test_rules_show_prints_toml_a_user_copies_into_their_rules_folder(tmp_path, capsys):
+    """Issue 41: `rules show` printed Python reprs ("when: {'vendor': None, ...}"), not TOML."""
+    assert main(["rules", "show", "code-moderate-n"]) == 0
+    out = capsys.readouterr().out
+    assert "None" not in out and "{'" not in out
+    import tomllib
+
+    table = tomllib.loads(out)["rule"][0]
+    assert table["id"] == "code-moderate-n" and table["then"]["config"] == {"dflash": {"num_speculative_tokens": 11}}
+    edited = out.replace("num_speculative_tokens = 11", "num_speculative_tokens = 7")
+    (tmp_path / "mine.toml").write_text(edited, encoding="utf-8")
+    assert main(["rules", "show", "code-moderate-n", "--rules", str(tmp_path), "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown[0]["defined_at"].startswith(str(tmp_path / "mine.toml"))
+    assert shown[0]["entry"]["then"]["config"] == {"dflash": {"num_speculative_tokens": 7}}
+
+
+def test_rules_show_json_has_help():
+    rules = next(a for a in build_parser()._actions if a.dest == "command").choices["rules"]
+    show = next(a for a in rules._actions if a.dest == "rules_command").choices["show"]
+    assert "JSON" in next(a.help for a in show._actions if a.dest == "json")
