@@ -123,3 +123,10 @@ def test_inspect_bad_input_is_one_line_and_exit_2(args, words):
     assert out.returncode == 2 and out.stdout == ""
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and words in lines[0]
+
+
+def test_inspect_suggests_the_hf_cli_the_installed_hub_ships():
+    """Issue 41: the hint named `huggingface-cli download`; huggingface_hub 1.x installs only `hf`."""
+    out = run_cli("inspect", "nobody/nothing-1b", "--offline", env={"HF_HUB_CACHE": "/nonexistent-cache"})
+    assert "hf download nobody/nothing-1b --include '*.json'" in out.stderr and "huggingface-cli" not in out.stderr
+    assert (Path(sys.executable).parent / "hf").exists()
