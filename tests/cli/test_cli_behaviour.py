@@ -120,3 +120,28 @@ def test_rules_show_json_has_help():
     rules = next(a for a in build_parser()._actions if a.dest == "command").choices["rules"]
     show = next(a for a in rules._actions if a.dest == "rules_command").choices["show"]
     assert "JSON" in next(a.help for a in show._actions if a.dest == "json")
+
+
+def _subcommand(name: str):
+    return next(a for a in build_parser()._actions if a.dest == "command").choices[name]
+
+
+def test_sweep_help_says_what_runs_without_method_n_parallel_or_drafter():
+    """Issue 41: help did not say that a sweep without --method measures the baseline alone."""
+    sweep = _subcommand("sweep")
+    text = " ".join(sweep.format_help().split())
+    assert "without --method only the baseline is measured" in text
+    helps = {a.dest: a.help or "" for a in sweep._actions}
+    assert (
+        "required with --method" in helps["n"]
+        and "required by them" in helps["drafter"]
+        and "(default: auto)" in helps["parallel_choice"] % {"default": "auto"}
+    )
+
+
+def test_import_bench_and_export_plan_describe_themselves():
+    assert "vllm bench serve --save-result" in (_subcommand("import-bench").description or "")
+    export = _subcommand("export-plan")
+    assert "vllm bench sweep serve --serve-params" in (export.description or "")
+    serve_params = next(a.help for a in export._actions if a.dest == "serve_params")
+    assert "serve-params JSON" in serve_params
