@@ -298,6 +298,7 @@ def render_session(session: Session) -> None:
     from specadvisor.cli.output import console
     from specadvisor.textsafe import markup
     from specadvisor.textsafe import markup as escape
+    from specadvisor.vllm_command import PASTE_WIDTH
 
     out = console()
     out.print(f"[bold]Session {escape(session.id)}[/bold] {escape(session.name)}")
@@ -351,9 +352,13 @@ def render_session(session: Session) -> None:
             out.print(f"  - {escape(reason)}")
         if more:
             out.print(f"  {escape(more)}", soft_wrap=True)
-        command = recommended_command(session, rec) if rec.speculative_config else None
+        # broken before each option with ` \` (as advise and snippet --command print it): a terminal's own wrap pastes badly
+        command = recommended_command(session, rec, width=PASTE_WIDTH) if rec.speculative_config else None
         if command:
-            out.print(f"  serve with: {markup(command)}", soft_wrap=True)
+            lines = command.split(" \\\n")  # each printed on its own: markup() would escape the newline
+            for number, part in enumerate(lines):
+                tail = " \\" if number < len(lines) - 1 else ""
+                out.print(f"  serve with: {markup(part)}{tail}" if number == 0 else f"  {markup(part)}{tail}", soft_wrap=True)
             note = placeholder_note(session)
             if note:
                 out.print(f"  ({markup(note)})", soft_wrap=True)
