@@ -202,7 +202,7 @@ def test_rules_check_valid_and_invalid(tmp_path, capsys):
 def test_rules_show_leads_from_an_id_to_its_file_and_line(capsys):
     assert main(["rules", "show", "small-target-high-concurrency"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("rule defined at ") and "rules.toml:" in out and "heuristic-small-target" in out
+    assert out.startswith("# rule defined at ") and "rules.toml:" in out and "heuristic-small-target" in out
     shown = _json(capsys, "rules", "show", "amd-dflash-config", "--json")
     assert shown[0]["kind"] == "evidence" and shown[0]["entry"]["date"] == "2026-08-23"
     path, line = shown[0]["defined_at"].rsplit(":", 1)
