@@ -346,7 +346,8 @@ def render_session(session: Session) -> None:
         speed = f" ({_fmt(rec.speedup, '.2f', 'x')})" if rec.arm_id and rec.speedup else ""
         out.print(f"[bold]Verdict:[/bold] {escape(rec.headline)}{speed}", soft_wrap=True)
         for pick in rec.per_concurrency if len(rec.per_concurrency) > 1 else []:
-            out.print(f"  at concurrency {pick.concurrency}: {escape(pick.verdict or pick.summary)}", soft_wrap=True)
+            if (pick.verdict or pick.summary) not in rec.headline:  # the headline already names each level's answer
+                out.print(f"  at concurrency {pick.concurrency}: {escape(pick.verdict or pick.summary)}", soft_wrap=True)
         reasons, more = shown_reasons(session, rec)  # as the TUI's panel: --json has them all
         for reason in reasons:
             out.print(f"  - {escape(reason)}")

@@ -87,3 +87,23 @@ def test_do_not_speculate_still_prints_the_plain_command_with_exit_1(tmp_path, c
     assert out.startswith("vllm serve m") and err.startswith("do not speculate")
     assert main(["--db", str(db), "report", sid, "--format", "md"]) == 0
     assert "Serve it with:" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("speedup, decision", [(0.7, "do not speculate"), (1.15, "undecided")])
+def test_sessions_show_states_each_level_s_verdict_once(tmp_path, capsys, engine, speedup, decision):
+    """Issue 41: "Verdict: do not speculate" over "- do not speculate here: ...", and with two levels each
+    level's verdict three times (the headline, an 'at concurrency' line, the first reason)."""
+    engine(speedup)
+    db = tmp_path / "s.db"
+    data = sweep(db, capsys, "--concurrency", "1,8")
+    assert data["recommendation"]["decision"] == decision
+    assert main(["--db", str(db), "sessions", "show", data["session_id"][:8]]) == 0
+    shown = capsys.readouterr().out
+    verdict = shown[shown.index("Verdict: ") :]
+    assert "do not speculate here" not in verdict and "undecided: " not in verdict
+    # the level's three reasons; its answer only in the headline (which names each level where they are undecided)
+    assert verdict.count("at concurrency 8: ") == 3 + (decision == "undecided")
+    if decision == "undecided":
+        assert verdict.count("undecided after 3 launches") == 2  # one per level
+    else:
+        assert verdict.startswith("Verdict: do not speculate (at concurrency 1 and 8)") and verdict.count("do not speculate") == 1
