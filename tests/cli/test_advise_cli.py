@@ -258,3 +258,16 @@ def test_a_rule_whose_start_n_a_measurement_overrides_is_not_given_as_a_reason(c
     assert dflash["speculative_config"]["num_speculative_tokens"] == 7
     assert not any("DFlash starts at 11" in r for r in dflash["reasons"])
     assert "Rule code-moderate-n's start N gives way to the measured peak below." in dflash["reasons"]
+
+
+def test_a_gpu_alias_from_rules_dir_is_found(tmp_path, capsys):
+    """Issue 41: `advise --rules DIR --gpu ALIAS` said 'unknown GPU' for a GPU DIR defines."""
+    (tmp_path / "gpus.toml").write_text(
+        '[[gpu]]\nid = "lab-h200"\nname = "Lab H200 box"\nnames = ["labgpu"]\nvendor = "nvidia"\nmemory_gib = 141\n'
+        'arch = "sm_90"\ncompute_capability = "9.0"\nfp8 = true\n',
+        encoding="utf-8",
+    )
+    argv = ["advise", "--model", "Qwen/Qwen3-8B", "--gpu", "labgpux2", "--offline"]
+    assert main(argv) == 2 and "unknown GPU 'labgpu'" in capsys.readouterr().err  # not in the shipped catalog
+    assert main([*argv, "--rules", str(tmp_path)]) == 0
+    assert capsys.readouterr().out.splitlines()[0].startswith("Qwen/Qwen3-8B on 2x Lab H200 box (planned)")
