@@ -145,3 +145,20 @@ def test_import_bench_and_export_plan_describe_themselves():
     assert "vllm bench sweep serve --serve-params" in (export.description or "")
     serve_params = next(a.help for a in export._actions if a.dest == "serve_params")
     assert "serve-params JSON" in serve_params
+
+
+def test_the_cpu_engine_size_is_one_measured_figure_and_the_quickstart_installs_on_its_own_line():
+    """Issue 41: the quickstart gave the download as 3 GB and `engine setup-cpu` as 3.5 GB (du of a
+    provisioned engine: 4.0 GiB), and had no line that only installs."""
+    from specadvisor.settings import CPU_ENGINE_DISK
+
+    engine = _subcommand("engine")
+    setup = next(a for a in engine._actions if a.dest == "engine_command").choices["setup-cpu"]
+    for text in (_subcommand("demo").description or "", setup.description or ""):
+        assert CPU_ENGINE_DISK in text and "3 GB" not in text and "3.5 GB" not in text
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    quickstart = readme[readme.index("## Quickstart") :].split("\n## ", 1)[0]
+    assert f"{CPU_ENGINE_DISK} on disk" in quickstart and "3 GB" not in quickstart
+    commands = quickstart.split("```bash\n", 1)[1].split("```", 1)[0].splitlines()
+    assert any("pip install -e" in c and "specadvisor demo" not in c for c in commands)  # install only
+    assert any(c.startswith(".venv/bin/specadvisor demo") for c in commands)
