@@ -447,6 +447,16 @@ def test_export_plan_reproduces_the_measurement_in_vllm_bench(tmp_path, capsys):
     assert main(["--db", str(db), "export-plan", plan.session.id[:8], "--serve-params", str(target), "--force"]) == 0
 
 
+def _is_server(process) -> bool:
+    import psutil
+
+    try:
+        argv = process.cmdline()
+    except psutil.Error:  # gone between the listing and the look (the engine probe ends quickly)
+        return False
+    return "--port" in argv and "fake_vllm.py" in " ".join(argv)
+
+
 def test_ctrl_c_mid_sweep_exits_130_stores_the_session_interrupted_and_leaves_no_server(tmp_path):
     """Issue 41 (quitting mid-sweep exited 0): SIGINT while a server starts is exit 130, as other
     tools' Ctrl-C, with the resume command; the session is stored interrupted and the server is gone."""
@@ -470,7 +480,8 @@ def test_ctrl_c_mid_sweep_exits_130_stores_the_session_interrupted_and_leaves_no
     deadline = time.monotonic() + 60
     while not servers and time.monotonic() < deadline and sweep.poll() is None:
         time.sleep(0.2)
-        servers = [c for c in psutil.Process(sweep.pid).children(recursive=True) if "fake_vllm.py" in " ".join(c.cmdline())]
+        # the launched server (its --port), not the engine probe that runs the same command before the sweep
+        servers = [c for c in psutil.Process(sweep.pid).children(recursive=True) if _is_server(c)]
     assert servers, "the stand-in server never started"
     sweep.send_signal(signal.SIGINT)
     _, err = sweep.communicate(timeout=60)
