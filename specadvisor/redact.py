@@ -64,7 +64,8 @@ def _text_rules() -> list[tuple[re.Pattern[str], str]]:
         (re.compile(r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?)(?:(?:bearer|basic|token)\s+)?[^\s\"',}]+"), r"\1" + REDACTED),
         (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{4,}"), r"\1" + REDACTED),
         # --api-key VALUE / --hf-token=VALUE / --aws-secret-access-key="a b" inside a command line
-        (re.compile(rf"(?i)(--?(?:[a-z0-9]+[-_])*{_SECRET_WORD})(=|\s+){_NOT_DONE}{_VALUE}"), r"\1\2" + REDACTED),
+        # (the dash starts a word: "a 4096-token request" is prose, not a flag and its value)
+        (re.compile(rf"(?i)((?<![\w-])--?(?:[a-z0-9]+[-_])*{_SECRET_WORD})(=|\s+){_NOT_DONE}{_VALUE}"), r"\1\2" + REDACTED),
         # the same as items of a printed list: ['--api-key', 'VALUE'] / ["--hf-token", "VALUE"]
         (re.compile(rf"(?i)([\"']--?(?:[a-z0-9]+[-_])*{_SECRET_WORD}[\"']\s*,\s*[\"']){_NOT_DONE}[^\"']+"), r"\1" + REDACTED),
         # Environment assignments: HF_TOKEN=..., env OPENAI_API_KEY="..." vllm serve, export AWS_SECRET_ACCESS_KEY=...
@@ -140,7 +141,14 @@ def _any_rule() -> re.Pattern[str]:
 # ANSI sequences and every control character but tab and newline (a stored \r could hide the start
 # of a line when shown; bundles with one are refused at import).
 _CONTROL = _lazy(r"\x1b\[[0-9;?]*[ -/]*[@-~]|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-_HOME_PATTERNS = (_lazy(r"/home/[^/\s\"']+"), _lazy(r"/Users/[^/\s\"']+"), _lazy(r"(?i)[A-Z]:\\Users\\[^\\\s\"']+"))
+# A home folder only where a path starts (the text's start, after a space, quote, `=`, `:`, bracket or
+# separator, or file://): /data/home/bob/models is not under a home folder and stays as it is.
+_PATH_START = r"(?:^|(?<=[\s\"'=:(\[{,;<>|])|(?<=file://))"
+_HOME_PATTERNS = (
+    _lazy(_PATH_START + r"/home/[^/\s\"']+"),
+    _lazy(_PATH_START + r"/Users/[^/\s\"']+"),
+    _lazy(r"(?i)(?<![\w\\])[A-Z]:\\Users\\[^\\\s\"']+"),
+)
 
 
 # Every text rule, secret flag and secret environment name needs one of these words (lowercased): a
@@ -326,7 +334,7 @@ def _secret_key_name(key: str) -> bool:
 def _strip_home(text: str) -> str:
     home = str(Path.home())
     if home not in ("/", ""):
-        text = re.sub(re.escape(home) + r"(?=/|\\|$|[\s\"'])", "~", text)
+        text = re.sub(_PATH_START + re.escape(home) + r"(?=/|\\|$|[\s\"'])", "~", text)
     for pattern in _HOME_PATTERNS:
         text = pattern().sub("~", text)
     return text

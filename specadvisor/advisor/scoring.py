@@ -22,6 +22,7 @@ class Tally:
     evidence: list[str] = field(default_factory=list)
     n_rule: str = ""  # the rule that set the starting N (its config's num_speculative_tokens), for the citation
     n_evidence: list[str] = field(default_factory=list)
+    n_only: dict[str, str] = field(default_factory=dict)  # reason -> rule id, of rules that touched this method only to set its N or grid
 
 
 def apply_rules(rb: RuleBase, facts: Facts, tallies: dict[str, Tally], advice: Advice, user_methods: set[str]) -> list[Verdict]:
@@ -57,10 +58,13 @@ def apply_rules(rb: RuleBase, facts: Facts, tallies: dict[str, Tally], advice: A
             elif tallies.pop(method, None) is not None:
                 effects.append(f"{method} excluded")
         general = not touched
+        n_setting = set(then.n_grid) | {m for m, keys in then.config.items() if set(keys) == {"num_speculative_tokens"}}
         for method, tally in tallies.items():
             if general or method in touched:
                 tally.reasons.append(rule.why)
                 tally.evidence.extend(rule.evidence)
+                if method in n_setting and method not in then.score and method not in then.about and method not in then.exclude:
+                    tally.n_only[rule.why] = rule.id
         advice.warnings.extend(w for w in then.warnings if w not in advice.warnings)
         if then.verdict:
             verdicts.append(then.verdict)

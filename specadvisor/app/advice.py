@@ -121,7 +121,7 @@ def advise_request(request: AdviceRequest) -> Advised:
         temperature=request.temperature,
         rulebase=rulebase,
     )
-    hardware = for_advice(request.gpu)
+    hardware = for_advice(request.gpu, rulebase)  # a --rules DIR GPU or alias is found too
     drafter = None
     if request.drafter:
         from specadvisor.app.models import inspect_drafter

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from specadvisor.machine import EngineInfo, HardwareProfile
+    from specadvisor.rulebase import RuleBase
 
 
 def detect(engine_cmd: list[str] | None = None, *, timeout_s: float = 2.0) -> HardwareProfile:
@@ -28,11 +29,12 @@ def engine(engine_cmd: list[str]) -> EngineInfo:
     return hardware.engine_info(engine_cmd)
 
 
-def hypothetical(spec: str) -> HardwareProfile:
-    """A machine planned for (`H100x8`, `MI300X`) from the GPU catalog: nothing of it is probed."""
+def hypothetical(spec: str, rulebase: RuleBase | None = None) -> HardwareProfile:
+    """A machine planned for (`H100x8`, `MI300X`) from the GPU catalog (`rulebase`'s, with `--rules
+    DIR`'s GPUs and aliases; default: the shipped rules and the user's folder): nothing of it is probed."""
     from specadvisor import hardware
 
-    return hardware.hypothetical(spec)
+    return hardware.hypothetical(spec, rulebase)
 
 
 def planned(spec: str, engine_cmd: list[str] | None = None) -> HardwareProfile:
@@ -42,6 +44,7 @@ def planned(spec: str, engine_cmd: list[str] | None = None) -> HardwareProfile:
     return replace(hypothetical(spec), engine=hardware.engine_info(engine_cmd))
 
 
-def for_advice(gpu: str | None) -> HardwareProfile:
-    """The machine advice is for: the named GPU (`--gpu`, the TUI's "Plan for GPU"), else this one."""
-    return hypothetical(gpu) if gpu else detect()
+def for_advice(gpu: str | None, rulebase: RuleBase | None = None) -> HardwareProfile:
+    """The machine advice is for: the named GPU (`--gpu`, the TUI's "Plan for GPU"), looked up in
+    `rulebase`, else this one."""
+    return hypothetical(gpu, rulebase) if gpu else detect()

@@ -25,7 +25,7 @@ def check(directory: Path | None = None) -> dict[str, Any]:
 
 def show(entry_id: str, rules: list[Path]) -> list[dict[str, Any]]:
     """Every entry named `entry_id` (a rule, evidence, method, config key, model, GPU or drafter),
-    with the file and line that define it."""
+    with the file and line that define it and its TOML as written there."""
     from specadvisor.rulebase import load_rulebase, locate
 
     rulebase = load_rulebase(rules)
@@ -35,8 +35,16 @@ def show(entry_id: str, rules: list[Path]) -> list[dict[str, Any]]:
     shown: list[dict[str, Any]] = []
     for kind, key, entry in found:
         origin = rulebase.origins[(kind, key)]
-        line = locate.table_line(origin.text(), kind, origin.index)
-        shown.append({"kind": kind, "defined_at": f"{origin.file}:{line}", "entry": entry.model_dump(mode="json")})
+        text = origin.text()
+        line = locate.table_line(text, kind, origin.index)
+        shown.append(
+            {
+                "kind": kind,
+                "defined_at": f"{origin.file}:{line}",
+                "entry": entry.model_dump(mode="json"),
+                "toml": locate.table_source(text, kind, origin.index),
+            }
+        )
     return shown
 
 

@@ -155,9 +155,11 @@ def render(advice: Advice, model: ModelProfile, hw: HardwareProfile, *, explain_
     for warning in advice.warnings:
         out.print(f"[yellow]warning:[/yellow] {escape(warning)}", soft_wrap=True)
     if advice.suggest_training:
-        train = shell_command(["specadvisor", "train", "--model", model.path or model.id, "--prompts", "YOUR_TRAFFIC.jsonl", "--minutes", "10"])
+        train = shell_command(
+            ["specadvisor", "train", "--model", model.path or model.id, "--prompts", "YOUR_TRAFFIC.jsonl", "--minutes", "10"], width=PASTE_WIDTH
+        )
         out.print("No drafter fits this model: train an EAGLE-3 one with Speculators and judge it in one go:", soft_wrap=True)
-        out.print(f"  {train}", soft_wrap=True, markup=False)
+        out.print(train, soft_wrap=True, markup=False)
     if explain_trace:
         out.print("\n[bold]Trace[/bold]")
         for line in explain(advice):

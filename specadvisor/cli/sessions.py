@@ -298,6 +298,7 @@ def render_session(session: Session) -> None:
     from specadvisor.cli.output import console
     from specadvisor.textsafe import markup
     from specadvisor.textsafe import markup as escape
+    from specadvisor.vllm_command import PASTE_WIDTH
 
     out = console()
     out.print(f"[bold]Session {escape(session.id)}[/bold] {escape(session.name)}")
@@ -345,15 +346,20 @@ def render_session(session: Session) -> None:
         speed = f" ({_fmt(rec.speedup, '.2f', 'x')})" if rec.arm_id and rec.speedup else ""
         out.print(f"[bold]Verdict:[/bold] {escape(rec.headline)}{speed}", soft_wrap=True)
         for pick in rec.per_concurrency if len(rec.per_concurrency) > 1 else []:
-            out.print(f"  at concurrency {pick.concurrency}: {escape(pick.verdict or pick.summary)}", soft_wrap=True)
+            if (pick.verdict or pick.summary) not in rec.headline:  # the headline already names each level's answer
+                out.print(f"  at concurrency {pick.concurrency}: {escape(pick.verdict or pick.summary)}", soft_wrap=True)
         reasons, more = shown_reasons(session, rec)  # as the TUI's panel: --json has them all
         for reason in reasons:
             out.print(f"  - {escape(reason)}")
         if more:
             out.print(f"  {escape(more)}", soft_wrap=True)
-        command = recommended_command(session, rec) if rec.speculative_config else None
+        # broken before each option with ` \` (as advise and snippet --command print it): a terminal's own wrap pastes badly
+        command = recommended_command(session, rec, width=PASTE_WIDTH) if rec.speculative_config else None
         if command:
-            out.print(f"  serve with: {markup(command)}", soft_wrap=True)
+            lines = command.split(" \\\n")  # each printed on its own: markup() would escape the newline
+            for number, part in enumerate(lines):
+                tail = " \\" if number < len(lines) - 1 else ""
+                out.print(f"  serve with: {markup(part)}{tail}" if number == 0 else f"  {markup(part)}{tail}", soft_wrap=True)
             note = placeholder_note(session)
             if note:
                 out.print(f"  ({markup(note)})", soft_wrap=True)

@@ -30,15 +30,20 @@ _RAY_EXTRA = "pip install 'specadvisor[ray]'"
 def register(p: argparse.ArgumentParser) -> None:
     p.description = (
         "Launch one vLLM server per configuration (baseline + methods x N), measure each, "
-        "persist every finished arm, predict untested N and recommend. Ctrl-C stops the current server; "
-        "--resume SESSION continues without redoing finished arms."
+        "persist every finished arm, predict untested N and recommend. You choose the arms: --method with --n (every method "
+        "at every N), --drafter for a method that loads a drafter; without --method only the baseline is measured "
+        "(`advise` ranks the methods and gives each an N grid to pass here; the TUI sweeps the advised plan). "
+        "Servers run one at a time without GPUs, else one per free GPU group (--parallel). Ctrl-C stops the current "
+        "server; --resume SESSION continues without redoing finished arms."
     )
     p.add_argument("--model", help="target model (HF id or local dir); with --cpu defaults to the CPU engine's SmolLM2")
-    p.add_argument("--drafter", help="drafter model for eagle3/dflash/draft_model methods")
+    p.add_argument(
+        "--drafter", help="drafter model for the methods that load one (eagle3, dflash, draft_model...; required by them unless --spec-extra gives 'model')"
+    )
     p.add_argument(
         "--method", action="append", default=[], help="method id (ngram, suffix, eagle3, peagle, dflash, draft_model, mtp...); repeat or comma-separate"
     )
-    p.add_argument("--n", default=None, help="num_speculative_tokens values, e.g. 1,3,7")
+    p.add_argument("--n", default=None, help="num_speculative_tokens values each --method is measured at, e.g. 1,3,7 (required with --method)")
     p.add_argument("--baseline", action=argparse.BooleanOptionalAction, default=True, help="also measure no speculation (default: yes)")
     p.add_argument(
         "--workload",

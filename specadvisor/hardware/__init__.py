@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from specadvisor.hardware import amd, nvidia
 from specadvisor.hardware.commands import Runner, run_command
@@ -20,6 +21,9 @@ from specadvisor.hardware.engine_probe import probe_engine
 from specadvisor.hardware.planning import hypothetical_profile
 from specadvisor.hardware.visible import apply_visible_devices
 from specadvisor.machine import EngineInfo, GpuInfo, HardwareProfile, ProbeNote
+
+if TYPE_CHECKING:
+    from specadvisor.rulebase import RuleBase
 
 __all__ = ["detect", "detect_gpus", "engine_info", "hypothetical"]
 
@@ -107,8 +111,9 @@ def detect(engine_cmd: list[str] | None = None, *, timeout_s: float = 2.0, runne
     )
 
 
-def hypothetical(spec: str) -> HardwareProfile:
-    """A planned machine ("H100x8"); raises InputError naming the known GPUs for an unknown name."""
-    profile = hypothetical_profile(spec)
+def hypothetical(spec: str, rulebase: RuleBase | None = None) -> HardwareProfile:
+    """A planned machine ("H100x8"); raises InputError naming the known GPUs for an unknown name.
+    `rulebase`: the catalog to read (default: the shipped rules and the user's folder)."""
+    profile = hypothetical_profile(spec, rulebase)
     cpu, _ = probe_cpu()
     return replace(profile, cpu=cpu, os=os_label(), python=python_label())

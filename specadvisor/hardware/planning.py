@@ -14,6 +14,7 @@ from specadvisor.errors import InputError
 from specadvisor.machine import GpuInfo, HardwareProfile, ProbeNote
 
 if TYPE_CHECKING:
+    from specadvisor.rulebase import RuleBase
     from specadvisor.rulebase.schema import GpuSpec
 
 MAX_GPUS = 64
@@ -42,20 +43,23 @@ def _meant_name(readings: list[tuple[str, int]]) -> str:
     return next(name for name, count in readings if 1 <= count <= MAX_GPUS)
 
 
-def _catalog() -> tuple[Callable[[str], GpuSpec | None], list[str]]:
-    """(find_gpu, known names) from the rule base; its absence is reported as a clear error."""
+def _catalog(rulebase: RuleBase | None = None) -> tuple[Callable[[str], GpuSpec | None], list[str]]:
+    """(find_gpu, known names) from `rulebase` (default: the shipped rules and the user's folder);
+    its absence is reported as a clear error."""
     try:
         from specadvisor.rulebase import default_rulebase, find_gpu
 
-        names = sorted(g.id for g in default_rulebase().gpus)
+        rb = rulebase or default_rulebase()
+        names = sorted(g.id for g in rb.gpus)
     except Exception as exc:
         raise InputError(f"the GPU catalog (rules/gpus.toml) cannot be loaded: {exc}", hint="reinstall specadvisor or fix your rules files") from exc
-    return find_gpu, names
+    return (lambda name: find_gpu(name, rb)), names
 
 
-def hypothetical_profile(spec: str) -> HardwareProfile:
+def hypothetical_profile(spec: str, rulebase: RuleBase | None = None) -> HardwareProfile:
+    """The machine `spec` names, its GPU from `rulebase`'s catalog (a `--rules DIR` GPU or alias too)."""
     readings = gpu_spec_readings(spec)
-    find_gpu, known = _catalog()
+    find_gpu, known = _catalog(rulebase)
     found = next(((gpu, count) for name, count in readings if (gpu := find_gpu(name)) is not None), None)
     if found is None:
         shown = ", ".join(known[:40]) or "none (the catalog is empty)"

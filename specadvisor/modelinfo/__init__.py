@@ -5,6 +5,8 @@ Imports httpx only when the Hub must be asked, so the rest of specadvisor stays 
 
 from __future__ import annotations
 
+import shlex
+
 from specadvisor.domain import DrafterProfile, ModelProfile
 from specadvisor.errors import InputError
 from specadvisor.modelinfo import catalog
@@ -27,7 +29,8 @@ def inspect_model(ref: str, *, offline: bool | None = None) -> ModelProfile:
     if profile is None:
         raise InputError(
             f"model {ref!r} not found: {'; '.join(reasons)}; and not in the model catalog",
-            hint="download it (huggingface-cli download) and pass its folder, or check the id",
+            # `hf` is the CLI huggingface_hub ships (1.x has no huggingface-cli); the config files are all inspection reads
+            hint=f"download its config files (hf download {shlex.quote(ref)} --include '*.json') and run again, or check the id",
         )
     return profile
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -127,7 +128,18 @@ def shown_reasons(session: Session, rec: Recommendation) -> tuple[list[str], str
     """The first MAX_SHOWN_REASONS reasons, and a line saying how many were left out (None: none)."""
     left = len(rec.reasons) - MAX_SHOWN_REASONS
     more = f"… {left} more reasons: `specadvisor sessions show {session.id[:8]} --json` has them all" if left > 0 else None
-    return rec.reasons[:MAX_SHOWN_REASONS], more
+    return [reason_under_verdict(r) for r in rec.reasons[:MAX_SHOWN_REASONS]], more
+
+
+# A level's first reason opens with its decision ("do not speculate here: the best arm ..."), which the
+# verdict printed above it already states (each level's, where levels differ): views drop the repeat
+# ("Verdict: do not speculate" then "- do not speculate here: ..."); --json keeps the stored text.
+_REPEATED_DECISION = re.compile(r"^(at concurrency \d+: )?(?:do not speculate here|undecided): ")
+
+
+def reason_under_verdict(reason: str) -> str:
+    """`reason` as listed under the verdict's headline: without the decision the headline states."""
+    return _REPEATED_DECISION.sub(r"\1", reason, count=1)
 
 
 def build(session: Session) -> ReportContent:
@@ -211,7 +223,7 @@ def _build(session: Session, shown: set[str] | None) -> ReportContent:
     if s.slo_tpot_ms or s.slo_ttft_ms:
         facts.append(("latency target", f"p99 TPOT <= {s.slo_tpot_ms} ms; p99 TTFT <= {s.slo_ttft_ms} ms"))
     facts += schedule_facts(session, rec)
-    verdict = [f"verdict: {rec.headline}", *rec.reasons]
+    verdict = [f"verdict: {rec.headline}", *map(reason_under_verdict, rec.reasons)]
     spec_cfg = recommended_config(session, rec)  # an imported session's through the allow-list
     decide = deciding_step(session, rec)
     rows, problems = [], []

@@ -16,7 +16,7 @@ from typing import Any
 from specadvisor import trust, vllm_command
 from specadvisor.analysis.recommend import level_decisions
 from specadvisor.crossing import crossed_config
-from specadvisor.domain import Recommendation, Session
+from specadvisor.domain import ArmStatus, Recommendation, Session
 from specadvisor.figures import MAX_LOOKS
 from specadvisor.trust import serve_command
 from specadvisor.vllm_command import spec_config_json
@@ -52,6 +52,8 @@ def deciding_step(session: Session, rec: Recommendation | None) -> DecidingStep 
         return DecidingStep(
             text, trust.resume_command(session), "an imported session is measured again here as a new local session (its measurements are not resumed)"
         )
+    if all(r.status == ArmStatus.pending for r in session.results):  # a plan saved (or exported for a GPU machine), never run
+        return _run_the_plan(session)
     if not seconds:
         return DecidingStep(text, None, "no step within reach would decide it: the gain sits at the tie margin")
     if session.settings.budget_s is not None and session.settings.looks >= MAX_LOOKS:
@@ -62,6 +64,16 @@ def deciding_step(session: Session, rec: Recommendation | None) -> DecidingStep 
     if limit is not None and limit < (minutes + 2) * 60:
         argv += ["--time-limit", str(minutes + 2)]  # the session's own limit would stop the step again
     return DecidingStep(text, vllm_command.shell_command(argv), f"measures that step on this machine, about {minutes} min, and judges again")
+
+
+def _run_the_plan(session: Session) -> DecidingStep:
+    """A plan that has not run: running it decides it, here or on the machine it was planned for."""
+    sid = session.id[:8]
+    text = "running this plan (it has not run yet)"
+    if session.hardware.hypothetical:
+        export, load, run = trust.handoff_commands(session, f"specadvisor-plan-{sid}.json")
+        return DecidingStep(text, export, f"it was planned for {session.hardware.gpu_label}: export it, then there: {load}; {run}")
+    return DecidingStep(text, vllm_command.shell_command(["specadvisor", "sweep", "--resume", sid]), "runs the plan on this machine")
 
 
 def recommended_config(session: Session, rec: Recommendation | None, *, model: str | None = None) -> dict[str, Any] | None:

@@ -27,6 +27,18 @@ def table_span(text: str, kind: str, index: int) -> tuple[int, int] | None:
     return start, end
 
 
+def table_source(text: str, kind: str, index: int) -> str:
+    """The index-th [[kind]] table as written (its sub-tables and comments kept), without the blank
+    and comment lines that lead into the next table: what a user copies into their rules folder."""
+    span = table_span(text, kind, index)
+    if not span:
+        return ""
+    lines = text.splitlines()[span[0] : span[1]]
+    while lines and (not lines[-1].strip() or lines[-1].lstrip().startswith("#")):
+        lines.pop()
+    return "\n".join(lines)
+
+
 def table_line(text: str, kind: str, index: int) -> int:
     span = table_span(text, kind, index)
     return span[0] + 1 if span else 1

@@ -45,7 +45,9 @@ def test_container_commands_per_vendor():
     assert json.loads(nvidia[nvidia.index("--speculative-config") + 1]) == CONFIG
     amd = shlex.split(container_command("m", None, vendor="amd"))
     assert "/dev/kfd" in amd and "vllm/vllm-openai-rocm:latest" in amd and "--gpus" not in amd
-    assert not any("TOKEN" in part for part in nvidia + amd)
+    # issue 41: a gated Hub model needs the token inside; passed by name, never by value
+    for argv in (nvidia, amd):
+        assert argv[argv.index("-e") + 1] == "HF_TOKEN" and not any("HF_TOKEN=" in part for part in argv)
 
 
 def test_choose_tensor_parallel():
@@ -75,3 +77,4 @@ def test_container_mounts_local_model_and_drafter_folders_and_serves_the_mounts(
     assert json.loads(argv[argv.index("--speculative-config") + 1])["model"] == "/models/my_model-2"
     hub = shlex.split(container_command("org/m", None))
     assert not any(part.endswith(":ro") for part in hub) and hub[hub.index("vllm/vllm-openai:latest") + 1] == "org/m"
+    assert "HF_TOKEN" in hub and "HF_TOKEN" not in argv  # local folders only: nothing to download, no token asked for

@@ -202,7 +202,7 @@ def test_rules_check_valid_and_invalid(tmp_path, capsys):
 def test_rules_show_leads_from_an_id_to_its_file_and_line(capsys):
     assert main(["rules", "show", "small-target-high-concurrency"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("rule defined at ") and "rules.toml:" in out and "heuristic-small-target" in out
+    assert out.startswith("# rule defined at ") and "rules.toml:" in out and "heuristic-small-target" in out
     shown = _json(capsys, "rules", "show", "amd-dflash-config", "--json")
     assert shown[0]["kind"] == "evidence" and shown[0]["entry"]["date"] == "2026-08-23"
     path, line = shown[0]["defined_at"].rsplit(":", 1)
@@ -248,3 +248,26 @@ def test_piped_advise_is_neither_cut_nor_wrapped(capsys):
     out = capsys.readouterr().out
     assert out.splitlines()[0].endswith("tensor parallel 1")
     assert "RedHatAI/Qwen3-8B-speculator.dflash" in out and "…" not in out
+
+
+def test_a_rule_whose_start_n_a_measurement_overrides_is_not_given_as_a_reason(capsys):
+    """Issue 41: advise printed 'DFlash starts at 11 and its grid stops there' (rule code-moderate-n) beside
+    the config of N=7 that a measurement on this model had set."""
+    data = _json(capsys, "advise", "--model", "google/gemma-4-26B-A4B-it", "--workload", "code", "--gpu", "MI300X", "--offline", "--json")
+    dflash = next(c for c in data["candidates"] if c["id"] == "dflash")
+    assert dflash["speculative_config"]["num_speculative_tokens"] == 7
+    assert not any("DFlash starts at 11" in r for r in dflash["reasons"])
+    assert "Rule code-moderate-n's start N gives way to the measured peak below." in dflash["reasons"]
+
+
+def test_a_gpu_alias_from_rules_dir_is_found(tmp_path, capsys):
+    """Issue 41: `advise --rules DIR --gpu ALIAS` said 'unknown GPU' for a GPU DIR defines."""
+    (tmp_path / "gpus.toml").write_text(
+        '[[gpu]]\nid = "lab-h200"\nname = "Lab H200 box"\nnames = ["labgpu"]\nvendor = "nvidia"\nmemory_gib = 141\n'
+        'arch = "sm_90"\ncompute_capability = "9.0"\nfp8 = true\n',
+        encoding="utf-8",
+    )
+    argv = ["advise", "--model", "Qwen/Qwen3-8B", "--gpu", "labgpux2", "--offline"]
+    assert main(argv) == 2 and "unknown GPU 'labgpu'" in capsys.readouterr().err  # not in the shipped catalog
+    assert main([*argv, "--rules", str(tmp_path)]) == 0
+    assert capsys.readouterr().out.splitlines()[0].startswith("Qwen/Qwen3-8B on 2x Lab H200 box (planned)")

@@ -97,3 +97,68 @@ def test_detect_lists_for_the_cpu_engine_the_methods_advise_considers():
     for model in (ModelProfile(id="Qwen/Qwen3-8B", params_b=8.2), ModelProfile(id="meta-llama/Llama-3.1-8B-Instruct", params_b=8.0)):
         advice = advise(cpu_host, model, Workload(kind=WorkloadKind.code), vllm_version="0.32.0", rulebase=rb)
         assert advice.candidates and {c.method for c in advice.candidates} <= set(engine.methods)
+
+
+def test_rules_show_prints_toml_a_user_copies_into_their_rules_folder(tmp_path, capsys):
+    """Issue 41: `rules show` printed Python reprs ("when: {'vendor': None, ...}"), not TOML."""
+    assert main(["rules", "show", "code-moderate-n"]) == 0
+    out = capsys.readouterr().out
+    assert "None" not in out and "{'" not in out
+    import tomllib
+
+    table = tomllib.loads(out)["rule"][0]
+    assert table["id"] == "code-moderate-n" and table["then"]["config"] == {"dflash": {"num_speculative_tokens": 11}}
+    edited = out.replace("num_speculative_tokens = 11", "num_speculative_tokens = 7")
+    (tmp_path / "mine.toml").write_text(edited, encoding="utf-8")
+    assert main(["rules", "show", "code-moderate-n", "--rules", str(tmp_path), "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown[0]["defined_at"].startswith(str(tmp_path / "mine.toml"))
+    assert shown[0]["entry"]["then"]["config"] == {"dflash": {"num_speculative_tokens": 7}}
+
+
+def test_rules_show_json_has_help():
+    rules = next(a for a in build_parser()._actions if a.dest == "command").choices["rules"]
+    show = next(a for a in rules._actions if a.dest == "rules_command").choices["show"]
+    assert "JSON" in next(a.help for a in show._actions if a.dest == "json")
+
+
+def _subcommand(name: str):
+    return next(a for a in build_parser()._actions if a.dest == "command").choices[name]
+
+
+def test_sweep_help_says_what_runs_without_method_n_parallel_or_drafter():
+    """Issue 41: help did not say that a sweep without --method measures the baseline alone."""
+    sweep = _subcommand("sweep")
+    text = " ".join(sweep.format_help().split())
+    assert "without --method only the baseline is measured" in text
+    helps = {a.dest: a.help or "" for a in sweep._actions}
+    assert (
+        "required with --method" in helps["n"]
+        and "required by them" in helps["drafter"]
+        and "(default: auto)" in helps["parallel_choice"] % {"default": "auto"}
+    )
+
+
+def test_import_bench_and_export_plan_describe_themselves():
+    assert "vllm bench serve --save-result" in (_subcommand("import-bench").description or "")
+    export = _subcommand("export-plan")
+    assert "vllm bench sweep serve --serve-params" in (export.description or "")
+    serve_params = next(a.help for a in export._actions if a.dest == "serve_params")
+    assert "serve-params JSON" in serve_params
+
+
+def test_the_cpu_engine_size_is_one_measured_figure_and_the_quickstart_installs_on_its_own_line():
+    """Issue 41: the quickstart gave the download as 3 GB and `engine setup-cpu` as 3.5 GB (du of a
+    provisioned engine: 4.0 GiB), and had no line that only installs."""
+    from specadvisor.settings import CPU_ENGINE_DISK
+
+    engine = _subcommand("engine")
+    setup = next(a for a in engine._actions if a.dest == "engine_command").choices["setup-cpu"]
+    for text in (_subcommand("demo").description or "", setup.description or ""):
+        assert CPU_ENGINE_DISK in text and "3 GB" not in text and "3.5 GB" not in text
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    quickstart = readme[readme.index("## Quickstart") :].split("\n## ", 1)[0]
+    assert f"{CPU_ENGINE_DISK} on disk" in quickstart and "3 GB" not in quickstart
+    commands = quickstart.split("```bash\n", 1)[1].split("```", 1)[0].splitlines()
+    assert any("pip install -e" in c and "specadvisor demo" not in c for c in commands)  # install only
+    assert any(c.startswith(".venv/bin/specadvisor demo") for c in commands)

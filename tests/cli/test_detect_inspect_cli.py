@@ -123,3 +123,18 @@ def test_inspect_bad_input_is_one_line_and_exit_2(args, words):
     assert out.returncode == 2 and out.stdout == ""
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and words in lines[0]
+
+
+def test_inspect_suggests_the_hf_cli_the_installed_hub_ships():
+    """Issue 41: the hint named `huggingface-cli download`; huggingface_hub 1.x installs only `hf`."""
+    out = run_cli("inspect", "nobody/nothing-1b", "--offline", env={"HF_HUB_CACHE": "/nonexistent-cache"})
+    assert "hf download nobody/nothing-1b --include '*.json'" in out.stderr and "huggingface-cli" not in out.stderr
+    assert (Path(sys.executable).parent / "hf").exists()
+
+
+def test_inspect_says_only_the_moe_figures_it_read():
+    """Issue 41: a catalog MoE entry printed 'MoE ? experts / ? active'."""
+    catalog = run_cli("inspect", "google/gemma-4-26B-A4B-it", "--offline", env={"HF_HUB_CACHE": "/nonexistent-cache"})
+    assert catalog.returncode == 0 and "MoE (4.0B params active)" in catalog.stdout and "?" not in catalog.stdout
+    folder = run_cli("inspect", str(MODELS / "Qwen3-30B-A3B"))
+    assert folder.returncode == 0 and "MoE (128 experts / 8 active, 3.4B params active)" in folder.stdout

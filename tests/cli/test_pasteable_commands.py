@@ -145,7 +145,7 @@ def collect(tmp_path: Path, capsys, monkeypatch) -> list[Printed]:
     for situation, sid in (("local, engine env vars, TP 2", local.id[:8]), ("imported, redacted ~ path", imported_id[:8])):
         add(situation, "snippet --command", [_run(capsys, "--db", db, "snippet", sid, "--command").rstrip("\n")])
         shown = _run(capsys, "--db", db, "sessions", "show", sid)
-        add(situation, "sessions show", [re.search(r"serve with: (.*)", shown).group(1)])
+        add(situation, "sessions show", [re.search(r"serve with: ((?:.*\\\n)*.*)", shown).group(1)])
         report = _run(capsys, "--db", db, "report", sid)
         add(situation, "report md", _fenced(report, "sh") + [b for b in _fenced(report, "") if b.startswith("--speculative-config")])
         page = tmp_path / f"{sid}.html"

@@ -54,6 +54,16 @@ def test_show_by_prefix(db, capsys):
     assert code == 0 and "ngram N=4 c1" in out and "900/1000" in out
 
 
+def test_show_breaks_a_long_serve_command_with_continuations(db, capsys):
+    """Issue 41: the command was one long line, wrapped by the terminal without `\\`."""
+    code, out, _ = run(db, "show", "aaaa", capsys=capsys)
+    assert code == 0
+    lines = out[out.index("serve with: ") :].splitlines()
+    command = [lines[0]] + [line for line in lines[1:] if line.startswith("    ")]
+    assert len(command) > 1 and all(line.endswith(" \\") for line in command[:-1]) and not command[-1].endswith("\\")
+    assert command[-1].strip().startswith("--speculative-config '{") and all(len(line) <= 110 for line in command)
+
+
 def test_show_of_a_session_over_the_row_cap_summarises_the_table_and_says_so(tmp_path, capsys, over_the_cap_session, capped_tables):
     """Like the report: the baselines, the fastest measured arms per concurrency and the recommended
     arm, with a line saying how many arms are left out; `--json` still lists every arm."""

@@ -445,3 +445,49 @@ def test_export_plan_reproduces_the_measurement_in_vllm_bench(tmp_path, capsys):
     # again: the companions obey the -o rule (replaced only with --force)
     assert main(["--db", str(db), "export-plan", plan.session.id[:8], "--serve-params", str(target)]) == 2
     assert main(["--db", str(db), "export-plan", plan.session.id[:8], "--serve-params", str(target), "--force"]) == 0
+
+
+def _is_server(process) -> bool:
+    import psutil
+
+    try:
+        argv = process.cmdline()
+    except psutil.Error:  # gone between the listing and the look (the engine probe ends quickly)
+        return False
+    return "--port" in argv and "fake_vllm.py" in " ".join(argv)
+
+
+def test_ctrl_c_mid_sweep_exits_130_stores_the_session_interrupted_and_leaves_no_server(tmp_path):
+    """Issue 41 (quitting mid-sweep exited 0): SIGINT while a server starts is exit 130, as other
+    tools' Ctrl-C, with the resume command; the session is stored interrupted and the server is gone."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    import psutil
+
+    from specadvisor.store import Store
+
+    fake = Path(__file__).resolve().parents[1] / "engine" / "fake_vllm.py"
+    db = tmp_path / "s.db"
+    argv = [sys.executable, "-m", "specadvisor", "--db", str(db), "sweep", "--model", "m", "--num-prompts", "2"]
+    env = {**os.environ, "SPECADVISOR_HOME": str(tmp_path / "home"), "HF_HUB_OFFLINE": "1"}
+    sweep = subprocess.Popen(
+        [*argv, "--engine-cmd", f"{sys.executable} {fake} --mode hang"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
+    servers: list[psutil.Process] = []
+    deadline = time.monotonic() + 60
+    while not servers and time.monotonic() < deadline and sweep.poll() is None:
+        time.sleep(0.2)
+        # the launched server (its --port), not the engine probe that runs the same command before the sweep
+        servers = [c for c in psutil.Process(sweep.pid).children(recursive=True) if _is_server(c)]
+    assert servers, "the stand-in server never started"
+    sweep.send_signal(signal.SIGINT)
+    _, err = sweep.communicate(timeout=60)
+    assert sweep.returncode == 130, err
+    assert "sweep interrupted; resume with: specadvisor sweep --resume " in err
+    with Store.open(db) as store:
+        (summary,) = store.list_sessions()
+        assert store.get_session(summary.id).status == "interrupted"
+    assert not any(s.is_running() and s.status() != psutil.STATUS_ZOMBIE for s in servers)

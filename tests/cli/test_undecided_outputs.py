@@ -87,3 +87,50 @@ def test_do_not_speculate_still_prints_the_plain_command_with_exit_1(tmp_path, c
     assert out.startswith("vllm serve m") and err.startswith("do not speculate")
     assert main(["--db", str(db), "report", sid, "--format", "md"]) == 0
     assert "Serve it with:" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("speedup, decision", [(0.7, "do not speculate"), (1.15, "undecided")])
+def test_sessions_show_states_each_level_s_verdict_once(tmp_path, capsys, engine, speedup, decision):
+    """Issue 41: "Verdict: do not speculate" over "- do not speculate here: ...", and with two levels each
+    level's verdict three times (the headline, an 'at concurrency' line, the first reason)."""
+    engine(speedup)
+    db = tmp_path / "s.db"
+    data = sweep(db, capsys, "--concurrency", "1,8")
+    assert data["recommendation"]["decision"] == decision
+    assert main(["--db", str(db), "sessions", "show", data["session_id"][:8]]) == 0
+    shown = capsys.readouterr().out
+    verdict = shown[shown.index("Verdict: ") :]
+    assert "do not speculate here" not in verdict and "undecided: " not in verdict
+    # the level's three reasons; its answer only in the headline (which names each level where they are undecided)
+    assert verdict.count("at concurrency 8: ") == 3 + (decision == "undecided")
+    if decision == "undecided":
+        assert verdict.count("undecided after 3 launches") == 2  # one per level
+    else:
+        assert verdict.startswith("Verdict: do not speculate (at concurrency 1 and 8)") and verdict.count("do not speculate") == 1
+
+
+@pytest.mark.parametrize("planned_for", [None, "H100x8"])
+def test_a_plan_that_never_ran_says_run_it_not_serve_it(tmp_path, capsys, planned_for):
+    """Issue 41: the report of a plan never run offered a serve command ("Serve it with"), later "no step
+    within reach would decide it"; it names the command that runs the plan (there, for a planned GPU)."""
+    from specadvisor.domain import SweepSettings
+    from specadvisor.hardware import hypothetical
+    from specadvisor.store import Store
+    from specadvisor.sweep.plan import plan_from_methods
+
+    session = plan_from_methods("org/target", [("ngram", {})], [2, 4], SweepSettings()).session
+    if planned_for:
+        session.hardware = hypothetical(planned_for)
+    db = tmp_path / "s.db"
+    with Store.open(db) as store:
+        store.save_session(session)
+    sid = session.id[:8]
+    assert main(["--db", str(db), "report", sid, "--format", "md"]) == 0
+    report = capsys.readouterr().out
+    recommendation = report.split("## Recommendation")[1].split("## Results")[0]
+    assert "Serve it with" not in report and "vllm serve" not in recommendation and "no step within reach" not in report
+    assert "What would decide it: running this plan (it has not run yet)." in report
+    expected = f"specadvisor sessions export {sid} -o specadvisor-plan-{sid}.json" if planned_for else f"specadvisor sweep --resume {sid}"
+    assert f"```sh\n{expected}\n```" in report
+    assert main(["--db", str(db), "snippet", sid]) == 5
+    assert f"to decide it: {expected} (" in capsys.readouterr().err

@@ -50,7 +50,8 @@ def test_markdown_report_shows_an_in_regime_prediction_with_its_own_error():
 
 def test_markdown_says_do_not_speculate_when_baseline_wins():
     text = markdown(finished_session({"baseline": 200.0, "ngram-n2": 100.0, "ngram-n4": 90.0}))
-    assert "verdict: do not speculate" in text and "do not speculate here" in text
+    assert "verdict: do not speculate" in text and "- the best speculative arm, ngram N=2 at 0.50x" in text
+    assert "do not speculate here" not in text  # issue 41: the reason repeated the verdict above it
     assert "--speculative-config '" not in text
 
 

@@ -56,10 +56,19 @@ def test_redact_text_removes_the_secret(text, secret):
         "per token: 0.7 ms",
         "--api-key-env OPENAI_API_KEY",
         "vllm serve Qwen/Qwen3-8B --port 8000",
+        # issue 41: "-token request" read as a flag and its value in the plan's memory message
+        "each GPU needs about 81 GiB (weights 78, KV cache for one 4096-token request 1.2)",
+        "a 64-key table",
     ],
 )
 def test_redact_text_leaves_ordinary_text_alone(text):
     assert redact_text(text) == text
+
+
+def test_redact_paths_strips_only_a_home_folder_a_path_starts_with():
+    """Issue 41: the pattern was not anchored, so /data/home/bob/models became /data~/models."""
+    text = '/home/alice/m and /data/home/bob/models "/Users/carol/x" file:///home/dan/y /srv/Users/eve/z'
+    assert redact_text(text, redact_paths=True) == '~/m and /data/home/bob/models "~/x" file://~/y /srv/Users/eve/z'
 
 
 def test_redact_dict_keys_and_argv():

@@ -80,3 +80,10 @@ def test_markdown_renders_as_the_same_text_in_commonmark(value):
 
     rendered = MarkdownIt("commonmark").render(textsafe.markdown(value))
     assert rendered == f"<p>{html.escape(value, quote=False)}</p>\n"
+
+
+def test_markdown_keeps_an_arrow_readable_and_escapes_a_leading_quote():
+    """Issue 41: the Markdown report read '100.0 -&gt; 97.0 tok/s' in the file."""
+    assert textsafe.markdown("the baseline moved (100.0 -> 97.0 tok/s)") == "the baseline moved (100.0 -> 97.0 tok/s)"
+    assert textsafe.markdown("> quoted") == "\\> quoted" and textsafe.markdown("> cell", block_start=False) == "> cell"
+    assert textsafe.markdown("<script>x</script>") == "&lt;script>x&lt;/script>"
