@@ -15,6 +15,7 @@ from textual.widgets import Footer, Header, LoadingIndicator, RichLog, Static
 
 from specadvisor import textsafe
 from specadvisor.domain import Session
+from specadvisor.settings import CPU_ENGINE_DISK
 from specadvisor.tui.screens.base import AppScreen
 from specadvisor.tui.services import Services
 from specadvisor.tui.state import Prepare
@@ -29,7 +30,7 @@ class ProvisionScreen(AppScreen):
             self.services = services
             self.session = session
 
-    def __init__(self, prepare: Prepare, title: str = "Preparing the CPU engine (first run: about 3 GB, a few minutes)"):
+    def __init__(self, prepare: Prepare, title: str = f"Preparing the CPU engine (first run: {CPU_ENGINE_DISK}, a few minutes)"):
         super().__init__()
         self.prepare = prepare
         self.heading = title

@@ -40,7 +40,7 @@ CLIPBOARD_SENT = (
     "Sent {what} to the terminal's clipboard (OSC 52). If nothing pastes, your terminal or tmux did not accept it "
     "(tmux: set -g set-clipboard on); s saves it to a file instead."
 )
-COLUMNS = ("arm", "status", "tok/s", "speedup [CI]", "AL", "acc.", "TTFT p50/99", "TPOT p50/99", "load")
+COLUMNS = ("arm", "status", "tok/s", "speedup [CI]", "AL", "acc.", "TTFT p50/99 ms", "TPOT p50/99 ms", "load")
 
 
 NOT_MEASURED = "Not measured yet: this plan has not run, so there is no verdict."
