@@ -184,8 +184,14 @@ def launch(tmp_path: Path, width: int, height: int) -> Tmux:
 def advised_ngram_n(model_dir: Path) -> int:
     """The n-gram start N that `advise --json` (the other front end) gives for the TUI's inputs here."""
     binary = Path(sys.executable).with_name("specadvisor")
-    out = subprocess.run([str(binary), "advise", "--model", str(model_dir), "--output-len", "16", "--offline", "--json"],
-                         env=session_env(), capture_output=True, text=True, timeout=120, check=True).stdout
+    out = subprocess.run(
+        [str(binary), "advise", "--model", str(model_dir), "--output-len", "16", "--offline", "--json"],
+        env=session_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
     (ngram,) = [c for c in json.loads(out)["candidates"] if c["method"] == "ngram"]
     return ngram["speculative_config"]["num_speculative_tokens"]
 
