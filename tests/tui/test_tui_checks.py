@@ -46,7 +46,9 @@ async def test_an_8b_model_on_this_cpu_host_warns_in_the_plan_and_start_asks(mak
     async with app.run_test(size=(120, 40)) as pilot:
         await to_advice(app, pilot, model="meta-llama/Llama-3.1-8B-Instruct")
         note = text(app, "#host-note")
-        assert note.startswith("⚠ baseline, n-gram") and "GiB per server" in note and "of 24.0 GiB RAM" in note
+        assert note.startswith("⚠ baseline, n-gram") and "21.9 GiB per server" in note and "19.2 GiB this host can give" in note
+        tooltip = str(app.screen.query_one("#host-note", Static).tooltip)  # the arithmetic and what to do
+        assert "weights 14.9 GiB bfloat16" in tooltip and "of 24.0 GiB RAM" in tooltip and "use a smaller or quantized model" in tooltip
         await pilot.press("ctrl+s")
         await pilot.pause()
         assert isinstance(app.screen, ConfirmModal) and "memory:" in app.screen.question
@@ -58,6 +60,28 @@ async def test_an_8b_model_on_this_cpu_host_warns_in_the_plan_and_start_asks(mak
         await pilot.press("y")
         await settle(pilot)
         assert len(calls.runners) == 1 and isinstance(app.screen, SweepScreen)
+
+
+def shown_in(app, selector: str) -> str:
+    """The text a widget shows on screen as it is laid out (what is cut or scrolled off is not there), one line
+    per row, joined by spaces."""
+    region = app.screen.query_one(selector).region
+    strips = app.screen._compositor.render_strips()
+    return " ".join(strips[y].crop(region.x, region.right).text.strip() for y in range(region.y, region.bottom))
+
+
+async def test_the_memory_warning_keeps_its_figures_in_the_plan_panel_at_80x24(make_app):
+    """Issue 41: at 80x24 the plan panel cut the memory warning after 'each GPU needs': the figures
+    (81 GiB per GPU, 72 GiB usable) were lost. The panel shows them first; the sentence is the tooltip."""
+    app = make_app()
+    deepseek = {"params_b": 671.0, "dtype": "bfloat16", "num_hidden_layers": 61}
+    app.state.services.inspect_model = lambda ref: MODEL.model_copy(update={"id": ref, **deepseek})
+    async with app.run_test(size=(80, 24)) as pilot:
+        await to_advice(app, pilot, model="deepseek-ai/DeepSeek-V3", gpu="H100x8")
+        shown = shown_in(app, "#host-note")
+        assert "Planned for 8x H100" in shown
+        assert "needs about 81 GiB per GPU at TP 8, 72 GiB usable" in shown
+        assert "(weights 78," in str(app.screen.query_one("#host-note", Static).tooltip)
 
 
 async def test_an_estimate_over_the_budget_says_so_and_start_confirms(make_app, calls):

@@ -131,10 +131,13 @@ class AdviceScreen(AppScreen):
         note = self.query_one("#host-note", Static)
         planned_for = plan.planned_for
         lines = [f"Planned for {planned_for}, not this machine: x exports it for that machine."] if planned_for else []
-        lines += [f"⚠ {w}" for w in plan.host_warnings] + [plan.host_note]  # what fails first
+        # what fails first, as figures short enough for the panel at 80 columns; the sentences (the arithmetic,
+        # what to do) in the tooltip and when Start asks
+        lines += [f"⚠ {w}" for w in plan.host_headlines or plan.host_warnings] + [plan.host_note]
         text = "\n".join(line for line in lines if line)
         note.update(textsafe.lines(text))
         note.display = bool(text)
+        note.tooltip = textsafe.lines("\n".join(f"⚠ {w}" for w in plan.host_warnings)) if plan.host_warnings else None
         table = self.query_one("#arms", DataTable)
         cursor = table.cursor_row
         table.clear()
