@@ -6,7 +6,6 @@ stay layout-only and the wording is tested without a terminal.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 from specadvisor import request_format
@@ -20,6 +19,7 @@ from specadvisor.domain import (
     Session,
 )
 from specadvisor.tui.protocols import PlanLike
+from specadvisor.vllm_command import shell_command, spec_config_json
 
 if TYPE_CHECKING:
     from specadvisor.app.views import Speedup
@@ -114,7 +114,7 @@ def candidate_details(c: Candidate) -> list[str]:
     ns = ",".join(str(n) for n in c.n_grid)
     lines = [
         f"{c.id} · N {ns} · score {c.score:.2f}" + (f" · drafter {c.drafter}" if c.drafter else ""),
-        f"--speculative-config {json.dumps(c.speculative_config)}",
+        shell_command(["--speculative-config", spec_config_json(c.speculative_config)]),  # as the CLI prints it: pasteable
     ]
     lines.extend(f"• {r}" for r in c.reasons)
     for ev in c.evidence:
