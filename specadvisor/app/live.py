@@ -8,6 +8,7 @@ requests a sweep sends (the log is a ring buffer; Progress events only overwrite
 
 from __future__ import annotations
 
+import re
 import time
 from collections import deque
 from collections.abc import Callable
@@ -44,6 +45,38 @@ HISTORY_KEPT = 120  # throughput readings per arm for its sparkline (about two m
 LIVE_PHASES = ("starting", "ready", "warmup", "measuring")
 WARNINGS_KEPT = 200
 
+# A vLLM log record: `(EngineCore_DP0 pid=12) INFO 12-03 23:43:21 [core.py:133] Initializing a V1 LLM engine ...`
+# (the process tag, the date and the source are optional); a tqdm bar: `Loading safetensors checkpoint shards:  50% Completed | 1/2 [...]`.
+_RECORD = re.compile(
+    r"^(?:\([\w.-]+ pid=\d+\)\s+)?(?P<level>INFO|ERROR|CRITICAL|WARNING|DEBUG)\s+(?:\d\d-\d\d\s+\d\d:\d\d:\d\d(?:\.\d+)?\s+)?(?:\[[^\]]*\] ?)?(?P<message>.*)$"
+)
+_BAR = re.compile(r"^(?:\([\w.-]+ pid=\d+\)\s+)?(?P<what>[A-Z][\w ,()/-]*?):\s+(?P<percent>\d{1,3})%[^|]*\|(?:[^|]*\|)?\s*(?:(?P<done>\d+)/(?P<total>\d+))?")
+_NOT_STARTUP = ("Route: ", "Available routes", "non-default args", "Final IR op priority")
+_LOGO = re.compile(r"[█▄▀]")
+
+
+def startup_message(line: str) -> str | None:
+    """What a server log line says about the start-up, as a whole sentence the live views can show, or None
+    for a line that says nothing by itself: a record's message without its process tag, level, time and
+    source (`Initializing a V1 LLM engine ...`), a progress bar as `Loading safetensors checkpoint shards 50% (1/2)`;
+    None for the rest: a Python warning's echo (`  warnings.warn(`), a traceback, a record's continuation
+    lines, the banner, the route list, debug and warning records (the log keeps them all)."""
+    text = line.rsplit("\r", 1)[-1].strip() if "\r" in line else line  # a tqdm bar redraws itself after \r
+    bar = _BAR.match(text)
+    if bar:
+        count = f" ({bar['done']}/{bar['total']})" if bar["done"] else ""
+        return f"{bar['what']} {bar['percent']}%{count}"
+    record = _RECORD.match(text)
+    if record is None or record["level"] in ("DEBUG", "WARNING"):
+        return None
+    message = record["message"].rstrip()
+    if not message or message[0].isspace() or message.endswith(":") or _LOGO.search(message):  # a continuation, the banner, a heading
+        return None
+    if message.startswith(_NOT_STARTUP):
+        return None
+    return message
+
+
 STATUS_ICONS = {
     ArmStatus.pending: "·",
     ArmStatus.running: "▶",
@@ -71,7 +104,7 @@ class ArmRow:
     runs_done: int = 0  # measurements finished (trials, the bracket re-run): each is a share of the bar
     runs_expected: int = 1  # trials, plus one for a baseline the sweep re-measures at the end
     started_at: float | None = None  # clock reading when this launch's server started (elapsed while starting)
-    last_line: str = ""  # the server log's last line: what a long start-up is doing
+    last_line: str = ""  # the server log's last start-up message (startup_message): what a long start-up is doing
     rerun: str = ""  # "bracket re-run" or "trial 2" while this arm is measured again
 
     def phase_text(self, now: float | None = None) -> str:
@@ -159,9 +192,11 @@ class SweepState:
             return {"queue", "progress", "chart", "log"}
         if isinstance(event, ServerLog):
             self._log(event.arm_id, event.line)
-            if event.arm_id in self.arms:
-                self.arms[event.arm_id].last_line = self.log[-1][1]
-            return {"log", "progress"}
+            message = startup_message(self.log[-1][1])  # the redacted line
+            if message is not None and event.arm_id in self.arms:
+                self.arms[event.arm_id].last_line = message
+                return {"log", "progress", "live"}
+            return {"log"}
         if isinstance(event, ServerReady):
             self._row(event.arm_id).phase = "ready"
             self._log(event.arm_id, f"server ready in {event.startup_s:.0f} s")

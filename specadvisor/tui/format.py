@@ -204,8 +204,9 @@ def summary_cells(summary: Any) -> dict[str, str]:
 
 
 def live_arm_lines(row: Any, width: int = 60, now: float | None = None) -> list[str]:
-    """What one running arm shows in the live view: phase and throughput with its sparkline, latency
-    percentiles so far, acceptance per position with its 95% interval, GPU readings when recorded."""
+    """What one running arm shows in the live view: phase and throughput (while starting, the server's last
+    start-up message) with its sparkline, latency percentiles so far, acceptance per position with its 95%
+    interval, GPU readings when recorded."""
     from specadvisor.app.views import arm_label
     from specadvisor.charts import sparkline
 
@@ -214,6 +215,8 @@ def live_arm_lines(row: Any, width: int = 60, now: float | None = None) -> list[
     if row.throughput:
         head += f" · {row.throughput:.1f} tok/s"
     lines = [head]
+    if row.phase == "starting" and getattr(row, "last_line", ""):  # the start-up's last message, whole (app.live.startup_message)
+        lines.append(f"  {row.last_line}")
     if row.history:
         lines.append(f"  tok/s {sparkline(list(row.history), max(8, width - 10))}")
     lat = row.latency

@@ -301,7 +301,7 @@ async def test_a_server_start_up_shows_elapsed_seconds_and_the_log_line(make_app
         state.clock = lambda: state.arms["baseline"].started_at + 57.4  # 57 s into the start-up
         await pilot.pause(0.3)
         current = text(app, "#current")
-        assert current.startswith("baseline · starting 57 s · INFO Loading safetensors"), current
+        assert current.startswith("baseline · starting 57 s · Loading safetensors"), current
         assert app.screen.query_one("#overall", ProgressBar).percentage == 0
         app.stop_sweep()
         await pilot.pause(0.2)

@@ -33,3 +33,54 @@ async def test_the_candidate_shows_its_speculative_config_shell_quoted_as_the_cl
         assert line == """--speculative-config '{"method":"ngram","num_speculative_tokens":2,"prompt_lookup_max":4,"prompt_lookup_min":2}'"""
         flag, value = shlex.split(line)  # what bash hands vLLM
         assert flag == "--speculative-config" and json.loads(value) == ADVICE.candidates[0].speculative_config
+
+
+async def test_the_running_panel_shows_the_start_up_in_step_with_the_top_bar_in_whole_messages(make_app):
+    """Issue 41: the Running panel lagged the top bar (it redrew with the charts) and the live view showed raw
+    vLLM log fragments ('warnings.warn(', 'ore pid=...'). Both now read the same start-up second and the
+    server's last whole start-up message; the log keeps every raw line."""
+    import asyncio
+
+    from specadvisor.domain import ArmQueued, ServerLog, ServerStarting
+
+    release = asyncio.Event()
+    startup = [
+        "(EngineCore_DP0 pid=13989) INFO 12-03 23:43:27 [default_loader.py:501] Loading weights took 0.27 seconds",
+        "/venv/lib/python3.11/site-packages/vllm/entrypoints/openai/api_server.py:24: DeprecationWarning: deprecated",
+        "  warnings.warn(",
+    ]
+
+    class SlowStart:
+        def __init__(self, session, store):
+            self.session = session
+
+        def cancel(self) -> None:
+            release.set()
+
+        async def events(self):
+            for arm in self.session.arms:
+                yield ArmQueued(arm=arm)
+            yield ServerStarting(arm_id="baseline", command=["vllm", "serve"])
+            for line in startup:
+                yield ServerLog(arm_id="baseline", line=line)
+            await release.wait()
+
+    app = make_app()
+    app.chart_interval = 30.0  # the charts' slow tick never comes during the test: the panel must not wait for it
+    app.state.services.make_runner = SlowStart
+    async with app.run_test(size=(120, 40)) as pilot:
+        await to_advice(app, pilot)
+        await pilot.press("ctrl+s")
+        await pilot.pause(0.3)
+        state = app.state.sweep_state
+        state.clock = lambda: state.arms["baseline"].started_at + 57.4  # 57 s into the start-up
+        await pilot.pause(0.3)
+        top = str(app.screen.query_one("#current", Static).render())
+        panel = str(app.screen.query_one("#live-arms", Static).render())
+        assert top == "baseline · starting 57 s · Loading weights took 0.27 seconds", top
+        assert panel.splitlines()[:2] == ["baseline · starting 57 s", "  Loading weights took 0.27 seconds"], panel
+        for shown in (top, panel):
+            assert "warnings.warn" not in shown and "pid=" not in shown and "INFO" not in shown
+        assert [line for _, line in state.log][-1] == "  warnings.warn("  # the log keeps every line
+        app.stop_sweep()
+        await pilot.pause(0.2)
