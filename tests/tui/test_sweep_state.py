@@ -132,18 +132,19 @@ def test_the_bar_counts_the_bracket_rerun_and_reads_100_only_at_the_end():
         state.apply(Progress(arm_id=arm, completed=8, total=8))
         state.apply(ArmFinished(result=arm_result(arm, 8)))
     assert state.progress_fraction() == 2 / 3
-    # the bracket re-run starts: the last run's 8/8 must not count, and the phase says what this is
+    # the bracket re-run starts on a row of its own: the last run's 8/8 must not count, and the phase says what this is
     state.apply(ServerStarting(arm_id="baseline", command=["vllm"]))
     state.apply(ServerLog(arm_id="baseline", line="INFO Loading weights took 41.2 s"))
     clock[0] = 142.4
-    row = state.arms["baseline"]
+    row = state.reruns["baseline · bracket re-run"]
+    assert state.current_row() is row and row.label == "baseline · bracket"
     assert state.progress_fraction() == 2 / 3
     assert row.phase_text(state.clock()) == "bracket re-run: starting 42 s" and row.last_line == "Loading weights took 41.2 s"
-    assert row.throughput == 10.0, "the last measured figure stays on screen during the re-run"
+    assert state.arms["baseline"].throughput == 10.0 and state.arms["baseline"].phase == "done", "the first run's row stays as it was measured"
     state.apply(Progress(arm_id="baseline", completed=4, total=8))
     assert state.progress_fraction() == 2.5 / 3 and row.phase_text() == "bracket re-run: measuring 4/8"
     state.apply(ArmFinished(result=arm_result("baseline", 8)))
-    assert state.progress_fraction() == 0.99 and row.rerun == "" and row.phase_text() == "done"
+    assert state.progress_fraction() == 0.99 and row.phase_text() == "done" and state.measuring_again == {}
     state.apply(SweepFinished(recommendation=Recommendation(arm_id="ngram-n4", reasons=["fastest"])))
     assert state.progress_fraction() == 1.0
     assert state.recommended_text() == "recommended: n-gram N=4"  # the one arm label, not the id "ngram-n4"
@@ -157,7 +158,7 @@ def test_a_second_trial_is_named_and_a_plan_without_settings_still_ends_at_100()
     state.apply(ServerStarting(arm_id="ngram-n4", command=["vllm"]))
     state.apply(ArmFinished(result=arm_result("ngram-n4", 8)))
     state.apply(ServerStarting(arm_id="ngram-n4", command=["vllm"]))
-    assert state.arms["ngram-n4"].rerun == "trial 2" and state.progress_fraction() == 1 / 4
+    assert state.reruns["ngram-n4 · trial 2"].label == "n-gram N=4 · trial 2" and state.progress_fraction() == 1 / 4
     bare = started()
     for arm in ("baseline", "ngram-n4"):
         bare.apply(ArmFinished(result=arm_result(arm, 8)))

@@ -134,8 +134,8 @@ class SweepScreen(AppScreen):
         table = self.query_one("#queue", DataTable)
         table.clear()
         now = self.live.clock()
-        for arm_id, row in self.live.arms.items():
-            state = row.phase_text(now).split(": ")[-1]  # the queue is narrow: a re-run shows as ↻
+        for key, row in self.live.rows():  # a re-run (trial 2, the bracket) is a row of its own
+            state = row.phase_text(now).split(": ")[-1]  # the queue is narrow: the label names the re-run
             if row.phase == "measuring" and row.total:
                 state = f"{row.completed}/{row.total}"
             elif row.phase == "starting" and row.started_at is not None:
@@ -144,14 +144,14 @@ class SweepScreen(AppScreen):
                 state = f"{row.throughput:.1f} tok/s"
             elif row.status not in (ArmStatus.pending, ArmStatus.running):
                 state = row.status.value
-            chosen = self.live.recommendation is not None and self.live.recommendation.arm_id == arm_id
+            chosen = self.live.recommendation is not None and self.live.recommendation.arm_id == key
             icon = "★" if chosen else "↻" if row.rerun and row.phase in ("starting", "ready", "warmup", "measuring") else STATUS_ICONS[row.status]
-            table.add_row(icon, textsafe.markup(short_label(row.arm), 80), textsafe.markup(state), key=arm_id)
+            table.add_row(icon, textsafe.markup(row.label, 80), textsafe.markup(state), key=key)
 
     def draw_progress(self, now: float) -> None:
         state = self.live
         self.query_one("#overall", ProgressBar).update(total=1.0, progress=state.progress_fraction())
-        row = state.arms.get(state.current) if state.current else None
+        row = state.current_row()
         if state.finished:
             text = "finished" + (f" · {state.recommended_text()}" if state.recommendation else "")
         elif self.state.runner is None and not state.finished:
@@ -159,7 +159,7 @@ class SweepScreen(AppScreen):
         elif row is None:
             text = state.download_text() or "preparing…"
         else:
-            bits = [short_label(row.arm), row.phase_text(now)]
+            bits = [short_label(row.arm), row.phase_text(now)]  # the phase names a re-run
             if row.phase == "starting" and row.last_line:
                 bits.append(textsafe.line(row.last_line, 70))
             if row.throughput:
