@@ -272,6 +272,14 @@ async def test_s_sorts_by_the_next_column_and_shift_s_reverses(make_app, db_path
         await pilot.press("space")  # marking reloads the list: the sort stays
         await pilot.pause(0.2)
         assert names(app, table) == ["gamma", "beta", "alpha"]
+        x = 1  # a click on a column's header sorts by it (again: the other way)
+        for column in table.columns.values():
+            if str(column.label) == "name":
+                await pilot.click("#sessions", offset=(x + 2, 1))
+                break
+            x += column.get_render_width(table)
+        await pilot.pause(0.2)
+        assert str(table.border_title) == "Saved sessions · sorted by name ↑" and names(app, table) == ["alpha", "beta", "gamma"]
 
 
 def test_the_view_sorts_numbers_as_numbers_and_empty_cells_last():
