@@ -194,10 +194,14 @@ _ARM_ROWS = TypeAdapter(list[ArmRow])
 
 def _differences(columns: list[SessionColumn]) -> list[str]:
     notes = []
+    hashes = {c.prompt_sha256 for c in columns}
+    same_prompts = len(hashes) == 1 and "unknown" not in hashes  # one content: where it was read from does not matter
     for attr, title in _CONDITIONS:
         values = [getattr(c, attr) for c in columns]
         if attr in _MACHINE_FIELDS and "unknown" in values:
             continue  # listed below as not compared, rather than as a difference
+        if attr == "prompt_source" and same_prompts:
+            continue  # the same prompts under another path (or a built-in set's name) are no difference
         if len({str(v) for v in values}) > 1:
             shown = " vs ".join(f"{_show(v)} ({c.short_id})" for v, c in zip(values, columns, strict=True))
             notes.append(f"{title} differs: {shown}")
