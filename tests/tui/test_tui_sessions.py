@@ -84,9 +84,9 @@ async def test_compare_two_marked_sessions(make_app, db_path):
         await pilot.pause()
         assert isinstance(app.screen, CompareScreen)
         compare = app.screen.query_one("#compare", DataTable)
-        assert compare.row_count == 4
-        row = [str(c) for c in compare.get_row("ngram-n4")]
-        assert row == ["n-gram N=4", "15.4", "1.54x", "3.62", "15.4", "1.54x", "3.62"]
+        assert compare.row_count == 8  # each arm, each session
+        assert [str(c) for c in compare.get_row("ngram-n4/A")] == ["n-gram N=4", "A", "15.4", "1.54x [1.04-2.28]", "3.62"]
+        assert [str(c) for c in compare.get_row("ngram-n4/B")] == ["", "B", "15.4", "1.54x [1.04-2.28]", "3.62"]
         assert "compare directly" in str(app.screen.query_one("#compare-differences", Static).render())
         del table
 
@@ -296,3 +296,25 @@ def test_the_view_sorts_numbers_as_numbers_and_empty_cells_last():
     assert [s.name for s in best.reversed().apply(rows)] == ["a", "c", "b"]
     assert [s.name for s in SessionView().sorted_by("arms").apply(rows)] == ["a", "b", "c"]
     assert [s.name for s in SessionView(filter="10.50X FINISHED").apply(rows)] == ["c"]  # every word, any case
+
+
+async def test_compare_shows_intervals_at_80_columns_and_no_difference_for_the_same_prompts_elsewhere(make_app, db_path):
+    """Issue 41: Compare showed speedups without their intervals (the CLI prints the verdict's interval), and
+    flagged a prompt-path difference where the prompt hashes matched."""
+    with Store.open(db_path) as store:
+        for hours, path in enumerate(("/home/alice/prompts.jsonl", "/data/team/prompts.jsonl")):
+            session = finished_session(store, name=f"run-{hours}", created=FIXED_TIME + timedelta(hours=hours))
+            session.settings = session.settings.replace(prompt_source=path)
+            session.provenance.prompt_sha256 = "ab" * 32  # the same prompts
+            store.save_session(session)
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_sessions(app, pilot)
+        await pilot.press("space", "down", "space", "c")
+        await pilot.pause()
+        compare = app.screen.query_one("#compare", DataTable)
+        cells = [str(c) for c in compare.get_row("ngram-n4/A")]
+        assert cells[3] == "1.54x [1.04-2.28]" and str(compare.get_row("baseline/B")[3]) == "1.00x (baseline)"
+        assert sum(column.get_render_width(compare) for column in compare.columns.values()) <= 80 - 4, "every column on screen"
+        differences = str(app.screen.query_one("#compare-differences", Static).render())
+        assert "prompt source" not in differences and "compare directly" in differences

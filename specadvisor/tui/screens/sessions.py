@@ -341,8 +341,8 @@ def rejudged_text(rec: Recommendation) -> str:
 
 
 class CompareScreen(AppScreen):
-    """Two sessions side by side per arm (tok/s, speedup, acceptance length), and what differs
-    between them, from the same comparison the `sessions compare` command prints."""
+    """Two sessions per arm, one line each (tok/s, speedup with its interval, acceptance length), and what
+    differs between them, from the same comparison the `sessions compare` command prints."""
 
     BINDINGS = [Binding("escape", "app.pop_screen", "Back")]
 
@@ -375,17 +375,20 @@ class CompareScreen(AppScreen):
         panel.border_title = "Sessions compared"
         panel.update("\n".join(lines))
         table = self.query_one("#compare", DataTable)
-        table.border_title = "Per arm"
-        table.add_columns("arm", "A tok/s", "A speedup", "A AL", "B tok/s", "B speedup", "B AL")
+        table.border_title = "Per arm: each session on its own line"
+        # one line per arm and session (A above B): the speedup with the verdict's interval, as `sessions compare`
+        # prints it, fits 80 columns, and the two figures of an arm read one above the other
+        table.add_columns("arm", "", "tok/s", "speedup [95% interval]", "AL")
         for row in comparison.arms:
-            cells = [markup(row.label)]
-            for cell in row.cells:
-                cells += [
+            for tag, cell in zip("AB", row.cells, strict=False):
+                table.add_row(
+                    markup(row.label) if tag == "A" else "",
+                    tag,
                     f"{cell.output_throughput:.1f}" if cell.output_throughput is not None else "-",
-                    f"{cell.speedup:.2f}x" if cell.speedup is not None else "-",
+                    cell.speedup_text(),
                     f"{cell.mean_acceptance_length:.2f}" if cell.mean_acceptance_length is not None else "-",
-                ]
-            table.add_row(*cells, key=row.arm_id)
+                    key=f"{row.arm_id}/{tag}",
+                )
         notes = comparison.differences
         self.query_one("#compare-differences", Static).update(
             "\n".join(f"⚠ {line(n)}" for n in notes) if notes else "Same hardware, vLLM, workload and settings: the numbers compare directly."
