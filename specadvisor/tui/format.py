@@ -287,8 +287,8 @@ def plural(count: int, word: str, many: str | None = None) -> str:
 
 
 def plan_estimate_lines(plan: PlanLike) -> list[str]:
-    """The plan panel's summary: arms and launches, the time estimate against the budget (and by how
-    much it is over), where the figures come from, what the budget left out."""
+    """The plan panel's summary: arms and launches, the time estimate against the budget, where the
+    figures come from, what the budget left out (by how much it is over: over_budget_line, at the top)."""
     s = plan.session.settings
     arms = len(plan.session.arms)
     launches = plan.launches()
@@ -298,9 +298,6 @@ def plan_estimate_lines(plan: PlanLike) -> list[str]:
         + (f" · {s.parallel_choice} at once" if s.parallel_choice != "auto" else ""),
         f"about {rough_duration(plan.estimate_seconds())}" + (f" (plan within {rough_duration(budget)})" if budget else ""),
     ]
-    over = plan.over_budget_s()
-    if over:
-        lines.append(f"⚠ over {rough_duration(budget)} by {rough_duration(over)}: b allows more time, d removes arms")
     left_out = plan.left_out
     if left_out:
         lines.append("left out for time: " + ", ".join(left_out) + " (a adds N)")
@@ -308,6 +305,13 @@ def plan_estimate_lines(plan: PlanLike) -> list[str]:
     if source:  # last: the first line a short panel hides
         lines.append(f"from {source}")
     return lines
+
+
+def over_budget_line(plan: PlanLike) -> str:
+    """`over 1 min by 2 min: b allows more time, d removes arms`, or "" within the time (the plan panel's
+    top lines show it with what will not fit: a short panel cuts its bottom first)."""
+    over = plan.over_budget_s()
+    return f"over {rough_duration(plan.budget_s)} by {rough_duration(over)}: b allows more time, d removes arms" if over else ""
 
 
 def plan_warnings(plan: PlanLike) -> list[str]:

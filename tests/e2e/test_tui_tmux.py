@@ -256,7 +256,7 @@ def test_at_80x24_the_keys_the_plan_and_its_checks_stay_readable(cpu_engine, tmp
         term.set_field("Output tokens", "16")
         term.set_field("Plan within", "1 min")
         term.keys("F5")
-        term.wait_for(r"Plan, in run order", 60, "the Advice screen")
+        term.wait_for(r"Plan: \+ adds N", 60, "the Advice screen")
         term.wait_for(r"over 1 min by", 20, "the plan-within warning")
         keys = footer(term, "^s Start")
         for key in ("^s Start", "b Time", "x Export", "g Capacity", "p Parallel", "esc Back", "^q Quit", "f1 Help"):  # issue 41: all of them at 80 columns
@@ -266,7 +266,7 @@ def test_at_80x24_the_keys_the_plan_and_its_checks_stay_readable(cpu_engine, tmp
         term.wait_for(r"Start anyway\?", 20, "Start asking about the budget")
         assert "to plan within" in term.flat()
         term.keys("n")
-        term.wait_for(r"Plan, in run order", 20, "the plan again, nothing started")
+        term.wait_for(r"Plan: \+ adds N", 20, "the plan again, nothing started")
         term.keys("b")
         term.wait_for(r"Plan within \(the time", 20, "the plan-within prompt")
         time.sleep(0.5)
@@ -324,7 +324,7 @@ def test_setup_advice_sweep_results_in_a_real_terminal(cpu_engine, tmp_path):
         assert "Requests: 'lots'" not in term.flat(), term.screen()
         term.shows_fields(Requests="4", Output_tokens="16", Plan_within="none")  # what F5 reads is on the screen
         term.keys("F5")
-        term.wait_for(r"Plan, in run order", 60, "the Advice screen")
+        term.wait_for(r"Plan: \+ adds N", 60, "the Advice screen")
         plan_text = term.right_column()
         assert "4 req × 16 tok" in plan_text and "(plan within" not in plan_text, plan_text
         assert "suffix left out: arctic-inference is not installed in the engine's environment" in plan_text, plan_text

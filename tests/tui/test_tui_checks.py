@@ -84,12 +84,26 @@ async def test_the_memory_warning_keeps_its_figures_in_the_plan_panel_at_80x24(m
         assert "(weights 78," in str(app.screen.query_one("#host-note", Static).tooltip)
 
 
+async def test_at_80x24_the_plan_panel_keeps_the_over_time_warning(make_app):
+    """Issue 41's walk at 80x24: with the advice's two header lines, the plan panel cut its estimate's bottom
+    lines and the '⚠ over 1 min by' warning with them. What fails first is at the panel's top."""
+    app = make_app()
+    header = (
+        "for code at concurrency 1: temperature 0.2 (the code workload's usual settings), 64 output tokens (as you passed it); "
+        "the sweep measures at temperature 0, 64 output tokens (Setup)"
+    )
+    app.state.services.advise = lambda hw, model, workload: ADVICE.model_copy(update={"assumed": header})
+    async with app.run_test(size=(80, 24)) as pilot:
+        await to_advice(app, pilot, budget="1 min")
+        shown = shown_in(app, "#host-note")
+        assert shown.startswith("⚠ over 1 min by") and "b allows more time" in shown, shown
+
+
 async def test_an_estimate_over_the_budget_says_so_and_start_confirms(make_app, calls):
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await to_advice(app, pilot, budget="1 min")
-        estimate = text(app, "#estimate")
-        assert "(plan within 1 min)" in estimate and "⚠ over 1 min by" in estimate
+        assert "(plan within 1 min)" in text(app, "#estimate") and text(app, "#host-note").startswith("⚠ over 1 min by")
         await pilot.press("ctrl+s")
         await pilot.pause()
         assert isinstance(app.screen, ConfirmModal) and "time: about" in app.screen.question and "over the 1 min to plan within" in app.screen.question
@@ -102,7 +116,7 @@ async def test_an_estimate_over_the_budget_says_so_and_start_confirms(make_app, 
         app.screen.query_one("#prompt-input", Input).value = "none"
         await pilot.press("enter")
         await settle(pilot)
-        assert "⚠ over" not in text(app, "#estimate")
+        assert "⚠ over" not in text(app, "#host-note") and "⚠ over" not in text(app, "#estimate")
         await pilot.press("ctrl+s")
         await settle(pilot)
         assert len(calls.runners) == 1

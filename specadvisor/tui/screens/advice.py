@@ -22,7 +22,7 @@ from specadvisor.app.views import arm_label, candidate_family, family_key
 from specadvisor.domain import Advice, Arm, Session
 from specadvisor.errors import EngineError, InputError
 from specadvisor.quantities import parse_count_list, parse_duration
-from specadvisor.tui.format import candidate_details, candidate_title, plan_estimate_lines, plan_warnings, rough_duration
+from specadvisor.tui.format import candidate_details, candidate_title, over_budget_line, plan_estimate_lines, plan_warnings, rough_duration
 from specadvisor.tui.messages import SweepRequested
 from specadvisor.tui.plan_edit import arm_request, family_of
 from specadvisor.tui.protocols import PlanLike
@@ -131,9 +131,10 @@ class AdviceScreen(AppScreen):
         note = self.query_one("#host-note", Static)
         planned_for = plan.planned_for
         lines = [f"Planned for {planned_for}, not this machine: x exports it for that machine."] if planned_for else []
-        # what fails first, as figures short enough for the panel at 80 columns; the sentences (the arithmetic,
-        # what to do) in the tooltip and when Start asks
-        lines += [f"⚠ {w}" for w in plan.host_headlines or plan.host_warnings] + [plan.host_note]
+        # what fails first (memory, time), at the top: a panel at 80x24 cuts its bottom first; memory as figures
+        # short enough for 80 columns, its sentences (the arithmetic, what to do) in the tooltip and when Start asks
+        over = over_budget_line(plan)
+        lines += [f"⚠ {w}" for w in plan.host_headlines or plan.host_warnings] + ([f"⚠ {over}"] if over else []) + [plan.host_note]
         text = "\n".join(line for line in lines if line)
         note.update(textsafe.lines(text))
         note.display = bool(text)
