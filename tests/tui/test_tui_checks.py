@@ -97,6 +97,9 @@ async def test_at_80x24_the_plan_panel_keeps_the_over_time_warning(make_app):
         await to_advice(app, pilot, budget="1 min")
         shown = shown_in(app, "#host-note")
         assert shown.startswith("⚠ over 1 min by") and "b allows more time" in shown, shown
+        # the header says what the advice assumed atop the candidates, not across the plan's rows
+        assert "Advice for code at concurrency 1" in shown_in(app, "#candidates")
+        assert shown_in(app, "#arms").split() == ["#", "arm", "baseline", "#1", "n-gram", "N=2", "#2", "suffix", "N=8"]
 
 
 async def test_an_estimate_over_the_budget_says_so_and_start_confirms(make_app, calls):

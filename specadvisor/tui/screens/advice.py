@@ -84,10 +84,10 @@ class AdviceScreen(AppScreen):
         advice = self.advice
         yield Header()
         yield Static(advice.verdict or "", id="verdict", markup=False)
-        if advice.assumed:
-            yield Static(textsafe.line(f"Advice {advice.assumed}", 400), id="assumed", markup=False)
         with Horizontal(id="advice-columns"):
             with VerticalScroll(id="candidates", classes="panel"):
+                if advice.assumed:  # what the ranking assumed, atop it: full width it took the plan's rows at 80x24
+                    yield Static(textsafe.line(f"Advice {advice.assumed}", 400), id="assumed", markup=False)
                 for rank, cand in enumerate(advice.candidates, start=1):
                     with Collapsible(title=textsafe.tui_markup(candidate_title(rank, cand, self.state.model_ref), 120), collapsed=rank > 1):
                         yield Static(textsafe.lines("\n".join(candidate_details(cand))), markup=False, classes="details")
