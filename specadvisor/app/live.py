@@ -194,6 +194,8 @@ class SweepState:
                 if member.runs_done:  # measured before: this launch measures it again, on a row of its own
                     last = member.runs_done >= member.runs_expected - 1 and member.arm.is_baseline and member.runs_expected > 1
                     rerun = "bracket re-run" if last else f"trial {member.runs_done + 1}"
+                    if f"{member.arm.id} · {rerun}" in self.reruns:  # measured again after its bracket (a confirmation)
+                        rerun = f"run {member.runs_done + 1}"
                     key = f"{member.arm.id} · {rerun}"
                     self.reruns[key] = ArmRow(arm=member.arm, rerun=rerun)
                     self.measuring_again[member.arm.id] = key

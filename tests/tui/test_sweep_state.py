@@ -145,6 +145,9 @@ def test_the_bar_counts_the_bracket_rerun_and_reads_100_only_at_the_end():
     assert state.progress_fraction() == 2.5 / 3 and row.phase_text() == "bracket re-run: measuring 4/8"
     state.apply(ArmFinished(result=arm_result("baseline", 8)))
     assert state.progress_fraction() == 0.99 and row.phase_text() == "done" and state.measuring_again == {}
+    state.apply(ServerStarting(arm_id="baseline", command=["vllm"]))  # measured once more (a confirmation): one more row
+    assert list(state.reruns) == ["baseline · bracket re-run", "baseline · run 3"] and state.reruns["baseline · bracket re-run"] is row
+    state.apply(ArmFinished(result=arm_result("baseline", 8)))
     state.apply(SweepFinished(recommendation=Recommendation(arm_id="ngram-n4", reasons=["fastest"])))
     assert state.progress_fraction() == 1.0
     assert state.recommended_text() == "recommended: n-gram N=4"  # the one arm label, not the id "ngram-n4"
