@@ -49,6 +49,7 @@ def test_an_8b_model_does_not_fit_a_23_gib_cpu_host_and_says_so_per_arm():
     [line] = fit.memory_warnings
     assert line.startswith("baseline, n-gram, suffix: about 21.9 GiB per server")
     assert "> 18.8 GiB this host can give (80% of 23.5 GiB RAM)" in line and "weights 14.9 GiB bfloat16" in line
+    assert fit.memory_headlines == ["baseline, n-gram, suffix: likely out of memory: about 21.9 GiB per server, 18.8 GiB this host can give"]
     # the CPU engine loads float32 (--dtype float32): twice the weights
     f32 = fit_to_host(CPU_ADVICE, CPU_HOST, QWEN_8B, server_args=["--dtype", "float32"], server_env={"VLLM_CPU_KVCACHE_SPACE": "2"})
     assert "weights 29.8 GiB float32 + KV cache 2 + runtime 3" in f32.memory_warnings[0]
@@ -109,3 +110,5 @@ def test_the_plan_check_sizes_the_weights_as_the_advice_does():
     fit = fit_to_host(CPU_ADVICE, h100x8, ModelProfile(id="deepseek-ai/DeepSeek-V3", params_b=671.0, source="catalog"))
     (warning,) = fit.memory_warnings
     assert "(weights 78," in warning and "156" not in warning
+    # its figures in one short line, for a narrow panel
+    assert fit.memory_headlines == ["baseline, n-gram, suffix: does not fit: needs about 81 GiB per GPU at TP 8, 72 GiB usable"]

@@ -47,6 +47,7 @@ class HostFit:
     packages_checked: bool = True  # False: the engine's environment could not be read from here
     unchecked_packages: dict[str, list[str]] = field(default_factory=dict)  # method id -> packages it needs that nothing here could check
     memory_warnings: list[str] = field(default_factory=list)  # arms that will not fit this host's memory
+    memory_headlines: list[str] = field(default_factory=list)  # the same warnings, one short line of figures each (a narrow panel)
 
     def note(self) -> str:
         """One or two sentences for the plan: what cannot be measured here and what the plan does instead."""
@@ -117,7 +118,9 @@ def fit_to_host(
         fit.measurable.append(_fallback())
         fit.added_fallback = True
     if model is not None:
-        fit.memory_warnings = memory_warnings(model, hardware, fit.measurable, server_args or [], server_env or {}, output_len, concurrency)
+        shortfalls = memory_shortfalls(model, hardware, fit.measurable, server_args or [], server_env or {}, output_len, concurrency)
+        fit.memory_warnings = [s.warning for s in shortfalls]
+        fit.memory_headlines = [s.headline for s in shortfalls]
     return fit
 
 
@@ -144,7 +147,25 @@ def _drafter_share(cand: Candidate | None) -> float:
     return float(spec.drafter_share) if spec is not None and spec.needs_drafter else 0.0
 
 
-def memory_warnings(
+@dataclass(frozen=True)
+class MemoryShortfall:
+    """One arm kind that will not fit: the full sentence, and its figures in a line short enough for a
+    narrow panel (the TUI's plan at 80 columns shows the figures, the sentence when Start asks)."""
+
+    arms: str  # "baseline, n-gram"
+    reason: str  # the full sentence: the arithmetic and what to do
+    figures: str  # "needs about 81 GiB per GPU at TP 8, 72 GiB usable"
+
+    @property
+    def warning(self) -> str:
+        return f"{self.arms}: {self.reason}"
+
+    @property
+    def headline(self) -> str:
+        return f"{self.arms}: {self.figures}"
+
+
+def memory_shortfalls(
     model: ModelProfile,
     hardware: HardwareProfile,
     candidates: list[Candidate],
@@ -152,11 +173,11 @@ def memory_warnings(
     server_env: dict[str, str],
     output_len: int = DEFAULT_OUTPUT_LEN,
     concurrency: int = 1,
-) -> list[str]:
-    """One line per arm kind (the baseline and each method) that would not fit: the target's weights
-    at the dtype the server loads (`--dtype` wins over the checkpoint's, else the format the advice
-    sizes it at: advisor.core.sized_profile), its drafter, the KV cache and the runtime, against what
-    the host can give. [] when everything fits or the size is unknown."""
+) -> list[MemoryShortfall]:
+    """Each arm kind (the baseline and each method) that would not fit: the target's weights at the
+    dtype the server loads (`--dtype` wins over the checkpoint's, else the format the advice sizes it
+    at: advisor.core.sized_profile), its drafter, the KV cache and the runtime, against what the host
+    can give; arm kinds that fail alike are one. [] when everything fits or the size is unknown."""
     from specadvisor.advisor.core import sized_profile
 
     model = sized_profile(model)
@@ -169,18 +190,25 @@ def memory_warnings(
     for cand in candidates:
         kinds.append((method_display_name(cand.id), _drafter_share(cand)))
     if cpu_only(hardware):
-        return _cpu_memory(model, loaded, weights, hardware, kinds, server_env)
-    lines = []
+        return _cpu_memory(loaded, weights, hardware, kinds, server_env)
+    found = []
     for name, share in kinds:
         plan = plan_memory(loaded, hardware, output_len=output_len, concurrency=concurrency, drafter_share=share or 0.0)
         if plan.fits is False:
-            lines.append(f"{name}: {plan.warnings[0] if plan.warnings else 'does not fit the GPU memory'}")
-    return _merge_same(lines)
+            reason = plan.warnings[0] if plan.warnings else "does not fit the GPU memory"
+            need, usable = plan.need_gib, plan.usable_gib
+            figures = (
+                f"does not fit: needs about {need:.0f} GiB per GPU at TP {plan.tensor_parallel_size or 1}, {usable:.0f} GiB usable"
+                if need is not None and usable is not None
+                else "does not fit the GPU memory"
+            )
+            found.append(MemoryShortfall(name, reason, figures))
+    return _merge_same(found)
 
 
 def _cpu_memory(
-    model: ModelProfile, loaded: ModelProfile, weights: float, hardware: HardwareProfile, kinds: list[tuple[str, float]], server_env: Mapping[str, str]
-) -> list[str]:
+    loaded: ModelProfile, weights: float, hardware: HardwareProfile, kinds: list[tuple[str, float]], server_env: Mapping[str, str]
+) -> list[MemoryShortfall]:
     cpu = hardware.cpu
     if not cpu.ram_total_gib:
         return []
@@ -198,20 +226,21 @@ def _cpu_memory(
         need = weights * (1 + share) + kv + CPU_RUNTIME_GIB
         if need > limit:
             needs.setdefault(round(need, 1), []).append(name)
-    lines = []
-    for need, names in needs.items():
-        lines.append(
-            f"{', '.join(dict.fromkeys(names))}: about {need:.1f} GiB per server (weights {weights:.1f} GiB {fmt} + KV cache {kv:g} "
+    return [
+        MemoryShortfall(
+            ", ".join(dict.fromkeys(names)),
+            f"about {need:.1f} GiB per server (weights {weights:.1f} GiB {fmt} + KV cache {kv:g} "
             f"+ runtime {CPU_RUNTIME_GIB:g}) > {limit:.1f} GiB this host can give ({how}): likely out of memory; "
-            "use a smaller or quantized model, or x for a GPU machine's plan."
+            "use a smaller or quantized model, or x for a GPU machine's plan.",
+            f"likely out of memory: about {need:.1f} GiB per server, {limit:.1f} GiB this host can give",
         )
-    return lines
+        for need, names in needs.items()
+    ]
 
 
-def _merge_same(lines: list[str]) -> list[str]:
+def _merge_same(found: list[MemoryShortfall]) -> list[MemoryShortfall]:
     """Arms that fail for the same reason read as one line ("baseline, n-gram: ...")."""
-    by_reason: dict[str, list[str]] = {}
-    for line in lines:
-        name, _, reason = line.partition(": ")
-        by_reason.setdefault(reason, []).append(name)
-    return [f"{', '.join(names)}: {reason}" for reason, names in by_reason.items()]
+    by_reason: dict[str, list[MemoryShortfall]] = {}
+    for shortfall in found:
+        by_reason.setdefault(shortfall.reason, []).append(shortfall)
+    return [MemoryShortfall(", ".join(s.arms for s in same), same[0].reason, same[0].figures) for same in by_reason.values()]

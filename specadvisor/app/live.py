@@ -8,6 +8,7 @@ requests a sweep sends (the log is a ring buffer; Progress events only overwrite
 
 from __future__ import annotations
 
+import re
 import time
 from collections import deque
 from collections.abc import Callable
@@ -44,6 +45,40 @@ HISTORY_KEPT = 120  # throughput readings per arm for its sparkline (about two m
 LIVE_PHASES = ("starting", "ready", "warmup", "measuring")
 WARNINGS_KEPT = 200
 
+# A vLLM log record: `(EngineCore_DP0 pid=12) INFO 12-03 23:43:21 [core.py:133] Initializing a V1 LLM engine ...`
+# (the process tag, the date and the source are optional); a tqdm bar: `Loading safetensors checkpoint shards:  50% Completed | 1/2 [...]`.
+_RECORD = re.compile(
+    r"^(?:\([\w.-]+ pid=\d+\)\s+)?(?P<level>INFO|ERROR|CRITICAL|WARNING|DEBUG)\s+(?:\d\d-\d\d\s+\d\d:\d\d:\d\d(?:\.\d+)?\s+)?(?:\[[^\]]*\] ?)?(?P<message>.*)$"
+)
+_BAR = re.compile(r"^(?:\([\w.-]+ pid=\d+\)\s+)?(?P<what>[A-Z][\w ,()/-]*?):\s+(?P<percent>\d{1,3})%[^|]*\|(?:[^|]*\|)?\s*(?:(?P<done>\d+)/(?P<total>\d+))?")
+_NOT_STARTUP = ("Route: ", "Available routes", "non-default args", "Final IR op priority")
+_LOGO = re.compile(r"[█▄▀]")
+
+
+def startup_message(line: str) -> str | None:
+    """What a server log line says about the start-up, as a whole sentence the live views can show, or None
+    for a line that says nothing by itself: a record's message without its process tag, level, time and
+    source (`Initializing a V1 LLM engine ...`), a progress bar as `Loading safetensors checkpoint shards 50% (1/2)`;
+    None for the rest: a Python warning's echo (`  warnings.warn(`), a traceback, a record's continuation
+    lines, the banner, the route list, debug and warning records (the log keeps them all)."""
+    text = line.rsplit("\r", 1)[-1].strip() if "\r" in line else line  # a tqdm bar redraws itself after \r
+    bar = _BAR.match(text)
+    if bar:
+        count = f" ({bar['done']}/{bar['total']})" if bar["done"] else ""
+        return f"{bar['what']} {bar['percent']}%{count}"
+    record = _RECORD.match(text)
+    if record is None or record["level"] in ("DEBUG", "WARNING"):
+        return None
+    message = record["message"].rstrip()
+    if not message or message[0].isspace() or message.endswith(":") or _LOGO.search(message):  # a continuation, the banner, a heading
+        return None
+    if message.startswith(_NOT_STARTUP):
+        return None
+    return message
+
+
+_STATUSES = frozenset(status.value for status in ArmStatus)
+
 STATUS_ICONS = {
     ArmStatus.pending: "·",
     ArmStatus.running: "▶",
@@ -71,8 +106,8 @@ class ArmRow:
     runs_done: int = 0  # measurements finished (trials, the bracket re-run): each is a share of the bar
     runs_expected: int = 1  # trials, plus one for a baseline the sweep re-measures at the end
     started_at: float | None = None  # clock reading when this launch's server started (elapsed while starting)
-    last_line: str = ""  # the server log's last line: what a long start-up is doing
-    rerun: str = ""  # "bracket re-run" or "trial 2" while this arm is measured again
+    last_line: str = ""  # the server log's last start-up message (startup_message): what a long start-up is doing
+    rerun: str = ""  # "bracket re-run" or "trial 2": this row is a re-run of the arm (its own row beside the arm's)
 
     def phase_text(self, now: float | None = None) -> str:
         """The phase as the user reads it: `starting 42 s`, `warmup`, `measuring 3/8`, with a re-run named."""
@@ -84,6 +119,12 @@ class ArmRow:
         if self.rerun and self.phase in LIVE_PHASES:
             text = f"{self.rerun}: {text}"
         return text
+
+    @property
+    def label(self) -> str:
+        """The arm's one label, a re-run's row with its run named: `baseline · bracket`, `n-gram N=4 · trial 2`."""
+        run = self.rerun.removesuffix(" re-run")
+        return f"{short_label(self.arm)} · {run}" if run else short_label(self.arm)
 
     def load_text(self) -> str:
         """The load check: live "3/4 in flight" while measuring, then the achieved/asked figure."""
@@ -99,6 +140,10 @@ class SweepState:
     """Everything the live sweep screen shows; `apply` returns which parts changed."""
 
     arms: dict[str, ArmRow] = field(default_factory=dict)
+    # a re-run of an arm (a trial on a fresh server, the baseline's bracket) is a row of its own, so the arm's
+    # row keeps what its first run measured; keyed "<arm id> · <run>", in the order they started
+    reruns: dict[str, ArmRow] = field(default_factory=dict)
+    measuring_again: dict[str, str] = field(default_factory=dict)  # arm id -> the key of its re-run row in progress
     current: str | None = None
     rates: list[float] = field(default_factory=list)  # per-position acceptance of the last speculative arm measured
     mean_acceptance_length: float | None = None
@@ -145,13 +190,18 @@ class SweepState:
             self.add_arms([event.arm])
             return {"queue"}
         if isinstance(event, ServerStarting):
-            row = self._row(event.arm_id)
-            row.status, row.phase = ArmStatus.running, "starting"
-            row.started_at, row.last_line, row.completed, row.total = self.clock(), "", 0, 0  # the counters were the last run's
-            for member in self._server_group(row):
-                if member.runs_done:
+            for member in self._server_group(self._row(event.arm_id)):
+                if member.runs_done:  # measured before: this launch measures it again, on a row of its own
                     last = member.runs_done >= member.runs_expected - 1 and member.arm.is_baseline and member.runs_expected > 1
-                    member.rerun = "bracket re-run" if last else f"trial {member.runs_done + 1}"
+                    rerun = "bracket re-run" if last else f"trial {member.runs_done + 1}"
+                    if f"{member.arm.id} · {rerun}" in self.reruns:  # measured again after its bracket (a confirmation)
+                        rerun = f"run {member.runs_done + 1}"
+                    key = f"{member.arm.id} · {rerun}"
+                    self.reruns[key] = ArmRow(arm=member.arm, rerun=rerun)
+                    self.measuring_again[member.arm.id] = key
+            row = self._live(event.arm_id)
+            row.status, row.phase = ArmStatus.running, "starting"
+            row.started_at, row.last_line, row.completed, row.total = self.clock(), "", 0, 0
             self.current = event.arm_id
             if not row.arm.is_baseline:  # a baseline (or its bracket re-run) drafts nothing: keep what was measured
                 self.rates, self.mean_acceptance_length, self.rates_arm = [], None, event.arm_id
@@ -159,18 +209,20 @@ class SweepState:
             return {"queue", "progress", "chart", "log"}
         if isinstance(event, ServerLog):
             self._log(event.arm_id, event.line)
-            if event.arm_id in self.arms:
-                self.arms[event.arm_id].last_line = self.log[-1][1]
-            return {"log", "progress"}
+            message = startup_message(self.log[-1][1])  # the redacted line
+            if message is not None and event.arm_id in self.arms:
+                self._live(event.arm_id).last_line = message
+                return {"log", "progress", "live"}
+            return {"log"}
         if isinstance(event, ServerReady):
-            self._row(event.arm_id).phase = "ready"
+            self._live(event.arm_id).phase = "ready"
             self._log(event.arm_id, f"server ready in {event.startup_s:.0f} s")
             return {"queue", "progress", "log"}
         if isinstance(event, WarmupStarted):
-            self._row(event.arm_id).phase = "warmup"
+            self._live(event.arm_id).phase = "warmup"
             return {"queue", "progress"}
         if isinstance(event, Progress):
-            row = self._row(event.arm_id)
+            row = self._live(event.arm_id)
             row.status, row.phase = ArmStatus.running, "measuring"
             row.completed, row.total = event.completed, event.total
             if event.output_throughput is not None:
@@ -186,7 +238,7 @@ class SweepState:
         if isinstance(event, MetricsSampled):
             return self._sample(event)
         if isinstance(event, GpuMemoryWait):
-            row = self._row(event.arm_id)
+            row = self._live(event.arm_id)
             row.phase = f"waiting for GPU memory {event.waited_s:.0f}/{event.timeout_s:.0f} s"
             self._log(event.arm_id, f"waiting for GPU memory: {', '.join(event.holders) or 'no process listed'}")
             return {"queue", "progress", "log"}
@@ -216,12 +268,21 @@ class SweepState:
             return 0.0
         expected = sum(max(r.runs_expected, r.runs_done) for r in self.arms.values())
         done = sum(r.runs_done for r in self.arms.values())
-        partial = sum(r.completed / r.total for r in self.arms.values() if r.phase == "measuring" and r.total)
+        partial = sum(r.completed / r.total for _, r in self.rows() if r.phase == "measuring" and r.total)
         return min(0.99, (done + partial) / expected)
 
+    def rows(self) -> list[tuple[str, ArmRow]]:
+        """Every row a live table shows, by key: each arm's (its first run) in plan order, then each re-run
+        (trial 2, the baseline's bracket) as it started, so a re-run never overwrites what a run measured."""
+        return [*self.arms.items(), *self.reruns.items()]
+
     def running(self) -> list[ArmRow]:
-        """Arms whose server is up or coming up, in plan order (one, or several in a parallel sweep)."""
-        return [r for r in self.arms.values() if r.phase in LIVE_PHASES]
+        """Rows whose server is up or coming up, in plan order (one, or several in a parallel sweep)."""
+        return [r for _, r in self.rows() if r.phase in LIVE_PHASES]
+
+    def current_row(self) -> ArmRow | None:
+        """The row of the run measured now (a re-run's own row while the arm is measured again)."""
+        return self._live(self.current) if self.current in self.arms else None
 
     def results(self) -> list[ArmResult]:
         return [r.result for r in self.arms.values() if r.result is not None]
@@ -252,6 +313,11 @@ class SweepState:
             self.arms[arm_id] = ArmRow(arm=Arm(id=arm_id, label=arm_id))
         return self.arms[arm_id]
 
+    def _live(self, arm_id: str) -> ArmRow:
+        """The row this arm's events update: its re-run's while it is measured again, else its own."""
+        key = self.measuring_again.get(arm_id)
+        return self.reruns[key] if key is not None else self._row(arm_id)
+
     def _label(self, arm_id: str) -> str:
         row = self.arms.get(arm_id)
         return short_label(row.arm) if row else arm_id
@@ -279,7 +345,7 @@ class SweepState:
         s = event.sample
         live = acceptance(s.num_drafts, s.num_draft_tokens, s.num_accepted_tokens, s.accepted_per_position)
         if s.arm_id in self.arms:
-            self.arms[s.arm_id].live_acceptance = live
+            self._live(s.arm_id).live_acceptance = live
         if s.arm_id != self.current and self.current is not None:
             return {"live"}
         if not live.rates:  # no drafts (a baseline): the panel keeps the last speculative arm's figures
@@ -312,22 +378,29 @@ class SweepState:
         return [r for r in self.arms.values() if server_key(r.arm) == key]
 
     def _finish(self, result: ArmResult) -> set[str]:
+        """The arm's row takes the arm's result (every run folded: what results() and the charts read); a
+        re-run's own row takes its run's status and throughput, and the arm's row keeps its first run's."""
         row = self._row(result.arm_id)
         row.runs_done += 1
-        row.rerun = ""
         row.result = result.model_copy(update={"error": redact_text(result.error)}) if result.error else result  # shown in the live table
         row.status = result.status
-        row.phase = "failed" if result.status == ArmStatus.failed else "done"
-        if result.output_throughput is not None:
-            row.throughput = result.output_throughput
+        key = self.measuring_again.pop(result.arm_id, None)
+        shown = self.reruns[key] if key is not None else row
+        last_run = result.runs[-1] if key is not None and result.runs else None
+        status = ArmStatus(last_run.status) if last_run is not None and last_run.status in _STATUSES else result.status
+        shown.status, shown.result = status, row.result
+        shown.phase = "failed" if status == ArmStatus.failed else "done"
+        throughput = last_run.output_throughput if last_run is not None else result.output_throughput
+        if throughput is not None:
+            shown.throughput = throughput
         if result.per_position:
             self.rates, self.rates_arm = result.per_position_acceptance, result.arm_id
             if result.mean_acceptance_length is not None:
                 self.mean_acceptance_length = result.mean_acceptance_length
         for warning in result.warnings:
-            self._warn(f"[{short_label(row.arm)}] {warning}")
+            self._warn(f"[{shown.label}] {warning}")
         if result.error:
-            self._warn(f"[{short_label(row.arm)}] failed: {result.error}")
+            self._warn(f"[{shown.label}] failed: {result.error}")
         return {"queue", "progress", "chart", "throughput", "warnings"}
 
 

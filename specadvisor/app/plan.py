@@ -68,6 +68,7 @@ def plan(
     )  # fmt: skip
     result.host_note = fit.note() if host_only else fit.package_note()
     result.host_warnings = fit.memory_warnings
+    result.host_headlines = fit.memory_headlines
     result.planned_for = hardware.gpu_label if hardware.hypothetical else ""
     session = result.session
     session.hardware = hardware

@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from specadvisor import charts
-from specadvisor.app.live import ArmRow, SweepState, short_label
+from specadvisor.app.live import ArmRow, SweepState
 from specadvisor.app.views import predictions, speedup_text
 from specadvisor.domain import ArmFinished, ArmStatus, Session
 from specadvisor.textsafe import line, markup
@@ -77,9 +77,10 @@ class LiveSweepView:
         table = Table(title=f"sweep {self.session.id[:8]}  {markup(self.session.model, 120)}", expand=False)
         for col in ("arm", "status", "tok/s", "load", "predicted", "AL", "per-position acceptance"):
             table.add_column(col)
-        for arm_id, row in self.state.arms.items():
+        for key, row in self.state.rows():  # a re-run (trial 2, the bracket) is a row of its own
+            arm_id = row.arm.id
             al, rates = self._acceptance(arm_id, row)
-            pred = self.predictions.get(arm_id)
+            pred = self.predictions.get(arm_id) if key == arm_id else None
             pred_text = (
                 ""
                 if pred is None
@@ -87,7 +88,7 @@ class LiveSweepView:
                 + (f" ({pred.error_pct:+.0f}%)" if pred.error_pct is not None else (f" ±{pred.uncertainty_pct:.0f}%" if pred.uncertainty_pct else ""))
             )
             table.add_row(
-                markup(short_label(row.arm), 120),
+                markup(row.label, 120),
                 markup(self._status(row)),
                 f"{row.throughput:.1f}" if row.throughput else "",
                 row.load_text(),

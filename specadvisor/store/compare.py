@@ -21,7 +21,14 @@ class ArmCell(BaseModel):
     output_throughput: float | None = None
     speedup: float | None = None
     speedup_ci: tuple[float, float] | None = None  # None: no interval (a side measured without one)
+    reference: bool = False  # the baseline itself: its speedup is 1 by definition, no interval to speak of
     mean_acceptance_length: float | None = None
+
+    def speedup_text(self) -> str:
+        """The speedup as every view prints it (figures.Speedup.text): `1.54x [1.04-2.28]`, `1.00x (baseline)`; `-` without one."""
+        if self.speedup is None:
+            return "-"
+        return Speedup(self.speedup, self.speedup_ci, 0.0, self.reference).text()
 
 
 class ArmRow(BaseModel):
@@ -182,6 +189,7 @@ def _arm_rows(sessions: list[Session], speedups: list[dict[str, Speedup | None]]
                     output_throughput=result.output_throughput,
                     speedup=speedup.value if speedup else None,
                     speedup_ci=speedup.ci if speedup else None,
+                    reference=speedup.reference if speedup else False,
                     mean_acceptance_length=result.mean_acceptance_length,
                 )
             )
@@ -194,10 +202,14 @@ _ARM_ROWS = TypeAdapter(list[ArmRow])
 
 def _differences(columns: list[SessionColumn]) -> list[str]:
     notes = []
+    hashes = {c.prompt_sha256 for c in columns}
+    same_prompts = len(hashes) == 1 and "unknown" not in hashes  # one content: where it was read from does not matter
     for attr, title in _CONDITIONS:
         values = [getattr(c, attr) for c in columns]
         if attr in _MACHINE_FIELDS and "unknown" in values:
             continue  # listed below as not compared, rather than as a difference
+        if attr == "prompt_source" and same_prompts:
+            continue  # the same prompts under another path (or a built-in set's name) are no difference
         if len({str(v) for v in values}) > 1:
             shown = " vs ".join(f"{_show(v)} ({c.short_id})" for v, c in zip(values, columns, strict=True))
             notes.append(f"{title} differs: {shown}")

@@ -35,6 +35,7 @@ class SweepPlan(BaseModel):
     left_out: list[str] = []  # arms the budget left out ("n-gram N=2"), for the user to add back
     host_note: str = ""  # what this host cannot measure and what the plan does instead (CPU-only hosts)
     host_warnings: list[str] = []  # what will not fit on this host (memory per arm): Start asks to confirm
+    host_headlines: list[str] = []  # the same, one short line of figures each, for a narrow panel
     planned_for: str = ""  # a named GPU ("H100x8") this plan is for instead of this machine: not run here
     slots: int = 1  # servers at once (`--parallel`, the TUI's p): launches run in waves of this many
     slot_share: float = 1.0  # how much slower each server runs beside the others (a CPU host's cores split K ways: K)

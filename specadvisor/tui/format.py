@@ -6,7 +6,6 @@ stay layout-only and the wording is tested without a terminal.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 from specadvisor import request_format
@@ -20,6 +19,7 @@ from specadvisor.domain import (
     Session,
 )
 from specadvisor.tui.protocols import PlanLike
+from specadvisor.vllm_command import shell_command, spec_config_json
 
 if TYPE_CHECKING:
     from specadvisor.app.views import Speedup
@@ -114,7 +114,7 @@ def candidate_details(c: Candidate) -> list[str]:
     ns = ",".join(str(n) for n in c.n_grid)
     lines = [
         f"{c.id} · N {ns} · score {c.score:.2f}" + (f" · drafter {c.drafter}" if c.drafter else ""),
-        f"--speculative-config {json.dumps(c.speculative_config)}",
+        shell_command(["--speculative-config", spec_config_json(c.speculative_config)]),  # as the CLI prints it: pasteable
     ]
     lines.extend(f"• {r}" for r in c.reasons)
     for ev in c.evidence:
@@ -204,8 +204,9 @@ def summary_cells(summary: Any) -> dict[str, str]:
 
 
 def live_arm_lines(row: Any, width: int = 60, now: float | None = None) -> list[str]:
-    """What one running arm shows in the live view: phase and throughput with its sparkline, latency
-    percentiles so far, acceptance per position with its 95% interval, GPU readings when recorded."""
+    """What one running arm shows in the live view: phase and throughput (while starting, the server's last
+    start-up message) with its sparkline, latency percentiles so far, acceptance per position with its 95%
+    interval, GPU readings when recorded."""
     from specadvisor.app.views import arm_label
     from specadvisor.charts import sparkline
 
@@ -214,6 +215,8 @@ def live_arm_lines(row: Any, width: int = 60, now: float | None = None) -> list[
     if row.throughput:
         head += f" · {row.throughput:.1f} tok/s"
     lines = [head]
+    if row.phase == "starting" and getattr(row, "last_line", ""):  # the start-up's last message, whole (app.live.startup_message)
+        lines.append(f"  {row.last_line}")
     if row.history:
         lines.append(f"  tok/s {sparkline(list(row.history), max(8, width - 10))}")
     lat = row.latency
@@ -284,8 +287,8 @@ def plural(count: int, word: str, many: str | None = None) -> str:
 
 
 def plan_estimate_lines(plan: PlanLike) -> list[str]:
-    """The plan panel's summary: arms and launches, the time estimate against the budget (and by how
-    much it is over), where the figures come from, what the budget left out."""
+    """The plan panel's summary: arms and launches, the time estimate against the budget, where the
+    figures come from, what the budget left out (by how much it is over: over_budget_line, at the top)."""
     s = plan.session.settings
     arms = len(plan.session.arms)
     launches = plan.launches()
@@ -295,9 +298,6 @@ def plan_estimate_lines(plan: PlanLike) -> list[str]:
         + (f" · {s.parallel_choice} at once" if s.parallel_choice != "auto" else ""),
         f"about {rough_duration(plan.estimate_seconds())}" + (f" (plan within {rough_duration(budget)})" if budget else ""),
     ]
-    over = plan.over_budget_s()
-    if over:
-        lines.append(f"⚠ over {rough_duration(budget)} by {rough_duration(over)}: b allows more time, d removes arms")
     left_out = plan.left_out
     if left_out:
         lines.append("left out for time: " + ", ".join(left_out) + " (a adds N)")
@@ -305,6 +305,13 @@ def plan_estimate_lines(plan: PlanLike) -> list[str]:
     if source:  # last: the first line a short panel hides
         lines.append(f"from {source}")
     return lines
+
+
+def over_budget_line(plan: PlanLike) -> str:
+    """`over 1 min by 2 min: b allows more time, d removes arms`, or "" within the time (the plan panel's
+    top lines show it with what will not fit: a short panel cuts its bottom first)."""
+    over = plan.over_budget_s()
+    return f"over {rough_duration(plan.budget_s)} by {rough_duration(over)}: b allows more time, d removes arms" if over else ""
 
 
 def plan_warnings(plan: PlanLike) -> list[str]:

@@ -21,6 +21,7 @@ class PlanLike(Protocol):
     left_out: list[str]  # arms the budget left out, for the user to add back
     host_note: str  # what this host cannot measure and what the plan does instead
     host_warnings: list[str]  # what will not fit on this host: Start asks first
+    host_headlines: list[str]  # the same, one short line of figures each: what the narrow plan panel shows
     planned_for: str  # a named GPU ("H100x8") the plan is for instead of this machine
 
     @property

@@ -67,3 +67,21 @@ def test_compare_lines_up_arms_and_flags_differences():
 def test_identical_conditions_report_no_difference():
     comparison = compare_sessions([make_session(), make_session(id=str(uuid.uuid4()))])
     assert comparison.differences == []
+
+
+def test_the_same_prompts_under_another_path_are_no_difference():
+    """Issue 41: Compare flagged 'prompt source differs' for the same prompts read from another path (the
+    prompt hashes matched). Only the content counts; a path that names other prompts still differs."""
+
+    def measured(source: str, digest: str):
+        session = make_session(id=str(uuid.uuid4()))
+        session.settings = session.settings.replace(prompt_source=source)
+        session.provenance.prompt_sha256 = digest
+        return session
+
+    same = compare_sessions([measured("/home/alice/prompts.jsonl", "ab" * 32), measured("/data/team/prompts.jsonl", "ab" * 32)])
+    assert same.differences == []
+    other = compare_sessions([measured("/home/alice/prompts.jsonl", "ab" * 32), measured("/data/team/prompts.jsonl", "cd" * 32)])
+    assert any(n.startswith("prompt source differs") for n in other.differences) and any(n.startswith("prompt content differs") for n in other.differences)
+    unhashed = compare_sessions([measured("/home/alice/prompts.jsonl", ""), measured("/data/team/prompts.jsonl", "")])
+    assert any(n.startswith("prompt source differs") for n in unhashed.differences)  # nothing says they are the same

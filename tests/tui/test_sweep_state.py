@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from specadvisor.app.live import LOG_LINES_KEPT, SweepState
+import re
+from pathlib import Path
+
+import pytest
+
+from specadvisor.app.live import LOG_LINES_KEPT, SweepState, startup_message
 from specadvisor.domain import (
     Arm,
     ArmFailed,
@@ -127,18 +132,22 @@ def test_the_bar_counts_the_bracket_rerun_and_reads_100_only_at_the_end():
         state.apply(Progress(arm_id=arm, completed=8, total=8))
         state.apply(ArmFinished(result=arm_result(arm, 8)))
     assert state.progress_fraction() == 2 / 3
-    # the bracket re-run starts: the last run's 8/8 must not count, and the phase says what this is
+    # the bracket re-run starts on a row of its own: the last run's 8/8 must not count, and the phase says what this is
     state.apply(ServerStarting(arm_id="baseline", command=["vllm"]))
     state.apply(ServerLog(arm_id="baseline", line="INFO Loading weights took 41.2 s"))
     clock[0] = 142.4
-    row = state.arms["baseline"]
+    row = state.reruns["baseline · bracket re-run"]
+    assert state.current_row() is row and row.label == "baseline · bracket"
     assert state.progress_fraction() == 2 / 3
-    assert row.phase_text(state.clock()) == "bracket re-run: starting 42 s" and row.last_line == "INFO Loading weights took 41.2 s"
-    assert row.throughput == 10.0, "the last measured figure stays on screen during the re-run"
+    assert row.phase_text(state.clock()) == "bracket re-run: starting 42 s" and row.last_line == "Loading weights took 41.2 s"
+    assert state.arms["baseline"].throughput == 10.0 and state.arms["baseline"].phase == "done", "the first run's row stays as it was measured"
     state.apply(Progress(arm_id="baseline", completed=4, total=8))
     assert state.progress_fraction() == 2.5 / 3 and row.phase_text() == "bracket re-run: measuring 4/8"
     state.apply(ArmFinished(result=arm_result("baseline", 8)))
-    assert state.progress_fraction() == 0.99 and row.rerun == "" and row.phase_text() == "done"
+    assert state.progress_fraction() == 0.99 and row.phase_text() == "done" and state.measuring_again == {}
+    state.apply(ServerStarting(arm_id="baseline", command=["vllm"]))  # measured once more (a confirmation): one more row
+    assert list(state.reruns) == ["baseline · bracket re-run", "baseline · run 3"] and state.reruns["baseline · bracket re-run"] is row
+    state.apply(ArmFinished(result=arm_result("baseline", 8)))
     state.apply(SweepFinished(recommendation=Recommendation(arm_id="ngram-n4", reasons=["fastest"])))
     assert state.progress_fraction() == 1.0
     assert state.recommended_text() == "recommended: n-gram N=4"  # the one arm label, not the id "ngram-n4"
@@ -152,10 +161,46 @@ def test_a_second_trial_is_named_and_a_plan_without_settings_still_ends_at_100()
     state.apply(ServerStarting(arm_id="ngram-n4", command=["vllm"]))
     state.apply(ArmFinished(result=arm_result("ngram-n4", 8)))
     state.apply(ServerStarting(arm_id="ngram-n4", command=["vllm"]))
-    assert state.arms["ngram-n4"].rerun == "trial 2" and state.progress_fraction() == 1 / 4
+    assert state.reruns["ngram-n4 · trial 2"].label == "n-gram N=4 · trial 2" and state.progress_fraction() == 1 / 4
     bare = started()
     for arm in ("baseline", "ngram-n4"):
         bare.apply(ArmFinished(result=arm_result(arm, 8)))
     assert bare.progress_fraction() == 0.99
     bare.apply(SweepFinished(recommendation=None))
     assert bare.progress_fraction() == 1.0 and bare.recommended_text() == ""
+
+
+ENGINE_LOGS = Path(__file__).resolve().parents[1] / "fixtures" / "engine"
+
+
+@pytest.mark.parametrize("log", ["cpu_kv_space.log", "h200_shared_gpu_kv_cache.log", "startup_timeout.log"])
+def test_the_start_up_line_is_a_whole_message_never_a_log_fragment(log):
+    """Issue 41: the live views showed raw vLLM lines while a server started ('warnings.warn(', 'ore pid=...'):
+    a Python warning's echo, a record cut at its process tag. Real start-up logs (the CPU engine, an H200) give
+    only whole messages: no process tag, level, time or source, no banner, continuation or route list."""
+    lines = (ENGINE_LOGS / log).read_text(encoding="utf-8").splitlines()
+    shown = [m for m in map(startup_message, lines) if m is not None]
+    assert shown, "a start-up says something"
+    for message in shown:
+        assert "warnings.warn" not in message and "pid=" not in message and "Traceback" not in message, message
+        assert not message[0].isspace() and not message.startswith(("INFO", "WARNING", "(")) and "█" not in message, message
+        assert not re.match(r"\[[\w.]+:\d+\]|\d\d-\d\d \d\d:", message), message  # no source or time stamp
+        assert not message.startswith("Route: ") and not message.endswith(":"), message
+    assert startup_message("  warnings.warn(") is None
+    assert startup_message("(EngineCore_DP0 pid=4242) INFO 12-03 23:43:27 [default_loader.py:501] Loading weights took 0.27 seconds") == (
+        "Loading weights took 0.27 seconds"
+    )
+    assert (
+        startup_message("Loading safetensors checkpoint shards:  50% Completed | 1/2 [00:01<00:01,  1.2it/s]")
+        == "Loading safetensors checkpoint shards 50% (1/2)"
+    )
+    assert startup_message("Capturing CUDA graphs:  10%|█         | 1/10\rCapturing CUDA graphs:  50%|█████     | 5/10") == "Capturing CUDA graphs 50% (5/10)"
+
+
+def test_a_fragment_leaves_the_last_start_up_message_in_place():
+    state = started()
+    state.apply(ServerStarting(arm_id="baseline", command=["vllm", "serve"]))
+    state.apply(ServerLog(arm_id="baseline", line="(EngineCore_DP0 pid=4242) INFO 12-03 23:43:27 [cpu_model_runner.py:68] Starting to load model m..."))
+    assert state.apply(ServerLog(arm_id="baseline", line="  warnings.warn(")) == {"log"}  # the log keeps it; nothing else changes
+    assert state.arms["baseline"].last_line == "Starting to load model m..."
+    assert list(state.log)[-1] == ("baseline", "  warnings.warn(")

@@ -54,7 +54,7 @@ def test_advice_reads_local_sessions_for_this_model_and_hardware(tmp_path, monke
 
     def fake_advise(hardware, model, workload, **kwargs):
         seen.update(kwargs)
-        return ADVICE.model_copy(deep=True)  # app.advice.advise writes its header on what it gets: never on the shared fake
+        return ADVICE.model_copy(deep=True)  # app.advice.advise sets its header on the advice: never on the shared one
 
     monkeypatch.setattr(advisor, "advise", fake_advise)
     db = tmp_path / "db.sqlite"

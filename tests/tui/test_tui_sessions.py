@@ -84,9 +84,9 @@ async def test_compare_two_marked_sessions(make_app, db_path):
         await pilot.pause()
         assert isinstance(app.screen, CompareScreen)
         compare = app.screen.query_one("#compare", DataTable)
-        assert compare.row_count == 4
-        row = [str(c) for c in compare.get_row("ngram-n4")]
-        assert row == ["n-gram N=4", "15.4", "1.54x", "3.62", "15.4", "1.54x", "3.62"]
+        assert compare.row_count == 8  # each arm, each session
+        assert [str(c) for c in compare.get_row("ngram-n4/A")] == ["n-gram N=4", "A", "15.4", "1.54x [1.04-2.28]", "3.62"]
+        assert [str(c) for c in compare.get_row("ngram-n4/B")] == ["", "B", "15.4", "1.54x [1.04-2.28]", "3.62"]
         assert "compare directly" in str(app.screen.query_one("#compare-differences", Static).render())
         del table
 
@@ -196,3 +196,125 @@ async def test_resume_of_an_imported_session_is_refused(make_app, db_path, calls
         assert isinstance(app.screen, ErrorModal)
         assert "read-only evidence" in str(app.screen.query_one("#error-message", Static).render())
         assert calls.runners == []
+
+
+def seed_named(db_path) -> dict[str, str]:
+    """beta (oldest), alpha, gamma (newest, imported from a bundle): name -> id."""
+    ids = {}
+    with Store.open(db_path) as store:
+        for hours, name in enumerate(("beta", "alpha", "gamma")):
+            session = finished_session(store, name=name, created=FIXED_TIME + timedelta(hours=hours))
+            if name == "gamma":
+                session.provenance.origin = "imported"
+                store.save_session(session)
+            ids[name] = session.id
+    return ids
+
+
+def names(app, table) -> list[str]:
+    return [row(app, table, i)["name"] for i in range(table.row_count)]
+
+
+async def test_an_imported_session_is_marked_and_the_mark_explained(make_app, db_path):
+    """Issue 41: Sessions did not say which sessions were imported (read-only evidence, never resumed)."""
+    seed_named(db_path)
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        table = await open_sessions(app, pilot)
+        marks = {row(app, table, i)["name"]: row(app, table, i)[" "] for i in range(table.row_count)}
+        assert marks == {"gamma": " ⇣", "alpha": "  ", "beta": "  "}
+        assert "⇣ imported (read-only evidence)" in str(app.screen.query_one("#sessions-hint", Static).render())
+
+
+async def test_slash_filters_the_list_and_escape_clears_it_first(make_app, db_path):
+    """Issue 41: no filter (k9s, lazygit: `/`). Words match any column, the origin too; Esc clears, then leaves."""
+    seed_named(db_path)
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        table = await open_sessions(app, pilot)
+        assert names(app, table) == ["gamma", "alpha", "beta"]  # newest first
+        await pilot.press("slash", *"alp")
+        await pilot.pause()
+        assert names(app, table) == ["alpha"] and 'filter "alp": 1 of 3' in str(table.border_title)
+        await pilot.press("enter")  # keeps the filter, back to the list
+        await pilot.pause()
+        assert app.focused is table and names(app, table) == ["alpha"]
+        await pilot.press("slash", "ctrl+u", *"imported")
+        await pilot.pause()
+        assert names(app, table) == ["gamma"]
+        await pilot.press("ctrl+u", *"nothing-like-it")
+        await pilot.pause()
+        assert table.row_count == 0 and 'No session matches "nothing-like-it"' in str(app.screen.query_one("#sessions-hint", Static).render())
+        await pilot.press("escape")  # clears the filter, stays
+        await pilot.pause()
+        assert isinstance(app.screen, SessionsScreen) and names(app, table) == ["gamma", "alpha", "beta"]
+        await pilot.press("escape")  # then leaves
+        await pilot.pause()
+        assert not isinstance(app.screen, SessionsScreen)
+
+
+async def test_s_sorts_by_the_next_column_and_shift_s_reverses(make_app, db_path):
+    """Issue 41: no sort. `s` steps through the columns shown, `S` turns the order round, the title says which."""
+    seed_named(db_path)
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        table = await open_sessions(app, pilot)
+        assert str(table.border_title) == "Saved sessions · sorted by created (UTC) ↓"
+        for _ in range(len(app.screen.columns)):
+            if "sorted by name" in str(table.border_title):
+                break
+            await pilot.press("s")
+            await pilot.pause()
+        assert str(table.border_title) == "Saved sessions · sorted by name ↑" and names(app, table) == ["alpha", "beta", "gamma"]
+        await pilot.press("S")
+        await pilot.pause()
+        assert str(table.border_title) == "Saved sessions · sorted by name ↓" and names(app, table) == ["gamma", "beta", "alpha"]
+        await pilot.press("space")  # marking reloads the list: the sort stays
+        await pilot.pause(0.2)
+        assert names(app, table) == ["gamma", "beta", "alpha"]
+        x = 1  # a click on a column's header sorts by it (again: the other way)
+        for column in table.columns.values():
+            if str(column.label) == "name":
+                await pilot.click("#sessions", offset=(x + 2, 1))
+                break
+            x += column.get_render_width(table)
+        await pilot.pause(0.2)
+        assert str(table.border_title) == "Saved sessions · sorted by name ↑" and names(app, table) == ["alpha", "beta", "gamma"]
+
+
+def test_the_view_sorts_numbers_as_numbers_and_empty_cells_last():
+    from types import SimpleNamespace
+
+    from specadvisor.tui.session_list import SessionView
+
+    def summary(name, best, arms):
+        return SimpleNamespace(id=name, name=name, model="m", workload="code", status="finished", arms=arms, best_speedup=best, created_at=FIXED_TIME)
+
+    rows = [summary("a", 1.2, 10), summary("b", None, 9), summary("c", 10.5, 2)]
+    best = SessionView().sorted_by("best")
+    assert [s.name for s in best.apply(rows)] == ["c", "a", "b"]  # fastest first, no figure last
+    assert [s.name for s in best.reversed().apply(rows)] == ["a", "c", "b"]
+    assert [s.name for s in SessionView().sorted_by("arms").apply(rows)] == ["a", "b", "c"]
+    assert [s.name for s in SessionView(filter="10.50X FINISHED").apply(rows)] == ["c"]  # every word, any case
+
+
+async def test_compare_shows_intervals_at_80_columns_and_no_difference_for_the_same_prompts_elsewhere(make_app, db_path):
+    """Issue 41: Compare showed speedups without their intervals (the CLI prints the verdict's interval), and
+    flagged a prompt-path difference where the prompt hashes matched."""
+    with Store.open(db_path) as store:
+        for hours, path in enumerate(("/home/alice/prompts.jsonl", "/data/team/prompts.jsonl")):
+            session = finished_session(store, name=f"run-{hours}", created=FIXED_TIME + timedelta(hours=hours))
+            session.settings = session.settings.replace(prompt_source=path)
+            session.provenance.prompt_sha256 = "ab" * 32  # the same prompts
+            store.save_session(session)
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_sessions(app, pilot)
+        await pilot.press("space", "down", "space", "c")
+        await pilot.pause()
+        compare = app.screen.query_one("#compare", DataTable)
+        cells = [str(c) for c in compare.get_row("ngram-n4/A")]
+        assert cells[3] == "1.54x [1.04-2.28]" and str(compare.get_row("baseline/B")[3]) == "1.00x (baseline)"
+        assert sum(column.get_render_width(compare) for column in compare.columns.values()) <= 80 - 4, "every column on screen"
+        differences = str(app.screen.query_one("#compare-differences", Static).render())
+        assert "prompt source" not in differences and "compare directly" in differences

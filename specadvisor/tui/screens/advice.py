@@ -22,7 +22,7 @@ from specadvisor.app.views import arm_label, candidate_family, family_key
 from specadvisor.domain import Advice, Arm, Session
 from specadvisor.errors import EngineError, InputError
 from specadvisor.quantities import parse_count_list, parse_duration
-from specadvisor.tui.format import candidate_details, candidate_title, plan_estimate_lines, plan_warnings, rough_duration
+from specadvisor.tui.format import candidate_details, candidate_title, over_budget_line, plan_estimate_lines, plan_warnings, rough_duration
 from specadvisor.tui.messages import SweepRequested
 from specadvisor.tui.plan_edit import arm_request, family_of
 from specadvisor.tui.protocols import PlanLike
@@ -84,10 +84,10 @@ class AdviceScreen(AppScreen):
         advice = self.advice
         yield Header()
         yield Static(advice.verdict or "", id="verdict", markup=False)
-        if advice.assumed:
-            yield Static(textsafe.line(f"Advice {advice.assumed}", 400), id="assumed", markup=False)
         with Horizontal(id="advice-columns"):
             with VerticalScroll(id="candidates", classes="panel"):
+                if advice.assumed:  # what the ranking assumed, atop it: full width it took the plan's rows at 80x24
+                    yield Static(textsafe.line(f"Advice {advice.assumed}", 400), id="assumed", markup=False)
                 for rank, cand in enumerate(advice.candidates, start=1):
                     with Collapsible(title=textsafe.tui_markup(candidate_title(rank, cand, self.state.model_ref), 120), collapsed=rank > 1):
                         yield Static(textsafe.lines("\n".join(candidate_details(cand))), markup=False, classes="details")
@@ -131,10 +131,14 @@ class AdviceScreen(AppScreen):
         note = self.query_one("#host-note", Static)
         planned_for = plan.planned_for
         lines = [f"Planned for {planned_for}, not this machine: x exports it for that machine."] if planned_for else []
-        lines += [f"⚠ {w}" for w in plan.host_warnings] + [plan.host_note]  # what fails first
+        # what fails first (memory, time), at the top: a panel at 80x24 cuts its bottom first; memory as figures
+        # short enough for 80 columns, its sentences (the arithmetic, what to do) in the tooltip and when Start asks
+        over = over_budget_line(plan)
+        lines += [f"⚠ {w}" for w in plan.host_headlines or plan.host_warnings] + ([f"⚠ {over}"] if over else []) + [plan.host_note]
         text = "\n".join(line for line in lines if line)
         note.update(textsafe.lines(text))
         note.display = bool(text)
+        note.tooltip = textsafe.lines("\n".join(f"⚠ {w}" for w in plan.host_warnings)) if plan.host_warnings else None
         table = self.query_one("#arms", DataTable)
         cursor = table.cursor_row
         table.clear()

@@ -10,21 +10,22 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from specadvisor.app.sessions import compare_loaded, is_imported, refuse_imported
 from specadvisor.domain import Recommendation, Session
 from specadvisor.errors import InputError
 from specadvisor.fileio import output_target
-from specadvisor.textsafe import line, markup
+from specadvisor.textsafe import line, markup, tui_markup
 from specadvisor.tui.format import session_columns, summary_cells
 from specadvisor.tui.messages import SweepRequested
 from specadvisor.tui.screens.base import AppScreen
 from specadvisor.tui.screens.results import ResultsScreen
+from specadvisor.tui.session_list import IMPORTED_MARK, SessionView, summary_imported
 from specadvisor.tui.widgets.modals import ConfirmModal, PromptModal
 
 if TYPE_CHECKING:  # the store (sqlite-utils) is imported when first opened, not at TUI start-up
@@ -36,6 +37,9 @@ ROWS_PER_FRAME = 200  # rows added to the sessions table per frame
 class SessionsScreen(AppScreen):
     BINDINGS = [
         Binding("enter", "open", "Open", show=True),
+        Binding("slash", "filter", "Filter", tooltip="Filter (words in any column)"),
+        Binding("s", "sort", "Sort", tooltip="Sort by the next column"),
+        Binding("S", "reverse_sort", "Reverse", show=False, tooltip="Reverse the sort"),
         Binding("space", "mark", "Mark"),
         Binding("c", "compare", "Compare 2"),
         Binding("r", "resume", "Resume"),
@@ -43,18 +47,24 @@ class SessionsScreen(AppScreen):
         Binding("i", "import_bundle", "Import"),
         Binding("e", "export_bundle", "Export"),
         Binding("delete,d", "delete", "Delete"),
-        Binding("escape", "app.pop_screen", "Back"),
+        Binding("escape", "back", "Back", tooltip="Back (clears the filter first)"),
     ]
 
     def __init__(self) -> None:
         super().__init__()
         self.marked: list[str] = []
-        self.summaries: list[SessionSummary] = []
+        self.summaries: list[SessionSummary] = []  # every session in the store
+        self.shown: list[SessionSummary] = []  # those listed: filtered and sorted by self.view
+        self.view = SessionView()
         self.columns: list[str] = []
 
     def compose(self) -> ComposeResult:
         yield Header()
         with Vertical(id="sessions-body"):
+            filter_input = Input(placeholder="filter: words in any column (Enter keeps it, Esc clears it)", id="sessions-filter", compact=True)
+            filter_input.cursor_blink = self.app.cursor_blink
+            filter_input.display = False
+            yield filter_input
             yield DataTable(id="sessions", cursor_type="row", zebra_stripes=True, classes="panel")
             yield Static("", id="sessions-hint", markup=False)
             yield Static("", id="sessions-verdict", classes="panel", markup=False)
@@ -63,6 +73,7 @@ class SessionsScreen(AppScreen):
     def on_mount(self) -> None:
         table = self.query_one("#sessions", DataTable)
         table.border_title = "Saved sessions"
+        table.tooltip = "Sort: s the next column, S the other way, or click a column's header"
         self.set_columns()
         self.reload()
         table.focus()
@@ -97,27 +108,82 @@ class SessionsScreen(AppScreen):
         if self.set_columns() and self.summaries:
             self.show_summaries(self.summaries)
 
-    def show_summaries(self, summaries: list[SessionSummary], start: int = 0) -> None:
-        """Fill the table in batches, one per frame, so a store of thousands never freezes the UI."""
+    def show_summaries(self, summaries: list[SessionSummary]) -> None:
+        """List the store's sessions as the filter and the sort say."""
+        self.summaries = summaries
+        self.shown = self.view.apply(summaries)
         table = self.query_one("#sessions", DataTable)
-        if start == 0:
-            self.summaries = summaries
-            self._cursor = table.cursor_coordinate
-            table.clear()
-        batch = summaries[start : start + ROWS_PER_FRAME]
-        for summary in batch:
-            mark = "●" if summary.id in self.marked else " "
+        table.border_title = tui_markup(self.view.title(len(self.shown), len(summaries)), 200)
+        self._cursor = table.cursor_coordinate
+        table.clear()
+        self.fill(self.shown, 0)
+
+    def fill(self, summaries: list[SessionSummary], start: int) -> None:
+        """Fill the table in batches, one per frame, so a store of thousands never freezes the UI."""
+        if summaries is not self.shown:
+            return  # a newer filter or sort took over
+        table = self.query_one("#sessions", DataTable)
+        for summary in summaries[start : start + ROWS_PER_FRAME]:
+            mark = ("●" if summary.id in self.marked else " ") + (IMPORTED_MARK if summary_imported(summary) else " ")
             cells = summary_cells(summary)
             table.add_row(mark, *(markup(cells[name]) for name in self.columns), key=summary.id)
         if start + ROWS_PER_FRAME < len(summaries):
-            self.set_timer(0.001, lambda: self.show_summaries(summaries, start + ROWS_PER_FRAME))
+            self.set_timer(0.001, lambda: self.fill(summaries, start + ROWS_PER_FRAME))
             return
         if table.row_count and self._cursor.row < table.row_count:
             table.cursor_coordinate = self._cursor
-        hint = "Enter opens · space marks two to compare · v re-judges · i imports a bundle · d deletes"
-        if not summaries:
+        hint = "Enter opens · / filters · s sorts (S reverses) · space marks two to compare · v re-judges · i imports a bundle · d deletes"
+        if any(summary_imported(s) for s in summaries):
+            hint += f" · {IMPORTED_MARK} imported (read-only evidence)"
+        if not self.summaries:
             hint = "No saved sessions yet: run a sweep from Setup (F2), or import a bundle with i."
+        elif not summaries:
+            hint = f'No session matches "{line(self.view.filter, 60)}": Esc clears the filter.'
         self.query_one("#sessions-hint", Static).update(hint)
+
+    # ------------------------------------------------------------------ filter and sort (k9s / lazygit style)
+
+    def action_filter(self) -> None:
+        box = self.query_one("#sessions-filter", Input)
+        box.display = True
+        box.focus()
+
+    @on(Input.Changed, "#sessions-filter")
+    def filter_changed(self, event: Input.Changed) -> None:
+        self.view = SessionView(event.value.strip(), self.view.column, self.view.descending)
+        self.show_summaries(self.summaries)
+
+    @on(Input.Submitted, "#sessions-filter")
+    def filter_kept(self) -> None:
+        box = self.query_one("#sessions-filter", Input)
+        box.display = bool(box.value.strip())
+        self.query_one("#sessions", DataTable).focus()
+
+    def action_back(self) -> None:
+        """Esc clears a filter first (k9s), then leaves."""
+        box = self.query_one("#sessions-filter", Input)
+        if box.display or box.value:
+            box.value = ""  # Input.Changed lists every session again
+            box.display = False
+            self.query_one("#sessions", DataTable).focus()
+            return
+        self.app.pop_screen()
+
+    def action_sort(self) -> None:
+        self.resort(self.view.next_column(self.columns))
+
+    def action_reverse_sort(self) -> None:
+        self.resort(self.view.reversed())
+
+    def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
+        """A click on a column's header sorts by it (again: the other way)."""
+        column = str(event.label).strip()
+        if column in self.columns:
+            self.resort(self.view.sorted_by(column))
+
+    def resort(self, view: SessionView) -> None:
+        self.view = view
+        self.show_summaries(self.summaries)
 
     def selected_id(self) -> str | None:
         table = self.query_one("#sessions", DataTable)
@@ -275,8 +341,8 @@ def rejudged_text(rec: Recommendation) -> str:
 
 
 class CompareScreen(AppScreen):
-    """Two sessions side by side per arm (tok/s, speedup, acceptance length), and what differs
-    between them, from the same comparison the `sessions compare` command prints."""
+    """Two sessions per arm, one line each (tok/s, speedup with its interval, acceptance length), and what
+    differs between them, from the same comparison the `sessions compare` command prints."""
 
     BINDINGS = [Binding("escape", "app.pop_screen", "Back")]
 
@@ -309,17 +375,20 @@ class CompareScreen(AppScreen):
         panel.border_title = "Sessions compared"
         panel.update("\n".join(lines))
         table = self.query_one("#compare", DataTable)
-        table.border_title = "Per arm"
-        table.add_columns("arm", "A tok/s", "A speedup", "A AL", "B tok/s", "B speedup", "B AL")
+        table.border_title = "Per arm: each session on its own line"
+        # one line per arm and session (A above B): the speedup with the verdict's interval, as `sessions compare`
+        # prints it, fits 80 columns, and the two figures of an arm read one above the other
+        table.add_columns("arm", "", "tok/s", "speedup [95% interval]", "AL")
         for row in comparison.arms:
-            cells = [markup(row.label)]
-            for cell in row.cells:
-                cells += [
+            for tag, cell in zip("AB", row.cells, strict=False):
+                table.add_row(
+                    markup(row.label) if tag == "A" else "",
+                    tag,
                     f"{cell.output_throughput:.1f}" if cell.output_throughput is not None else "-",
-                    f"{cell.speedup:.2f}x" if cell.speedup is not None else "-",
+                    cell.speedup_text(),
                     f"{cell.mean_acceptance_length:.2f}" if cell.mean_acceptance_length is not None else "-",
-                ]
-            table.add_row(*cells, key=row.arm_id)
+                    key=f"{row.arm_id}/{tag}",
+                )
         notes = comparison.differences
         self.query_one("#compare-differences", Static).update(
             "\n".join(f"⚠ {line(n)}" for n in notes) if notes else "Same hardware, vLLM, workload and settings: the numbers compare directly."

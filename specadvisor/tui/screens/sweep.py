@@ -21,8 +21,10 @@ from specadvisor.tui.screens.base import AppScreen
 from specadvisor.tui.widgets.charts import AcceptanceChart, ThroughputChart
 from specadvisor.tui.widgets.modals import ConfirmModal
 
-FAST_PARTS = {"queue", "progress", "log", "warnings"}
-CHART_PARTS = {"chart", "throughput", "live"}
+# The top bar and the Running panel read the same rows (phase, start-up seconds, the last start-up message):
+# both redraw on the fast tick, so neither lags the other; only the two charts wait for the slow one.
+FAST_PARTS = {"queue", "progress", "log", "warnings", "live"}
+CHART_PARTS = {"chart", "throughput"}
 
 
 class SweepScreen(AppScreen):
@@ -88,8 +90,10 @@ class SweepScreen(AppScreen):
             parts |= {"queue", "progress"}  # the start-up's elapsed seconds tick without events
         if "queue" in parts:
             self.draw_queue()
-        if "progress" in parts:
-            self.draw_progress()
+        if parts & {"progress", "live", "queue"}:  # a phase change reaches both at once
+            now = self.live.clock()
+            self.draw_progress(now)
+            self.draw_live_arms(now)
         if "warnings" in parts:
             self.draw_warnings()
         if "log" in parts and not self.query_one("#log-box", Collapsible).collapsed:
@@ -103,15 +107,13 @@ class SweepScreen(AppScreen):
             chart.mean_length = self.live.mean_acceptance_length
         if "throughput" in parts:
             self.query_one("#throughput", ThroughputChart).points = tuple(self.live.throughput_points(self.predictions()))
-        if "live" in parts or "chart" in parts or any(r.phase == "starting" for r in self.live.arms.values()):
-            self.draw_live_arms()
 
-    def draw_live_arms(self) -> None:
-        """Each running arm (several in a parallel sweep): sparkline, latency so far, acceptance with intervals."""
+    def draw_live_arms(self, now: float) -> None:
+        """Each running arm (several in a parallel sweep): its phase and start-up message as the top bar
+        reads them at `now`, sparkline, latency so far, acceptance with intervals."""
         box = self.query_one("#live-arms", Static)
         rows = self.live.running()
         width = max(20, box.content_size.width or 60)
-        now = self.live.clock()
         lines = [line for row in rows for line in live_arm_lines(row, width, now)]
         box.update(textsafe.lines("\n".join(lines)))
         box.border_title = f"Running: {len(rows)} arm{'s' if len(rows) != 1 else ''}"
@@ -132,8 +134,8 @@ class SweepScreen(AppScreen):
         table = self.query_one("#queue", DataTable)
         table.clear()
         now = self.live.clock()
-        for arm_id, row in self.live.arms.items():
-            state = row.phase_text(now).split(": ")[-1]  # the queue is narrow: a re-run shows as ↻
+        for key, row in self.live.rows():  # a re-run (trial 2, the bracket) is a row of its own
+            state = row.phase_text(now).split(": ")[-1]  # the queue is narrow: the label names the re-run
             if row.phase == "measuring" and row.total:
                 state = f"{row.completed}/{row.total}"
             elif row.phase == "starting" and row.started_at is not None:
@@ -142,14 +144,14 @@ class SweepScreen(AppScreen):
                 state = f"{row.throughput:.1f} tok/s"
             elif row.status not in (ArmStatus.pending, ArmStatus.running):
                 state = row.status.value
-            chosen = self.live.recommendation is not None and self.live.recommendation.arm_id == arm_id
+            chosen = self.live.recommendation is not None and self.live.recommendation.arm_id == key
             icon = "★" if chosen else "↻" if row.rerun and row.phase in ("starting", "ready", "warmup", "measuring") else STATUS_ICONS[row.status]
-            table.add_row(icon, textsafe.markup(short_label(row.arm), 80), textsafe.markup(state), key=arm_id)
+            table.add_row(icon, textsafe.markup(row.label, 80), textsafe.markup(state), key=key)
 
-    def draw_progress(self) -> None:
+    def draw_progress(self, now: float) -> None:
         state = self.live
         self.query_one("#overall", ProgressBar).update(total=1.0, progress=state.progress_fraction())
-        row = state.arms.get(state.current) if state.current else None
+        row = state.current_row()
         if state.finished:
             text = "finished" + (f" · {state.recommended_text()}" if state.recommendation else "")
         elif self.state.runner is None and not state.finished:
@@ -157,7 +159,7 @@ class SweepScreen(AppScreen):
         elif row is None:
             text = state.download_text() or "preparing…"
         else:
-            bits = [short_label(row.arm), row.phase_text(state.clock())]
+            bits = [short_label(row.arm), row.phase_text(now)]  # the phase names a re-run
             if row.phase == "starting" and row.last_line:
                 bits.append(textsafe.line(row.last_line, 70))
             if row.throughput:
