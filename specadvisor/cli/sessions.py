@@ -377,7 +377,7 @@ def render_session(session: Session) -> None:
 def render_comparison(comparison: Comparison) -> None:
     from rich.table import Table
 
-    from specadvisor.app.views import row_cap, speedup_text
+    from specadvisor.app.views import row_cap
     from specadvisor.cli.output import console
     from specadvisor.textsafe import markup as escape
 
@@ -414,9 +414,7 @@ def render_comparison(comparison: Comparison) -> None:
         [
             row.label,
             *(
-                "-"
-                if cell.status is None
-                else f"{_fmt(cell.output_throughput)} {'-' if cell.speedup is None else speedup_text(cell.speedup, cell.speedup_ci)} AL {_fmt(cell.mean_acceptance_length, '.2f')}"
+                "-" if cell.status is None else f"{_fmt(cell.output_throughput)} {cell.speedup_text()} AL {_fmt(cell.mean_acceptance_length, '.2f')}"
                 for cell in row.cells
             ),
         ]

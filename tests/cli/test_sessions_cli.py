@@ -111,6 +111,7 @@ def test_compare_two_sessions(db, capsys):
     assert any(d.startswith("vLLM version differs") for d in comparison["differences"])
     code, out, _ = run(db, "compare", "aaaa", "bbbb", capsys=capsys)
     assert code == 0 and "vLLM version differs" in out and "best speedup" in out
+    assert "1.00x (baseline)" in out and "1.00x (no interval)" not in out  # the baseline is the reference, as in the TUI's Compare
 
 
 def test_compare_needs_two_distinct_sessions(db, capsys):
