@@ -3,20 +3,18 @@ Setup, progress that tells the truth, and the small things (palette, Ctrl+A, scr
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import replace
 
 from conftest import settle
 from textual.widgets import DataTable, Input, ProgressBar, Static
 
-from specadvisor.domain import ArmQueued, ServerLog, ServerStarting
 from specadvisor.store import Store
 from specadvisor.tui.screens.advice import AdviceScreen
 from specadvisor.tui.screens.results import ResultsScreen
 from specadvisor.tui.screens.setup import SetupScreen
 from specadvisor.tui.screens.sweep import SweepScreen
 from specadvisor.tui.widgets.modals import ConfirmModal, InfoModal
-from tui_fakes import ADVICE, HARDWARE, MODEL, finished_session
+from tui_fakes import ADVICE, HARDWARE, MODEL, finished_session, starting_server
 
 
 def text(app, selector: str) -> str:
@@ -292,21 +290,7 @@ async def test_copy_says_where_it_went_not_that_it_landed(make_app, db_path):
 
 
 async def test_a_server_start_up_shows_elapsed_seconds_and_the_log_line(make_app, calls):
-    release = asyncio.Event()
-
-    class SlowStart:
-        def __init__(self, session, store):
-            self.session = session
-
-        def cancel(self) -> None:
-            release.set()
-
-        async def events(self):
-            for arm in self.session.arms:
-                yield ArmQueued(arm=arm)
-            yield ServerStarting(arm_id="baseline", command=["vllm", "serve"])
-            yield ServerLog(arm_id="baseline", line="INFO Loading safetensors checkpoint shards: 50% Completed")
-            await release.wait()
+    SlowStart, _ = starting_server("INFO Loading safetensors checkpoint shards: 50% Completed")
 
     app = make_app()
     app.state.services.make_runner = SlowStart

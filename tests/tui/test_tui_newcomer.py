@@ -39,31 +39,13 @@ async def test_the_running_panel_shows_the_start_up_in_step_with_the_top_bar_in_
     """Issue 41: the Running panel lagged the top bar (it redrew with the charts) and the live view showed raw
     vLLM log fragments ('warnings.warn(', 'ore pid=...'). Both now read the same start-up second and the
     server's last whole start-up message; the log keeps every raw line."""
-    import asyncio
+    from tui_fakes import starting_server
 
-    from specadvisor.domain import ArmQueued, ServerLog, ServerStarting
-
-    release = asyncio.Event()
-    startup = [
+    SlowStart, _ = starting_server(
         "(EngineCore_DP0 pid=13989) INFO 12-03 23:43:27 [default_loader.py:501] Loading weights took 0.27 seconds",
         "/venv/lib/python3.11/site-packages/vllm/entrypoints/openai/api_server.py:24: DeprecationWarning: deprecated",
         "  warnings.warn(",
-    ]
-
-    class SlowStart:
-        def __init__(self, session, store):
-            self.session = session
-
-        def cancel(self) -> None:
-            release.set()
-
-        async def events(self):
-            for arm in self.session.arms:
-                yield ArmQueued(arm=arm)
-            yield ServerStarting(arm_id="baseline", command=["vllm", "serve"])
-            for line in startup:
-                yield ServerLog(arm_id="baseline", line=line)
-            await release.wait()
+    )
 
     app = make_app()
     app.chart_interval = 30.0  # the charts' slow tick never comes during the test: the panel must not wait for it

@@ -263,3 +263,31 @@ def finished_session(store, name: str = "smollm2-code", model: str = MODEL.id, c
     session.status = "finished"
     store.save_session(session)
     return session
+
+
+def starting_server(*log_lines: str):
+    """A runner whose baseline server is starting (its log lines sent) and stays so until the sweep is
+    cancelled: what the Running panel shows during a start-up. Returns the runner class and the event
+    that `cancel` sets."""
+    import asyncio
+
+    from specadvisor.domain import ArmQueued, ServerLog, ServerStarting
+
+    release = asyncio.Event()
+
+    class StartingServer:
+        def __init__(self, session, store):
+            self.session = session
+
+        def cancel(self) -> None:
+            release.set()
+
+        async def events(self):
+            for arm in self.session.arms:
+                yield ArmQueued(arm=arm)
+            yield ServerStarting(arm_id="baseline", command=["vllm", "serve"])
+            for line in log_lines:
+                yield ServerLog(arm_id="baseline", line=line)
+            await release.wait()
+
+    return StartingServer, release
