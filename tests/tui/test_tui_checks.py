@@ -14,7 +14,7 @@ from specadvisor.tui.screens.results import ResultsScreen
 from specadvisor.tui.screens.setup import SetupScreen
 from specadvisor.tui.screens.sweep import SweepScreen
 from specadvisor.tui.widgets.modals import ConfirmModal, InfoModal
-from tui_fakes import ADVICE, HARDWARE, MODEL, finished_session, starting_server
+from tui_fakes import ADVICE, HARDWARE, MODEL, finished_session, seconds_into_startup, starting_server
 
 
 def text(app, selector: str) -> str:
@@ -296,11 +296,7 @@ async def test_a_server_start_up_shows_elapsed_seconds_and_the_log_line(make_app
     app.state.services.make_runner = SlowStart
     async with app.run_test(size=(120, 40)) as pilot:
         await to_advice(app, pilot)
-        await pilot.press("ctrl+s")
-        await pilot.pause(0.3)
-        state = app.state.sweep_state
-        state.clock = lambda: state.arms["baseline"].started_at + 57.4  # 57 s into the start-up
-        await pilot.pause(0.3)
+        await seconds_into_startup(app, pilot, 57.4)  # 57 s into the start-up
         current = text(app, "#current")
         assert current.startswith("baseline · starting 57 s · Loading safetensors"), current
         assert app.screen.query_one("#overall", ProgressBar).percentage == 0

@@ -39,7 +39,7 @@ async def test_the_running_panel_shows_the_start_up_in_step_with_the_top_bar_in_
     """Issue 41: the Running panel lagged the top bar (it redrew with the charts) and the live view showed raw
     vLLM log fragments ('warnings.warn(', 'ore pid=...'). Both now read the same start-up second and the
     server's last whole start-up message; the log keeps every raw line."""
-    from tui_fakes import starting_server
+    from tui_fakes import seconds_into_startup, starting_server
 
     SlowStart, _ = starting_server(
         "(EngineCore_DP0 pid=13989) INFO 12-03 23:43:27 [default_loader.py:501] Loading weights took 0.27 seconds",
@@ -52,11 +52,7 @@ async def test_the_running_panel_shows_the_start_up_in_step_with_the_top_bar_in_
     app.state.services.make_runner = SlowStart
     async with app.run_test(size=(120, 40)) as pilot:
         await to_advice(app, pilot)
-        await pilot.press("ctrl+s")
-        await pilot.pause(0.3)
-        state = app.state.sweep_state
-        state.clock = lambda: state.arms["baseline"].started_at + 57.4  # 57 s into the start-up
-        await pilot.pause(0.3)
+        state = await seconds_into_startup(app, pilot, 57.4)  # 57 s into the start-up
         top = str(app.screen.query_one("#current", Static).render())
         panel = str(app.screen.query_one("#live-arms", Static).render())
         assert top == "baseline · starting 57 s · Loading weights took 0.27 seconds", top

@@ -291,3 +291,14 @@ def starting_server(*log_lines: str):
             await release.wait()
 
     return StartingServer, release
+
+
+async def seconds_into_startup(app, pilot, seconds: float):
+    """Start the sweep (Ctrl+S on Advice) and move the sweep's clock `seconds` past the baseline
+    server's start: what the top bar and the Running panel say that far into a start-up."""
+    await pilot.press("ctrl+s")
+    await pilot.pause(0.3)
+    state = app.state.sweep_state
+    state.clock = lambda: state.arms["baseline"].started_at + seconds
+    await pilot.pause(0.3)
+    return state
