@@ -33,6 +33,11 @@ FIELD_LABELS = (
 )  # fmt: skip
 
 
+def flatten(screen: str) -> str:
+    """A screen's words without borders or line breaks: what a reader sees, whatever wraps where."""
+    return re.sub(r"\s+", " ", re.sub(r"[│╭╮╰╯─▔▁▏]", " ", screen))
+
+
 class Tmux:
     """A tmux server of the test's own (a private socket in a temp dir, started with `session_env()`
     only), never the default one: a tmux server already running on the machine (a developer's) would
@@ -74,7 +79,7 @@ class Tmux:
 
     def flat(self) -> str:
         """The screen's words without borders or line breaks: what a reader sees, whatever wraps where."""
-        return re.sub(r"\s+", " ", re.sub(r"[│╭╮╰╯─▔▁▏]", " ", self.screen()))
+        return flatten(self.screen())
 
     def right_column(self) -> str:
         """The right-hand panel's words, in reading order (two side-by-side panels interleave by line)."""
@@ -86,13 +91,13 @@ class Tmux:
 
     def _column(self, side: int) -> str:
         parts = [line.split("││", 1)[side] for line in self.screen().splitlines() if "││" in line]
-        return re.sub(r"\s+", " ", re.sub(r"[│╭╮╰╯─▔▁▏]", " ", " ".join(parts)))
+        return flatten(" ".join(parts))
 
     def wait_for(self, pattern: str, timeout_s: float, what: str) -> str:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
-            text = self.screen()
-            if re.search(pattern, text) or re.search(pattern, self.flat()):
+            text = self.screen()  # one capture, matched and returned: a later one may show another moment
+            if re.search(pattern, text) or re.search(pattern, flatten(text)):
                 return text
             time.sleep(0.5)
         raise AssertionError(f"timed out waiting for {what} ({pattern!r}); the screen was:\n{self.screen()}")
@@ -354,7 +359,7 @@ def test_setup_advice_sweep_results_in_a_real_terminal(cpu_engine, tmp_path):
         term.wait_for(r"Running: 1 arm", 300, "the live view of a running arm")
         live = term.wait_for(r"TTFT p50/p99 \d+/\d+ ms", 600, "live latency percentiles")
         assert "tok/s" in live
-        finished = re.sub(r"\s+", " ", term.wait_for(r"finished ·", 900, "the end of the sweep"))
+        finished = flatten(term.wait_for(r"finished ·", 900, "the end of the sweep"))
         # the one verdict (analysis.decision), whichever way these few requests decide it: labels, not ids
         said = re.search(r"finished · (recommended: n-gram N=\d|do not speculate|undecided after)", finished)
         assert said, finished
