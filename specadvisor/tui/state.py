@@ -94,19 +94,13 @@ class TuiApp(App[int]):
     refresh_interval: float = 0.25  # seconds between redraws of the sweep's fast-changing parts
     chart_interval: float = 1.0  # seconds between chart redraws
 
-    def show_error(self, title: str, error: BaseException) -> None:
-        raise NotImplementedError
-
-    def worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """A screen's worker changed state (the event does not bubble): a failure opens the error modal.
-        Not named `on_...`: Textual would call a handler here as well as the app's."""
-        raise NotImplementedError
-
-    def stop_sweep(self) -> None:
-        raise NotImplementedError
-
-    def finished_session(self) -> Session | None:
-        raise NotImplementedError
+    # The actions only the app can take, declared here for the screens and defined by `SpecAdvisorApp`:
+    show_error: Callable[[str, BaseException], None]  # the one error modal
+    # A screen's worker changed state (the event does not bubble): a failure opens the error modal. Not
+    # named `on_...`: Textual would call a handler here as well as the app's.
+    worker_state_changed: Callable[[Worker.StateChanged], None]
+    stop_sweep: Callable[[], None]
+    finished_session: Callable[[], Session | None]
 
 
 T = TypeVar("T")
