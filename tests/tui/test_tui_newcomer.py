@@ -67,38 +67,25 @@ async def test_the_running_panel_shows_the_start_up_in_step_with_the_top_bar_in_
 async def test_the_bracket_run_keeps_its_own_row_beside_the_baselines(make_app):
     """Issue 41: the baseline's end-of-sweep bracket re-run overwrote the baseline's row in the live table
     (its progress, then its figure, replaced what the first run measured). Each run keeps its own row."""
-    import asyncio
-
     from textual.widgets import DataTable
 
-    from specadvisor.domain import ArmFinished, ArmQueued, Progress, RunRecord, ServerStarting
-    from tui_fakes import arm_result
-
-    release = asyncio.Event()
+    from specadvisor.domain import ArmFinished, Progress, RunRecord, ServerStarting
+    from tui_fakes import arm_result, held_runner
 
     def measured(arm_id: str, *throughputs: float):
         result = arm_result(arm_id, 8)
         runs = [RunRecord(trial=1, role="trial" if i == 0 else "bracket", completed=8, output_throughput=t) for i, t in enumerate(throughputs)]
         return result.model_copy(update={"output_throughput": sum(throughputs) / len(throughputs), "runs": runs})
 
-    class Bracketed:
-        def __init__(self, session, store):
-            self.session = session
-
-        def cancel(self) -> None:
-            release.set()
-
-        async def events(self):
-            for arm in self.session.arms:
-                yield ArmQueued(arm=arm)
-            for arm_id, tps in (("baseline", 10.0), ("ngram-n4", 15.4)):
-                yield ServerStarting(arm_id=arm_id, command=["vllm", "serve"])
-                yield Progress(arm_id=arm_id, completed=8, total=8, output_throughput=tps)
-                yield ArmFinished(result=measured(arm_id, tps))
-            yield ServerStarting(arm_id="baseline", command=["vllm", "serve"])  # the bracket
-            yield Progress(arm_id="baseline", completed=4, total=8, output_throughput=9.0)
-            await release.wait()
-            yield ArmFinished(result=measured("baseline", 10.0, 9.2))
+    measured_arms = []
+    for arm_id, tps in (("baseline", 10.0), ("ngram-n4", 15.4)):
+        measured_arms += [
+            ServerStarting(arm_id=arm_id, command=["vllm", "serve"]),
+            Progress(arm_id=arm_id, completed=8, total=8, output_throughput=tps),
+            ArmFinished(result=measured(arm_id, tps)),
+        ]
+    bracket = [ServerStarting(arm_id="baseline", command=["vllm", "serve"]), Progress(arm_id="baseline", completed=4, total=8, output_throughput=9.0)]
+    Bracketed, release = held_runner(measured_arms + bracket, after=[ArmFinished(result=measured("baseline", 10.0, 9.2))])
 
     def queue(app) -> dict[str, tuple[str, str]]:
         table = app.screen.query_one("#queue", DataTable)

@@ -265,17 +265,16 @@ def finished_session(store, name: str = "smollm2-code", model: str = MODEL.id, c
     return session
 
 
-def starting_server(*log_lines: str):
-    """A runner whose baseline server is starting (its log lines sent) and stays so until the sweep is
-    cancelled: what the Running panel shows during a start-up. Returns the runner class and the event
-    that `cancel` sets."""
+def held_runner(before: list, after: list | None = None):
+    """A runner that queues every arm, sends `before`, then holds (an arm mid-run) until the sweep is
+    cancelled, then sends `after`. Returns the runner class and the event that `cancel` sets."""
     import asyncio
 
-    from specadvisor.domain import ArmQueued, ServerLog, ServerStarting
+    from specadvisor.domain import ArmQueued
 
     release = asyncio.Event()
 
-    class StartingServer:
+    class HeldRunner:
         def __init__(self, session, store):
             self.session = session
 
@@ -285,12 +284,22 @@ def starting_server(*log_lines: str):
         async def events(self):
             for arm in self.session.arms:
                 yield ArmQueued(arm=arm)
-            yield ServerStarting(arm_id="baseline", command=["vllm", "serve"])
-            for line in log_lines:
-                yield ServerLog(arm_id="baseline", line=line)
+            for event in before:
+                yield event
             await release.wait()
+            for event in after or []:
+                yield event
 
-    return StartingServer, release
+    return HeldRunner, release
+
+
+def starting_server(*log_lines: str):
+    """A runner whose baseline server is starting (its log lines sent) and stays so until the sweep is
+    cancelled: what the Running panel shows during a start-up. Returns the runner class and the event
+    that `cancel` sets."""
+    from specadvisor.domain import ServerLog, ServerStarting
+
+    return held_runner([ServerStarting(arm_id="baseline", command=["vllm", "serve"]), *(ServerLog(arm_id="baseline", line=line) for line in log_lines)])
 
 
 async def seconds_into_startup(app, pilot, seconds: float):
