@@ -10,7 +10,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from specadvisor.tui.app import create_app
-from tui_fakes import WORKLOAD, Calls, fake_services
+from tui_fakes import MODEL, WORKLOAD, Calls, fake_services
 
 
 @pytest.fixture
@@ -42,3 +42,20 @@ async def settle(pilot) -> None:
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
     await pilot.pause(0.1)
+
+
+async def to_advice(app, pilot, *, model: str = MODEL.id, budget: str | None = None, gpu: str | None = None) -> None:
+    """From Setup to Advice as a user does: the model (and budget, GPU) typed, F5, the Advice screen."""
+    from textual.widgets import Input
+
+    from specadvisor.tui.screens.advice import AdviceScreen
+
+    await settle(pilot)
+    app.screen.query_one("#model", Input).value = model
+    if budget is not None:
+        app.screen.query_one("#budget", Input).value = budget
+    if gpu is not None:
+        app.screen.query_one("#gpu", Input).value = gpu
+    await pilot.press("f5")
+    await settle(pilot)
+    assert isinstance(app.screen, AdviceScreen)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from conftest import settle
+from conftest import settle, to_advice
 from textual.widgets import DataTable, Input, ProgressBar, Static
 
 from specadvisor.store import Store
@@ -19,18 +19,6 @@ from tui_fakes import ADVICE, HARDWARE, MODEL, finished_session, seconds_into_st
 
 def text(app, selector: str) -> str:
     return str(app.screen.query_one(selector, Static).render())
-
-
-async def to_advice(app, pilot, *, model: str = MODEL.id, budget: str | None = None, gpu: str | None = None) -> None:
-    await settle(pilot)
-    app.screen.query_one("#model", Input).value = model
-    if budget is not None:
-        app.screen.query_one("#budget", Input).value = budget
-    if gpu is not None:
-        app.screen.query_one("#gpu", Input).value = gpu
-    await pilot.press("f5")
-    await settle(pilot)
-    assert isinstance(app.screen, AdviceScreen)
 
 
 def notices(app) -> list[str]:

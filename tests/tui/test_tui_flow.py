@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import settle
+from conftest import settle, to_advice
 from textual.widgets import DataTable, Input, Static
 
 from specadvisor.store import Store
@@ -132,18 +132,10 @@ async def test_focused_field_is_visibly_styled(make_app):
         assert field.styles.background != before and field.styles.text_style.bold
 
 
-async def go_to_advice(app, pilot) -> None:
-    await settle(pilot)
-    app.screen.query_one("#model", Input).value = MODEL.id
-    await pilot.press("f5")
-    await settle(pilot)
-    assert isinstance(app.screen, AdviceScreen)
-
-
 async def test_advice_lists_candidates_and_editable_arms(make_app):
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
-        await go_to_advice(app, pilot)
+        await to_advice(app, pilot)
         table = app.screen.query_one("#arms", DataTable)
         assert [k.value for k in table.rows] == ["baseline", "ngram-n4", "ngram-n2", "suffix-n8"]  # grouped, run order
         await pilot.press("a")
@@ -168,7 +160,7 @@ async def test_advice_lists_candidates_and_editable_arms(make_app):
 async def test_sweep_runs_live_and_lands_on_results(make_app, db_path):
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
-        await go_to_advice(app, pilot)
+        await to_advice(app, pilot)
         await pilot.press("ctrl+s")
         await settle(pilot)
         await pilot.pause(0.2)
@@ -345,5 +337,5 @@ async def test_the_time_limit_reaches_the_sweep_and_survives_a_replan(make_app, 
 async def test_a_cleared_time_limit_means_none(make_app):
     app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:
-        await go_to_advice(app, pilot)
+        await to_advice(app, pilot)
         assert app.state.plan.session.settings.time_limit_s is None

@@ -7,19 +7,10 @@ from __future__ import annotations
 import json
 import shlex
 
-from conftest import settle
-from textual.widgets import Input, Static
+from conftest import to_advice
+from textual.widgets import Static
 
-from specadvisor.tui.screens.advice import AdviceScreen
-from tui_fakes import ADVICE, MODEL
-
-
-async def to_advice(app, pilot) -> None:
-    await settle(pilot)
-    app.screen.query_one("#model", Input).value = MODEL.id
-    await pilot.press("f5")
-    await settle(pilot)
-    assert isinstance(app.screen, AdviceScreen)
+from tui_fakes import ADVICE
 
 
 async def test_the_candidate_shows_its_speculative_config_shell_quoted_as_the_cli_prints_it(make_app):

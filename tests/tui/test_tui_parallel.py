@@ -5,23 +5,14 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 
-from conftest import settle
+from conftest import settle, to_advice
 from textual.widgets import Input, Static
 
 from specadvisor.domain import EngineInfo, GpuInfo
 from specadvisor.store import Store
-from specadvisor.tui.screens.advice import AdviceScreen
 from specadvisor.tui.services import default_services
 from specadvisor.tui.widgets.modals import ErrorModal
 from tui_fakes import ADVICE, HARDWARE, MODEL, WORKLOAD
-
-
-async def to_advice(app, pilot):
-    await settle(pilot)
-    app.screen.query_one("#model", Input).value = MODEL.id
-    await pilot.press("f5")
-    await settle(pilot)
-    assert isinstance(app.screen, AdviceScreen)
 
 
 async def answer(pilot, text):

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from conftest import settle
-from test_tui_flow import go_to_advice
+from conftest import settle, to_advice
 from textual.widgets import Collapsible, Input, RichLog
 
 from specadvisor.store import Store
@@ -18,7 +17,7 @@ async def test_quit_during_sweep_asks_then_stops_servers(make_app, calls, db_pat
     hold = asyncio.Event()
     app = make_app(hold=hold)
     async with app.run_test(size=(120, 40)) as pilot:
-        await go_to_advice(app, pilot)
+        await to_advice(app, pilot)
         await pilot.press("ctrl+s")
         await pilot.pause(0.2)
         assert isinstance(app.screen, SweepScreen) and app.state.sweep_running
@@ -44,7 +43,7 @@ async def test_a_screen_asking_for_a_second_sweep_is_refused_while_one_runs(make
     hold = asyncio.Event()
     app = make_app(hold=hold)
     async with app.run_test(size=(120, 40)) as pilot:
-        await go_to_advice(app, pilot)
+        await to_advice(app, pilot)
         await pilot.press("ctrl+s")
         await pilot.pause(0.2)
         sweep_screen = app.screen
@@ -60,7 +59,7 @@ async def test_a_screen_asking_for_a_second_sweep_is_refused_while_one_runs(make
 async def test_runner_failure_opens_error_modal_with_hint(make_app):
     app = make_app(fail_arm="ngram-n4")
     async with app.run_test(size=(120, 40)) as pilot:
-        await go_to_advice(app, pilot)
+        await to_advice(app, pilot)
         await pilot.press("ctrl+s")
         await settle(pilot)
         assert isinstance(app.screen, ErrorModal)
@@ -74,7 +73,7 @@ async def test_runner_failure_opens_error_modal_with_hint(make_app):
 async def test_server_log_opens_and_filters(make_app):
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
-        await go_to_advice(app, pilot)
+        await to_advice(app, pilot)
         await pilot.press("ctrl+s")
         await settle(pilot)
         await pilot.press("l")
@@ -109,7 +108,7 @@ async def test_unusable_database_at_start_shows_the_store_error(make_app, db_pat
     db_path.write_text("this is not a sqlite database, just text " * 100)
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
-        await go_to_advice(app, pilot)
+        await to_advice(app, pilot)
         await pilot.press("ctrl+s")
         await pilot.pause()
         assert isinstance(app.screen, ErrorModal)
@@ -121,7 +120,7 @@ async def test_unusable_database_at_start_shows_the_store_error(make_app, db_pat
 async def test_measurement_warnings_pop_up_as_they_happen(make_app):
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
-        await go_to_advice(app, pilot)
+        await to_advice(app, pilot)
         await pilot.press("ctrl+s")
         await settle(pilot)
         messages = [n.message for n in app._notifications]
@@ -131,7 +130,7 @@ async def test_measurement_warnings_pop_up_as_they_happen(make_app):
 async def test_finishing_notifies_once(make_app):
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
-        await go_to_advice(app, pilot)
+        await to_advice(app, pilot)
         await pilot.press("ctrl+s")
         await settle(pilot)
         await pilot.pause(0.2)
